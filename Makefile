@@ -1,0 +1,100 @@
+# pagecache: GNU Make, no configure step.
+#   make            build/pagecache (libpagecache and liburing linked in statically)
+#   make check      build and run every test (TAP through prove)
+#   make demo       build and show the main job on a sample tree it makes
+#   make bench      the side-by-side benchmarks (big data; minutes)
+#   make install    PREFIX=/usr/local DESTDIR=
+#   SANITIZE=1      build with ASan+UBSan (objects under build/san)
+# What the build needs beyond gcc and make is installed here when missing,
+# on Debian as root, through apt-get (see deps).
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+V       ?= 0
+
+ifeq ($(SANITIZE),1)
+B       := build/san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+B       := build
+SANFLAGS :=
+endif
+
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread $(SANFLAGS)
+CPPFLAGS += -Iinclude -Ilib
+LDFLAGS += -pthread $(SANFLAGS)
+# liburing goes in statically, so the binary runs where liburing2 is absent.
+URING_A := $(firstword $(wildcard /usr/lib/*/liburing.a /usr/lib/liburing.a /usr/local/lib/liburing.a))
+LIBS    := $(if $(URING_A),$(URING_A),-luring) -lm
+
+LIB_SRC := $(wildcard lib/*.c)
+CLI_SRC := $(wildcard src/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
+UNIT_SRC := $(wildcard tests/unit/test-*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+
+.PHONY: all deps test-deps check demo bench install clean
+all: deps $(B)/pagecache
+
+# ---- what the build needs -------------------------------------------------
+APT := DEBIAN_FRONTEND=noninteractive apt-get
+define need
+	@if ! $(1) >/dev/null 2>&1; then \
+	  echo "pagecache: installing $(2) (missing)"; \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    ($(APT) update -qq || true) && $(APT) install -y -qq $(2) >/dev/null; \
+	  else echo "pagecache: please install $(2) (Debian package names)" >&2; exit 1; fi; \
+	fi
+endef
+
+deps:
+	$(call need,test -e /usr/include/liburing.h,liburing-dev)
+
+test-deps: deps
+	$(call need,command -v prove,perl)
+	$(call need,command -v jq,jq)
+	$(call need,command -v fincore,util-linux)
+	$(call need,command -v setpriv,util-linux)
+
+# ---- build ---------------------------------------------------------------
+$(B)/%.o: %.c include/pagecache.h $(wildcard lib/*.h src/*.h) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/libpagecache.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/pagecache: $(CLI_OBJ) $(B)/libpagecache.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libpagecache.a $(LIBS)
+
+$(B)/tests/%: tests/unit/%.c tests/unit/tap.h $(B)/libpagecache.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libpagecache.a $(LIBS)
+
+# ---- tests, demo, bench ----------------------------------------------------
+check: test-deps $(B)/pagecache $(UNIT_BIN)
+	PAGECACHE=$(CURDIR)/$(B)/pagecache prove --exec '' $(if $(filter 1,$(V)),-v) \
+	  $(UNIT_BIN) tests/cli/*.sh
+
+demo: deps $(B)/pagecache
+	@PAGECACHE=$(CURDIR)/$(B)/pagecache sh tests/demo.sh
+
+bench: deps $(B)/pagecache
+	$(call need,command -v vmtouch,vmtouch)
+	$(call need,command -v fio,fio)
+	PAGECACHE=$(CURDIR)/$(B)/pagecache bash bench/foundation.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+	  $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(B)/pagecache $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(B)/libpagecache.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/pagecache.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+clean:
+	rm -rf build

@@ -1,0 +1,285 @@
+/*
+ * libpagecache: see, warm, evict and lock the Linux page cache.
+ *
+ * The library never prints and never exits. Functions return 0 (or a
+ * count) on success and -errno on failure; out-parameters named ret_* are
+ * written only on success. Sizes are uint64_t bytes or pages, never off_t.
+ * Everything here is safe to call from several threads at once unless a
+ * comment says otherwise.
+ */
+#ifndef PAGECACHE_H
+#define PAGECACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PC_VERSION "0.1.0"
+
+/* ---- sys.c: the syscall seam (fault injection lives here) ------------ */
+
+struct pc_cachestat {
+	uint64_t cache;			/* pages with a folio in the range */
+	uint64_t dirty;			/* pages tagged dirty */
+	uint64_t writeback;		/* pages under writeback */
+	uint64_t evicted;		/* shadow entries left by reclaim */
+	uint64_t recently_evicted;	/* shadows that would count as refaults */
+};
+
+enum pc_sys_call {
+	PC_SYS_CACHESTAT,
+	PC_SYS_MINCORE,
+	PC_SYS_READAHEAD,
+	PC_SYS_FADVISE,
+	PC_SYS_PREAD,
+	PC_SYS_MMAP,
+	PC_SYS_MLOCK,
+	PC_SYS_OPEN,
+	PC_SYS_URING,
+	PC_SYS_NCALLS
+};
+
+/*
+ * Make the n-th and later calls of `call` fail with -err (err > 0), `times`
+ * times (0 = forever). err == -1 on PC_SYS_READAHEAD means "short": the call
+ * succeeds but brings in at most one page, as the kernel's silent cap does.
+ * pc_sys_inject_env() reads PAGECACHE_FAULT="call:ERR[:after[:times]],...",
+ * e.g. "cachestat:EPERM" or "readahead:short:0:5", for the CLI tests.
+ */
+void pc_sys_inject(enum pc_sys_call call, int err, unsigned after, unsigned times);
+void pc_sys_inject_reset(void);
+int pc_sys_inject_env(const char *spec);
+
+int pc_sys_cachestat(int fd, uint64_t off, uint64_t len, struct pc_cachestat *ret_cs);
+int pc_sys_mincore(void *addr, size_t len, unsigned char *vec);
+int pc_sys_readahead(int fd, uint64_t off, uint64_t len);
+int pc_sys_fadvise(int fd, uint64_t off, uint64_t len, int advice);
+long pc_sys_pread(int fd, void *buf, size_t len, uint64_t off);
+void *pc_sys_mmap(size_t len, int prot, int flags, int fd, uint64_t off, int *ret_err);
+int pc_sys_mlock(const void *addr, size_t len);
+int pc_sys_openat(int dirfd, const char *path, int flags);
+/* 0 if io_uring may be tried (the "uring" fault point says no). */
+int pc_sys_uring_check(void);
+
+/* Does this kernel have cachestat(2)? Probed once. */
+bool pc_have_cachestat(void);
+uint64_t pc_page_size(void);
+
+/* ---- util.c ---------------------------------------------------------- */
+
+/* "4096", "64k", "1.5G", "2T" (powers of 1024); -EINVAL on junk. */
+int pc_parse_size(const char *s, uint64_t *ret_bytes);
+/* "1.5G"-style, into buf; returns buf. */
+char *pc_human_size(uint64_t bytes, char *buf, size_t len);
+double pc_now(void);			/* CLOCK_MONOTONIC seconds */
+
+/* ---- residency.c ----------------------------------------------------- */
+
+enum pc_source {
+	PC_SRC_NONE,			/* unknown: see `err` */
+	PC_SRC_CACHESTAT,
+	PC_SRC_MINCORE,
+};
+
+struct pc_residency {
+	uint64_t pages;			/* pages in the range asked */
+	uint64_t cached;		/* meaningful only if source != NONE */
+	uint64_t dirty;			/* cachestat only, else 0 */
+	uint64_t writeback;
+	uint64_t evicted;
+	uint64_t recently_evicted;
+	enum pc_source source;
+	int err;			/* why unknown (EPERM: the kernel refuses) */
+};
+
+/*
+ * Residency of bytes [off, off+len) of an open file of `size` bytes
+ * (len == 0: to EOF). Never reports what the kernel would fake: where
+ * cachestat says EPERM, or mincore would answer "all resident" for a file
+ * the caller may not write, source is NONE and err says why; that is
+ * still a return of 0, since the file itself was fine.
+ */
+int pc_fd_residency(int fd, uint64_t size, uint64_t off, uint64_t len,
+		    struct pc_residency *ret);
+
+/* Would the kernel give this caller true residency for this open file? */
+bool pc_fd_residency_allowed(int fd, const struct stat *st);
+
+/*
+ * Walk the pages of [off, off+len) (page-aligned internally) in runs of the
+ * same state, in bounded memory (one window of mincore at a time; windows
+ * with nothing cached are skipped through cachestat). cb returns 0 to go on,
+ * anything else stops the scan and is returned. Pages beyond EOF are not
+ * reported. Needs pc_fd_residency_allowed(); -EPERM otherwise.
+ */
+typedef int (*pc_run_cb)(uint64_t first_page, uint64_t npages, bool resident, void *arg);
+int pc_fd_scan(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_cb cb, void *arg);
+
+/* ---- budget.c -------------------------------------------------------- */
+
+struct pc_memstat {
+	uint64_t mem_total;		/* bytes, /proc/meminfo */
+	uint64_t mem_available;
+	uint64_t cg_limit;		/* 0: no limit found */
+	uint64_t cg_usage;
+	char cg_path[256];		/* memory cgroup of the caller, "" if none */
+};
+int pc_memstat_read(struct pc_memstat *ret);
+
+/*
+ * How much new page cache one job may add. `take` is called before each
+ * chunk is read; it re-reads the machine's state every so often and says
+ * no once MemAvailable (or the cgroup's headroom) would fall below the
+ * reserve, or the explicit maximum is reached.
+ */
+struct pc_budget {
+	uint64_t max_bytes;		/* UINT64_MAX: no explicit maximum */
+	uint64_t reserve;		/* keep this much available */
+	uint64_t taken;			/* bytes granted so far */
+	uint64_t since_check;		/* bytes granted since the last look */
+	uint64_t headroom;		/* last seen available - reserve */
+	int stopped;			/* 0, or why: PC_BUDGET_* */
+	uint64_t rate;			/* bytes/s for pc_budget_pace, 0: no limit */
+	uint64_t paced;			/* bytes paced so far */
+	double t0;			/* when pacing started */
+	void *lock;			/* internal */
+};
+enum { PC_BUDGET_OK, PC_BUDGET_MAX, PC_BUDGET_MEMORY, PC_BUDGET_CGROUP };
+int pc_budget_init(struct pc_budget *b, uint64_t max_bytes, uint64_t reserve);
+bool pc_budget_take(struct pc_budget *b, uint64_t bytes);
+/* Sleep as long as needed to keep all callers together under b->rate. */
+void pc_budget_pace(struct pc_budget *b, uint64_t bytes);
+void pc_budget_release(struct pc_budget *b);
+const char *pc_budget_reason(int stopped);
+uint64_t pc_default_reserve(const struct pc_memstat *m);
+
+/* ---- walk.c ---------------------------------------------------------- */
+
+struct pc_walk_entry {
+	const char *path;		/* as reached from a root */
+	int fd;				/* open O_RDONLY; the walker closes it */
+	struct stat st;
+	unsigned worker;		/* 0..threads-1, for per-thread totals */
+};
+
+enum pc_walk_event {
+	PC_WALK_ERROR,			/* err: a failure the user must see */
+	PC_WALK_VANISHED,		/* gone between listing and opening */
+	PC_WALK_SKIP_SPECIAL,		/* FIFO, socket, device in a tree */
+	PC_WALK_SKIP_SYMLINK,		/* not followed (no -L) */
+	PC_WALK_SKIP_LOOP,		/* directory already visited */
+	PC_WALK_SKIP_MOUNT,		/* another filesystem (-x) */
+	PC_WALK_SKIP_SIZE,		/* larger than max_size */
+	PC_WALK_SKIP_PATTERN,		/* excluded or not included */
+	PC_WALK_DUP,			/* hardlink seen already */
+	PC_WALK_DIR,			/* a directory was entered */
+	PC_WALK_NEVENTS
+};
+
+struct pc_walk_opts {
+	unsigned threads;		/* 0: one per CPU, at least 2 */
+	bool one_fs;			/* -x: stay on each root's filesystem */
+	bool follow;			/* -L: follow symlinks inside trees */
+	bool all_links;			/* count every hardlink */
+	uint64_t max_size;		/* 0: no limit */
+	const char *const *include;	/* fnmatch on the basename of files */
+	const char *const *exclude;	/* ... of files and directories */
+	/* called in worker threads; non-zero return stops the walk */
+	int (*file)(const struct pc_walk_entry *e, void *arg);
+	/* called in worker threads, serialised by the walker */
+	void (*event)(enum pc_walk_event ev, const char *path, int err, void *arg);
+	void *arg;			/* for file() */
+	void *event_arg;		/* for event() */
+};
+
+/* Walk the roots. Returns 0, or the first non-zero from file(), or -errno. */
+int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *o);
+unsigned pc_walk_threads(const struct pc_walk_opts *o);
+
+/* ---- prefetch.c: warming ---------------------------------------------- */
+
+struct pc_progress {
+	uint64_t files;			/* files finished */
+	uint64_t bytes;			/* bytes of those files' ranges */
+	uint64_t read;			/* bytes brought in (were not cached) */
+};
+
+enum pc_engine { PC_ENGINE_AUTO, PC_ENGINE_URING, PC_ENGINE_THREADS };
+
+struct pc_warm_opts {
+	struct pc_budget *budget;	/* required; its rate paces the reads */
+	uint64_t chunk;			/* 0: the device's per-call cap */
+	uint64_t window;		/* bytes in flight per worker, 0: default */
+	enum pc_engine engine;
+	struct pc_progress *progress;	/* optional, updated atomically */
+};
+
+/* Per-worker warming state: one per thread, never shared. */
+struct pc_warmer;
+int pc_warmer_new(const struct pc_warm_opts *o, struct pc_warmer **ret);
+/*
+ * Queue [off, off+len) of an open file for warming. The warmer dups fd.
+ * Reads are issued at once; completion is checked later, so many files
+ * are in flight together. Per-file failures are delivered through
+ * pc_warmer_next_result().
+ */
+int pc_warmer_add(struct pc_warmer *w, int fd, const char *path,
+		  const struct stat *st, uint64_t off, uint64_t len);
+/* Wait for everything queued; returns 0 or a budget stop (-ENOSPC). */
+int pc_warmer_drain(struct pc_warmer *w);
+
+struct pc_warm_result {
+	char *path;			/* owned by the warmer until next call */
+	uint64_t pages;			/* pages in the range */
+	uint64_t resident;		/* verified resident after warming */
+	uint64_t read;			/* pages that were not cached before */
+	int err;			/* 0, or why not all resident */
+	bool verified;			/* mincore checked every page */
+};
+/* Pop one finished file's result; returns 1 if one was popped, 0 if none. */
+int pc_warmer_next_result(struct pc_warmer *w, struct pc_warm_result *ret);
+const char *pc_warmer_engine(const struct pc_warmer *w);
+void pc_warmer_free(struct pc_warmer *w);
+
+/* Largest length one readahead call honours for this file's device. */
+uint64_t pc_fd_readahead_cap(int fd, const struct stat *st);
+
+/* ---- evict.c ---------------------------------------------------------- */
+
+struct pc_evict_result {
+	struct pc_residency before;
+	struct pc_residency after;
+	bool synced;			/* dirty pages were written first */
+};
+int pc_fd_evict(int fd, uint64_t size, uint64_t off, uint64_t len,
+		struct pc_evict_result *ret);
+
+/* ---- proc.c: who maps or locks a file ---------------------------------- */
+
+struct pc_mapper {
+	int pid;
+	bool locked;			/* the mapping is mlocked */
+	char comm[32];
+};
+/* Up to max processes mapping (dev, ino); returns how many were found. */
+int pc_file_mappers(dev_t dev, ino_t ino, struct pc_mapper *ret, int max);
+
+/* ---- lock.c ----------------------------------------------------------- */
+
+struct pc_lock {
+	void *addr;
+	size_t len;
+};
+/* Map and mlock [off, off+len) of fd; the lock lasts until pc_unlock(). */
+int pc_fd_lock(int fd, uint64_t size, uint64_t off, uint64_t len, struct pc_lock *ret);
+void pc_unlock(struct pc_lock *l);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,274 @@
+/*
+ * budget.c: how much page cache one job may add without hurting the host.
+ *
+ * MemAvailable counts clean page cache as available, so warming barely
+ * moves it: a guard that only watched it would never fire. The promise is
+ * therefore about what we add: a job adds at most MemAvailable minus a
+ * reserve, as seen when it started (and at most the caller's memory
+ * cgroup headroom, limit minus usage, where a limit is set), and stops at
+ * once if MemAvailable later falls below the reserve because something
+ * else grew. The machine's state is re-read every 64 MiB granted.
+ */
+#define _GNU_SOURCE
+#include "pagecache.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RECHECK_BYTES (64ull << 20)
+
+static int read_u64_file(const char *path, uint64_t *ret)
+{
+	char buf[64];
+	FILE *f = fopen(path, "re");
+	unsigned long long v;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	if (!strncmp(buf, "max", 3)) {
+		*ret = UINT64_MAX;
+		return 0;
+	}
+	if (sscanf(buf, "%llu", &v) != 1)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* The caller's memory cgroup: v1 "N:memory:/p" or v2 "0::/p". */
+static void read_cgroup(struct pc_memstat *m)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[512], v1[256] = "", v2[256] = "", dir[600];
+	uint64_t lim, use;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+
+		if (!b)
+			continue;
+		b[strcspn(b, "\n")] = 0;
+		if (b - a - 1 == 6 && !strncmp(a + 1, "memory", 6))
+			snprintf(v1, sizeof(v1), "%s", b + 1);
+		else if (b == a + 1 && line[0] == '0')
+			snprintf(v2, sizeof(v2), "%s", b + 1);
+	}
+	fclose(f);
+	if (*v1) {
+		snprintf(m->cg_path, sizeof(m->cg_path), "%s", v1);
+		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/memory%s/memory.stat", v1);
+		f = fopen(dir, "re");
+		lim = UINT64_MAX;
+		while (f && fgets(line, sizeof(line), f)) {
+			unsigned long long v;
+
+			if (sscanf(line, "hierarchical_memory_limit %llu", &v) == 1)
+				lim = v;
+		}
+		if (f)
+			fclose(f);
+		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/memory%s/memory.usage_in_bytes", v1);
+		if (lim < (1ull << 60) && read_u64_file(dir, &use) == 0) {
+			m->cg_limit = lim;
+			m->cg_usage = use;
+		}
+		return;
+	}
+	if (*v2) {
+		/* The tightest headroom of this cgroup and its ancestors. */
+		char p[256];
+		uint64_t best = UINT64_MAX;
+
+		snprintf(m->cg_path, sizeof(m->cg_path), "%s", v2);
+		snprintf(p, sizeof(p), "%s", v2);
+		for (;;) {
+			snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s/memory.max", p);
+			if (read_u64_file(dir, &lim) == 0 && lim != UINT64_MAX) {
+				snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s/memory.current", p);
+				if (read_u64_file(dir, &use) == 0) {
+					uint64_t room = use < lim ? lim - use : 0;
+
+					if (room < best) {
+						best = room;
+						m->cg_limit = lim;
+						m->cg_usage = use;
+					}
+				}
+			}
+			char *slash = strrchr(p, '/');
+			if (!slash || slash == p)
+				break;
+			*slash = 0;
+		}
+	}
+}
+
+int pc_memstat_read(struct pc_memstat *ret)
+{
+	struct pc_memstat m = { 0 };
+	FILE *f = fopen("/proc/meminfo", "re");
+	char line[256];
+	unsigned long long kb;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			m.mem_total = kb << 10;
+		else if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			m.mem_available = kb << 10;
+	}
+	fclose(f);
+	if (!m.mem_total)
+		return -EIO;
+	read_cgroup(&m);
+	*ret = m;
+	return 0;
+}
+
+uint64_t pc_default_reserve(const struct pc_memstat *m)
+{
+	uint64_t r = m->mem_total / 20;		/* 5% of RAM, at least 256 MiB */
+
+	return r < (256ull << 20) ? 256ull << 20 : r;
+}
+
+/* Room left given the state now; sets *why when a limit binds. */
+static uint64_t headroom(const struct pc_memstat *m, uint64_t reserve, int *why)
+{
+	uint64_t room = m->mem_available > reserve ? m->mem_available - reserve : 0;
+
+	*why = PC_BUDGET_MEMORY;
+	if (m->cg_limit) {
+		uint64_t cres = reserve < m->cg_limit / 8 ? reserve : m->cg_limit / 8;
+		uint64_t used = m->cg_usage + cres;
+		uint64_t croom = used < m->cg_limit ? m->cg_limit - used : 0;
+
+		if (croom < room) {
+			room = croom;
+			*why = PC_BUDGET_CGROUP;
+		}
+	}
+	return room;
+}
+
+int pc_budget_init(struct pc_budget *b, uint64_t max_bytes, uint64_t reserve)
+{
+	struct pc_memstat m;
+	pthread_mutex_t *lk;
+	int why, rc = pc_memstat_read(&m);
+
+	if (rc < 0)
+		return rc;
+	lk = malloc(sizeof(*lk));
+	if (!lk)
+		return -ENOMEM;
+	pthread_mutex_init(lk, NULL);
+	memset(b, 0, sizeof(*b));
+	b->max_bytes = max_bytes ? max_bytes : UINT64_MAX;
+	b->reserve = reserve == UINT64_MAX ? pc_default_reserve(&m) : reserve;
+	b->headroom = headroom(&m, b->reserve, &why);
+	b->lock = lk;
+	return 0;
+}
+
+bool pc_budget_take(struct pc_budget *b, uint64_t bytes)
+{
+	pthread_mutex_t *lk = b->lock;
+	bool ok = false;
+
+	pthread_mutex_lock(lk);
+	if (b->stopped)
+		goto out;
+	if (b->taken + bytes > b->max_bytes) {
+		b->stopped = PC_BUDGET_MAX;
+		goto out;
+	}
+	if (b->since_check + bytes >= RECHECK_BYTES) {
+		struct pc_memstat m;
+		int why;
+
+		/* Something else may have grown: stop if the reserve is hit. */
+		if (pc_memstat_read(&m) == 0 && headroom(&m, b->reserve, &why) == 0) {
+			b->stopped = why;
+			goto out;
+		}
+		b->since_check = 0;
+	}
+	if (b->taken + bytes > b->headroom) {
+		struct pc_memstat m;
+		int why = PC_BUDGET_MEMORY;
+
+		if (pc_memstat_read(&m) == 0)
+			headroom(&m, b->reserve, &why);
+		b->stopped = why;
+		goto out;
+	}
+	b->taken += bytes;
+	b->since_check += bytes;
+	ok = true;
+out:
+	pthread_mutex_unlock(lk);
+	return ok;
+}
+
+void pc_budget_pace(struct pc_budget *b, uint64_t bytes)
+{
+	pthread_mutex_t *lk = b->lock;
+	double due, now;
+
+	if (!b->rate)
+		return;
+	pthread_mutex_lock(lk);
+	now = pc_now();
+	if (!b->t0)
+		b->t0 = now;
+	b->paced += bytes;
+	due = b->t0 + (double)b->paced / (double)b->rate;
+	pthread_mutex_unlock(lk);
+	if (due > now) {
+		struct timespec ts;
+		double d = due - now;
+
+		ts.tv_sec = (time_t)d;
+		ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+}
+
+void pc_budget_release(struct pc_budget *b)
+{
+	if (b && b->lock) {
+		pthread_mutex_destroy(b->lock);
+		free(b->lock);
+		b->lock = NULL;
+	}
+}
+
+const char *pc_budget_reason(int stopped)
+{
+	switch (stopped) {
+	case PC_BUDGET_MAX:
+		return "the --max-mem limit was reached";
+	case PC_BUDGET_MEMORY:
+		return "MemAvailable would fall below the reserve";
+	case PC_BUDGET_CGROUP:
+		return "the memory cgroup's headroom is used up";
+	default:
+		return "within budget";
+	}
+}

@@ -1,0 +1,42 @@
+/*
+ * evict.c: drop a file range from the page cache, and say what stayed.
+ *
+ * POSIX_FADV_DONTNEED only starts writeback and then skips dirty, under-
+ * writeback, mapped and mlocked pages, silently. So dirty pages are
+ * written and waited for first (sync_file_range over the range), then the
+ * range is dropped, then counted again, so the caller can report what
+ * stayed instead of claiming success.
+ */
+#define _GNU_SOURCE
+#include "pagecache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+
+int pc_fd_evict(int fd, uint64_t size, uint64_t off, uint64_t len,
+		struct pc_evict_result *ret)
+{
+	struct pc_evict_result r = { 0 };
+	uint64_t n = (len == 0 || off >= size || len > size - off) ? 0 : len;
+	int rc;
+
+	rc = pc_fd_residency(fd, size, off, len, &r.before);
+	if (rc < 0)
+		return rc;
+	if (r.before.source == PC_SRC_NONE || r.before.dirty || r.before.writeback) {
+		if (sync_file_range(fd, (off64_t)off, (off64_t)n,
+				    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+					    SYNC_FILE_RANGE_WAIT_AFTER) < 0 &&
+		    errno != ESPIPE && errno != EINVAL)
+			return -errno;
+		r.synced = true;
+	}
+	rc = pc_sys_fadvise(fd, off, n, POSIX_FADV_DONTNEED);
+	if (rc < 0)
+		return rc;
+	rc = pc_fd_residency(fd, size, off, len, &r.after);
+	if (rc < 0)
+		return rc;
+	*ret = r;
+	return 0;
+}

@@ -1,0 +1,493 @@
+/*
+ * prefetch.c: the warming engine.
+ *
+ * readahead(2), fadvise(WILLNEED) and their io_uring forms read at most
+ * max(read_ahead_kb, max_sectors_kb) per call and drop the rest without a
+ * word; under memory pressure they stop early, also without a word. So a
+ * warmer that trusts them lies. This one issues reads in chunks no larger
+ * than the device's per-call cap, keeps a bounded window of bytes and
+ * files in flight, and then verifies each file with mincore (uptodate
+ * pages only, unlike cachestat, which counts reads still in flight). It
+ * waits for a missing page with a one-byte pread (which blocks on the
+ * page's I/O or reads it synchronously), re-issues what fell short, and
+ * only calls a file done when every page is resident. It never touches a
+ * mapping, so a file that shrinks under it ends the file, not the process.
+ *
+ * Engines: io_uring FADVISE SQEs through liburing (submitted in batches,
+ * run by io-wq workers, so the caller never blocks on a full device
+ * queue), or plain readahead() calls from the caller's thread where
+ * io_uring is missing or forbidden (seccomp in containers). Either way
+ * the walker's threads are the thread pool.
+ *
+ * A pc_warmer belongs to one thread. Budget and progress are shared.
+ */
+#define _GNU_SOURCE
+#include "pagecache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#define DEFAULT_WINDOW (64ull << 20)	/* bytes in flight per warmer */
+#define MAX_FILES_IN_FLIGHT 128
+#define RING_ENTRIES 256
+#define MAX_STALLS 4			/* a page lost this often: memory pressure */
+#define CAP_CACHE 8
+
+struct job {
+	struct job *next;
+	int fd;
+	char *path;
+	uint64_t size;			/* bytes, as seen at add (or after a shrink) */
+	uint64_t first, end;		/* pages [first, end) */
+	uint64_t issued;		/* pages up to here have had reads issued */
+	uint64_t verified;		/* pages up to here are known resident */
+	uint64_t read;			/* pages that were not cached at add */
+	uint64_t cap;			/* pages per readahead call */
+	bool allowed;			/* mincore tells the truth for it */
+	int err;
+};
+
+struct pc_warmer {
+	struct pc_warm_opts o;
+	struct io_uring ring;
+	bool uring;
+	unsigned sqes_pending;		/* prepared, not yet submitted */
+	unsigned cqes_pending;		/* submitted, not yet reaped */
+	struct job *head, *tail;	/* in flight, oldest first */
+	unsigned njobs;
+	uint64_t inflight;		/* pages issued but not verified */
+	struct job *done_head, *done_tail;
+	struct job *last_popped;
+	char *buf;			/* one page for waiting preads */
+	struct { dev_t dev; uint64_t cap; } caps[CAP_CACHE];
+	unsigned ncaps;
+};
+
+static uint64_t read_kb(const char *fmt, unsigned maj, unsigned min)
+{
+	char path[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), fmt, maj, min);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v << 10;
+}
+
+uint64_t pc_fd_readahead_cap(int fd, const struct stat *st)
+{
+	dev_t dev = S_ISBLK(st->st_mode) ? st->st_rdev : st->st_dev;
+	unsigned maj = major(dev), min = minor(dev);
+	uint64_t ra, io;
+
+	(void)fd;
+	/* Whole disks and non-block filesystems have a bdi of their own. */
+	ra = read_kb("/sys/class/bdi/%u:%u/read_ahead_kb", maj, min);
+	io = read_kb("/sys/dev/block/%u:%u/queue/max_sectors_kb", maj, min);
+	if (!ra)	/* a partition: the disk's queue is one level up */
+		ra = read_kb("/sys/dev/block/%u:%u/../queue/read_ahead_kb", maj, min);
+	if (!io)
+		io = read_kb("/sys/dev/block/%u:%u/../queue/max_sectors_kb", maj, min);
+	if (io > ra)
+		ra = io;
+	if (ra < (128u << 10))
+		ra = 128u << 10;	/* the kernel's default read_ahead_kb */
+	return ra;
+}
+
+static uint64_t cap_pages(struct pc_warmer *w, int fd, const struct stat *st)
+{
+	uint64_t cap;
+
+	if (w->o.chunk)
+		return w->o.chunk / pc_page_size() ? w->o.chunk / pc_page_size() : 1;
+	for (unsigned i = 0; i < w->ncaps; i++)
+		if (w->caps[i].dev == st->st_dev)
+			return w->caps[i].cap;
+	cap = pc_fd_readahead_cap(fd, st) / pc_page_size();
+	if (w->ncaps < CAP_CACHE) {
+		w->caps[w->ncaps].dev = st->st_dev;
+		w->caps[w->ncaps++].cap = cap;
+	}
+	return cap;
+}
+
+int pc_warmer_new(const struct pc_warm_opts *o, struct pc_warmer **ret)
+{
+	struct pc_warmer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	w->o = *o;
+	if (!w->o.window)
+		w->o.window = DEFAULT_WINDOW;
+	w->buf = malloc(pc_page_size());
+	if (!w->buf) {
+		free(w);
+		return -ENOMEM;
+	}
+	if (o->engine != PC_ENGINE_THREADS) {
+		int rc = pc_sys_uring_check();
+
+		if (rc == 0)
+			rc = io_uring_queue_init(RING_ENTRIES, &w->ring, 0);
+		if (rc == 0) {
+			unsigned workers[2] = { 4, 4 };
+
+			/* Bound the io-wq threads that run the FADVISE work. */
+			io_uring_register_iowq_max_workers(&w->ring, workers);
+			w->uring = true;
+		} else if (o->engine == PC_ENGINE_URING) {
+			free(w->buf);
+			free(w);
+			return rc;
+		}
+	}
+	*ret = w;
+	return 0;
+}
+
+const char *pc_warmer_engine(const struct pc_warmer *w)
+{
+	return w->uring ? "io_uring" : "readahead";
+}
+
+static void reap(struct pc_warmer *w, bool wait)
+{
+	struct io_uring_cqe *cqe;
+
+	while (w->cqes_pending) {
+		int rc = wait ? io_uring_wait_cqe(&w->ring, &cqe)
+			      : io_uring_peek_cqe(&w->ring, &cqe);
+
+		if (rc < 0)
+			break;
+		/* Errors show up again in verification; nothing to keep. */
+		io_uring_cqe_seen(&w->ring, cqe);
+		w->cqes_pending--;
+	}
+}
+
+static void submit(struct pc_warmer *w)
+{
+	if (w->uring && w->sqes_pending) {
+		int n = io_uring_submit(&w->ring);
+
+		if (n > 0) {
+			w->cqes_pending += (unsigned)n;
+			w->sqes_pending -= (unsigned)n < w->sqes_pending ? (unsigned)n : w->sqes_pending;
+		}
+		reap(w, false);
+	}
+}
+
+/* Issue one read of at most cap pages; errors surface in verification. */
+static void issue(struct pc_warmer *w, struct job *j, uint64_t page, uint64_t n)
+{
+	uint64_t ps = pc_page_size();
+
+	if (w->uring) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+
+		if (!sqe) {
+			submit(w);
+			if (w->cqes_pending >= RING_ENTRIES)
+				reap(w, true);
+			sqe = io_uring_get_sqe(&w->ring);
+		}
+		if (sqe) {
+			io_uring_prep_fadvise(sqe, j->fd, page * ps, (off_t)(n * ps),
+					      POSIX_FADV_WILLNEED);
+			w->sqes_pending++;
+			return;
+		}
+	}
+	pc_sys_readahead(j->fd, page * ps, n * ps);
+}
+
+/* Wait for the budget's pace, then issue reads up to page `to`. */
+static void issue_upto(struct pc_warmer *w, struct job *j, uint64_t to)
+{
+	if (to > j->end)
+		to = j->end;
+	while (j->issued < to) {
+		uint64_t n = to - j->issued < j->cap ? to - j->issued : j->cap;
+
+		pc_budget_pace(w->o.budget, n * pc_page_size());
+		issue(w, j, j->issued, n);
+		j->issued += n;
+		w->inflight += n;
+	}
+}
+
+static void job_free(struct job *j)
+{
+	if (!j)
+		return;
+	if (j->fd >= 0)
+		close(j->fd);
+	free(j->path);
+	free(j);
+}
+
+struct first_missing {
+	uint64_t page, n;
+	bool found;
+};
+
+static int find_missing(uint64_t first, uint64_t n, bool resident, void *arg)
+{
+	struct first_missing *m = arg;
+
+	if (resident)
+		return 0;
+	m->page = first;
+	m->n = n;
+	m->found = true;
+	return 1;
+}
+
+/* Not allowed to verify: read it all, which proves residency honestly. */
+static void finish_by_reading(struct pc_warmer *w, struct job *j)
+{
+	uint64_t ps = pc_page_size();
+
+	for (uint64_t p = j->verified; p < j->end; p++) {
+		long n = pc_sys_pread(j->fd, w->buf, ps, p * ps);
+
+		if (n < 0) {
+			j->err = (int)-n;
+			return;
+		}
+		if (n == 0) {	/* shrank */
+			j->end = p;
+			j->err = ESTALE;
+			return;
+		}
+		j->verified = p + 1;
+	}
+}
+
+/* Bring one job to the end: every page resident, or an error. */
+static void complete(struct pc_warmer *w, struct job *j)
+{
+	uint64_t ps = pc_page_size(), window = w->o.window / ps, last_wait = UINT64_MAX;
+	unsigned stalls = 0;
+
+	if (!j->allowed) {
+		issue_upto(w, j, j->end);
+		submit(w);
+		finish_by_reading(w, j);
+		return;
+	}
+	while (j->verified < j->end && !j->err) {
+		struct first_missing m = { 0 };
+		int rc;
+
+		issue_upto(w, j, j->verified + (window ? window : 1));
+		submit(w);
+		rc = pc_fd_scan(j->fd, j->size, j->verified * ps, (j->issued - j->verified) * ps,
+				find_missing, &m);
+		if (rc < 0) {
+			j->err = -rc;
+			break;
+		}
+		if (!m.found) {
+			uint64_t done = j->issued - j->verified;
+
+			w->inflight -= done < w->inflight ? done : w->inflight;
+			j->verified = j->issued;
+			continue;
+		}
+		w->inflight -= m.page - j->verified < w->inflight ? m.page - j->verified : w->inflight;
+		j->verified = m.page;
+		if (m.page == last_wait && ++stalls >= MAX_STALLS) {
+			/* Read, then gone again: reclaim takes pages as fast as we add. */
+			j->err = ENOMEM;
+			break;
+		}
+		if (m.page != last_wait)
+			stalls = 0;
+		last_wait = m.page;
+		/* Blocks on the page's read if it is in flight, else reads it. */
+		long n = pc_sys_pread(j->fd, w->buf, 1, m.page * ps);
+		if (n < 0) {
+			j->err = (int)-n;
+			break;
+		}
+		if (n == 0) {
+			struct stat st;
+
+			/* The file shrank: warm what is left of it. */
+			if (fstat(j->fd, &st) < 0) {
+				j->err = errno;
+				break;
+			}
+			j->size = (uint64_t)st.st_size;
+			if ((j->size + ps - 1) / ps < j->end)
+				j->end = (j->size + ps - 1) / ps;
+			if (j->issued > j->end)
+				j->issued = j->end;
+			j->err = j->verified >= j->end ? ESTALE : 0;
+			if (j->err)
+				break;
+			continue;
+		}
+		/* Whatever else of this run fell short gets asked for again. */
+		for (uint64_t p = m.page + 1; p < m.page + m.n; p += j->cap)
+			pc_sys_readahead(j->fd, p * ps,
+					 (m.page + m.n - p < j->cap ? m.page + m.n - p : j->cap) * ps);
+	}
+	if (j->verified > j->end)
+		j->verified = j->end;
+}
+
+static void finish_oldest(struct pc_warmer *w)
+{
+	struct job *j = w->head;
+
+	if (!j)
+		return;
+	complete(w, j);
+	w->head = j->next;
+	if (!w->head)
+		w->tail = NULL;
+	w->njobs--;
+	if (j->issued > j->verified)
+		w->inflight -= j->issued - j->verified < w->inflight ? j->issued - j->verified
+								      : w->inflight;
+	if (w->o.progress) {
+		__atomic_add_fetch(&w->o.progress->files, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&w->o.progress->bytes, (j->end - j->first) * pc_page_size(),
+				   __ATOMIC_RELAXED);
+		__atomic_add_fetch(&w->o.progress->read, j->read * pc_page_size(),
+				   __ATOMIC_RELAXED);
+	}
+	close(j->fd);
+	j->fd = -1;
+	j->next = NULL;
+	if (w->done_tail)
+		w->done_tail->next = j;
+	else
+		w->done_head = j;
+	w->done_tail = j;
+}
+
+int pc_warmer_add(struct pc_warmer *w, int fd, const char *path,
+		  const struct stat *st, uint64_t off, uint64_t len)
+{
+	uint64_t ps = pc_page_size(), size = (uint64_t)st->st_size, stop;
+	struct pc_residency r;
+	struct job *j;
+	int rc;
+
+	if (w->o.budget->stopped)
+		return -ENOSPC;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->fd = -1;
+	j->path = strdup(path);
+	if (!j->path) {
+		free(j);
+		return -ENOMEM;
+	}
+	if (off < size) {
+		stop = (len == 0 || len > size - off) ? size : off + len;
+		j->first = off / ps;
+		j->end = (stop + ps - 1) / ps;
+	}
+	j->issued = j->verified = j->first;
+	j->size = size;
+	if (j->end > j->first) {
+		j->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (j->fd < 0) {
+			rc = -errno;
+			job_free(j);
+			return rc;
+		}
+		/* The walker opens O_NONBLOCK against FIFOs; reads must block. */
+		fcntl(j->fd, F_SETFL, 0);
+		j->cap = cap_pages(w, j->fd, st);
+		rc = pc_fd_residency(j->fd, size, off, len, &r);
+		j->allowed = rc == 0 && r.source != PC_SRC_NONE;
+		j->read = j->allowed ? r.pages - r.cached : j->end - j->first;
+		if (j->read && !pc_budget_take(w->o.budget, j->read * ps)) {
+			job_free(j);
+			return -ENOSPC;
+		}
+		issue_upto(w, j, j->first + w->o.window / ps);
+	}
+	if (w->tail)
+		w->tail->next = j;
+	else
+		w->head = j;
+	w->tail = j;
+	w->njobs++;
+	submit(w);
+	while (w->head && (w->inflight * ps > w->o.window || w->njobs > MAX_FILES_IN_FLIGHT))
+		finish_oldest(w);
+	return 0;
+}
+
+int pc_warmer_drain(struct pc_warmer *w)
+{
+	submit(w);
+	while (w->head)
+		finish_oldest(w);
+	if (w->uring)
+		reap(w, true);
+	return w->o.budget->stopped ? -ENOSPC : 0;
+}
+
+int pc_warmer_next_result(struct pc_warmer *w, struct pc_warm_result *ret)
+{
+	struct job *j = w->done_head;
+
+	job_free(w->last_popped);
+	w->last_popped = NULL;
+	if (!j)
+		return 0;
+	w->done_head = j->next;
+	if (!w->done_head)
+		w->done_tail = NULL;
+	ret->path = j->path;
+	ret->pages = j->end - j->first;
+	ret->resident = j->verified - j->first;
+	ret->read = j->read;
+	ret->err = j->err;
+	ret->verified = j->allowed;
+	w->last_popped = j;
+	return 1;
+}
+
+void pc_warmer_free(struct pc_warmer *w)
+{
+	if (!w)
+		return;
+	pc_warmer_drain(w);
+	while (w->done_head) {
+		struct job *j = w->done_head;
+
+		w->done_head = j->next;
+		job_free(j);
+	}
+	job_free(w->last_popped);
+	if (w->uring)
+		io_uring_queue_exit(&w->ring);
+	free(w->buf);
+	free(w);
+}

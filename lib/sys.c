@@ -1,0 +1,266 @@
+/*
+ * sys.c: thin wrappers over the system calls the rest of the library uses.
+ *
+ * This is the one seam between libpagecache and the kernel. Every wrapper
+ * returns 0 (or a count) or -errno, retries EINTR, and can be told to fail
+ * on purpose (pc_sys_inject) so the tests exercise EPERM, EIO, ENOMEM and
+ * the kernel's silent short readahead without a broken kernel at hand.
+ */
+#define _GNU_SOURCE
+#include "pagecache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+
+struct inject {
+	atomic_int err;			/* 0: off; -1: short (readahead) */
+	atomic_uint after;		/* calls to let through first */
+	atomic_uint times;		/* failures left; 0 = forever */
+	atomic_uint seen;
+};
+
+static struct inject injects[PC_SYS_NCALLS];
+static atomic_int inject_any;
+
+void pc_sys_inject(enum pc_sys_call call, int err, unsigned after, unsigned times)
+{
+	if (call >= PC_SYS_NCALLS)
+		return;
+	atomic_store(&injects[call].after, after);
+	atomic_store(&injects[call].times, times);
+	atomic_store(&injects[call].seen, 0);
+	atomic_store(&injects[call].err, err);
+	atomic_store(&inject_any, 1);
+}
+
+void pc_sys_inject_reset(void)
+{
+	for (int i = 0; i < PC_SYS_NCALLS; i++)
+		atomic_store(&injects[i].err, 0);
+	atomic_store(&inject_any, 0);
+}
+
+/* 0: let the call through; else the injected error (-1 means "short"). */
+static int injected(enum pc_sys_call call)
+{
+	struct inject *in = &injects[call];
+	int err;
+
+	if (!atomic_load_explicit(&inject_any, memory_order_relaxed))
+		return 0;
+	err = atomic_load(&in->err);
+	if (!err)
+		return 0;
+	if (atomic_fetch_add(&in->seen, 1) < atomic_load(&in->after))
+		return 0;
+	if (atomic_load(&in->times)) {
+		unsigned t = atomic_fetch_sub(&in->times, 1);
+		if (t == 1)
+			atomic_store(&in->err, 0);
+		if (t == 0)
+			return 0;
+	}
+	return err;
+}
+
+static const struct {
+	const char *name;
+	enum pc_sys_call call;
+} call_names[] = {
+	{ "cachestat", PC_SYS_CACHESTAT }, { "mincore", PC_SYS_MINCORE },
+	{ "readahead", PC_SYS_READAHEAD }, { "fadvise", PC_SYS_FADVISE },
+	{ "pread", PC_SYS_PREAD },	   { "mmap", PC_SYS_MMAP },
+	{ "mlock", PC_SYS_MLOCK },	   { "open", PC_SYS_OPEN },
+	{ "uring", PC_SYS_URING },
+};
+
+static const struct {
+	const char *name;
+	int err;
+} err_names[] = {
+	{ "EPERM", EPERM },   { "EIO", EIO },	    { "ENOMEM", ENOMEM },
+	{ "EINTR", EINTR },   { "ENOSYS", ENOSYS }, { "EACCES", EACCES },
+	{ "EAGAIN", EAGAIN }, { "EINVAL", EINVAL }, { "short", -1 },
+};
+
+int pc_sys_inject_env(const char *spec)
+{
+	char *copy, *item, *save = NULL;
+	int rc = 0;
+
+	if (!spec || !*spec)
+		return 0;
+	copy = strdup(spec);
+	if (!copy)
+		return -ENOMEM;
+	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *f[4] = { 0 };
+		int n = 0, call = -1, err = 0;
+		char *s2 = NULL;
+
+		for (char *t = strtok_r(item, ":", &s2); t && n < 4; t = strtok_r(NULL, ":", &s2))
+			f[n++] = t;
+		for (size_t i = 0; n >= 2 && i < sizeof(call_names) / sizeof(call_names[0]); i++)
+			if (!strcmp(f[0], call_names[i].name))
+				call = call_names[i].call;
+		for (size_t i = 0; n >= 2 && i < sizeof(err_names) / sizeof(err_names[0]); i++)
+			if (!strcmp(f[1], err_names[i].name))
+				err = err_names[i].err;
+		if (call < 0 || !err) {
+			rc = -EINVAL;
+			break;
+		}
+		pc_sys_inject(call, err, f[2] ? (unsigned)atoi(f[2]) : 0,
+			      f[3] ? (unsigned)atoi(f[3]) : 0);
+	}
+	free(copy);
+	return rc;
+}
+
+uint64_t pc_page_size(void)
+{
+	static uint64_t ps;
+
+	if (!ps)
+		ps = (uint64_t)sysconf(_SC_PAGESIZE);
+	return ps;
+}
+
+struct kcachestat_range {
+	uint64_t off, len;
+};
+
+int pc_sys_cachestat(int fd, uint64_t off, uint64_t len, struct pc_cachestat *ret_cs)
+{
+	struct kcachestat_range r = { off, len };
+	struct pc_cachestat cs;
+	int e = injected(PC_SYS_CACHESTAT);
+
+	if (e > 0)
+		return -e;
+	if (syscall(__NR_cachestat, fd, &r, &cs, 0) < 0)
+		return -errno;
+	*ret_cs = cs;
+	return 0;
+}
+
+bool pc_have_cachestat(void)
+{
+	static atomic_int have = -1;
+	int h = atomic_load(&have);
+
+	if (h < 0) {
+		struct kcachestat_range r = { 0, 0 };
+		struct pc_cachestat cs;
+
+		/* A bad fd tells ENOSYS (missing) from EBADF (present). */
+		h = !(syscall(__NR_cachestat, -1, &r, &cs, 0) < 0 && errno == ENOSYS);
+		if (injected(PC_SYS_CACHESTAT) == ENOSYS)
+			h = 0;
+		atomic_store(&have, h);
+	}
+	return h;
+}
+
+int pc_sys_mincore(void *addr, size_t len, unsigned char *vec)
+{
+	int e = injected(PC_SYS_MINCORE);
+
+	if (e > 0)
+		return -e;
+	return mincore(addr, len, vec) < 0 ? -errno : 0;
+}
+
+int pc_sys_readahead(int fd, uint64_t off, uint64_t len)
+{
+	int e = injected(PC_SYS_READAHEAD);
+
+	if (e > 0)
+		return -e;
+	if (e < 0 && len > pc_page_size())
+		len = pc_page_size();	/* the kernel's silent cap, worst case */
+	return readahead(fd, (off64_t)off, len) < 0 ? -errno : 0;
+}
+
+int pc_sys_fadvise(int fd, uint64_t off, uint64_t len, int advice)
+{
+	int e = injected(PC_SYS_FADVISE);
+
+	if (e > 0)
+		return -e;
+	return -posix_fadvise(fd, (off_t)off, (off_t)len, advice);
+}
+
+long pc_sys_pread(int fd, void *buf, size_t len, uint64_t off)
+{
+	int e = injected(PC_SYS_PREAD);
+	ssize_t n;
+
+	if (e > 0)
+		return -e;
+	do
+		n = pread(fd, buf, len, (off_t)off);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+void *pc_sys_mmap(size_t len, int prot, int flags, int fd, uint64_t off, int *ret_err)
+{
+	int e = injected(PC_SYS_MMAP);
+	void *p;
+
+	if (e > 0) {
+		*ret_err = -e;
+		return NULL;
+	}
+	p = mmap(NULL, len, prot, flags, fd, (off_t)off);
+	if (p == MAP_FAILED) {
+		*ret_err = -errno;
+		return NULL;
+	}
+	return p;
+}
+
+int pc_sys_mlock(const void *addr, size_t len)
+{
+	int e = injected(PC_SYS_MLOCK);
+
+	if (e > 0)
+		return -e;
+	return mlock(addr, len) < 0 ? -errno : 0;
+}
+
+int pc_sys_openat(int dirfd, const char *path, int flags)
+{
+	int e = injected(PC_SYS_OPEN), fd;
+
+	if (e > 0)
+		return -e;
+	do
+		fd = openat(dirfd, path, flags | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0 && errno == EPERM && (flags & O_NOATIME)) {
+		/* O_NOATIME needs ownership; fall back quietly. */
+		do
+			fd = openat(dirfd, path, (flags & ~O_NOATIME) | O_CLOEXEC);
+		while (fd < 0 && errno == EINTR);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+int pc_sys_uring_check(void)
+{
+	int e = injected(PC_SYS_URING);
+
+	return e > 0 ? -e : 0;
+}

@@ -1,0 +1,77 @@
+/*
+ * util.c: sizes in and out, and the clock. Sizes use powers of 1024 with
+ * the suffixes people type (k, M, G, T, P; an optional "iB" or "B"), and
+ * fractions ("1.5G"). Anything else is -EINVAL, never a silent zero.
+ */
+#define _GNU_SOURCE
+#include "pagecache.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int pc_parse_size(const char *s, uint64_t *ret_bytes)
+{
+	static const char units[] = "bkmgtpe";
+	char *end;
+	double v, mul = 1;
+	const char *u;
+
+	if (!s || !*s || isspace((unsigned char)*s) || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0)
+		return -EINVAL;
+	if (*end) {
+		u = strchr(units, tolower((unsigned char)*end));
+		if (!u)
+			return -EINVAL;
+		mul = ldexp(1.0, 10 * (int)(u - units));
+		end++;
+		if (u != units) {
+			if (*end == 'i' || *end == 'I')
+				end++;
+			if (*end == 'b' || *end == 'B')
+				end++;
+		}
+		if (*end)
+			return -EINVAL;
+	}
+	v *= mul;
+	if (v >= 18446744073709551615.0)
+		return -ERANGE;
+	*ret_bytes = (uint64_t)v;
+	return 0;
+}
+
+char *pc_human_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char units[] = "BKMGTPE";
+	double v = (double)bytes;
+	int i = 0;
+
+	while (v >= 1024 && i < 6) {
+		v /= 1024;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, len, "%llu", (unsigned long long)bytes);
+	else if (v < 10 && v != floor(v))
+		snprintf(buf, len, "%.1f%c", v, units[i]);
+	else
+		snprintf(buf, len, "%.0f%c", v, units[i]);
+	return buf;
+}
+
+double pc_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}

@@ -1,0 +1,155 @@
+/*
+ * cli.h: what the subcommands share: the output record model, messages
+ * and exit codes, and the options that pick files (paths, trees, stdin
+ * lists, patterns, byte ranges).
+ */
+#ifndef PC_CLI_H
+#define PC_CLI_H
+
+#include "pagecache.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+#define EXIT_PARTIAL 1		/* done, with failures (each named) */
+#define EXIT_USAGE 2
+
+/* ---- output.c: one record model, several renderers ---- */
+enum out_fmt { OUT_HUMAN, OUT_JSON, OUT_PROM, OUT_KV };
+
+enum ofield_type { OF_U64, OF_F64, OF_STR, OF_NULL, OF_BOOL, OF_RANGES };
+#define OF_BYTES 1		/* a size: human form unless --bytes */
+#define OF_HUMAN 2		/* human output only (bars) */
+#define OF_LABEL 4		/* prom: a label, not a metric */
+#define OF_PAGES 8		/* prom: a page count, suffix _pages */
+
+struct ofield {
+	const char *key;
+	enum ofield_type type;
+	int flags;
+	uint64_t u;
+	double d;
+	char *s;		/* owned */
+	uint64_t *ranges;	/* owned: pairs (first, count) */
+	size_t nranges;
+};
+
+#define OREC_MAX 32
+struct orec {
+	struct ofield f[OREC_MAX];
+	int n;
+};
+
+void orec_u64(struct orec *r, const char *key, uint64_t v, int flags);
+void orec_f64(struct orec *r, const char *key, double v);
+void orec_str(struct orec *r, const char *key, const char *v, int flags);
+void orec_null(struct orec *r, const char *key);
+void orec_bool(struct orec *r, const char *key, bool v);
+void orec_ranges(struct orec *r, const char *key, uint64_t *pairs, size_t n);
+const struct ofield *orec_get(const struct orec *r, const char *key);
+void orec_release(struct orec *r);
+
+/* Human table columns: key in the record, header, right-aligned? */
+struct ocol {
+	const char *key;
+	const char *header;
+	bool left;
+};
+
+void out_init(enum out_fmt fmt, bool bytes, bool noheadings);
+enum out_fmt out_format(void);
+bool out_bytes(void);
+/* Records are copied (ownership of strings moves to the document). */
+void out_list_add(const char *list, struct orec *r);
+/* Make a list exist (and keep its place) even if it stays empty. */
+void out_list_declare(const char *list);
+void out_object(const char *name, struct orec *r);
+/* Sort list records by a string key before rendering. */
+void out_sort(const char *list, const char *key);
+void out_columns(const char *list, const struct ocol *cols, size_t n);
+/* Human lines printed after the tables, in order: "label: value". */
+void out_human_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Render everything to stdout; returns 0 or -errno of the write. */
+int out_flush(void);
+char *fmt_size(uint64_t bytes, char *buf, size_t len);
+
+/* ---- messages ---- */
+extern const char *cli_cmd;
+/* problem first, subject quoted: "cannot open 'x': No such file" */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* a per-file failure: warns and records it for the JSON "errors" list */
+void cli_fail(const char *path, int err, const char *what);
+void cli_fail_msg(const char *path, const char *what, const char *reason);
+unsigned cli_failures(void);
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+bool cli_stderr_tty(void);
+
+/* ---- targets.c: which files ---- */
+struct targets {
+	const char **paths;
+	size_t npaths, cap;
+	uint64_t off, len;		/* byte range; len 0: to EOF */
+	const char **include, **exclude;
+	size_t ninc, nexc;
+	struct pc_walk_opts walk;
+	const char *batch;		/* -b FILE ("-": stdin) */
+	bool nul;			/* -0 */
+	/* counters filled by the walk's events */
+	uint64_t dirs, vanished, special, symlinks, loops, mounts, toobig, excluded, dups;
+};
+
+#define TARGET_SHORTOPTS "r:I:X:m:xLHb:0j:"
+#define TARGET_LONGOPTS                                          \
+	{ "range", required_argument, NULL, 'r' },               \
+	{ "include", required_argument, NULL, 'I' },             \
+	{ "exclude", required_argument, NULL, 'X' },             \
+	{ "max-size", required_argument, NULL, 'm' },            \
+	{ "one-file-system", no_argument, NULL, 'x' },           \
+	{ "follow", no_argument, NULL, 'L' },                    \
+	{ "all-links", no_argument, NULL, 'H' },                 \
+	{ "batch", required_argument, NULL, 'b' },               \
+	{ "null", no_argument, NULL, '0' },                      \
+	{ "threads", required_argument, NULL, 'j' }
+#define TARGET_HELP                                                                    \
+	"Choosing files:\n"                                                            \
+	"  -r, --range A-B        only bytes A to B of each file (4k-1M, -64M, 1G-)\n" \
+	"  -I, --include PAT      only files whose name matches PAT (repeatable)\n"    \
+	"  -X, --exclude PAT      skip files and directories matching PAT (repeatable)\n" \
+	"  -m, --max-size SIZE    skip files larger than SIZE\n"                       \
+	"  -x, --one-file-system  stay on the filesystem of each PATH\n"               \
+	"  -L, --follow           follow symlinks inside trees (loops are detected)\n" \
+	"  -H, --all-links        count every hardlink (default: each inode once)\n"   \
+	"  -b, --batch FILE       read more paths from FILE, one a line ('-': stdin)\n" \
+	"  -0, --null             with -b, paths end with NUL (find -print0)\n"        \
+	"  -j, --threads N        walk with N threads (default: 2 per CPU)\n"
+
+void targets_init(struct targets *t);
+/* 1: handled, 0: not a target option, -1: bad value (already reported) */
+int targets_opt(struct targets *t, int c, const char *arg);
+/* Take argv's remaining paths and any batch list; -1 on error. */
+int targets_finish(struct targets *t, int argc, char **argv);
+/* Walk with t's options; event counters are kept in t. */
+int targets_walk(struct targets *t, int (*file)(const struct pc_walk_entry *, void *), void *arg);
+void targets_release(struct targets *t);
+
+/* Shared by commands that print data. */
+#define FORMAT_LONGOPTS                                 \
+	{ "json", no_argument, NULL, 'J' },             \
+	{ "prom", no_argument, NULL, 'P' },             \
+	{ "kv", no_argument, NULL, 'K' },               \
+	{ "bytes", no_argument, NULL, 'B' }
+#define FORMAT_HELP                                                        \
+	"Output:\n"                                                        \
+	"      --json             JSON on stdout (errors included)\n"      \
+	"      --prom             Prometheus text (node_exporter textfile)\n" \
+	"      --kv               key=value lines\n"                       \
+	"      --bytes            exact bytes instead of 1.5G\n"
+
+void bar_render(const uint64_t *buckets_res, const uint64_t *buckets_all, int n, char *out);
+
+int cmd_stat(int argc, char **argv);
+int cmd_warm(int argc, char **argv);
+int cmd_evict(int argc, char **argv);
+int cmd_lock(int argc, char **argv);
+
+#endif

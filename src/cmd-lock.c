@@ -1,0 +1,325 @@
+/*
+ * cmd-lock.c: `pagecache lock`: keep files in the page cache with mlock
+ * until SIGTERM, SIGINT or SIGHUP. A lock lasts only while its mapping
+ * does, so this process stays; --daemon detaches it after the files are
+ * locked (the parent exits with the locking's status, so `pagecache lock
+ * --daemon ... && start-service` is safe). Never more than the memory
+ * budget: mlocked pages cannot be reclaimed, so overshooting would push
+ * the host toward OOM.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct lock_ctx {
+	struct targets t;
+	struct pc_budget budget;
+	pthread_mutex_t lock;
+	struct pc_lock *locks;
+	size_t n, cap;
+	uint64_t bytes;
+	bool list, stopped;
+};
+
+static const char usage_text[] =
+	"Usage: pagecache lock [OPTIONS] PATH...\n"
+	"\n"
+	"Load files into the page cache and keep them there (mlock(2)) until\n"
+	"SIGTERM, SIGINT or SIGHUP. Locking needs CAP_IPC_LOCK (root) or a large\n"
+	"enough 'ulimit -l'. It never locks more than MemAvailable minus a reserve.\n"
+	"\n"
+	"Options:\n"
+	"  -d, --daemon           detach once everything is locked; the parent exits\n"
+	"                         with the result (0 only if every file is locked)\n"
+	"  -p, --pidfile FILE     write the locking process's PID to FILE (removed\n"
+	"                         at exit)\n"
+	"      --max-mem SIZE     lock at most SIZE\n"
+	"      --reserve SIZE     keep SIZE of MemAvailable free\n"
+	"  -v, --verbose          list each file\n"
+	"  -h, --help             this text\n"
+	FORMAT_HELP
+	TARGET_HELP
+	"\n"
+	"Examples:\n"
+	"  pagecache lock /srv/index/hot.idx             (Ctrl-C to release)\n"
+	"  pagecache lock -d -p /run/hot.pid /srv/index && kill $(cat /run/hot.pid)\n"
+	"Exit status: 0 all locked and released cleanly, 1 some files failed,\n"
+	"2 usage.\n";
+
+static const char *lock_reason(int err)
+{
+	static char buf[256];
+	struct rlimit rl;
+
+	switch (err) {
+	case ENOMEM:
+	case EPERM:
+	case EAGAIN:
+		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			snprintf(buf, sizeof(buf),
+				 "locked memory not allowed: RLIMIT_MEMLOCK is %llu KiB "
+				 "(run as root, with CAP_IPC_LOCK, or raise 'ulimit -l'; "
+				 "or vm.max_map_count is reached)",
+				 (unsigned long long)rl.rlim_cur >> 10);
+		else
+			snprintf(buf, sizeof(buf), "%s (memory limit or vm.max_map_count)",
+				 strerror(err));
+		return buf;
+	default:
+		return strerror(err);
+	}
+}
+
+static int lock_file(const struct pc_walk_entry *e, void *arg)
+{
+	struct lock_ctx *c = arg;
+	uint64_t size = (uint64_t)e->st.st_size, want;
+	struct pc_lock l;
+	struct orec rec = { 0 };
+	int rc;
+
+	want = c->t.off >= size ? 0 : (c->t.len && c->t.len < size - c->t.off ? c->t.len
+									     : size - c->t.off);
+	if (!pc_budget_take(&c->budget, want)) {
+		c->stopped = true;
+		return 1;
+	}
+	rc = pc_fd_lock(e->fd, size, c->t.off, c->t.len, &l);
+	if (rc < 0) {
+		cli_fail_msg(e->path, "cannot lock", lock_reason(-rc));
+		return 0;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 64;
+		struct pc_lock *nl = realloc(c->locks, nc * sizeof(*nl));
+
+		if (!nl) {
+			pthread_mutex_unlock(&c->lock);
+			pc_unlock(&l);
+			cli_fail(e->path, ENOMEM, "cannot lock");
+			return 0;
+		}
+		c->locks = nl;
+		c->cap = nc;
+	}
+	c->locks[c->n++] = l;
+	c->bytes += l.len;
+	pthread_mutex_unlock(&c->lock);
+	if (c->list) {
+		orec_str(&rec, "path", e->path, OF_LABEL);
+		orec_u64(&rec, "locked", l.len, OF_BYTES);
+		out_list_add("files", &rec);
+	}
+	return 0;
+}
+
+static int write_pidfile(const char *path)
+{
+	char tmp[4096], buf[32];
+	int fd, n;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "%d\n", getpid());
+	if (write(fd, buf, (size_t)n) != n || fsync(fd) < 0 || close(fd) < 0 ||
+	    rename(tmp, path) < 0) {
+		int err = errno;
+
+		unlink(tmp);
+		return -err;
+	}
+	return 0;
+}
+
+int cmd_lock(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "daemon", no_argument, NULL, 'd' },
+		{ "pidfile", required_argument, NULL, 'p' },
+		{ "max-mem", required_argument, NULL, 'M' },
+		{ "reserve", required_argument, NULL, 'R' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		FORMAT_LONGOPTS,
+		TARGET_LONGOPTS,
+		{ 0 }
+	};
+	struct lock_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	enum out_fmt fmt = OUT_HUMAN;
+	uint64_t max_mem = 0, reserve = UINT64_MAX;
+	const char *pidfile = NULL;
+	bool daemon = false, bytes = false;
+	struct orec rec = { 0 };
+	int opt, rc, pipefd[2] = { -1, -1 }, sig;
+	sigset_t set;
+	char a[32];
+	unsigned char status;
+
+	targets_init(&c.t);
+	optind = 1;
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			out_init(OUT_JSON, false, false);
+	while ((opt = getopt_long(argc, argv, "dp:vh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			daemon = true;
+			break;
+		case 'p':
+			pidfile = optarg;
+			break;
+		case 'M':
+			if (pc_parse_size(optarg, &max_mem) < 0 || !max_mem)
+				return cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", optarg);
+			break;
+		case 'R':
+			if (pc_parse_size(optarg, &reserve) < 0)
+				return cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", optarg);
+			break;
+		case 'v':
+			c.list = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case 'J':
+			fmt = OUT_JSON;
+			break;
+		case 'P':
+			fmt = OUT_PROM;
+			break;
+		case 'K':
+			fmt = OUT_KV;
+			break;
+		case 'B':
+			bytes = true;
+			break;
+		default:
+			rc = targets_opt(&c.t, opt, optarg);
+			if (rc < 0)
+				return EXIT_USAGE;
+			if (rc == 0)
+				return cli_usage_error("unknown option or missing value: '%s'",
+						       argv[optind - 1]);
+		}
+	}
+	out_init(fmt, bytes, false);
+	out_list_declare("files");
+	out_list_declare("errors");
+	if (targets_finish(&c.t, argc - optind, argv + optind) < 0)
+		return EXIT_USAGE;
+	if (pc_budget_init(&c.budget, max_mem, reserve) < 0) {
+		cli_warn("cannot read memory state");
+		return EXIT_PARTIAL;
+	}
+
+	/* Signals wait for sigwait below; the walker's threads inherit this. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	if (daemon) {
+		pid_t pid;
+
+		if (pipe2(pipefd, O_CLOEXEC) < 0) {
+			cli_warn("cannot create a pipe: %s", strerror(errno));
+			return EXIT_PARTIAL;
+		}
+		fflush(stdout);
+		pid = fork();	/* before locking: mlock is not inherited */
+		if (pid < 0) {
+			cli_warn("cannot fork: %s", strerror(errno));
+			return EXIT_PARTIAL;
+		}
+		if (pid > 0) {
+			int st;
+
+			close(pipefd[1]);
+			if (read(pipefd[0], &status, 1) == 1)
+				_exit(status);
+			waitpid(pid, &st, 0);
+			fprintf(stderr, "pagecache: the lock daemon exited before it was ready (%s %d)\n",
+				WIFSIGNALED(st) ? "signal" : "status",
+				WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+			_exit(EXIT_PARTIAL);
+		}
+		close(pipefd[0]);
+		setsid();
+	}
+
+	rc = targets_walk(&c.t, lock_file, &c);
+	if (rc < 0)
+		cli_warn("walk failed: %s", strerror(-rc));
+	if (c.stopped)
+		cli_warn("stopped early: %s; %zu files locked (%s)",
+			 pc_budget_reason(c.budget.stopped), c.n, pc_human_size(c.bytes, a, sizeof(a)));
+	if (pidfile && c.n && (rc = write_pidfile(pidfile)) < 0) {
+		cli_warn("cannot write pidfile '%s': %s", pidfile, strerror(-rc));
+		pidfile = NULL;
+		c.stopped = true;
+	}
+
+	orec_u64(&rec, "files", c.n, 0);
+	orec_u64(&rec, "locked", c.bytes, OF_BYTES);
+	orec_u64(&rec, "failures", cli_failures(), 0);
+	orec_u64(&rec, "pid", (uint64_t)getpid(), 0);
+	orec_bool(&rec, "budget_stopped", c.budget.stopped != 0);
+	out_object("total", &rec);
+	if (c.list) {
+		static const struct ocol cols[] = { { "locked", "LOCKED", false },
+						    { "path", "FILE", true } };
+		out_sort("files", "path");
+		out_columns("files", cols, 2);
+	}
+	if (fmt == OUT_HUMAN)
+		out_human_line("Locked %zu files, %s, pid %d%s", c.n,
+			       fmt_size(c.bytes, a, sizeof(a)), getpid(),
+			       c.n ? "; SIGTERM or Ctrl-C releases them" : "");
+	out_flush();
+	fflush(stderr);
+	status = cli_failures() || c.stopped ? EXIT_PARTIAL : 0;
+
+	if (daemon) {
+		int devnull = open("/dev/null", O_RDWR);
+
+		if (devnull >= 0) {
+			dup2(devnull, STDIN_FILENO);
+			dup2(devnull, STDOUT_FILENO);
+			dup2(devnull, STDERR_FILENO);
+			if (devnull > 2)
+				close(devnull);
+		}
+		if (!c.n)
+			status = EXIT_PARTIAL;
+		if (write(pipefd[1], &status, 1) != 1)
+			status = EXIT_PARTIAL;
+		close(pipefd[1]);
+	}
+	if (c.n) {
+		do
+			rc = sigwait(&set, &sig);
+		while (rc != 0);
+	}
+	for (size_t i = 0; i < c.n; i++)
+		pc_unlock(&c.locks[i]);
+	free(c.locks);
+	if (pidfile)
+		unlink(pidfile);
+	pc_budget_release(&c.budget);
+	targets_release(&c.t);
+	return c.n ? status : EXIT_PARTIAL;
+}

@@ -1,0 +1,473 @@
+/*
+ * cmd-stat.c: `pagecache stat`: how much of files and trees is cached.
+ *
+ * Counts come from cachestat (dirty, writeback, evicted and recently
+ * evicted too), or mincore where cachestat is missing. A file whose
+ * residency the kernel refuses to this caller is "unknown", with the
+ * reason, and is left out of the cached totals (counted apart), never
+ * shown as a made-up number.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BAR_CELLS 40
+
+struct tot {
+	uint64_t files, pages, size, cached, dirty, writeback, evicted, recent;
+	uint64_t unknown_files, unknown_pages;
+} __attribute__((aligned(64)));
+
+struct stat_ctx {
+	struct targets t;
+	int verbose;
+	bool list;			/* one record per file */
+	bool want_bar, want_ranges;
+	struct tot *tot;		/* per walker thread */
+};
+
+static const char usage_text[] =
+	"Usage: pagecache stat [OPTIONS] PATH...\n"
+	"\n"
+	"Show how much of each file or tree is in the page cache: cached pages, and\n"
+	"dirty, writeback, evicted and recently evicted pages (cachestat(2)).\n"
+	"Directories are walked; a summary is printed like vmtouch's. Files are\n"
+	"listed one a row with -v, with -o, or when every PATH is a file.\n"
+	"\n"
+	"Where the kernel refuses residency to you (a file you neither own nor may\n"
+	"write), cached is 'unknown' (JSON null) with the reason; mincore(2) would\n"
+	"have answered 'all cached' there, and pagecache never passes that on.\n"
+	"\n"
+	"Options:\n"
+	"  -v, --verbose          list each file with a residency bar; -vv adds the\n"
+	"                         cached page ranges (first-last page numbers)\n"
+	"  -o, --output COLS      columns: RES,PAGES,SIZE,FILE,TOTAL_PAGES,PERCENT,\n"
+	"                         DIRTY_PAGES,WRITEBACK_PAGES,EVICTED_PAGES,\n"
+	"                         RECENTLY_EVICTED_PAGES,SOURCE,BAR,RANGES\n"
+	"  -n, --noheadings       no header line in the table\n"
+	"  -h, --help             this text\n"
+	FORMAT_HELP
+	TARGET_HELP
+	"\n"
+	"JSON: {\"files\": [{\"path\", \"size\", \"pages\", \"cached\", \"dirty\",\n"
+	"\"writeback\", \"evicted\", \"recently_evicted\", ...}], \"total\": {...},\n"
+	"\"errors\": [...]}. Page counts are pages of the system page size.\n"
+	"\n"
+	"Examples:\n"
+	"  pagecache stat /var/lib/postgresql          summary of a tree\n"
+	"  pagecache stat -v --range 0-1G big.db       the first GiB, with a bar\n"
+	"  find /srv -name '*.ibd' -print0 | pagecache stat -b - -0 --json\n"
+	"Exit status: 0 all done, 1 some paths failed (named on stderr), 2 usage.\n";
+
+static const struct {
+	const char *name, *key, *header;
+	bool left;
+} all_cols[] = {
+	{ "RES", "cached_bytes", "RES", false },
+	{ "PAGES", "cached", "PAGES", false },
+	{ "SIZE", "size", "SIZE", false },
+	{ "TOTAL_PAGES", "pages", "TOTAL", false },
+	{ "PERCENT", "percent", "%", false },
+	{ "DIRTY_PAGES", "dirty", "DIRTY", false },
+	{ "WRITEBACK_PAGES", "writeback", "WRITEBACK", false },
+	{ "EVICTED_PAGES", "evicted", "EVICTED", false },
+	{ "RECENTLY_EVICTED_PAGES", "recently_evicted", "RECENT", false },
+	{ "SOURCE", "source", "SOURCE", true },
+	{ "BAR", "bar", "RESIDENCY", true },
+	{ "FILE", "path", "FILE", true },
+	{ "RANGES", "ranges", "RANGES", true },
+};
+#define NCOLS (sizeof(all_cols) / sizeof(all_cols[0]))
+
+static struct ocol cols[NCOLS];
+static size_t ncols;
+
+static int add_col(const char *name)
+{
+	for (size_t i = 0; i < NCOLS; i++) {
+		if (strcasecmp(name, all_cols[i].name))
+			continue;
+		if (ncols >= NCOLS)
+			return -1;
+		cols[ncols].key = all_cols[i].key;
+		cols[ncols].header = all_cols[i].header;
+		cols[ncols++].left = all_cols[i].left;
+		return 0;
+	}
+	return -1;
+}
+
+static int parse_cols(const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int rc = 0;
+
+	if (!copy)
+		return -1;
+	if (*copy == '+')
+		copy[0] = ',';
+	else
+		ncols = 0;
+	for (char *c = strtok_r(copy, ",", &save); c && rc == 0; c = strtok_r(NULL, ",", &save))
+		if (add_col(c) < 0) {
+			cli_usage_error("unknown column '%s' (see --help)", c);
+			rc = -1;
+		}
+	free(copy);
+	return rc;
+}
+
+struct bar_arg {
+	uint64_t first, pages;
+	uint64_t res[BAR_CELLS], all[BAR_CELLS];
+	uint64_t *ranges;
+	size_t nranges, cap;
+	bool want_ranges;
+};
+
+static int bar_run(uint64_t first, uint64_t n, bool resident, void *arg)
+{
+	struct bar_arg *b = arg;
+	uint64_t cells = b->pages < BAR_CELLS ? b->pages : BAR_CELLS;
+	uint64_t rel = first - b->first;
+
+	/* Cell k holds pages [ceil(k*pages/cells), ceil((k+1)*pages/cells)). */
+	for (uint64_t p = rel; p < rel + n && p < b->pages;) {
+		uint64_t cell = p * cells / b->pages;
+		uint64_t next = ((cell + 1) * b->pages + cells - 1) / cells;
+		uint64_t stop = next < rel + n ? next : rel + n;
+
+		b->all[cell] += stop - p;
+		if (resident)
+			b->res[cell] += stop - p;
+		p = stop;
+	}
+	if (resident && b->want_ranges) {
+		if (b->nranges == b->cap) {
+			size_t nc = b->cap ? b->cap * 2 : 16;
+			uint64_t *nr = realloc(b->ranges, nc * 2 * sizeof(*nr));
+
+			if (!nr)
+				return -ENOMEM;
+			b->ranges = nr;
+			b->cap = nc;
+		}
+		b->ranges[2 * b->nranges] = first;
+		b->ranges[2 * b->nranges + 1] = n;
+		b->nranges++;
+	}
+	return 0;
+}
+
+static void bar_text(const struct bar_arg *b, char *out)
+{
+	int cells = b->pages < BAR_CELLS ? (int)b->pages : BAR_CELLS;
+
+	out[0] = '[';
+	for (int i = 0; i < cells; i++)
+		out[i + 1] = b->res[i] == 0 ? ' ' : b->res[i] == b->all[i] ? 'O' : 'o';
+	out[cells + 1] = ']';
+	out[cells + 2] = 0;
+}
+
+static const char *unknown_reason(int err)
+{
+	if (err == EOPNOTSUPP)
+		return "the kernel keeps no page-cache counts for this file (hugetlbfs)";
+	return "the kernel refuses residency to callers who neither own nor may write "
+	       "the file (cachestat: EPERM; mincore would fake 'all cached')";
+}
+
+static int stat_file(const struct pc_walk_entry *e, void *arg)
+{
+	struct stat_ctx *c = arg;
+	struct tot *t = &c->tot[e->worker];
+	uint64_t size = (uint64_t)e->st.st_size, ps = pc_page_size();
+	struct pc_residency r;
+	struct orec rec = { 0 };
+	int rc;
+
+	rc = pc_fd_residency(e->fd, size, c->t.off, c->t.len, &r);
+	if (rc < 0) {
+		cli_fail(e->path, -rc, "cannot read residency of");
+		return 0;
+	}
+	t->files++;
+	t->pages += r.pages;
+	t->size += size;
+	if (r.source == PC_SRC_NONE) {
+		t->unknown_files++;
+		t->unknown_pages += r.pages;
+	} else {
+		t->cached += r.cached;
+		t->dirty += r.dirty;
+		t->writeback += r.writeback;
+		t->evicted += r.evicted;
+		t->recent += r.recently_evicted;
+	}
+	if (!c->list)
+		return 0;
+
+	orec_str(&rec, "path", e->path, OF_LABEL);
+	orec_u64(&rec, "size", size, OF_BYTES);
+	orec_u64(&rec, "pages", r.pages, OF_PAGES);
+	if (r.source == PC_SRC_NONE) {
+		orec_null(&rec, "cached");
+		orec_null(&rec, "cached_bytes");
+		orec_null(&rec, "dirty");
+		orec_null(&rec, "writeback");
+		orec_null(&rec, "evicted");
+		orec_null(&rec, "recently_evicted");
+		orec_null(&rec, "percent");
+		orec_null(&rec, "source");
+		orec_str(&rec, "reason", unknown_reason(r.err), 0);
+		out_list_add("files", &rec);
+		return 0;
+	}
+	orec_u64(&rec, "cached", r.cached, OF_PAGES);
+	orec_u64(&rec, "cached_bytes", r.cached * ps, OF_BYTES);
+	orec_u64(&rec, "dirty", r.dirty, OF_PAGES);
+	orec_u64(&rec, "writeback", r.writeback, OF_PAGES);
+	orec_u64(&rec, "evicted", r.evicted, OF_PAGES);
+	orec_u64(&rec, "recently_evicted", r.recently_evicted, OF_PAGES);
+	orec_f64(&rec, "percent", r.pages ? 100.0 * (double)r.cached / (double)r.pages : 100.0);
+	orec_str(&rec, "source", r.source == PC_SRC_CACHESTAT ? "cachestat" : "mincore", 0);
+	if ((c->want_bar || c->want_ranges) && r.pages) {
+		struct bar_arg b = { .first = c->t.off / ps, .pages = r.pages,
+				     .want_ranges = c->want_ranges };
+		char text[BAR_CELLS + 3];
+
+		if (r.cached) {
+			rc = pc_fd_scan(e->fd, size, c->t.off, c->t.len, bar_run, &b);
+			if (rc < 0) {
+				free(b.ranges);
+				orec_release(&rec);
+				cli_fail(e->path, -rc, "cannot map pages of");
+				return 0;
+			}
+		}
+		bar_text(&b, text);
+		if (c->want_bar)
+			orec_str(&rec, "bar", text, OF_HUMAN);
+		if (c->want_ranges)
+			orec_ranges(&rec, "ranges", b.ranges, b.nranges);
+		else
+			free(b.ranges);
+	}
+	out_list_add("files", &rec);
+	return 0;
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "noheadings", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		FORMAT_LONGOPTS,
+		TARGET_LONGOPTS,
+		{ 0 }
+	};
+	struct stat_ctx c = { 0 };
+	enum out_fmt fmt = OUT_HUMAN;
+	bool bytes = false, noheadings = false, custom = false;
+	const char *colspec = NULL;
+	struct tot sum = { 0 };
+	struct orec rec = { 0 };
+	unsigned nt;
+	double t0;
+	int opt, rc;
+
+	targets_init(&c.t);
+	optind = 1;
+	/* Find --json first, so usage errors are JSON too. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			out_init(OUT_JSON, false, false);
+	while ((opt = getopt_long(argc, argv, "vo:nh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'v':
+			c.verbose++;
+			break;
+		case 'o':
+			colspec = optarg;
+			break;
+		case 'n':
+			noheadings = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case 'J':
+			fmt = OUT_JSON;
+			break;
+		case 'P':
+			fmt = OUT_PROM;
+			break;
+		case 'K':
+			fmt = OUT_KV;
+			break;
+		case 'B':
+			bytes = true;
+			break;
+		default:
+			rc = targets_opt(&c.t, opt, optarg);
+			if (rc < 0)
+				return EXIT_USAGE;
+			if (rc == 0)
+				return cli_usage_error("unknown option or missing value: '%s'",
+						       argv[optind - 1]);
+		}
+	}
+	out_init(fmt, bytes, noheadings);
+	out_list_declare("files");
+	out_list_declare("errors");
+	if (targets_finish(&c.t, argc - optind, argv + optind) < 0)
+		return EXIT_USAGE;
+
+	/* Default columns, fincore's first, then ours. */
+	ncols = 0;
+	for (const char *d = "RES,PAGES,SIZE,PERCENT,DIRTY_PAGES,EVICTED_PAGES"; d;) {
+		char n[32];
+		const char *comma = strchr(d, ',');
+		size_t l = comma ? (size_t)(comma - d) : strlen(d);
+
+		memcpy(n, d, l);
+		n[l] = 0;
+		add_col(n);
+		d = comma ? comma + 1 : NULL;
+	}
+	if (c.verbose && fmt == OUT_HUMAN)
+		add_col("BAR");
+	add_col("FILE");
+	if (c.verbose >= 2)
+		add_col("RANGES");
+	if (colspec) {
+		if (parse_cols(colspec) < 0)
+			return EXIT_USAGE;
+		custom = true;
+	}
+	for (size_t i = 0; i < ncols; i++) {
+		if (!strcmp(cols[i].key, "bar"))
+			c.want_bar = true;
+		if (!strcmp(cols[i].key, "ranges"))
+			c.want_ranges = true;
+	}
+	if (c.verbose >= 2)
+		c.want_ranges = true;
+
+	/* List files with -v or -o, or when no PATH is a directory. */
+	c.list = c.verbose || custom;
+	if (!c.list) {
+		bool anydir = false;
+
+		for (size_t i = 0; i < c.t.npaths; i++) {
+			struct stat st;
+
+			if (stat(c.t.paths[i], &st) == 0 && S_ISDIR(st.st_mode))
+				anydir = true;
+		}
+		c.list = !anydir;
+	}
+	nt = pc_walk_threads(&c.t.walk);
+	c.tot = calloc(nt, sizeof(*c.tot));
+	if (!c.tot)
+		return EXIT_PARTIAL;
+	t0 = pc_now();
+	rc = targets_walk(&c.t, stat_file, &c);
+	if (rc < 0)
+		cli_warn("walk failed: %s", strerror(-rc));
+	for (unsigned i = 0; i < nt; i++) {
+		sum.files += c.tot[i].files;
+		sum.pages += c.tot[i].pages;
+		sum.size += c.tot[i].size;
+		sum.cached += c.tot[i].cached;
+		sum.dirty += c.tot[i].dirty;
+		sum.writeback += c.tot[i].writeback;
+		sum.evicted += c.tot[i].evicted;
+		sum.recent += c.tot[i].recent;
+		sum.unknown_files += c.tot[i].unknown_files;
+		sum.unknown_pages += c.tot[i].unknown_pages;
+	}
+	free(c.tot);
+
+	if (c.list) {
+		out_sort("files", "path");
+		out_columns("files", cols, ncols);
+	}
+	orec_u64(&rec, "files", sum.files, 0);
+	orec_u64(&rec, "directories", c.t.dirs, 0);
+	orec_u64(&rec, "pages", sum.pages, OF_PAGES);
+	orec_u64(&rec, "size", sum.size, OF_BYTES);
+	if (sum.files && sum.unknown_files == sum.files) {
+		orec_null(&rec, "cached");
+		orec_null(&rec, "cached_bytes");
+	} else {
+		orec_u64(&rec, "cached", sum.cached, OF_PAGES);
+		orec_u64(&rec, "cached_bytes", sum.cached * pc_page_size(), OF_BYTES);
+	}
+	orec_u64(&rec, "dirty", sum.dirty, OF_PAGES);
+	orec_u64(&rec, "writeback", sum.writeback, OF_PAGES);
+	orec_u64(&rec, "evicted", sum.evicted, OF_PAGES);
+	orec_u64(&rec, "recently_evicted", sum.recent, OF_PAGES);
+	orec_u64(&rec, "unknown_files", sum.unknown_files, 0);
+	orec_u64(&rec, "unknown_pages", sum.unknown_pages, OF_PAGES);
+	orec_u64(&rec, "skipped", c.t.special + c.t.symlinks + c.t.loops + c.t.mounts +
+				       c.t.toobig + c.t.excluded + c.t.dups, 0);
+	orec_u64(&rec, "vanished", c.t.vanished, 0);
+	orec_u64(&rec, "failures", cli_failures(), 0);
+	orec_f64(&rec, "elapsed", pc_now() - t0);
+	out_object("total", &rec);
+
+	if (fmt == OUT_HUMAN) {
+		char a[32], b[32];
+		uint64_t known = sum.pages - sum.unknown_pages;
+
+		if (c.list && !noheadings && sum.files)
+			out_human_line("%s", "");
+		out_human_line("           Files: %llu", (unsigned long long)sum.files);
+		out_human_line("     Directories: %llu", (unsigned long long)c.t.dirs);
+		if (sum.files && sum.unknown_files == sum.files)
+			out_human_line("  Resident Pages: unknown/%llu  (%s)",
+				       (unsigned long long)sum.pages, unknown_reason(EPERM));
+		else
+			out_human_line("  Resident Pages: %llu/%llu  %s/%s  %.3g%%",
+				       (unsigned long long)sum.cached, (unsigned long long)known,
+				       fmt_size(sum.cached * pc_page_size(), a, sizeof(a)),
+				       fmt_size(known * pc_page_size(), b, sizeof(b)),
+				       known ? 100.0 * (double)sum.cached / (double)known : 100.0);
+		if (sum.unknown_files && sum.unknown_files != sum.files)
+			out_human_line("         Unknown: %llu files, %llu pages (not counted above: "
+				       "no write permission, the kernel refuses residency)",
+				       (unsigned long long)sum.unknown_files,
+				       (unsigned long long)sum.unknown_pages);
+		out_human_line(" Dirty/Writeback: %llu/%llu pages", (unsigned long long)sum.dirty,
+			       (unsigned long long)sum.writeback);
+		out_human_line("         Evicted: %llu pages (%llu recently)",
+			       (unsigned long long)sum.evicted, (unsigned long long)sum.recent);
+		if (c.t.special || c.t.symlinks || c.t.loops || c.t.mounts || c.t.toobig ||
+		    c.t.excluded || c.t.dups)
+			out_human_line("         Skipped: %llu special, %llu symlinks, %llu loops, "
+				       "%llu other-fs, %llu too big, %llu excluded, %llu hardlinks",
+				       (unsigned long long)c.t.special,
+				       (unsigned long long)c.t.symlinks,
+				       (unsigned long long)c.t.loops, (unsigned long long)c.t.mounts,
+				       (unsigned long long)c.t.toobig,
+				       (unsigned long long)c.t.excluded,
+				       (unsigned long long)c.t.dups);
+		if (cli_failures())
+			out_human_line("        Failures: %u (named above)", cli_failures());
+		out_human_line("         Elapsed: %.3g seconds", pc_now() - t0);
+	}
+	rc = out_flush();
+	targets_release(&c.t);
+	if (rc < 0) {
+		cli_warn("cannot write output: %s", strerror(-rc));
+		return EXIT_PARTIAL;
+	}
+	return cli_failures() ? EXIT_PARTIAL : 0;
+}

@@ -1,0 +1,346 @@
+/*
+ * cmd-warm.c: `pagecache warm`: read files into the page cache.
+ *
+ * Success means every page is resident with its read finished (mincore
+ * agrees), not merely queued. Never past the memory budget: --max-mem, and
+ * always the default guard (MemAvailable minus a reserve, and the memory
+ * cgroup's headroom); where it stops, it says how far it got.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct warm_tot {
+	uint64_t files, pages, resident, read, unverified;
+} __attribute__((aligned(64)));
+
+struct warm_ctx {
+	struct targets t;
+	struct pc_budget budget;
+	struct pc_warmer **w;		/* one per walker thread */
+	struct warm_tot *tot;
+	struct pc_progress progress;
+	bool list;
+	volatile int done;
+};
+
+static const char usage_text[] =
+	"Usage: pagecache warm [OPTIONS] PATH...\n"
+	"\n"
+	"Read files and trees into the page cache, as fast as the device allows.\n"
+	"Reads are issued in chunks no larger than the device's per-call readahead\n"
+	"cap (the kernel silently drops the rest of a bigger request), many files at\n"
+	"once (io_uring, or readahead(2) from a thread pool where io_uring is not\n"
+	"allowed), then every page is checked with mincore(2) and what fell short is\n"
+	"read again. Exit 0 means every page is in memory.\n"
+	"\n"
+	"It never adds more page cache than MemAvailable minus a reserve (default\n"
+	"5%% of RAM, at least 256M), nor more than the caller's memory cgroup has\n"
+	"room for; it stops there and says how far it got (exit 1).\n"
+	"\n"
+	"Options:\n"
+	"      --max-mem SIZE     add at most SIZE of new page cache\n"
+	"      --reserve SIZE     keep SIZE of MemAvailable free (0: no guard)\n"
+	"      --rate RATE        read at most RATE per second (100M; plain numbers\n"
+	"                         are MiB/s)\n"
+	"      --engine E         uring, threads, or auto (default)\n"
+	"      --chunk SIZE       bytes per read request (default: the device's cap)\n"
+	"  -v, --verbose          list each file\n"
+	"  -q, --quiet            no progress line\n"
+	"  -h, --help             this text\n"
+	FORMAT_HELP
+	TARGET_HELP
+	"\n"
+	"Examples:\n"
+	"  pagecache warm /var/lib/mysql\n"
+	"  pagecache warm --max-mem 2G --rate 200 /srv/index\n"
+	"Exit status: 0 all resident, 1 some files failed or the budget stopped it,\n"
+	"2 usage.\n";
+
+static void report(struct warm_ctx *c, unsigned worker)
+{
+	struct pc_warm_result r;
+	struct warm_tot *t = &c->tot[worker];
+
+	while (pc_warmer_next_result(c->w[worker], &r)) {
+		t->files++;
+		t->pages += r.pages;
+		t->resident += r.resident;
+		t->read += r.read;
+		if (!r.verified)
+			t->unverified++;
+		if (r.err == ESTALE)
+			cli_fail_msg(r.path, "cannot warm", "the file shrank while it was read");
+		else if (r.err == ENOMEM)
+			cli_fail_msg(r.path, "cannot warm",
+				     "pages were evicted as fast as they were read (memory pressure)");
+		else if (r.err)
+			cli_fail(r.path, r.err, "cannot warm");
+		if (c->list) {
+			struct orec rec = { 0 };
+
+			orec_str(&rec, "path", r.path, OF_LABEL);
+			orec_u64(&rec, "pages", r.pages, OF_PAGES);
+			orec_u64(&rec, "resident", r.resident, OF_PAGES);
+			orec_u64(&rec, "read", r.read, OF_PAGES);
+			orec_str(&rec, "check", r.verified ? "mincore" : "read", 0);
+			orec_str(&rec, "status", r.err ? strerror(r.err) : "ok", 0);
+			out_list_add("files", &rec);
+		}
+	}
+}
+
+static int warm_file(const struct pc_walk_entry *e, void *arg)
+{
+	struct warm_ctx *c = arg;
+	int rc = pc_warmer_add(c->w[e->worker], e->fd, e->path, &e->st, c->t.off, c->t.len);
+
+	report(c, e->worker);
+	if (rc == -ENOSPC)
+		return 1;	/* the budget is spent: stop the walk */
+	if (rc < 0)
+		cli_fail(e->path, -rc, "cannot warm");
+	return 0;
+}
+
+static void *progress_main(void *arg)
+{
+	struct warm_ctx *c = arg;
+	double t0 = pc_now();
+
+	while (!c->done) {
+		char a[32], b[32];
+		double el = pc_now() - t0;
+		uint64_t rd = __atomic_load_n(&c->progress.read, __ATOMIC_RELAXED);
+
+		usleep(200000);
+		if (c->done)
+			break;
+		fprintf(stderr, "\r\033[Kwarming: %llu files, %s read, %s/s",
+			(unsigned long long)__atomic_load_n(&c->progress.files, __ATOMIC_RELAXED),
+			pc_human_size(rd, a, sizeof(a)),
+			pc_human_size(el > 0 ? (uint64_t)((double)rd / el) : 0, b, sizeof(b)));
+	}
+	fprintf(stderr, "\r\033[K");
+	return NULL;
+}
+
+int cmd_warm(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "max-mem", required_argument, NULL, 'M' },
+		{ "reserve", required_argument, NULL, 'R' },
+		{ "rate", required_argument, NULL, 'T' },
+		{ "engine", required_argument, NULL, 'E' },
+		{ "chunk", required_argument, NULL, 'C' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		FORMAT_LONGOPTS,
+		TARGET_LONGOPTS,
+		{ 0 }
+	};
+	struct warm_ctx c = { 0 };
+	struct pc_warm_opts wo = { 0 };
+	enum out_fmt fmt = OUT_HUMAN;
+	uint64_t max_mem = 0, reserve = UINT64_MAX, rate = 0;
+	bool bytes = false, quiet = false;
+	struct warm_tot sum = { 0 };
+	struct orec rec = { 0 };
+	pthread_t prog;
+	bool prog_started = false;
+	unsigned nt;
+	double t0, el;
+	int opt, rc;
+
+	targets_init(&c.t);
+	optind = 1;
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			out_init(OUT_JSON, false, false);
+	while ((opt = getopt_long(argc, argv, "vqh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'M':
+			if (pc_parse_size(optarg, &max_mem) < 0 || !max_mem)
+				return cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", optarg);
+			break;
+		case 'R':
+			if (pc_parse_size(optarg, &reserve) < 0)
+				return cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", optarg);
+			break;
+		case 'T': {
+			char *end;
+			double v = strtod(optarg, &end);
+
+			if (end != optarg && !*end && v > 0)
+				rate = (uint64_t)(v * 1048576.0);
+			else if (pc_parse_size(optarg, &rate) < 0 || !rate)
+				return cli_usage_error("invalid rate '%s' (e.g. 200 for MiB/s, 50M)",
+						       optarg);
+			break;
+		}
+		case 'E':
+			if (!strcmp(optarg, "uring") || !strcmp(optarg, "io_uring"))
+				wo.engine = PC_ENGINE_URING;
+			else if (!strcmp(optarg, "threads") || !strcmp(optarg, "readahead"))
+				wo.engine = PC_ENGINE_THREADS;
+			else if (!strcmp(optarg, "auto"))
+				wo.engine = PC_ENGINE_AUTO;
+			else
+				return cli_usage_error("unknown engine '%s' (uring, threads, auto)",
+						       optarg);
+			break;
+		case 'C':
+			if (pc_parse_size(optarg, &wo.chunk) < 0 || wo.chunk < pc_page_size())
+				return cli_usage_error("invalid chunk '%s' (at least one page)",
+						       optarg);
+			break;
+		case 'v':
+			c.list = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case 'J':
+			fmt = OUT_JSON;
+			break;
+		case 'P':
+			fmt = OUT_PROM;
+			break;
+		case 'K':
+			fmt = OUT_KV;
+			break;
+		case 'B':
+			bytes = true;
+			break;
+		default:
+			rc = targets_opt(&c.t, opt, optarg);
+			if (rc < 0)
+				return EXIT_USAGE;
+			if (rc == 0)
+				return cli_usage_error("unknown option or missing value: '%s'",
+						       argv[optind - 1]);
+		}
+	}
+	out_init(fmt, bytes, false);
+	out_list_declare("files");
+	out_list_declare("errors");
+	if (targets_finish(&c.t, argc - optind, argv + optind) < 0)
+		return EXIT_USAGE;
+	rc = pc_budget_init(&c.budget, max_mem, reserve);
+	if (rc < 0) {
+		cli_warn("cannot read memory state: %s", strerror(-rc));
+		return EXIT_PARTIAL;
+	}
+	c.budget.rate = rate;
+	wo.budget = &c.budget;
+	wo.progress = &c.progress;
+	nt = pc_walk_threads(&c.t.walk);
+	c.w = calloc(nt, sizeof(*c.w));
+	c.tot = calloc(nt, sizeof(*c.tot));
+	if (!c.w || !c.tot)
+		return EXIT_PARTIAL;
+	for (unsigned i = 0; i < nt; i++) {
+		rc = pc_warmer_new(&wo, &c.w[i]);
+		if (rc < 0) {
+			cli_warn("cannot start the %s engine: %s",
+				 wo.engine == PC_ENGINE_URING ? "io_uring" : "warming", strerror(-rc));
+			return EXIT_PARTIAL;
+		}
+	}
+	if (!quiet && fmt == OUT_HUMAN && cli_stderr_tty())
+		prog_started = pthread_create(&prog, NULL, progress_main, &c) == 0;
+
+	t0 = pc_now();
+	rc = targets_walk(&c.t, warm_file, &c);
+	if (rc < 0)
+		cli_warn("walk failed: %s", strerror(-rc));
+	for (unsigned i = 0; i < nt; i++) {
+		pc_warmer_drain(c.w[i]);
+		report(&c, i);
+	}
+	el = pc_now() - t0;
+	c.done = 1;
+	if (prog_started)
+		pthread_join(prog, NULL);
+	for (unsigned i = 0; i < nt; i++) {
+		sum.files += c.tot[i].files;
+		sum.pages += c.tot[i].pages;
+		sum.resident += c.tot[i].resident;
+		sum.read += c.tot[i].read;
+		sum.unverified += c.tot[i].unverified;
+	}
+	if (c.budget.stopped)
+		cli_warn("stopped early: %s; %llu files warmed (%llu MiB read, %llu MiB allowed)",
+			 pc_budget_reason(c.budget.stopped), (unsigned long long)sum.files,
+			 (unsigned long long)(sum.read * pc_page_size() >> 20),
+			 (unsigned long long)((c.budget.max_bytes < c.budget.headroom
+						       ? c.budget.max_bytes
+						       : c.budget.headroom) >> 20));
+
+	if (c.list) {
+		static const struct ocol cols[] = {
+			{ "pages", "PAGES", false }, { "resident", "RESIDENT", false },
+			{ "read", "READ", false },   { "check", "CHECK", true },
+			{ "status", "STATUS", true }, { "path", "FILE", true },
+		};
+		out_sort("files", "path");
+		out_columns("files", cols, sizeof(cols) / sizeof(cols[0]));
+	}
+	orec_u64(&rec, "files", sum.files, 0);
+	orec_u64(&rec, "pages", sum.pages, OF_PAGES);
+	orec_u64(&rec, "resident", sum.resident, OF_PAGES);
+	orec_u64(&rec, "read", sum.read, OF_PAGES);
+	orec_u64(&rec, "read_bytes", sum.read * pc_page_size(), OF_BYTES);
+	orec_u64(&rec, "unverified", sum.unverified, 0);
+	orec_u64(&rec, "failures", cli_failures(), 0);
+	orec_str(&rec, "engine", pc_warmer_engine(c.w[0]), 0);
+	orec_bool(&rec, "budget_stopped", c.budget.stopped != 0);
+	if (c.budget.stopped)
+		orec_str(&rec, "budget_reason", pc_budget_reason(c.budget.stopped), 0);
+	orec_f64(&rec, "elapsed", el);
+	out_object("total", &rec);
+	if (fmt == OUT_HUMAN) {
+		char a[32], b[32], r[32];
+
+		if (c.list)
+			out_human_line("%s", "");
+		out_human_line("           Files: %llu", (unsigned long long)sum.files);
+		out_human_line("  Resident Pages: %llu/%llu  %s/%s  %.3g%%",
+			       (unsigned long long)sum.resident, (unsigned long long)sum.pages,
+			       fmt_size(sum.resident * pc_page_size(), a, sizeof(a)),
+			       fmt_size(sum.pages * pc_page_size(), b, sizeof(b)),
+			       sum.pages ? 100.0 * (double)sum.resident / (double)sum.pages : 100.0);
+		out_human_line("            Read: %s in %.3g s (%s/s, %s)",
+			       fmt_size(sum.read * pc_page_size(), a, sizeof(a)), el,
+			       pc_human_size(el > 0 ? (uint64_t)((double)sum.read *
+								 (double)pc_page_size() / el)
+						    : 0,
+					     r, sizeof(r)),
+			       pc_warmer_engine(c.w[0]));
+		if (sum.unverified)
+			out_human_line("      Unverified: %llu files read in full instead (no write "
+				       "permission: mincore would lie)",
+				       (unsigned long long)sum.unverified);
+		if (cli_failures())
+			out_human_line("        Failures: %u (named above)", cli_failures());
+	}
+	for (unsigned i = 0; i < nt; i++)
+		pc_warmer_free(c.w[i]);
+	free(c.w);
+	free(c.tot);
+	pc_budget_release(&c.budget);
+	rc = out_flush();
+	targets_release(&c.t);
+	if (rc < 0)
+		return EXIT_PARTIAL;
+	return cli_failures() || c.budget.stopped ? EXIT_PARTIAL : 0;
+}

@@ -1,0 +1,576 @@
+/*
+ * output.c: the one writer. Commands fill records; this file renders them
+ * as a human table and summary, JSON, Prometheus text or key=value, so no
+ * command decides formatting at each print. JSON keys and metric names
+ * are an API (tests/cli check them field by field). With --json, stdout is
+ * valid JSON on every path: per-file errors go to stderr as text and into
+ * the document's "errors" list.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct olist {
+	const char *name;
+	struct orec *recs;
+	size_t n, cap;
+	const struct ocol *cols;
+	size_t ncols;
+};
+
+static struct {
+	enum out_fmt fmt;
+	bool bytes, noheadings;
+	struct olist lists[4];
+	int nlists;
+	struct { const char *name; struct orec rec; } objs[4];
+	int nobjs;
+	char **lines;
+	size_t nlines;
+} doc;
+
+void out_init(enum out_fmt fmt, bool bytes, bool noheadings)
+{
+	doc.fmt = fmt;
+	doc.bytes = bytes;
+	doc.noheadings = noheadings;
+}
+
+enum out_fmt out_format(void)
+{
+	return doc.fmt;
+}
+
+bool out_bytes(void)
+{
+	return doc.bytes;
+}
+
+static struct ofield *add(struct orec *r, const char *key, enum ofield_type t, int flags)
+{
+	struct ofield *f;
+
+	if (r->n >= OREC_MAX)
+		abort();	/* a programming error, caught by the tests */
+	f = &r->f[r->n++];
+	memset(f, 0, sizeof(*f));
+	f->key = key;
+	f->type = t;
+	f->flags = flags;
+	return f;
+}
+
+void orec_u64(struct orec *r, const char *key, uint64_t v, int flags)
+{
+	add(r, key, OF_U64, flags)->u = v;
+}
+
+void orec_f64(struct orec *r, const char *key, double v)
+{
+	add(r, key, OF_F64, 0)->d = v;
+}
+
+void orec_str(struct orec *r, const char *key, const char *v, int flags)
+{
+	struct ofield *f = add(r, key, OF_STR, flags);
+
+	f->s = strdup(v ? v : "");
+}
+
+void orec_null(struct orec *r, const char *key)
+{
+	add(r, key, OF_NULL, 0);
+}
+
+void orec_bool(struct orec *r, const char *key, bool v)
+{
+	add(r, key, OF_BOOL, 0)->u = v;
+}
+
+void orec_ranges(struct orec *r, const char *key, uint64_t *pairs, size_t n)
+{
+	struct ofield *f = add(r, key, OF_RANGES, 0);
+
+	f->ranges = pairs;
+	f->nranges = n;
+}
+
+const struct ofield *orec_get(const struct orec *r, const char *key)
+{
+	for (int i = 0; i < r->n; i++)
+		if (!strcmp(r->f[i].key, key))
+			return &r->f[i];
+	return NULL;
+}
+
+void orec_release(struct orec *r)
+{
+	for (int i = 0; i < r->n; i++) {
+		free(r->f[i].s);
+		free(r->f[i].ranges);
+	}
+	r->n = 0;
+}
+
+static struct olist *list_get(const char *name)
+{
+	for (int i = 0; i < doc.nlists; i++)
+		if (!strcmp(doc.lists[i].name, name))
+			return &doc.lists[i];
+	if (doc.nlists >= 4)
+		abort();
+	doc.lists[doc.nlists].name = name;
+	return &doc.lists[doc.nlists++];
+}
+
+static pthread_mutex_t doc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void out_list_declare(const char *list)
+{
+	pthread_mutex_lock(&doc_lock);
+	list_get(list);
+	pthread_mutex_unlock(&doc_lock);
+}
+
+/* Safe from the walker's threads. */
+void out_list_add(const char *list, struct orec *r)
+{
+	struct olist *l;
+
+	pthread_mutex_lock(&doc_lock);
+	l = list_get(list);
+
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 64;
+		struct orec *nr = realloc(l->recs, nc * sizeof(*nr));
+
+		if (!nr) {
+			orec_release(r);
+			pthread_mutex_unlock(&doc_lock);
+			return;
+		}
+		l->recs = nr;
+		l->cap = nc;
+	}
+	l->recs[l->n++] = *r;
+	r->n = 0;
+	pthread_mutex_unlock(&doc_lock);
+}
+
+void out_object(const char *name, struct orec *r)
+{
+	if (doc.nobjs >= 4)
+		abort();
+	doc.objs[doc.nobjs].name = name;
+	doc.objs[doc.nobjs++].rec = *r;
+	r->n = 0;
+}
+
+static const char *sort_key;
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct ofield *fa = orec_get(a, sort_key), *fb = orec_get(b, sort_key);
+
+	return strcmp(fa && fa->s ? fa->s : "", fb && fb->s ? fb->s : "");
+}
+
+void out_sort(const char *list, const char *key)
+{
+	struct olist *l = list_get(list);
+
+	sort_key = key;
+	qsort(l->recs, l->n, sizeof(*l->recs), cmp_rec);
+}
+
+void out_columns(const char *list, const struct ocol *cols, size_t n)
+{
+	struct olist *l = list_get(list);
+
+	l->cols = cols;
+	l->ncols = n;
+}
+
+void out_human_line(const char *fmt, ...)
+{
+	va_list ap;
+	char *s, **nl;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	nl = s ? realloc(doc.lines, (doc.nlines + 1) * sizeof(*nl)) : NULL;
+	if (!nl) {
+		free(s);
+		return;
+	}
+	doc.lines = nl;
+	doc.lines[doc.nlines++] = s;
+}
+
+char *fmt_size(uint64_t bytes, char *buf, size_t len)
+{
+	if (doc.bytes)
+		snprintf(buf, len, "%llu", (unsigned long long)bytes);
+	else
+		pc_human_size(bytes, buf, len);
+	return buf;
+}
+
+/* ---- JSON ---- */
+
+/* Length of a valid UTF-8 sequence at s, or 0. */
+static int utf8_len(const unsigned char *s)
+{
+	int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+
+	if (s[0] >= 0xf8)
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+static void json_str(FILE *o, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', o);
+	while (*p) {
+		if (*p == '"' || *p == '\\') {
+			fprintf(o, "\\%c", *p++);
+		} else if (*p < 0x20) {
+			fprintf(o, "\\u%04x", *p++);
+		} else if (*p < 0x80) {
+			fputc(*p++, o);
+		} else {
+			int n = utf8_len(p);
+
+			if (n) {
+				fwrite(p, 1, (size_t)n, o);
+				p += n;
+			} else {
+				/* not UTF-8: keep the byte's value, stay valid JSON */
+				fprintf(o, "\\u%04x", *p++);
+			}
+		}
+	}
+	fputc('"', o);
+}
+
+static void json_rec(FILE *o, const struct orec *r, const char *indent)
+{
+	bool first = true;
+
+	fputc('{', o);
+	for (int i = 0; i < r->n; i++) {
+		const struct ofield *f = &r->f[i];
+
+		if (f->flags & OF_HUMAN)
+			continue;
+		fprintf(o, "%s\n%s  ", first ? "" : ",", indent);
+		first = false;
+		json_str(o, f->key);
+		fputs(": ", o);
+		switch (f->type) {
+		case OF_U64:
+			fprintf(o, "%llu", (unsigned long long)f->u);
+			break;
+		case OF_F64:
+			fprintf(o, "%.6g", f->d);
+			break;
+		case OF_STR:
+			json_str(o, f->s);
+			break;
+		case OF_NULL:
+			fputs("null", o);
+			break;
+		case OF_BOOL:
+			fputs(f->u ? "true" : "false", o);
+			break;
+		case OF_RANGES:
+			fputc('[', o);
+			for (size_t k = 0; k < f->nranges; k++)
+				fprintf(o, "%s[%llu, %llu]", k ? ", " : "",
+					(unsigned long long)f->ranges[2 * k],
+					(unsigned long long)f->ranges[2 * k + 1]);
+			fputc(']', o);
+			break;
+		}
+	}
+	fprintf(o, "\n%s}", indent);
+}
+
+static void render_json(FILE *o)
+{
+	bool first = true;
+
+	fputc('{', o);
+	for (int i = 0; i < doc.nlists; i++) {
+		struct olist *l = &doc.lists[i];
+
+		fprintf(o, "%s\n  ", first ? "" : ",");
+		first = false;
+		json_str(o, l->name);
+		fputs(": [", o);
+		for (size_t k = 0; k < l->n; k++) {
+			fputs(k ? ", " : "", o);
+			json_rec(o, &l->recs[k], "    ");
+		}
+		fputc(']', o);
+	}
+	for (int i = 0; i < doc.nobjs; i++) {
+		fprintf(o, "%s\n  ", first ? "" : ",");
+		first = false;
+		json_str(o, doc.objs[i].name);
+		fputs(": ", o);
+		json_rec(o, &doc.objs[i].rec, "  ");
+	}
+	fputs("\n}\n", o);
+}
+
+/* ---- Prometheus text ---- */
+
+static void prom_label(FILE *o, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(o, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", o);
+		else
+			fputc(*s, o);
+	}
+}
+
+static void prom_metric(FILE *o, const char *prefix, const struct ofield *f,
+			const struct orec *labels_from)
+{
+	fprintf(o, "pagecache_%s%s%s", prefix, f->key,
+		f->flags & OF_BYTES ? "_bytes" : f->flags & OF_PAGES ? "_pages" : "");
+	if (labels_from) {
+		bool first = true;
+
+		for (int i = 0; i < labels_from->n; i++) {
+			const struct ofield *l = &labels_from->f[i];
+
+			if (!(l->flags & OF_LABEL) || l->type != OF_STR)
+				continue;
+			fprintf(o, "%c%s=\"", first ? '{' : ',', l->key);
+			prom_label(o, l->s);
+			fputc('"', o);
+			first = false;
+		}
+		if (!first)
+			fputc('}', o);
+	}
+	if (f->type == OF_F64)
+		fprintf(o, " %.6g\n", f->d);
+	else
+		fprintf(o, " %llu\n", (unsigned long long)f->u);
+}
+
+static bool prom_numeric(const struct ofield *f)
+{
+	return (f->type == OF_U64 || f->type == OF_F64 || f->type == OF_BOOL) &&
+	       !(f->flags & OF_HUMAN);
+}
+
+static void render_prom(FILE *o)
+{
+	for (int i = 0; i < doc.nobjs; i++)
+		for (int k = 0; k < doc.objs[i].rec.n; k++) {
+			const struct ofield *f = &doc.objs[i].rec.f[k];
+
+			if (!prom_numeric(f))
+				continue;
+			fprintf(o, "# TYPE pagecache_%s%s gauge\n", f->key,
+				f->flags & OF_BYTES ? "_bytes" : f->flags & OF_PAGES ? "_pages" : "");
+			prom_metric(o, "", f, NULL);
+		}
+	for (int i = 0; i < doc.nlists; i++) {
+		struct olist *l = &doc.lists[i];
+
+		if (!l->n || !strcmp(l->name, "errors"))
+			continue;
+		for (int k = 0; k < l->recs[0].n; k++) {
+			const struct ofield *f0 = &l->recs[0].f[k];
+
+			if (!prom_numeric(f0) && f0->type != OF_NULL)
+				continue;
+			fprintf(o, "# TYPE pagecache_file_%s%s gauge\n", f0->key,
+				f0->flags & OF_BYTES ? "_bytes" : f0->flags & OF_PAGES ? "_pages" : "");
+			for (size_t r = 0; r < l->n; r++) {
+				const struct ofield *f = orec_get(&l->recs[r], f0->key);
+
+				/* unknown stays absent: never a made-up sample */
+				if (f && prom_numeric(f))
+					prom_metric(o, "file_", f, &l->recs[r]);
+			}
+		}
+	}
+}
+
+/* ---- key=value and human ---- */
+
+static void field_text(const struct ofield *f, char *buf, size_t len)
+{
+	switch (f->type) {
+	case OF_U64:
+		if (f->flags & OF_BYTES)
+			fmt_size(f->u, buf, len);
+		else
+			snprintf(buf, len, "%llu", (unsigned long long)f->u);
+		break;
+	case OF_F64:
+		snprintf(buf, len, "%.4g", f->d);
+		break;
+	case OF_STR:
+		snprintf(buf, len, "%s", f->s);
+		break;
+	case OF_NULL:
+		snprintf(buf, len, "unknown");
+		break;
+	case OF_BOOL:
+		snprintf(buf, len, "%s", f->u ? "yes" : "no");
+		break;
+	case OF_RANGES: {
+		size_t used = 0;
+
+		buf[0] = 0;
+		for (size_t k = 0; k < f->nranges && used + 48 < len; k++) {
+			unsigned long long a = f->ranges[2 * k], n = f->ranges[2 * k + 1];
+
+			used += (size_t)snprintf(buf + used, len - used, "%s%llu", k ? "," : "", a);
+			if (n > 1)
+				used += (size_t)snprintf(buf + used, len - used, "-%llu", a + n - 1);
+		}
+		if (f->nranges && used + 48 >= len)
+			snprintf(buf + used, len - used, ",...");
+		break;
+	}
+	}
+}
+
+static void kv_rec(FILE *o, const struct orec *r)
+{
+	char buf[4096];
+	bool first = true;
+
+	for (int i = 0; i < r->n; i++) {
+		if (r->f[i].flags & OF_HUMAN)
+			continue;
+		if (r->f[i].type == OF_U64)
+			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)r->f[i].u);
+		else
+			field_text(&r->f[i], buf, sizeof(buf));
+		fprintf(o, "%s%s=", first ? "" : " ", r->f[i].key);
+		first = false;
+		if (strpbrk(buf, " \t\n\"\\") || !*buf) {
+			fputc('"', o);
+			for (char *p = buf; *p; p++)
+				fprintf(o, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p == '\n' ? ' ' : *p);
+			fputc('"', o);
+		} else {
+			fputs(buf, o);
+		}
+	}
+	fputc('\n', o);
+}
+
+static void render_table(FILE *o, struct olist *l)
+{
+	size_t w[16] = { 0 };
+	char buf[4096];
+
+	if (!l->cols || !l->n)
+		return;
+	for (size_t c = 0; c < l->ncols && c < 16; c++) {
+		w[c] = doc.noheadings ? 0 : strlen(l->cols[c].header);
+		for (size_t r = 0; r < l->n; r++) {
+			const struct ofield *f = orec_get(&l->recs[r], l->cols[c].key);
+
+			if (f) {
+				field_text(f, buf, sizeof(buf));
+				if (strlen(buf) > w[c])
+					w[c] = strlen(buf);
+			}
+		}
+	}
+	for (size_t r = doc.noheadings ? 1 : 0; r <= l->n; r++) {
+		for (size_t c = 0; c < l->ncols && c < 16; c++) {
+			const char *text = buf;
+			bool last = c + 1 == l->ncols;
+
+			if (r == 0) {
+				text = l->cols[c].header;
+			} else {
+				const struct ofield *f = orec_get(&l->recs[r - 1], l->cols[c].key);
+
+				if (f)
+					field_text(f, buf, sizeof(buf));
+				else
+					snprintf(buf, sizeof(buf), "-");
+			}
+			if (l->cols[c].left)
+				if (last)
+					fputs(text, o);
+				else
+					fprintf(o, "%-*s ", (int)w[c], text);
+			else
+				fprintf(o, "%*s%s", (int)w[c], text, last ? "" : " ");
+		}
+		fputc('\n', o);
+	}
+}
+
+int out_flush(void)
+{
+	FILE *o = stdout;
+
+	switch (doc.fmt) {
+	case OUT_JSON:
+		render_json(o);
+		break;
+	case OUT_PROM:
+		render_prom(o);
+		break;
+	case OUT_KV:
+		for (int i = 0; i < doc.nlists; i++)
+			for (size_t r = 0; r < doc.lists[i].n; r++)
+				if (strcmp(doc.lists[i].name, "errors"))
+					kv_rec(o, &doc.lists[i].recs[r]);
+		for (int i = 0; i < doc.nobjs; i++)
+			kv_rec(o, &doc.objs[i].rec);
+		break;
+	case OUT_HUMAN:
+		for (int i = 0; i < doc.nlists; i++)
+			render_table(o, &doc.lists[i]);
+		for (size_t i = 0; i < doc.nlines; i++)
+			fprintf(o, "%s\n", doc.lines[i]);
+		break;
+	}
+	for (int i = 0; i < doc.nlists; i++) {
+		for (size_t r = 0; r < doc.lists[i].n; r++)
+			orec_release(&doc.lists[i].recs[r]);
+		free(doc.lists[i].recs);
+	}
+	for (int i = 0; i < doc.nobjs; i++)
+		orec_release(&doc.objs[i].rec);
+	for (size_t i = 0; i < doc.nlines; i++)
+		free(doc.lines[i]);
+	free(doc.lines);
+	doc.nlists = doc.nobjs = 0;
+	doc.nlines = 0;
+	doc.lines = NULL;
+	if (fflush(o) != 0 || ferror(o))
+		return errno == EPIPE ? 0 : -(errno ? errno : EIO);
+	return 0;
+}

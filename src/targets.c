@@ -1,0 +1,215 @@
+/*
+ * targets.c: the options every file-taking command shares, and the walk
+ * that turns them into files: paths on the command line, lists read with
+ * -b (newline or NUL separated, the last record kept whole even without a
+ * trailing separator), patterns, a byte range, a size cap. Walk events
+ * become counters for the summary, and errors become named failures.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void targets_init(struct targets *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+static int push_str(const char ***arr, size_t *n, const char *s)
+{
+	const char **na = realloc(*arr, (*n + 2) * sizeof(*na));
+
+	if (!na)
+		return -ENOMEM;
+	na[(*n)++] = s;
+	na[*n] = NULL;
+	*arr = na;
+	return 0;
+}
+
+static int parse_range(struct targets *t, const char *arg)
+{
+	const char *dash = strchr(arg, '-');
+	uint64_t a = 0, b = 0;
+	char lo[64];
+
+	if (!dash || (size_t)(dash - arg) >= sizeof(lo))
+		return -EINVAL;
+	memcpy(lo, arg, (size_t)(dash - arg));
+	lo[dash - arg] = 0;
+	if (*lo && pc_parse_size(lo, &a) < 0)
+		return -EINVAL;
+	if (dash[1] && pc_parse_size(dash + 1, &b) < 0)
+		return -EINVAL;
+	if (dash[1] && b <= a)
+		return -EINVAL;
+	t->off = a;
+	t->len = dash[1] ? b - a : 0;
+	return 0;
+}
+
+int targets_opt(struct targets *t, int c, const char *arg)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'r':
+		if (parse_range(t, arg) < 0) {
+			cli_usage_error("invalid range '%s' (want A-B, -B or A-, e.g. 4k-1M)", arg);
+			return -1;
+		}
+		return 1;
+	case 'I':
+		push_str(&t->include, &t->ninc, arg);
+		return 1;
+	case 'X':
+		push_str(&t->exclude, &t->nexc, arg);
+		return 1;
+	case 'm':
+		if (pc_parse_size(arg, &v) < 0 || v == 0) {
+			cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", arg);
+			return -1;
+		}
+		t->walk.max_size = v;
+		return 1;
+	case 'x':
+		t->walk.one_fs = true;
+		return 1;
+	case 'L':
+		t->walk.follow = true;
+		return 1;
+	case 'H':
+		t->walk.all_links = true;
+		return 1;
+	case 'b':
+		t->batch = arg;
+		return 1;
+	case '0':
+		t->nul = true;
+		return 1;
+	case 'j': {
+		char *end;
+		long n = strtol(arg, &end, 10);
+
+		if (*end || n < 1 || n > 256) {
+			cli_usage_error("invalid thread count '%s' (1-256)", arg);
+			return -1;
+		}
+		t->walk.threads = (unsigned)n;
+		return 1;
+	}
+	}
+	return 0;
+}
+
+static int read_batch(struct targets *t)
+{
+	FILE *f = strcmp(t->batch, "-") ? fopen(t->batch, "re") : stdin;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int sep = t->nul ? '\0' : '\n';
+
+	if (!f) {
+		cli_warn("cannot open '%s': %s", t->batch, strerror(errno));
+		return -1;
+	}
+	while ((n = getdelim(&line, &cap, sep, f)) > 0) {
+		if (line[n - 1] == sep)	/* only a separator, never a path byte */
+			line[--n] = 0;
+		if (n == 0)
+			continue;
+		if (push_str(&t->paths, &t->npaths, strdup(line)) < 0)
+			break;
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	return 0;
+}
+
+int targets_finish(struct targets *t, int argc, char **argv)
+{
+	if (t->nul && !t->batch) {
+		cli_usage_error("-0 needs -b FILE");
+		return -1;
+	}
+	for (int i = 0; i < argc; i++)
+		push_str(&t->paths, &t->npaths, strdup(argv[i]));
+	if (t->batch && read_batch(t) < 0)
+		return -1;
+	if (!t->npaths) {
+		cli_usage_error("no PATH given");
+		return -1;
+	}
+	t->walk.include = t->include;
+	t->walk.exclude = t->exclude;
+	return 0;
+}
+
+static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg)
+{
+	struct targets *t = arg;
+
+	switch (ev) {
+	case PC_WALK_ERROR:
+		if (err == EINVAL)
+			cli_fail_msg(path, "skipping", "not a regular file or directory");
+		else if (err == ELOOP)
+			cli_fail_msg(path, "cannot follow", "symbolic link loop");
+		else
+			cli_fail(path, err, "cannot open");
+		break;
+	case PC_WALK_VANISHED:
+		t->vanished++;
+		cli_warn("'%s' vanished during the walk", path);
+		break;
+	case PC_WALK_SKIP_SPECIAL:
+		t->special++;
+		break;
+	case PC_WALK_SKIP_SYMLINK:
+		t->symlinks++;
+		break;
+	case PC_WALK_SKIP_LOOP:
+		t->loops++;
+		cli_warn("skipping '%s': directory already visited (symlink loop or bind mount)", path);
+		break;
+	case PC_WALK_SKIP_MOUNT:
+		t->mounts++;
+		break;
+	case PC_WALK_SKIP_SIZE:
+		t->toobig++;
+		break;
+	case PC_WALK_SKIP_PATTERN:
+		t->excluded++;
+		break;
+	case PC_WALK_DUP:
+		t->dups++;
+		break;
+	case PC_WALK_DIR:
+		t->dirs++;
+		break;
+	default:
+		break;
+	}
+}
+
+int targets_walk(struct targets *t, int (*file)(const struct pc_walk_entry *, void *), void *arg)
+{
+	t->walk.file = file;
+	t->walk.arg = arg;
+	t->walk.event = on_event;
+	t->walk.event_arg = t;
+	return pc_walk(t->paths, t->npaths, &t->walk);
+}
+
+void targets_release(struct targets *t)
+{
+	for (size_t i = 0; i < t->npaths; i++)
+		free((char *)t->paths[i]);
+	free(t->paths);
+	free(t->include);
+	free(t->exclude);
+}
