@@ -1,0 +1,117 @@
+/*
+ * tap.h: the smallest TAP producer, for prove. One test program per
+ * library module. A check that cannot run here says "skip" with the
+ * reason; it never passes silently.
+ */
+#ifndef PC_TAP_H
+#define PC_TAP_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int tap_n, tap_failed;
+
+static inline int ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!cond)
+		tap_failed++;
+	return cond;
+}
+
+static inline void skip(const char *why, const char *what)
+{
+	printf("ok %d - %s # skip %s\n", ++tap_n, what, why);
+	fflush(stdout);
+}
+
+static inline int done_testing(void)
+{
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
+
+#define is_u64(a, b, name)                                                                     \
+	ok((uint64_t)(a) == (uint64_t)(b), "%s (got %llu, want %llu)", name,                    \
+	   (unsigned long long)(a), (unsigned long long)(b))
+
+/* A scratch directory on a real disk filesystem (tmpfs ignores fadvise). */
+static inline const char *scratch_dir(void)
+{
+	static char dir[256];
+
+	if (!dir[0]) {
+		const char *base = getenv("PAGECACHE_TEST_DIR");
+
+		snprintf(dir, sizeof(dir), "%s/pc-unit-XXXXXX", base ? base : "/var/tmp");
+		if (!mkdtemp(dir)) {
+			perror("mkdtemp");
+			exit(1);
+		}
+	}
+	return dir;
+}
+
+/* Write `bytes` of non-zero data to dir/name, fsync it, and return its path. */
+static inline char *make_file(const char *name, size_t bytes)
+{
+	static char path[512];
+	char buf[65536];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", scratch_dir(), name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		perror(path);
+		exit(1);
+	}
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)(i * 7 + 1);
+	for (size_t done = 0; done < bytes;) {
+		size_t n = bytes - done < sizeof(buf) ? bytes - done : sizeof(buf);
+
+		if (write(fd, buf, n) != (ssize_t)n) {
+			perror("write");
+			exit(1);
+		}
+		done += n;
+	}
+	fsync(fd);
+	close(fd);
+	return path;
+}
+
+static inline void drop_file(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+
+	if (fd >= 0) {
+		fdatasync(fd);
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		close(fd);
+	}
+}
+
+static inline void rm_scratch(void)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch_dir());
+	if (system(cmd) != 0)
+		fprintf(stderr, "# could not remove %s\n", scratch_dir());
+}
+
+#endif

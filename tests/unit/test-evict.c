@@ -1,0 +1,102 @@
+/*
+ * evict.c, lock.c, proc.c: dirty pages are written first and dropped;
+ * mapped and locked pages stay and the mapper is found; lock keeps pages
+ * resident and reports the kernel's refusal.
+ */
+#include "pagecache.h"
+#include "tap.h"
+
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+int main(void)
+{
+	uint64_t ps = pc_page_size(), pages = 1024;
+	char path[512];
+	char buf[4096];
+	struct pc_evict_result r;
+	struct pc_residency res;
+	struct stat st;
+	int fd;
+
+	if (!pc_have_cachestat()) {
+		skip("kernel lacks cachestat(2)", "evict and lock tests");
+		return done_testing();
+	}
+	snprintf(path, sizeof(path), "%s/dirty", scratch_dir());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	memset(buf, 'x', sizeof(buf));
+	for (uint64_t i = 0; i < pages; i++)
+		write(fd, buf, sizeof(buf));
+	pc_fd_residency(fd, pages * ps, 0, 0, &res);
+	ok(res.dirty > 0, "freshly written file has dirty pages (%llu)",
+	   (unsigned long long)res.dirty);
+	ok(pc_fd_evict(fd, pages * ps, 0, 0, &r) == 0, "evict a dirty file");
+	ok(r.synced, "dirty pages were written back first");
+	is_u64(r.after.cached, 0, "nothing stays");
+
+	/* Mapped pages stay; the mapper (us) is found. */
+	pread(fd, buf, 1, 0);
+	for (uint64_t i = 0; i < pages; i++)
+		pread(fd, buf, 1, (off_t)(i * ps));
+	{
+		volatile char *m = mmap(NULL, 64 * ps, PROT_READ, MAP_SHARED, fd, 0);
+		struct pc_mapper who[4];
+		int n;
+		char x = 0;
+
+		for (int i = 0; i < 64; i++)
+			x += m[i * ps];
+		(void)x;
+		pc_fd_evict(fd, pages * ps, 0, 0, &r);
+		ok(r.after.cached >= 64 && r.after.cached < pages,
+		   "mapped pages stay, the rest go (%llu stayed)",
+		   (unsigned long long)r.after.cached);
+		fstat(fd, &st);
+		n = pc_file_mappers(st.st_dev, st.st_ino, who, 4);
+		ok(n >= 1 && who[0].pid == getpid() && !who[0].locked,
+		   "the mapping process is found (%d)", n);
+		munmap((void *)m, 64 * ps);
+	}
+
+	/* Evict a byte range only. */
+	for (uint64_t i = 0; i < pages; i++)
+		pread(fd, buf, 1, (off_t)(i * ps));
+	pc_fd_evict(fd, pages * ps, 0, 512 * ps, &r);
+	pc_fd_residency(fd, pages * ps, 0, 0, &res);
+	ok(r.after.cached == 0 && res.cached >= 512, "a range is evicted, the rest stays");
+
+	/* Lock. */
+	{
+		struct pc_lock l;
+		struct rlimit rl;
+		int rc;
+
+		getrlimit(RLIMIT_MEMLOCK, &rl);
+		drop_file(path);
+		rc = pc_fd_lock(fd, pages * ps, 0, 0, &l);
+		if (rc == 0) {
+			struct pc_mapper who[4];
+
+			pc_fd_residency(fd, pages * ps, 0, 0, &res);
+			is_u64(res.cached, pages, "lock brings every page in");
+			pc_fd_evict(fd, pages * ps, 0, 0, &r);
+			is_u64(r.after.cached, pages, "locked pages cannot be evicted");
+			fstat(fd, &st);
+			ok(pc_file_mappers(st.st_dev, st.st_ino, who, 4) >= 1 && who[0].locked,
+			   "the locker is found and marked locked");
+			pc_unlock(&l);
+			pc_fd_evict(fd, pages * ps, 0, 0, &r);
+			is_u64(r.after.cached, 0, "after unlock they go");
+		} else {
+			skip("mlock not permitted here", "lock tests");
+		}
+		pc_sys_inject(PC_SYS_MLOCK, EPERM, 0, 1);
+		ok(pc_fd_lock(fd, pages * ps, 0, 0, &l) == -EPERM, "mlock refusal is returned");
+		pc_sys_inject_reset();
+	}
+	close(fd);
+	rm_scratch();
+	return done_testing();
+}

@@ -1,0 +1,165 @@
+/*
+ * prefetch.c and budget.c: a warm that returns means every page is
+ * resident (mincore), whatever the kernel's readahead dropped; errors and
+ * shrinking files are reported per file; the budget stops it.
+ */
+#include "pagecache.h"
+#include "tap.h"
+
+#include <sys/mman.h>
+
+static uint64_t resident(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	uint64_t ps = pc_page_size(), n = 0, pages;
+	unsigned char *vec;
+	void *m;
+
+	fstat(fd, &st);
+	if (!st.st_size) {
+		close(fd);
+		return 0;
+	}
+	pages = ((uint64_t)st.st_size + ps - 1) / ps;
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	vec = malloc(pages);
+	mincore(m, (size_t)st.st_size, vec);
+	for (uint64_t i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	munmap(m, (size_t)st.st_size);
+	free(vec);
+	close(fd);
+	return n;
+}
+
+struct outcome {
+	int add_rc, drain_rc, err;
+	uint64_t pages, res, read;
+	bool verified;
+};
+
+static struct outcome warm(const char *path, enum pc_engine eng, uint64_t max, uint64_t chunk,
+			   uint64_t shrink_to)
+{
+	struct pc_budget b;
+	struct pc_warm_opts o = { .budget = &b, .engine = eng, .chunk = chunk };
+	struct pc_warmer *w;
+	struct pc_warm_result r;
+	struct outcome out = { 0 };
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+
+	fstat(fd, &st);
+	pc_budget_init(&b, max, 0);
+	if (pc_warmer_new(&o, &w) < 0) {
+		out.add_rc = -999;
+		return out;
+	}
+	out.add_rc = pc_warmer_add(w, fd, path, &st, 0, 0);
+	if (shrink_to != UINT64_MAX)
+		truncate(path, (off_t)shrink_to);
+	out.drain_rc = pc_warmer_drain(w);
+	if (pc_warmer_next_result(w, &r)) {
+		out.err = r.err;
+		out.pages = r.pages;
+		out.res = r.resident;
+		out.read = r.read;
+		out.verified = r.verified;
+	}
+	pc_warmer_free(w);
+	pc_budget_release(&b);
+	close(fd);
+	return out;
+}
+
+int main(void)
+{
+	uint64_t ps = pc_page_size(), pages = 4096;	/* 16 MiB */
+	char *path = strdup(make_file("f", (size_t)(pages * ps)));
+	struct outcome o;
+	struct pc_memstat m;
+
+	if (!pc_have_cachestat()) {
+		skip("kernel lacks cachestat(2)", "warming tests");
+		return done_testing();
+	}
+	drop_file(path);
+	o = warm(path, PC_ENGINE_THREADS, 0, 0, UINT64_MAX);
+	ok(o.add_rc == 0 && o.drain_rc == 0 && o.err == 0, "readahead engine warms");
+	ok(o.res == pages && o.verified, "every page verified resident (%llu)",
+	   (unsigned long long)o.res);
+	is_u64(resident(path), pages, "mincore agrees: all resident");
+	is_u64(o.read, pages, "all pages were read (cold)");
+
+	drop_file(path);
+	o = warm(path, PC_ENGINE_URING, 0, 0, UINT64_MAX);
+	if (o.add_rc == -999) {
+		skip("io_uring unavailable here", "io_uring engine");
+	} else {
+		ok(o.err == 0 && o.res == pages, "io_uring engine warms all pages");
+		is_u64(resident(path), pages, "mincore agrees after io_uring");
+	}
+
+	/* The kernel's silent cap, at its worst: each readahead gets one page. */
+	drop_file(path);
+	pc_sys_inject(PC_SYS_READAHEAD, -1, 0, 0);
+	o = warm(path, PC_ENGINE_THREADS, 0, 0, UINT64_MAX);
+	pc_sys_inject_reset();
+	ok(o.err == 0 && o.res == pages, "short readahead: verification fills the gaps");
+	is_u64(resident(path), pages, "mincore agrees after short readahead");
+
+	/* Small chunks: many requests, same result. */
+	drop_file(path);
+	o = warm(path, PC_ENGINE_AUTO, 0, 64 << 10, UINT64_MAX);
+	is_u64(resident(path), pages, "64 KiB chunks warm everything");
+
+	/* I/O errors are the file's failure, named, not a crash. */
+	drop_file(path);
+	pc_sys_inject(PC_SYS_READAHEAD, EIO, 0, 0);
+	pc_sys_inject(PC_SYS_PREAD, EIO, 0, 0);
+	o = warm(path, PC_ENGINE_THREADS, 0, 0, UINT64_MAX);
+	pc_sys_inject_reset();
+	ok(o.err == EIO && o.res < pages, "EIO is reported for the file (err %d)", o.err);
+
+	/* Permission gate closed (cachestat EPERM): read it all instead. */
+	drop_file(path);
+	pc_sys_inject(PC_SYS_CACHESTAT, EPERM, 0, 0);
+	o = warm(path, PC_ENGINE_THREADS, 0, 0, UINT64_MAX);
+	pc_sys_inject_reset();
+	ok(o.err == 0 && !o.verified && o.res == pages, "unverifiable files are read in full");
+	is_u64(resident(path), pages, "and are resident");
+
+	/* The budget stops before reading, and says so. */
+	drop_file(path);
+	o = warm(path, PC_ENGINE_THREADS, 1 << 20, 0, UINT64_MAX);
+	ok(o.add_rc == -ENOSPC, "a 1 MiB budget refuses a 16 MiB cold file");
+	ok(resident(path) < 512, "and nothing much was read (%llu pages)",
+	   (unsigned long long)resident(path));
+	o = warm(path, PC_ENGINE_THREADS, 1 << 20, 0, UINT64_MAX);
+
+	/* A file that shrinks under the warm: the file's failure, no SIGBUS. */
+	drop_file(path);
+	o = warm(path, PC_ENGINE_THREADS, 0, 64 << 10, pages * ps / 4);
+	ok(o.err == ESTALE || o.err == 0, "shrinking file: reported, not fatal (err %d)", o.err);
+	ok(o.res <= pages / 4, "only what is left of it counts (%llu pages)",
+	   (unsigned long long)o.res);
+
+	ok(pc_memstat_read(&m) == 0 && m.mem_total && m.mem_available, "meminfo read");
+	{
+		struct pc_budget b;
+
+		pc_budget_init(&b, 0, m.mem_total * 2);
+		ok(!pc_budget_take(&b, 4096) && b.stopped == PC_BUDGET_MEMORY,
+		   "a reserve above MemAvailable grants nothing");
+		pc_budget_release(&b);
+		pc_budget_init(&b, 10000, 0);
+		ok(pc_budget_take(&b, 8192) && !pc_budget_take(&b, 8192) &&
+			   b.stopped == PC_BUDGET_MAX,
+		   "--max-mem is a hard cap");
+		ok(!pc_budget_take(&b, 1), "and stays stopped");
+		pc_budget_release(&b);
+	}
+	rm_scratch();
+	return done_testing();
+}
