@@ -78,7 +78,7 @@ $(B)/tests/%: tests/unit/%.c tests/unit/tap.h $(B)/libpagecache.a
 # ---- tests, demo, bench ----------------------------------------------------
 check: test-deps $(B)/pagecache $(UNIT_BIN)
 	PAGECACHE=$(CURDIR)/$(B)/pagecache prove --exec '' $(if $(filter 1,$(V)),-v) \
-	  $(UNIT_BIN) tests/cli/*.sh
+	  $(UNIT_BIN) tests/cli/t-*.sh
 
 demo: deps $(B)/pagecache
 	@PAGECACHE=$(CURDIR)/$(B)/pagecache sh tests/demo.sh

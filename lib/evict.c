@@ -5,7 +5,8 @@
  * writeback, mapped and mlocked pages, silently. So dirty pages are
  * written and waited for first (sync_file_range over the range), then the
  * range is dropped, then counted again, so the caller can report what
- * stayed instead of claiming success.
+ * stayed instead of claiming success. Only whole pages can be dropped, so
+ * `after` covers the whole pages inside the range.
  */
 #define _GNU_SOURCE
 #include "pagecache.h"
@@ -18,12 +19,15 @@ int pc_fd_evict(int fd, uint64_t size, uint64_t off, uint64_t len,
 {
 	struct pc_evict_result r = { 0 };
 	uint64_t n = (len == 0 || off >= size || len > size - off) ? 0 : len;
+	uint64_t ps = pc_page_size(), end = n ? off + n : size;
+	/* The kernel drops whole pages only: judge what stayed on those. */
+	uint64_t in_off = (off + ps - 1) / ps * ps, in_end = end == size ? size : end / ps * ps;
 	int rc;
 
 	rc = pc_fd_residency(fd, size, off, len, &r.before);
 	if (rc < 0)
 		return rc;
-	if (r.before.source == PC_SRC_NONE || r.before.dirty || r.before.writeback) {
+	if (r.before.source != PC_SRC_CACHESTAT || r.before.dirty || r.before.writeback) {
 		if (sync_file_range(fd, (off64_t)off, (off64_t)n,
 				    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
 					    SYNC_FILE_RANGE_WAIT_AFTER) < 0 &&
@@ -34,9 +38,13 @@ int pc_fd_evict(int fd, uint64_t size, uint64_t off, uint64_t len,
 	rc = pc_sys_fadvise(fd, off, n, POSIX_FADV_DONTNEED);
 	if (rc < 0)
 		return rc;
-	rc = pc_fd_residency(fd, size, off, len, &r.after);
-	if (rc < 0)
-		return rc;
+	if (in_end > in_off) {
+		rc = pc_fd_residency(fd, size, in_off, in_end - in_off, &r.after);
+		if (rc < 0)
+			return rc;
+	} else {
+		r.after.source = r.before.source;	/* no whole page in range */
+	}
 	*ret = r;
 	return 0;
 }

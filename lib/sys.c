@@ -116,12 +116,19 @@ int pc_sys_inject_env(const char *spec)
 		for (size_t i = 0; n >= 2 && i < sizeof(err_names) / sizeof(err_names[0]); i++)
 			if (!strcmp(f[1], err_names[i].name))
 				err = err_names[i].err;
-		if (call < 0 || !err) {
+		unsigned long num[2] = { 0, 0 };
+		for (int k = 0; k < 2 && f[2 + k]; k++) {
+			char *end;
+
+			num[k] = strtoul(f[2 + k], &end, 10);
+			if (*end || end == f[2 + k] || num[k] > 1000000000)
+				err = 0;
+		}
+		if (call < 0 || !err || (err == -1 && call != PC_SYS_READAHEAD)) {
 			rc = -EINVAL;
 			break;
 		}
-		pc_sys_inject(call, err, f[2] ? (unsigned)atoi(f[2]) : 0,
-			      f[3] ? (unsigned)atoi(f[3]) : 0);
+		pc_sys_inject(call, err, (unsigned)num[0], (unsigned)num[1]);
 	}
 	free(copy);
 	return rc;

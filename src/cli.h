@@ -72,6 +72,10 @@ void out_human_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Render everything to stdout; returns 0 or -errno of the write. */
 int out_flush(void);
 char *fmt_size(uint64_t bytes, char *buf, size_t len);
+/* "99.9%": never rounds a partial residency up to 100% */
+char *fmt_percent(uint64_t part, uint64_t whole, char *buf, size_t len);
+/* Is this argv word --json (or a prefix getopt would take for it)? */
+bool is_json_flag(const char *arg);
 
 /* ---- messages ---- */
 extern const char *cli_cmd;
@@ -121,7 +125,7 @@ struct targets {
 	"  -H, --all-links        count every hardlink (default: each inode once)\n"   \
 	"  -b, --batch FILE       read more paths from FILE, one a line ('-': stdin)\n" \
 	"  -0, --null             with -b, paths end with NUL (find -print0)\n"        \
-	"  -j, --threads N        walk with N threads (default: 2 per CPU)\n"
+	"  -j, --threads N        walk with N threads (default: 2 per CPU, 2 to 16)\n"
 
 void targets_init(struct targets *t);
 /* 1: handled, 0: not a target option, -1: bad value (already reported) */

@@ -133,7 +133,7 @@ int cmd_evict(int argc, char **argv)
 	targets_init(&c.t);
 	optind = 1;
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--json"))
+		if (is_json_flag(argv[i]))
 			out_init(OUT_JSON, false, false);
 	while ((opt = getopt_long(argc, argv, "vh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {

@@ -35,15 +35,18 @@ static const char usage_text[] =
 	"\n"
 	"Load files into the page cache and keep them there (mlock(2)) until\n"
 	"SIGTERM, SIGINT or SIGHUP. Locking needs CAP_IPC_LOCK (root) or a large\n"
-	"enough 'ulimit -l'. It never locks more than MemAvailable minus a reserve.\n"
+	"enough 'ulimit -l'. It never locks more than MemAvailable minus a reserve\n"
+	"(default 5% of RAM, at least 256M), nor past the memory cgroup's headroom.\n"
 	"\n"
 	"Options:\n"
 	"  -d, --daemon           detach once everything is locked; the parent exits\n"
-	"                         with the result (0 only if every file is locked)\n"
+	"                         0 when every file is locked and the daemon holds\n"
+	"                         them; on any failure the daemon releases all and\n"
+	"                         exits, and the parent exits 1\n"
 	"  -p, --pidfile FILE     write the locking process's PID to FILE (removed\n"
 	"                         at exit)\n"
 	"      --max-mem SIZE     lock at most SIZE\n"
-	"      --reserve SIZE     keep SIZE of MemAvailable free\n"
+	"      --reserve SIZE     keep SIZE of MemAvailable free (default above)\n"
 	"  -v, --verbose          list each file\n"
 	"  -h, --help             this text\n"
 	FORMAT_HELP
@@ -52,8 +55,8 @@ static const char usage_text[] =
 	"Examples:\n"
 	"  pagecache lock /srv/index/hot.idx             (Ctrl-C to release)\n"
 	"  pagecache lock -d -p /run/hot.pid /srv/index && kill $(cat /run/hot.pid)\n"
-	"Exit status: 0 all locked and released cleanly, 1 some files failed,\n"
-	"2 usage.\n";
+	"Exit status: 0 all locked (with -d: the daemon holds them; without: released\n"
+	"cleanly at the signal), 1 some files failed or the budget stopped it, 2 usage.\n";
 
 static const char *lock_reason(int err)
 {
@@ -170,7 +173,7 @@ int cmd_lock(int argc, char **argv)
 	targets_init(&c.t);
 	optind = 1;
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--json"))
+		if (is_json_flag(argv[i]))
 			out_init(OUT_JSON, false, false);
 	while ((opt = getopt_long(argc, argv, "dp:vh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
@@ -225,7 +228,14 @@ int cmd_lock(int argc, char **argv)
 		return EXIT_PARTIAL;
 	}
 
-	/* Signals wait for sigwait below; the walker's threads inherit this. */
+	/*
+	 * Signals wait for sigwait below; the walker's threads inherit the
+	 * mask. A shell starts background jobs with SIGINT ignored, and an
+	 * ignored signal is discarded even while blocked: take it back.
+	 */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
@@ -309,7 +319,8 @@ int cmd_lock(int argc, char **argv)
 			status = EXIT_PARTIAL;
 		close(pipefd[1]);
 	}
-	if (c.n) {
+	/* A daemon that failed holds nothing: exit 1 must mean no daemon. */
+	if (c.n && !(daemon && status)) {
 		do
 			rc = sigwait(&set, &sig);
 		while (rc != 0);

@@ -19,6 +19,7 @@
 struct tot {
 	uint64_t files, pages, size, cached, dirty, writeback, evicted, recent;
 	uint64_t unknown_files, unknown_pages;
+	uint64_t counted;		/* files with cachestat's dirty/evicted counts */
 } __attribute__((aligned(64)));
 
 struct stat_ctx {
@@ -43,10 +44,12 @@ static const char usage_text[] =
 	"\n"
 	"Options:\n"
 	"  -v, --verbose          list each file with a residency bar; -vv adds the\n"
-	"                         cached page ranges (first-last page numbers)\n"
-	"  -o, --output COLS      columns: RES,PAGES,SIZE,FILE,TOTAL_PAGES,PERCENT,\n"
-	"                         DIRTY_PAGES,WRITEBACK_PAGES,EVICTED_PAGES,\n"
-	"                         RECENTLY_EVICTED_PAGES,SOURCE,BAR,RANGES\n"
+	"                         cached page ranges (first-last page numbers; in\n"
+	"                         JSON, [first, count] pairs)\n"
+	"  -o, --output COLS      columns, in any case: RES,PAGES,SIZE,FILE,\n"
+	"                         TOTAL_PAGES,PERCENT,DIRTY_PAGES,WRITEBACK_PAGES,\n"
+	"                         EVICTED_PAGES,RECENTLY_EVICTED_PAGES,SOURCE,BAR,\n"
+	"                         RANGES; '+COLS' adds to the default columns\n"
 	"  -n, --noheadings       no header line in the table\n"
 	"  -h, --help             this text\n"
 	FORMAT_HELP
@@ -203,6 +206,7 @@ static int stat_file(const struct pc_walk_entry *e, void *arg)
 		t->unknown_pages += r.pages;
 	} else {
 		t->cached += r.cached;
+		t->counted += r.source == PC_SRC_CACHESTAT;
 		t->dirty += r.dirty;
 		t->writeback += r.writeback;
 		t->evicted += r.evicted;
@@ -229,10 +233,17 @@ static int stat_file(const struct pc_walk_entry *e, void *arg)
 	}
 	orec_u64(&rec, "cached", r.cached, OF_PAGES);
 	orec_u64(&rec, "cached_bytes", r.cached * ps, OF_BYTES);
-	orec_u64(&rec, "dirty", r.dirty, OF_PAGES);
-	orec_u64(&rec, "writeback", r.writeback, OF_PAGES);
-	orec_u64(&rec, "evicted", r.evicted, OF_PAGES);
-	orec_u64(&rec, "recently_evicted", r.recently_evicted, OF_PAGES);
+	if (r.source == PC_SRC_CACHESTAT) {
+		orec_u64(&rec, "dirty", r.dirty, OF_PAGES);
+		orec_u64(&rec, "writeback", r.writeback, OF_PAGES);
+		orec_u64(&rec, "evicted", r.evicted, OF_PAGES);
+		orec_u64(&rec, "recently_evicted", r.recently_evicted, OF_PAGES);
+	} else {	/* mincore knows nothing of these */
+		orec_null(&rec, "dirty");
+		orec_null(&rec, "writeback");
+		orec_null(&rec, "evicted");
+		orec_null(&rec, "recently_evicted");
+	}
 	orec_f64(&rec, "percent", r.pages ? 100.0 * (double)r.cached / (double)r.pages : 100.0);
 	orec_str(&rec, "source", r.source == PC_SRC_CACHESTAT ? "cachestat" : "mincore", 0);
 	if ((c->want_bar || c->want_ranges) && r.pages) {
@@ -286,7 +297,7 @@ int cmd_stat(int argc, char **argv)
 	optind = 1;
 	/* Find --json first, so usage errors are JSON too. */
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--json"))
+		if (is_json_flag(argv[i]))
 			out_init(OUT_JSON, false, false);
 	while ((opt = getopt_long(argc, argv, "vo:nh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
@@ -392,6 +403,7 @@ int cmd_stat(int argc, char **argv)
 		sum.recent += c.tot[i].recent;
 		sum.unknown_files += c.tot[i].unknown_files;
 		sum.unknown_pages += c.tot[i].unknown_pages;
+		sum.counted += c.tot[i].counted;
 	}
 	free(c.tot);
 
@@ -410,10 +422,17 @@ int cmd_stat(int argc, char **argv)
 		orec_u64(&rec, "cached", sum.cached, OF_PAGES);
 		orec_u64(&rec, "cached_bytes", sum.cached * pc_page_size(), OF_BYTES);
 	}
-	orec_u64(&rec, "dirty", sum.dirty, OF_PAGES);
-	orec_u64(&rec, "writeback", sum.writeback, OF_PAGES);
-	orec_u64(&rec, "evicted", sum.evicted, OF_PAGES);
-	orec_u64(&rec, "recently_evicted", sum.recent, OF_PAGES);
+	if (sum.counted || !sum.files) {
+		orec_u64(&rec, "dirty", sum.dirty, OF_PAGES);
+		orec_u64(&rec, "writeback", sum.writeback, OF_PAGES);
+		orec_u64(&rec, "evicted", sum.evicted, OF_PAGES);
+		orec_u64(&rec, "recently_evicted", sum.recent, OF_PAGES);
+	} else {	/* no file had cachestat's counts */
+		orec_null(&rec, "dirty");
+		orec_null(&rec, "writeback");
+		orec_null(&rec, "evicted");
+		orec_null(&rec, "recently_evicted");
+	}
 	orec_u64(&rec, "unknown_files", sum.unknown_files, 0);
 	orec_u64(&rec, "unknown_pages", sum.unknown_pages, OF_PAGES);
 	orec_u64(&rec, "skipped", c.t.special + c.t.symlinks + c.t.loops + c.t.mounts +
@@ -424,7 +443,7 @@ int cmd_stat(int argc, char **argv)
 	out_object("total", &rec);
 
 	if (fmt == OUT_HUMAN) {
-		char a[32], b[32];
+		char a[32], b[32], pct[16];
 		uint64_t known = sum.pages - sum.unknown_pages;
 
 		if (c.list && !noheadings && sum.files)
@@ -435,20 +454,24 @@ int cmd_stat(int argc, char **argv)
 			out_human_line("  Resident Pages: unknown/%llu  (%s)",
 				       (unsigned long long)sum.pages, unknown_reason(EPERM));
 		else
-			out_human_line("  Resident Pages: %llu/%llu  %s/%s  %.3g%%",
+			out_human_line("  Resident Pages: %llu/%llu  %s/%s  %s",
 				       (unsigned long long)sum.cached, (unsigned long long)known,
 				       fmt_size(sum.cached * pc_page_size(), a, sizeof(a)),
 				       fmt_size(known * pc_page_size(), b, sizeof(b)),
-				       known ? 100.0 * (double)sum.cached / (double)known : 100.0);
+				       fmt_percent(sum.cached, known, pct, sizeof(pct)));
 		if (sum.unknown_files && sum.unknown_files != sum.files)
 			out_human_line("         Unknown: %llu files, %llu pages (not counted above: "
 				       "no write permission, the kernel refuses residency)",
 				       (unsigned long long)sum.unknown_files,
 				       (unsigned long long)sum.unknown_pages);
-		out_human_line(" Dirty/Writeback: %llu/%llu pages", (unsigned long long)sum.dirty,
-			       (unsigned long long)sum.writeback);
-		out_human_line("         Evicted: %llu pages (%llu recently)",
-			       (unsigned long long)sum.evicted, (unsigned long long)sum.recent);
+		if (sum.counted || !sum.files) {
+			out_human_line(" Dirty/Writeback: %llu/%llu pages",
+				       (unsigned long long)sum.dirty, (unsigned long long)sum.writeback);
+			out_human_line("         Evicted: %llu pages (%llu recently)",
+				       (unsigned long long)sum.evicted, (unsigned long long)sum.recent);
+		} else {
+			out_human_line(" Dirty/Writeback: unknown (needs cachestat(2), Linux 6.5+)");
+		}
 		if (c.t.special || c.t.symlinks || c.t.loops || c.t.mounts || c.t.toobig ||
 		    c.t.excluded || c.t.dups)
 			out_human_line("         Skipped: %llu special, %llu symlinks, %llu loops, "

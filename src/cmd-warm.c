@@ -40,12 +40,13 @@ static const char usage_text[] =
 	"read again. Exit 0 means every page is in memory.\n"
 	"\n"
 	"It never adds more page cache than MemAvailable minus a reserve (default\n"
-	"5%% of RAM, at least 256M), nor more than the caller's memory cgroup has\n"
+	"5% of RAM, at least 256M), nor more than the caller's memory cgroup has\n"
 	"room for; it stops there and says how far it got (exit 1).\n"
 	"\n"
 	"Options:\n"
 	"      --max-mem SIZE     add at most SIZE of new page cache\n"
-	"      --reserve SIZE     keep SIZE of MemAvailable free (0: no guard)\n"
+	"      --reserve SIZE     keep SIZE of MemAvailable free (0: no reserve; it\n"
+	"                         still never adds more than MemAvailable)\n"
 	"      --rate RATE        read at most RATE per second (100M; plain numbers\n"
 	"                         are MiB/s)\n"
 	"      --engine E         uring, threads, or auto (default)\n"
@@ -161,7 +162,7 @@ int cmd_warm(int argc, char **argv)
 	targets_init(&c.t);
 	optind = 1;
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--json"))
+		if (is_json_flag(argv[i]))
 			out_init(OUT_JSON, false, false);
 	while ((opt = getopt_long(argc, argv, "vqh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
@@ -314,11 +315,11 @@ int cmd_warm(int argc, char **argv)
 		if (c.list)
 			out_human_line("%s", "");
 		out_human_line("           Files: %llu", (unsigned long long)sum.files);
-		out_human_line("  Resident Pages: %llu/%llu  %s/%s  %.3g%%",
+		out_human_line("  Resident Pages: %llu/%llu  %s/%s  %s",
 			       (unsigned long long)sum.resident, (unsigned long long)sum.pages,
 			       fmt_size(sum.resident * pc_page_size(), a, sizeof(a)),
 			       fmt_size(sum.pages * pc_page_size(), b, sizeof(b)),
-			       sum.pages ? 100.0 * (double)sum.resident / (double)sum.pages : 100.0);
+			       fmt_percent(sum.resident, sum.pages, r, sizeof(r)));
 		out_human_line("            Read: %s in %.3g s (%s/s, %s)",
 			       fmt_size(sum.read * pc_page_size(), a, sizeof(a)), el,
 			       pc_human_size(el > 0 ? (uint64_t)((double)sum.read *

@@ -223,6 +223,26 @@ char *fmt_size(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+char *fmt_percent(uint64_t part, uint64_t whole, char *buf, size_t len)
+{
+	double p = whole ? 100.0 * (double)part / (double)whole : 100.0;
+
+	if (part < whole && p > 99.9)
+		p = 99.9;
+	if (part && p < 0.1)
+		snprintf(buf, len, "<0.1%%");
+	else
+		snprintf(buf, len, "%.1f%%", p);
+	return buf;
+}
+
+bool is_json_flag(const char *arg)
+{
+	size_t n = strlen(arg);
+
+	return n >= 3 && n <= 6 && !strncmp(arg, "--json", n);
+}
+
 /* ---- JSON ---- */
 
 /* Length of a valid UTF-8 sequence at s, or 0. */
@@ -350,11 +370,21 @@ static void prom_label(FILE *o, const char *s)
 	}
 }
 
+/* pagecache_[file_]KEY plus a unit suffix, unless the key has one already */
+static const char *prom_suffix(const struct ofield *f)
+{
+	const char *suf = f->flags & OF_BYTES ? "_bytes" : f->flags & OF_PAGES ? "_pages" : "";
+	size_t kl = strlen(f->key), sl = strlen(suf);
+
+	if (!sl || !strcmp(f->key, suf + 1) || (kl > sl && !strcmp(f->key + kl - sl, suf)))
+		return "";
+	return suf;
+}
+
 static void prom_metric(FILE *o, const char *prefix, const struct ofield *f,
 			const struct orec *labels_from)
 {
-	fprintf(o, "pagecache_%s%s%s", prefix, f->key,
-		f->flags & OF_BYTES ? "_bytes" : f->flags & OF_PAGES ? "_pages" : "");
+	fprintf(o, "pagecache_%s%s%s", prefix, f->key, prom_suffix(f));
 	if (labels_from) {
 		bool first = true;
 
@@ -391,8 +421,7 @@ static void render_prom(FILE *o)
 
 			if (!prom_numeric(f))
 				continue;
-			fprintf(o, "# TYPE pagecache_%s%s gauge\n", f->key,
-				f->flags & OF_BYTES ? "_bytes" : f->flags & OF_PAGES ? "_pages" : "");
+			fprintf(o, "# TYPE pagecache_%s%s gauge\n", f->key, prom_suffix(f));
 			prom_metric(o, "", f, NULL);
 		}
 	for (int i = 0; i < doc.nlists; i++) {
@@ -401,14 +430,21 @@ static void render_prom(FILE *o)
 		if (!l->n || !strcmp(l->name, "errors"))
 			continue;
 		for (int k = 0; k < l->recs[0].n; k++) {
-			const struct ofield *f0 = &l->recs[0].f[k];
+			const char *key = l->recs[0].f[k].key;
+			const struct ofield *f0 = NULL;
 
-			if (!prom_numeric(f0) && f0->type != OF_NULL)
+			/* the first numeric sample names the metric (unknowns are null) */
+			for (size_t r = 0; r < l->n && !f0; r++) {
+				const struct ofield *f = orec_get(&l->recs[r], key);
+
+				if (f && prom_numeric(f))
+					f0 = f;
+			}
+			if (!f0)
 				continue;
-			fprintf(o, "# TYPE pagecache_file_%s%s gauge\n", f0->key,
-				f0->flags & OF_BYTES ? "_bytes" : f0->flags & OF_PAGES ? "_pages" : "");
+			fprintf(o, "# TYPE pagecache_file_%s%s gauge\n", key, prom_suffix(f0));
 			for (size_t r = 0; r < l->n; r++) {
-				const struct ofield *f = orec_get(&l->recs[r], f0->key);
+				const struct ofield *f = orec_get(&l->recs[r], key);
 
 				/* unknown stays absent: never a made-up sample */
 				if (f && prom_numeric(f))

@@ -113,7 +113,7 @@ static int read_batch(struct targets *t)
 	int sep = t->nul ? '\0' : '\n';
 
 	if (!f) {
-		cli_warn("cannot open '%s': %s", t->batch, strerror(errno));
+		cli_fail(t->batch, errno, "cannot open path list");
 		return -1;
 	}
 	while ((n = getdelim(&line, &cap, sep, f)) > 0) {
@@ -138,9 +138,9 @@ int targets_finish(struct targets *t, int argc, char **argv)
 	}
 	for (int i = 0; i < argc; i++)
 		push_str(&t->paths, &t->npaths, strdup(argv[i]));
-	if (t->batch && read_batch(t) < 0)
-		return -1;
-	if (!t->npaths) {
+	if (t->batch)
+		read_batch(t);	/* a failure is named and makes the exit 1 */
+	if (!t->npaths && !t->batch) {
 		cli_usage_error("no PATH given");
 		return -1;
 	}
@@ -174,7 +174,7 @@ static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg
 		break;
 	case PC_WALK_SKIP_LOOP:
 		t->loops++;
-		cli_warn("skipping '%s': directory already visited (symlink loop or bind mount)", path);
+		cli_warn("skipping '%s': directory already visited (named twice, a symlink loop or a bind mount)", path);
 		break;
 	case PC_WALK_SKIP_MOUNT:
 		t->mounts++;

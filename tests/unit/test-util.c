@@ -24,6 +24,8 @@ int main(void)
 	ok(pc_sys_inject_env("cachestat:EPERM,readahead:short:2:3") == 0, "fault spec parses");
 	ok(pc_sys_inject_env("nosuch:EPERM") == -EINVAL, "unknown call rejected");
 	ok(pc_sys_inject_env("mincore:EWHAT") == -EINVAL, "unknown error rejected");
+	ok(pc_sys_inject_env("mincore:EIO:x") == -EINVAL, "a bad count is rejected");
+	ok(pc_sys_inject_env("pread:short") == -EINVAL, "short is only for readahead");
 	pc_sys_inject_reset();
 
 	/* after/times: the 2nd and 3rd calls fail, then it heals */

@@ -1,0 +1,67 @@
+# lib.sh: TAP helpers for the CLI tests (git's test-lib in miniature).
+# Each test script sources this, calls t_ok/t_is/t_skip, and ends with
+# t_done. Scratch files live on a disk filesystem (tmpfs ignores fadvise).
+set -u
+PAGECACHE=${PAGECACHE:-$(cd "$(dirname "$0")/../.." && pwd)/build/pagecache}
+T_N=0
+T_FAILED=0
+T_DIR=$(mktemp -d "${PAGECACHE_TEST_DIR:-/var/tmp}/pc-cli-XXXXXX")
+T_CLEANUP=()
+t_cleanup() {
+	local c
+	for c in "${T_CLEANUP[@]}"; do eval "$c" >/dev/null 2>&1 || true; done
+	rm -rf "$T_DIR"
+}
+trap t_cleanup EXIT
+trap 'exit 130' INT TERM
+
+pc() { "$PAGECACHE" "$@"; }
+
+t_ok() {	# t_ok NAME CMD...: the command must succeed
+	local name=$1; shift
+	T_N=$((T_N + 1))
+	if "$@" >/dev/null; then echo "ok $T_N - $name"
+	else echo "not ok $T_N - $name"; T_FAILED=$((T_FAILED + 1)); fi
+}
+
+t_is() {	# t_is NAME GOT WANT
+	T_N=$((T_N + 1))
+	if [ "$2" = "$3" ]; then echo "ok $T_N - $1"
+	else
+		echo "not ok $T_N - $1"
+		echo "#   got:  '$2'"
+		echo "#   want: '$3'"
+		T_FAILED=$((T_FAILED + 1))
+	fi
+}
+
+t_skip() {	# t_skip NAME REASON
+	T_N=$((T_N + 1))
+	echo "ok $T_N - $1 # skip $2"
+}
+
+t_done() {
+	echo "1..$T_N"
+	[ "$T_FAILED" = 0 ]
+}
+
+t_root() { [ "$(id -u)" = 0 ]; }
+
+# mkfile PATH KiB: non-zero data, synced
+mkfile() {
+	head -c "$(($2 * 1024))" /dev/urandom >"$1" && sync "$1"
+}
+
+# drop PATH...: evict with the kernel's own tool, independent of ours
+drop() {
+	local f
+	for f in "$@"; do dd if="$f" iflag=nocache count=0 status=none 2>/dev/null; done
+}
+
+# cached_pages FILE: the ground truth, from util-linux fincore (mincore; true as root)
+cached_pages() {
+	fincore -b -n -r -o PAGES "$1"
+}
+
+# jget JSON-FILE FILTER
+jget() { jq -r "$2" "$1"; }

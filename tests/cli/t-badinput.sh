@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Bad input gets a clear error, the right exit code, and loses nothing.
+. "$(dirname "$0")/lib.sh"
+cd "$T_DIR"
+
+mkdir -p tree/deep
+mkfile tree/f 8
+mkfifo tree/fifo
+mkfifo lonely-fifo
+ln -s . tree/loop
+ln -s nowhere tree/dangling
+ln -s a tree/ab; ln -s ab tree/a   # a two-link loop
+
+# usage errors: exit 2
+pc nosuchverb >o 2>e; t_is "unknown verb exits 2" $? 2
+t_ok "unknown verb is named" grep -q "'nosuchverb' is not a command" e
+pc >o 2>e; t_is "no verb exits 2" $? 2
+pc stat --nosuch tree >o 2>e; t_is "unknown option exits 2" $? 2
+t_ok "unknown option is named" grep -q -- "--nosuch" e
+pc stat >o 2>e; t_is "no PATH exits 2" $? 2
+pc warm --max-mem 12q tree >o 2>e; t_is "bad size exits 2" $? 2
+t_ok "bad size is quoted" grep -q "'12q'" e
+pc stat --json --range x-y tree >o.json 2>e; t_is "bad range exits 2" $? 2
+t_ok "usage error under --json is JSON" jq -e '.usage.error' o.json
+pc stat -0 tree >o 2>e; t_is "-0 without -b exits 2" $? 2
+
+# help teaches
+for v in stat warm evict lock; do
+	pc $v --help >h.txt; rc=$?
+	t_ok "$v --help exits 0 and has examples" test $rc = 0 -a -n "$(grep -i example h.txt)"
+done
+pc --help | grep -q "Commands:"; t_is "pagecache --help lists commands" $? 0
+pc --version | grep -q '^pagecache [0-9]'; t_is "--version" $? 0
+
+# missing paths: exit 1, named, the rest still done
+pc stat --json tree/f missing >o.json 2>e; t_is "a missing path exits 1" $? 1
+t_ok "the missing path is named on stderr" grep -q "cannot open 'missing': No such file" e
+t_is "the missing path is in JSON errors" "$(jq -r '.errors[0].path' o.json)" missing
+t_is "the other file is still reported" "$(jq -r '.total.files' o.json)" 1
+t_is "the failure is counted" "$(jq -r '.total.failures' o.json)" 1
+
+# FIFOs, sockets, devices: a tree walk never opens them (a blocking open would hang)
+timeout 20 "$PAGECACHE" stat tree >o 2>e; rc=$?
+t_is "a tree with a FIFO and symlinks does not hang, exits 0" "$rc" 0
+t_ok "special files are counted as skipped" grep -q "Skipped: 1 special, 4 symlinks" o
+timeout 20 "$PAGECACHE" stat lonely-fifo >o 2>e; rc=$?
+t_is "a FIFO named on the command line is an error, not a hang" "$rc" 1
+t_ok "and the message says why" grep -q "not a regular file" e
+timeout 20 "$PAGECACHE" stat /dev/null >o 2>e; t_is "a character device is refused" $? 1
+
+# symlink loops under -L: terminate, say so
+timeout 20 "$PAGECACHE" stat -L tree >o 2>e; rc=$?
+t_is "-L over loops terminates; dangling/looping links are failures" "$rc" 1
+t_ok "the directory loop is reported" grep -q "already visited" e
+t_ok "the two-link loop is named" grep -q "symbolic link loop" e
+t_ok "the dangling link is named" grep -q "'tree/dangling': No such file" e
+
+# unreadable directories
+if t_root && command -v setpriv >/dev/null; then
+	mkdir -p tree2/secret; mkfile tree2/ok 4; mkfile tree2/secret/s 4
+	chmod 700 tree2/secret; chmod 755 . tree2
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$PAGECACHE" stat tree2 >o 2>e; rc=$?
+	t_is "an unreadable directory exits 1" "$rc" 1
+	t_ok "and is named" grep -q "cannot open 'tree2/secret': Permission denied" e
+	t_ok "the readable part is still counted" grep -q "Files: 1" o
+else
+	t_skip "unreadable directory" "needs root and setpriv to switch users"
+fi
+
+# a closed stdout is normal (EPIPE), not an error spew
+for i in $(seq 300); do mkfile tree/deep/f$i 1; done; pc stat -v tree 2>e | head -c 1 >/dev/null; t_is "EPIPE on stdout is quiet" "$(cat e)" ""
+
+# an unreadable path list is a named failure (exit 1), JSON stays JSON
+pc stat --json -b no-such-list >o.json 2>e; t_is "a missing -b list exits 1" $? 1
+t_is "and is in the JSON errors" "$(jq -r '.errors[0].path' o.json)" no-such-list
+
+# bad fault spec is refused, not ignored
+PAGECACHE_FAULT=bogus pc stat tree >o 2>e; t_is "a bad PAGECACHE_FAULT exits 2" $? 2
+
+t_done

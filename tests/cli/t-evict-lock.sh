@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# pagecache evict (dirty first, reasons for what stays) and lock (daemon,
+# pidfile, signals, refusals).
+. "$(dirname "$0")/lib.sh"
+cd "$T_DIR"
+PS=$(getconf PAGESIZE)
+
+mkdir tree
+mkfile tree/a 512
+cat tree/a >/dev/null
+head -c 1048576 /dev/urandom >tree/dirty    # not synced: dirty pages
+pc evict --json tree >e.json; rc=$?
+t_is "evict exits 0" "$rc" 0
+t_is "clean pages gone" "$(cached_pages tree/a)" 0
+t_is "dirty pages written and gone" "$(cached_pages tree/dirty)" 0
+t_is "JSON counts what stayed" "$(jq .total.stayed e.json)" 0
+
+# a range that is not page-aligned: partly covered pages are not "stayed"
+cat tree/a >/dev/null
+pc evict --range 100-8292 tree/a >o 2>e; rc=$?
+t_is "evict of an unaligned range exits 0" "$rc" 0
+t_is "the one whole page inside it is gone" "$(cached_pages tree/a)" 127
+
+# lock keeps pages; evict says who holds them
+if ! t_root && [ "$(ulimit -l)" != unlimited ] && [ "$(ulimit -l)" -lt 1024 ]; then
+	t_skip "lock tests" "needs root or ulimit -l >= 1024"
+	t_done; exit
+fi
+drop tree/a
+pc lock -d -p "$T_DIR/lock.pid" tree/a >o 2>e; rc=$?
+T_CLEANUP+=("kill \$(cat '$T_DIR/lock.pid')")
+t_is "lock --daemon returns 0 once locked" "$rc" 0
+t_ok "the pidfile exists" test -s lock.pid
+pid=$(cat lock.pid)
+t_ok "the daemon runs" kill -0 "$pid"
+t_is "locked file is fully cached" "$(cached_pages tree/a)" 128
+pc evict tree/a >o 2>e; rc=$?
+t_is "evicting a locked file exits 1" "$rc" 1
+t_ok "the reason names the locker" grep -q "stayed: locked by $pid (pagecache, mlocked)" e
+t_is "the pages stayed" "$(cached_pages tree/a)" 128
+kill -TERM "$pid"
+for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+t_ok "SIGTERM ends the daemon" sh -c "! kill -0 $pid 2>/dev/null"
+t_ok "and removes the pidfile" test ! -e lock.pid
+pc evict tree/a >/dev/null
+t_is "after unlock, evict works" "$(cached_pages tree/a)" 0
+
+# foreground lock, SIGINT
+"$PAGECACHE" lock --json tree/a >l.json 2>/dev/null &
+lp=$!
+for i in $(seq 50); do [ -s l.json ] && break; sleep 0.1; done
+t_is "foreground lock reports JSON once locked" "$(jq .total.files l.json)" 1
+kill -INT $lp; wait $lp; rc=$?
+t_is "SIGINT releases and exits 0" "$rc" 0
+
+# refused locked memory: a clear error, exit 1
+if t_root && command -v setpriv >/dev/null; then
+	chmod 755 . tree; chmod 644 tree/a
+	mkfile tree/big 16384; chmod 644 tree/big
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		bash -c "ulimit -l 64; exec '$PAGECACHE' lock tree/big" >o 2>e; rc=$?
+	t_is "lock beyond RLIMIT_MEMLOCK exits 1" "$rc" 1
+	t_ok "with a clear reason" grep -q "locked memory not allowed: RLIMIT_MEMLOCK is 64 KiB" e
+else
+	t_skip "RLIMIT_MEMLOCK refusal" "needs root and setpriv"
+fi
+PAGECACHE_FAULT=mlock:EPERM pc lock tree/a >o 2>e; rc=$?
+t_is "an injected mlock EPERM exits 1 without waiting" "$rc" 1
+
+# the budget applies to lock too
+pc lock --max-mem 1M tree/big >o 2>e; rc=$?
+t_is "lock over --max-mem exits 1 without waiting" "$rc" 1
+t_ok "and says so" grep -q "stopped early" e
+pc lock -d -p "$T_DIR/l2.pid" --max-mem 1M tree/a tree/big >o 2>e; rc=$?
+t_is "a daemon that cannot lock everything exits 1" "$rc" 1
+sleep 0.3
+t_ok "and leaves no daemon behind" sh -c "! pgrep -f '[l]ock -d -p $T_DIR/l2.pid'"
+
+t_done

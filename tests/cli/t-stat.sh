@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# pagecache stat against a ground truth the test makes itself (fincore).
+. "$(dirname "$0")/lib.sh"
+cd "$T_DIR"
+PS=$(getconf PAGESIZE)
+
+mkfile a 1024
+mkdir -p tree/sub
+mkfile tree/x 64
+mkfile tree/sub/y 12
+drop a tree/x tree/sub/y
+# read pages 0-9 and 100-119 of a, with no readahead around them
+dd if=a of=/dev/null bs=$PS count=10 iflag=direct status=none   # direct: not cached
+dd if=a of=/dev/null bs=$PS skip=100 count=20 status=none 2>/dev/null
+want=$(cached_pages a)
+
+pc stat --json a >out.json; rc=$?
+t_is "stat of a file exits 0" "$rc" 0
+t_ok "stat --json is valid JSON" jq -e . out.json
+t_is "cached matches fincore (mincore as root)" "$(jget out.json '.files[0].cached')" "$want"
+t_is "total.cached matches too" "$(jget out.json '.total.cached')" "$want"
+t_is "pages is size/pagesize" "$(jget out.json '.files[0].pages')" $((1024 * 1024 / PS))
+t_is "size in bytes" "$(jget out.json '.files[0].size')" 1048576
+for k in path size pages cached dirty writeback evicted recently_evicted; do
+	t_is "file has key $k" "$(jget out.json ".files[0] | has(\"$k\")")" true
+done
+for k in files pages cached dirty writeback evicted recently_evicted; do
+	t_is "total has key $k" "$(jget out.json ".total | has(\"$k\")")" true
+done
+
+# -vv: page ranges are the runs we read (readahead may extend the second)
+pc stat -vv --json a >vv.json
+first=$(jget vv.json '.files[0].ranges[0] | "\(.[0]) \(.[1])"')
+t_ok "-vv lists cached ranges" test -n "$first"
+sum=$(jget vv.json '[.files[0].ranges[][1]] | add // 0')
+t_is "ranges add up to cached" "$sum" "$want"
+
+# a directory: summary; files listed with -v
+pc stat tree >human.txt
+t_ok "directory summary names Files" grep -q "Files: 2" human.txt
+t_ok "and Directories" grep -q "Directories: 2" human.txt
+pc stat --json tree >tree.json
+t_is "no file list without -v for a tree" "$(jget tree.json '.files | length')" 0
+t_is "tree total files" "$(jget tree.json '.total.files')" 2
+pc stat -v --json tree >treev.json
+t_is "-v lists both files" "$(jget treev.json '[.files[].path] | sort | join(",")')" "tree/sub/y,tree/x"
+pc stat -v tree >treev.txt
+t_ok "-v human output has a residency bar" grep -q '\[.*\] tree/x' treev.txt
+
+# byte range
+cat a >/dev/null
+pc stat --json --range 4k-12k a >r.json
+t_is "--range 4k-12k is 2 pages" "$(jget r.json '.files[0].pages')" 2
+t_is "both cached" "$(jget r.json '.files[0].cached')" 2
+
+# Prometheus and key=value
+pc stat --prom a >prom.txt
+t_ok "prom has cached pages for the file" grep -q '^pagecache_file_cached_pages{path="a"} 256$' prom.txt
+t_ok "prom has a total" grep -q '^pagecache_cached_pages 256$' prom.txt
+t_ok "prom TYPE lines" grep -q '^# TYPE pagecache_cached_pages gauge$' prom.txt
+t_ok "prom: no doubled unit suffix" sh -c "! grep -E '_(pages_pages|bytes_bytes)' prom.txt"
+t_ok "prom: every sample has a TYPE line" sh -c "for m in \$(grep -v '^#' prom.txt | sed 's/[{ ].*//' | sort -u); do grep -q \"^# TYPE \$m gauge\" prom.txt || exit 1; done"
+pc stat --kv a >kv.txt
+t_ok "kv has path=a cached=256" grep -q 'path=a .*cached=256' kv.txt
+
+# fincore-style columns
+pc stat -o PAGES,FILE -n a >cols.txt
+t_is "-o PAGES,FILE -n" "$(cat cols.txt | head -1 | tr -s ' ' | sed 's/^ //')" "256 a"
+
+# batch input: NUL-separated, last record without a terminator (vmtouch drops its last byte)
+printf 'tree/x\0tree/sub/y' | pc stat -b - -0 --json >b.json
+t_is "-b - -0 reads both paths whole" "$(jget b.json '[.files[].path] | sort | join(",")')" "tree/sub/y,tree/x"
+printf 'tree/x\ntree/sub/y' | pc stat -b - --json >b2.json
+t_is "-b - newline list without trailing newline" "$(jget b2.json '.total.files')" 2
+
+# dirty and evicted counts come from cachestat
+head -c 65536 /dev/urandom >>tree/x
+pc stat --json tree/x >d.json
+t_ok "fresh writes show as dirty" test "$(jget d.json '.files[0].dirty')" -gt 0
+
+# Honesty: a user who may not write the file gets unknown, never mincore's fake 100%
+if t_root && command -v setpriv >/dev/null; then
+	chmod 755 "$T_DIR"; chmod 644 a
+	drop a
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$PAGECACHE" stat --json a >u.json 2>u.err
+	t_is "unprivileged: cached is null" "$(jget u.json '.files[0].cached')" null
+	t_ok "unprivileged: a reason is given" grep -q "refuses" u.json
+	t_is "unprivileged: total counts it as unknown" "$(jget u.json '.total.unknown_files')" 1
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$PAGECACHE" stat a >u.txt 2>&1
+	t_ok "human output says unknown" grep -q "unknown" u.txt
+	chmod 666 a
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$PAGECACHE" stat --json a >w.json
+	t_is "writable by the user: real numbers" "$(jget w.json '.files[0].cached')" 0
+else
+	t_skip "unprivileged honesty" "needs root and setpriv to switch users"
+fi
+
+# A kernel without cachestat: mincore path, same numbers
+cat a >/dev/null
+PAGECACHE_FAULT=cachestat:ENOSYS pc stat --json a >m.json
+t_is "mincore fallback gives the same count" "$(jget m.json '.files[0].cached')" "$(cached_pages a)"
+t_is "and says where it came from" "$(jget m.json '.files[0].source')" mincore
+
+t_done
