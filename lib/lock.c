@@ -12,6 +12,8 @@
 
 #include <errno.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 int pc_fd_lock(int fd, uint64_t size, uint64_t off, uint64_t len, struct pc_lock *ret)
 {
@@ -41,7 +43,7 @@ int pc_fd_lock(int fd, uint64_t size, uint64_t off, uint64_t len, struct pc_lock
 void pc_unlock(struct pc_lock *l)
 {
 	if (l && l->addr) {
-		munlock(l->addr, l->len);
+		syscall(SYS_munlock, l->addr, l->len);	/* see pc_sys_mlock */
 		munmap(l->addr, l->len);
 		l->addr = NULL;
 		l->len = 0;

@@ -185,7 +185,8 @@ void out_sort(const char *list, const char *key)
 	struct olist *l = list_get(list);
 
 	sort_key = key;
-	qsort(l->recs, l->n, sizeof(*l->recs), cmp_rec);
+	if (l->n > 1)
+		qsort(l->recs, l->n, sizeof(*l->recs), cmp_rec);
 }
 
 void out_columns(const char *list, const struct ocol *cols, size_t n)

@@ -160,6 +160,7 @@ int main(void)
 		ok(!pc_budget_take(&b, 1), "and stays stopped");
 		pc_budget_release(&b);
 	}
+	free(path);
 	rm_scratch();
 	return done_testing();
 }
