@@ -162,7 +162,9 @@ uint64_t pc_default_reserve(const struct pc_memstat *m);
 
 struct pc_walk_entry {
 	const char *path;		/* as reached from a root */
-	int fd;				/* open O_RDONLY; the walker closes it */
+	int fd;				/* open O_RDONLY|O_NONBLOCK; the walker
+					   closes it unless file() takes it
+					   by setting fd to -1 */
 	struct stat st;
 	unsigned worker;		/* 0..threads-1, for per-thread totals */
 };
@@ -190,7 +192,7 @@ struct pc_walk_opts {
 	const char *const *include;	/* fnmatch on the basename of files */
 	const char *const *exclude;	/* ... of files and directories */
 	/* called in worker threads; non-zero return stops the walk */
-	int (*file)(const struct pc_walk_entry *e, void *arg);
+	int (*file)(struct pc_walk_entry *e, void *arg);
 	/* called in worker threads, serialised by the walker */
 	void (*event)(enum pc_walk_event ev, const char *path, int err, void *arg);
 	void *arg;			/* for file() */
@@ -223,10 +225,10 @@ struct pc_warm_opts {
 struct pc_warmer;
 int pc_warmer_new(const struct pc_warm_opts *o, struct pc_warmer **ret);
 /*
- * Queue [off, off+len) of an open file for warming. The warmer dups fd.
- * Reads are issued at once; completion is checked later, so many files
- * are in flight together. Per-file failures are delivered through
- * pc_warmer_next_result().
+ * Queue [off, off+len) of an open file for warming. The warmer takes fd
+ * and closes it when the file is done, on failure too. Reads are issued
+ * at once; completion is checked later, so many files are in flight
+ * together. Per-file failures are delivered through pc_warmer_next_result().
  */
 int pc_warmer_add(struct pc_warmer *w, int fd, const char *path,
 		  const struct stat *st, uint64_t off, uint64_t len);
@@ -239,7 +241,10 @@ struct pc_warm_result {
 	uint64_t resident;		/* verified resident after warming */
 	uint64_t read;			/* pages that were not cached before */
 	int err;			/* 0, or why not all resident */
-	bool verified;			/* mincore checked every page */
+	bool by_read;			/* proven by reading every page (small
+					   files, or mincore not allowed), not
+					   by mincore */
+	bool denied;			/* the kernel refuses residency to us */
 };
 /* Pop one finished file's result; returns 1 if one was popped, 0 if none. */
 int pc_warmer_next_result(struct pc_warmer *w, struct pc_warm_result *ret);

@@ -13,7 +13,7 @@
  * cases come back as source NONE with err = EPERM.
  */
 #define _GNU_SOURCE
-#include "pagecache.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -166,7 +166,8 @@ static int run_push(struct run_state *s, uint64_t page, uint64_t n, bool residen
 	return rc;
 }
 
-int pc_fd_scan(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_cb cb, void *arg)
+static int scan(int fd, uint64_t size, uint64_t off, uint64_t len, bool precheck,
+		pc_run_cb cb, void *arg)
 {
 	struct run_state s = { .cb = cb, .arg = arg };
 	uint64_t first, end, ps = pc_page_size();
@@ -176,7 +177,7 @@ int pc_fd_scan(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_cb cb, 
 
 	if (!page_span(size, off, len, &first, &end))
 		return 0;
-	if (!cs_ok) {
+	if (!cs_ok && precheck) {
 		struct stat st;
 
 		/* Without cachestat's EPERM, ask the gate ourselves. */
@@ -193,7 +194,7 @@ int pc_fd_scan(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_cb cb, 
 		void *map;
 		int err = 0;
 
-		if (cs_ok) {
+		if (cs_ok && precheck) {
 			struct pc_cachestat cs;
 
 			rc = pc_sys_cachestat(fd, p * ps, n * ps, &cs);
@@ -233,4 +234,15 @@ int pc_fd_scan(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_cb cb, 
 		rc = cb(s.start, s.n, s.resident, arg);
 	free(vec);
 	return rc;
+}
+
+int pc_fd_scan(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_cb cb, void *arg)
+{
+	return scan(fd, size, off, len, true, cb, arg);
+}
+
+int pc_fd_scan_mapped(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_cb cb,
+		      void *arg)
+{
+	return scan(fd, size, off, len, false, cb, arg);
 }

@@ -230,8 +230,10 @@ static void do_file(struct worker *wk, int dirfd, const char *name, const char *
 		if (rc)
 			set_stop(w, rc);
 	}
+	fd = e.fd;	/* -1 if file() kept it */
 out:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 }
 
 static char *join(struct worker *wk, const char *dir, const char *name)

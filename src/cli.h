@@ -133,7 +133,7 @@ int targets_opt(struct targets *t, int c, const char *arg);
 /* Take argv's remaining paths and any batch list; -1 on error. */
 int targets_finish(struct targets *t, int argc, char **argv);
 /* Walk with t's options; event counters are kept in t. */
-int targets_walk(struct targets *t, int (*file)(const struct pc_walk_entry *, void *), void *arg);
+int targets_walk(struct targets *t, int (*file)(struct pc_walk_entry *, void *), void *arg);
 void targets_release(struct targets *t);
 
 /* Shared by commands that print data. */

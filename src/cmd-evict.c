@@ -64,7 +64,7 @@ static void why_stayed(const struct pc_walk_entry *e, const struct pc_residency 
 	snprintf(buf, len, "in use (busy or still being read)");
 }
 
-static int evict_file(const struct pc_walk_entry *e, void *arg)
+static int evict_file(struct pc_walk_entry *e, void *arg)
 {
 	struct evict_ctx *c = arg;
 	struct evict_tot *t = &c->tot[e->worker];

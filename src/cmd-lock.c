@@ -82,7 +82,7 @@ static const char *lock_reason(int err)
 	}
 }
 
-static int lock_file(const struct pc_walk_entry *e, void *arg)
+static int lock_file(struct pc_walk_entry *e, void *arg)
 {
 	struct lock_ctx *c = arg;
 	uint64_t size = (uint64_t)e->st.st_size, want;

@@ -184,7 +184,7 @@ static const char *unknown_reason(int err)
 	       "the file (cachestat: EPERM; mincore would fake 'all cached')";
 }
 
-static int stat_file(const struct pc_walk_entry *e, void *arg)
+static int stat_file(struct pc_walk_entry *e, void *arg)
 {
 	struct stat_ctx *c = arg;
 	struct tot *t = &c->tot[e->worker];

@@ -196,7 +196,7 @@ static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg
 	}
 }
 
-int targets_walk(struct targets *t, int (*file)(const struct pc_walk_entry *, void *), void *arg)
+int targets_walk(struct targets *t, int (*file)(struct pc_walk_entry *, void *), void *arg)
 {
 	t->walk.file = file;
 	t->walk.arg = arg;

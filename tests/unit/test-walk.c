@@ -19,7 +19,7 @@ struct seen {
 	int last_err;
 };
 
-static int on_file(const struct pc_walk_entry *e, void *arg)
+static int on_file(struct pc_walk_entry *e, void *arg)
 {
 	struct seen *s = arg;
 	const char *base = strrchr(e->path, '/');
@@ -40,7 +40,7 @@ static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg
 		s->last_err = err;
 }
 
-static int stop_cb(const struct pc_walk_entry *e, void *a)
+static int stop_cb(struct pc_walk_entry *e, void *a)
 {
 	return 7;
 }

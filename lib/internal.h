@@ -1,0 +1,18 @@
+/*
+ * internal.h: what the library's files share and the public header does
+ * not promise.
+ */
+#ifndef PC_INTERNAL_H
+#define PC_INTERNAL_H
+
+#include "pagecache.h"
+
+/*
+ * pc_fd_scan without asking cachestat first, for ranges expected to be
+ * cached. It does not check the permission gate: the caller must already
+ * know that the kernel gives it true answers (pc_fd_residency said so).
+ */
+int pc_fd_scan_mapped(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_cb cb,
+		      void *arg);
+
+#endif
