@@ -22,7 +22,7 @@ SANFLAGS :=
 endif
 
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread $(SANFLAGS)
+CFLAGS  += -std=gnu11 -Wall -Wextra -pthread $(SANFLAGS)
 CPPFLAGS += -Iinclude -Ilib
 LDFLAGS += -pthread $(SANFLAGS)
 # liburing goes in statically, so the binary runs where liburing2 is absent.

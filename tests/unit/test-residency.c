@@ -31,6 +31,7 @@ static int count(uint64_t first, uint64_t n, bool resident, void *arg)
 {
 	struct runs *r = arg;
 
+	(void)first;
 	r->all += n;
 	r->nruns++;
 	if (resident)

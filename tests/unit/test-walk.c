@@ -35,6 +35,7 @@ static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg
 {
 	struct seen *s = arg;
 
+	(void)path;
 	s->ev[ev]++;
 	if (ev == PC_WALK_ERROR)
 		s->last_err = err;
@@ -42,6 +43,8 @@ static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg
 
 static int stop_cb(struct pc_walk_entry *e, void *a)
 {
+	(void)e;
+	(void)a;
 	return 7;
 }
 
