@@ -47,6 +47,16 @@ t_done() {
 
 t_root() { [ "$(id -u)" = 0 ]; }
 
+# as_nobody CMD ARGS...: run as uid/gid 65534 with no capabilities. The
+# binary is copied into the scratch directory first: the checkout may sit
+# under a directory that nobody cannot enter (mktemp -d makes 0700 ones).
+as_nobody() {
+	local bin=$T_DIR/.pagecache-nobody
+	[ -x "$bin" ] || { cp "$PAGECACHE" "$bin" && chmod 755 "$T_DIR" "$bin"; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"
+}
+nobody_pc() { as_nobody "$T_DIR/.pagecache-nobody" "$@"; }
+
 # mkfile PATH KiB: non-zero data, synced
 mkfile() {
 	head -c "$(($2 * 1024))" /dev/urandom >"$1" && sync "$1"

@@ -82,14 +82,14 @@ t_ok "fresh writes show as dirty" test "$(jget d.json '.files[0].dirty')" -gt 0
 if t_root && command -v setpriv >/dev/null; then
 	chmod 755 "$T_DIR"; chmod 644 a
 	drop a
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$PAGECACHE" stat --json a >u.json 2>u.err
+	nobody_pc stat --json a >u.json 2>u.err
 	t_is "unprivileged: cached is null" "$(jget u.json '.files[0].cached')" null
 	t_ok "unprivileged: a reason is given" grep -q "refuses" u.json
 	t_is "unprivileged: total counts it as unknown" "$(jget u.json '.total.unknown_files')" 1
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$PAGECACHE" stat a >u.txt 2>&1
+	nobody_pc stat a >u.txt 2>&1
 	t_ok "human output says unknown" grep -q "unknown" u.txt
 	chmod 666 a
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$PAGECACHE" stat --json a >w.json
+	nobody_pc stat --json a >w.json
 	t_is "writable by the user: real numbers" "$(jget w.json '.files[0].cached')" 0
 else
 	t_skip "unprivileged honesty" "needs root and setpriv to switch users"
