@@ -149,6 +149,19 @@ void targets_release(struct targets *t);
 	"      --kv               key=value lines\n"                       \
 	"      --bytes            exact bytes instead of 1.5G\n"
 
+/* What every data-printing, file-taking command parses the same way. */
+struct cli_opts {
+	enum out_fmt fmt;
+	bool bytes, noheadings;
+};
+/* Before getopt: so that even usage errors are JSON under --json. */
+void cli_begin(int argc, char **argv);
+/* Format and target options; 1 handled, else a usage error was reported. */
+int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *arg,
+		   char **argv);
+/* After getopt: set up the output and take the paths; -1: usage error. */
+int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **argv);
+
 void bar_render(const uint64_t *buckets_res, const uint64_t *buckets_all, int n, char *out);
 
 int cmd_stat(int argc, char **argv);

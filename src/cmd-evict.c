@@ -122,19 +122,15 @@ int cmd_evict(int argc, char **argv)
 		{ 0 }
 	};
 	struct evict_ctx c = { 0 };
-	enum out_fmt fmt = OUT_HUMAN;
+	struct cli_opts co = { OUT_HUMAN };
 	struct evict_tot sum = { 0 };
 	struct orec rec = { 0 };
-	bool bytes = false;
 	unsigned nt;
 	double t0;
 	int opt, rc;
 
 	targets_init(&c.t);
-	optind = 1;
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (is_json_flag(argv[i]))
-			out_init(OUT_JSON, false, false);
+	cli_begin(argc, argv);
 	while ((opt = getopt_long(argc, argv, "vh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'v':
@@ -143,31 +139,12 @@ int cmd_evict(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
-		case 'J':
-			fmt = OUT_JSON;
-			break;
-		case 'P':
-			fmt = OUT_PROM;
-			break;
-		case 'K':
-			fmt = OUT_KV;
-			break;
-		case 'B':
-			bytes = true;
-			break;
 		default:
-			rc = targets_opt(&c.t, opt, optarg);
-			if (rc < 0)
+			if (cli_common_opt(&co, &c.t, opt, optarg, argv) < 0)
 				return EXIT_USAGE;
-			if (rc == 0)
-				return cli_usage_error("unknown option or missing value: '%s'",
-						       argv[optind - 1]);
 		}
 	}
-	out_init(fmt, bytes, false);
-	out_list_declare("files");
-	out_list_declare("errors");
-	if (targets_finish(&c.t, argc - optind, argv + optind) < 0)
+	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
 	nt = pc_walk_threads(&c.t.walk);
 	c.tot = calloc(nt, sizeof(*c.tot));
@@ -204,7 +181,7 @@ int cmd_evict(int argc, char **argv)
 	orec_u64(&rec, "failures", cli_failures(), 0);
 	orec_f64(&rec, "elapsed", pc_now() - t0);
 	out_object("total", &rec);
-	if (fmt == OUT_HUMAN) {
+	if (co.fmt == OUT_HUMAN) {
 		char a[32];
 
 		if (c.list)

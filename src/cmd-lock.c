@@ -160,10 +160,10 @@ int cmd_lock(int argc, char **argv)
 		{ 0 }
 	};
 	struct lock_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER };
-	enum out_fmt fmt = OUT_HUMAN;
+	struct cli_opts co = { OUT_HUMAN };
 	uint64_t max_mem = 0, reserve = UINT64_MAX;
 	const char *pidfile = NULL;
-	bool daemon = false, bytes = false;
+	bool daemon = false;
 	struct orec rec = { 0 };
 	int opt, rc, pipefd[2] = { -1, -1 }, sig;
 	sigset_t set;
@@ -171,10 +171,7 @@ int cmd_lock(int argc, char **argv)
 	unsigned char status;
 
 	targets_init(&c.t);
-	optind = 1;
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (is_json_flag(argv[i]))
-			out_init(OUT_JSON, false, false);
+	cli_begin(argc, argv);
 	while ((opt = getopt_long(argc, argv, "dp:vh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
@@ -197,31 +194,12 @@ int cmd_lock(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
-		case 'J':
-			fmt = OUT_JSON;
-			break;
-		case 'P':
-			fmt = OUT_PROM;
-			break;
-		case 'K':
-			fmt = OUT_KV;
-			break;
-		case 'B':
-			bytes = true;
-			break;
 		default:
-			rc = targets_opt(&c.t, opt, optarg);
-			if (rc < 0)
+			if (cli_common_opt(&co, &c.t, opt, optarg, argv) < 0)
 				return EXIT_USAGE;
-			if (rc == 0)
-				return cli_usage_error("unknown option or missing value: '%s'",
-						       argv[optind - 1]);
 		}
 	}
-	out_init(fmt, bytes, false);
-	out_list_declare("files");
-	out_list_declare("errors");
-	if (targets_finish(&c.t, argc - optind, argv + optind) < 0)
+	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
 	if (pc_budget_init(&c.budget, max_mem, reserve) < 0) {
 		cli_warn("cannot read memory state");
@@ -295,7 +273,7 @@ int cmd_lock(int argc, char **argv)
 		out_sort("files", "path");
 		out_columns("files", cols, 2);
 	}
-	if (fmt == OUT_HUMAN)
+	if (co.fmt == OUT_HUMAN)
 		out_human_line("Locked %zu files, %s, pid %d%s", c.n,
 			       fmt_size(c.bytes, a, sizeof(a)), getpid(),
 			       c.n ? "; SIGTERM or Ctrl-C releases them" : "");

@@ -284,8 +284,8 @@ int cmd_stat(int argc, char **argv)
 		{ 0 }
 	};
 	struct stat_ctx c = { 0 };
-	enum out_fmt fmt = OUT_HUMAN;
-	bool bytes = false, noheadings = false, custom = false;
+	struct cli_opts co = { OUT_HUMAN };
+	bool custom = false;
 	const char *colspec = NULL;
 	struct tot sum = { 0 };
 	struct orec rec = { 0 };
@@ -294,11 +294,7 @@ int cmd_stat(int argc, char **argv)
 	int opt, rc;
 
 	targets_init(&c.t);
-	optind = 1;
-	/* Find --json first, so usage errors are JSON too. */
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (is_json_flag(argv[i]))
-			out_init(OUT_JSON, false, false);
+	cli_begin(argc, argv);
 	while ((opt = getopt_long(argc, argv, "vo:nh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'v':
@@ -308,36 +304,17 @@ int cmd_stat(int argc, char **argv)
 			colspec = optarg;
 			break;
 		case 'n':
-			noheadings = true;
+			co.noheadings = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
-		case 'J':
-			fmt = OUT_JSON;
-			break;
-		case 'P':
-			fmt = OUT_PROM;
-			break;
-		case 'K':
-			fmt = OUT_KV;
-			break;
-		case 'B':
-			bytes = true;
-			break;
 		default:
-			rc = targets_opt(&c.t, opt, optarg);
-			if (rc < 0)
+			if (cli_common_opt(&co, &c.t, opt, optarg, argv) < 0)
 				return EXIT_USAGE;
-			if (rc == 0)
-				return cli_usage_error("unknown option or missing value: '%s'",
-						       argv[optind - 1]);
 		}
 	}
-	out_init(fmt, bytes, noheadings);
-	out_list_declare("files");
-	out_list_declare("errors");
-	if (targets_finish(&c.t, argc - optind, argv + optind) < 0)
+	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
 
 	/* Default columns, fincore's first, then ours. */
@@ -352,7 +329,7 @@ int cmd_stat(int argc, char **argv)
 		add_col(n);
 		d = comma ? comma + 1 : NULL;
 	}
-	if (c.verbose && fmt == OUT_HUMAN)
+	if (c.verbose && co.fmt == OUT_HUMAN)
 		add_col("BAR");
 	add_col("FILE");
 	if (c.verbose >= 2)
@@ -442,11 +419,11 @@ int cmd_stat(int argc, char **argv)
 	orec_f64(&rec, "elapsed", pc_now() - t0);
 	out_object("total", &rec);
 
-	if (fmt == OUT_HUMAN) {
+	if (co.fmt == OUT_HUMAN) {
 		char a[32], b[32], pct[16];
 		uint64_t known = sum.pages - sum.unknown_pages;
 
-		if (c.list && !noheadings && sum.files)
+		if (c.list && !co.noheadings && sum.files)
 			out_human_line("%s", "");
 		out_human_line("           Files: %llu", (unsigned long long)sum.files);
 		out_human_line("     Directories: %llu", (unsigned long long)c.t.dirs);

@@ -152,9 +152,9 @@ int cmd_warm(int argc, char **argv)
 	};
 	struct warm_ctx c = { 0 };
 	struct pc_warm_opts wo = { 0 };
-	enum out_fmt fmt = OUT_HUMAN;
+	struct cli_opts co = { OUT_HUMAN };
 	uint64_t max_mem = 0, reserve = UINT64_MAX, rate = 0;
-	bool bytes = false, quiet = false;
+	bool quiet = false;
 	struct warm_tot sum = { 0 };
 	struct orec rec = { 0 };
 	pthread_t prog;
@@ -164,10 +164,7 @@ int cmd_warm(int argc, char **argv)
 	int opt, rc;
 
 	targets_init(&c.t);
-	optind = 1;
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (is_json_flag(argv[i]))
-			out_init(OUT_JSON, false, false);
+	cli_begin(argc, argv);
 	while ((opt = getopt_long(argc, argv, "vqh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'M':
@@ -214,31 +211,12 @@ int cmd_warm(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
-		case 'J':
-			fmt = OUT_JSON;
-			break;
-		case 'P':
-			fmt = OUT_PROM;
-			break;
-		case 'K':
-			fmt = OUT_KV;
-			break;
-		case 'B':
-			bytes = true;
-			break;
 		default:
-			rc = targets_opt(&c.t, opt, optarg);
-			if (rc < 0)
+			if (cli_common_opt(&co, &c.t, opt, optarg, argv) < 0)
 				return EXIT_USAGE;
-			if (rc == 0)
-				return cli_usage_error("unknown option or missing value: '%s'",
-						       argv[optind - 1]);
 		}
 	}
-	out_init(fmt, bytes, false);
-	out_list_declare("files");
-	out_list_declare("errors");
-	if (targets_finish(&c.t, argc - optind, argv + optind) < 0)
+	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
 	rc = pc_budget_init(&c.budget, max_mem, reserve);
 	if (rc < 0) {
@@ -261,7 +239,7 @@ int cmd_warm(int argc, char **argv)
 			return EXIT_PARTIAL;
 		}
 	}
-	if (!quiet && fmt == OUT_HUMAN && cli_stderr_tty())
+	if (!quiet && co.fmt == OUT_HUMAN && cli_stderr_tty())
 		prog_started = pthread_create(&prog, NULL, progress_main, &c) == 0;
 
 	t0 = pc_now();
@@ -313,7 +291,7 @@ int cmd_warm(int argc, char **argv)
 		orec_str(&rec, "budget_reason", pc_budget_reason(c.budget.stopped), 0);
 	orec_f64(&rec, "elapsed", el);
 	out_object("total", &rec);
-	if (fmt == OUT_HUMAN) {
+	if (co.fmt == OUT_HUMAN) {
 		char a[32], b[32], r[32];
 
 		if (c.list)

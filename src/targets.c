@@ -213,3 +213,44 @@ void targets_release(struct targets *t)
 	free(t->include);
 	free(t->exclude);
 }
+
+void cli_begin(int argc, char **argv)
+{
+	optind = 1;
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (is_json_flag(argv[i]))
+			out_init(OUT_JSON, false, false);
+}
+
+int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *arg,
+		   char **argv)
+{
+	int rc;
+
+	switch (opt) {
+	case 'J':
+		co->fmt = OUT_JSON;
+		return 1;
+	case 'P':
+		co->fmt = OUT_PROM;
+		return 1;
+	case 'K':
+		co->fmt = OUT_KV;
+		return 1;
+	case 'B':
+		co->bytes = true;
+		return 1;
+	}
+	rc = targets_opt(t, opt, arg);
+	if (rc == 0)
+		cli_usage_error("unknown option or missing value: '%s'", argv[optind - 1]);
+	return rc > 0 ? 1 : -1;
+}
+
+int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **argv)
+{
+	out_init(co->fmt, co->bytes, co->noheadings);
+	out_list_declare("files");
+	out_list_declare("errors");
+	return targets_finish(t, argc - optind, argv + optind);
+}
