@@ -162,6 +162,12 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 /* After getopt: set up the output and take the paths; -1: usage error. */
 int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **argv);
 
+/*
+ * Add up per-walker-thread totals: structs made only of uint64_t counters,
+ * `size` bytes each (padding included), into *sum.
+ */
+void cli_sum_totals(void *sum, const void *per_thread, unsigned n, size_t size);
+
 void bar_render(const uint64_t *buckets_res, const uint64_t *buckets_all, int n, char *out);
 
 int cmd_stat(int argc, char **argv);

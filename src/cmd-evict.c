@@ -154,14 +154,7 @@ int cmd_evict(int argc, char **argv)
 	rc = targets_walk(&c.t, evict_file, &c);
 	if (rc < 0)
 		cli_warn("walk failed: %s", strerror(-rc));
-	for (unsigned i = 0; i < nt; i++) {
-		sum.files += c.tot[i].files;
-		sum.pages += c.tot[i].pages;
-		sum.before += c.tot[i].before;
-		sum.after += c.tot[i].after;
-		sum.unknown += c.tot[i].unknown;
-		sum.stayed_files += c.tot[i].stayed_files;
-	}
+	cli_sum_totals(&sum, c.tot, nt, sizeof(sum));
 	free(c.tot);
 	if (c.list) {
 		static const struct ocol cols[] = {

@@ -369,19 +369,7 @@ int cmd_stat(int argc, char **argv)
 	rc = targets_walk(&c.t, stat_file, &c);
 	if (rc < 0)
 		cli_warn("walk failed: %s", strerror(-rc));
-	for (unsigned i = 0; i < nt; i++) {
-		sum.files += c.tot[i].files;
-		sum.pages += c.tot[i].pages;
-		sum.size += c.tot[i].size;
-		sum.cached += c.tot[i].cached;
-		sum.dirty += c.tot[i].dirty;
-		sum.writeback += c.tot[i].writeback;
-		sum.evicted += c.tot[i].evicted;
-		sum.recent += c.tot[i].recent;
-		sum.unknown_files += c.tot[i].unknown_files;
-		sum.unknown_pages += c.tot[i].unknown_pages;
-		sum.counted += c.tot[i].counted;
-	}
+	cli_sum_totals(&sum, c.tot, nt, sizeof(sum));
 	free(c.tot);
 
 	if (c.list) {

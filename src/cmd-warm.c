@@ -254,13 +254,7 @@ int cmd_warm(int argc, char **argv)
 	c.done = 1;
 	if (prog_started)
 		pthread_join(prog, NULL);
-	for (unsigned i = 0; i < nt; i++) {
-		sum.files += c.tot[i].files;
-		sum.pages += c.tot[i].pages;
-		sum.resident += c.tot[i].resident;
-		sum.read += c.tot[i].read;
-		sum.denied += c.tot[i].denied;
-	}
+	cli_sum_totals(&sum, c.tot, nt, sizeof(sum));
 	if (c.budget.stopped)
 		cli_warn("stopped early: %s; %llu files warmed (%llu MiB read, %llu MiB allowed)",
 			 pc_budget_reason(c.budget.stopped), (unsigned long long)sum.files,

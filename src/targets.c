@@ -254,3 +254,13 @@ int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **arg
 	out_list_declare("errors");
 	return targets_finish(t, argc - optind, argv + optind);
 }
+
+void cli_sum_totals(void *sum, const void *per_thread, unsigned n, size_t size)
+{
+	uint64_t *dst = sum;
+	const uint64_t *src = per_thread;
+
+	for (unsigned t = 0; t < n; t++)
+		for (size_t i = 0; i < size / sizeof(uint64_t); i++)
+			dst[i] += src[t * (size / sizeof(uint64_t)) + i];
+}
