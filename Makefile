@@ -25,9 +25,10 @@ CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -pthread $(SANFLAGS)
 CPPFLAGS += -Iinclude -Ilib
 LDFLAGS += -pthread $(SANFLAGS)
-# liburing goes in statically, so the binary runs where liburing2 is absent.
-URING_A := $(firstword $(wildcard /usr/lib/*/liburing.a /usr/lib/liburing.a /usr/local/lib/liburing.a))
-LIBS    := $(if $(URING_A),$(URING_A),-luring) -lm
+# liburing and zlib go in statically, so the binary runs where they are
+# absent. Looked up when linking (deps may have just installed them).
+static_or = $$(ls /usr/lib/*/lib$(1).a /usr/lib/lib$(1).a /usr/local/lib/lib$(1).a 2>/dev/null | head -n1 | grep . || echo -l$(1))
+LIBS    = $(call static_or,uring) $(call static_or,z) -lm
 
 LIB_SRC := $(wildcard lib/*.c)
 CLI_SRC := $(wildcard src/*.c)
@@ -36,7 +37,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all deps test-deps check demo bench install clean
+.PHONY: all deps test-deps check demo bench fuzz install clean
 all: deps $(B)/pagecache
 
 # ---- what the build needs -------------------------------------------------
@@ -52,6 +53,7 @@ endef
 
 deps:
 	$(call need,test -e /usr/include/liburing.h,liburing-dev)
+	$(call need,test -e /usr/include/zlib.h,zlib1g-dev)
 
 test-deps: deps
 	$(call need,command -v prove,perl)
@@ -87,6 +89,17 @@ bench: deps $(B)/pagecache
 	$(call need,command -v vmtouch,vmtouch)
 	$(call need,command -v fio,fio)
 	PAGECACHE=$(CURDIR)/$(B)/pagecache bash bench/foundation.sh
+
+# libFuzzer on the snapshot decoder (needs clang); FUZZ_SECONDS=60 by default
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	$(call need,command -v clang,clang)
+	@mkdir -p build/fuzz build/fuzz/corpus
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -Iinclude -Ilib \
+	  -o build/fuzz/fuzz-profile tests/fuzz/fuzz-profile.c $(LIB_SRC) $(LIBS)
+	cp tests/fuzz/corpus/* build/fuzz/corpus/
+	build/fuzz/fuzz-profile -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	  -rss_limit_mb=1024 build/fuzz/corpus
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \

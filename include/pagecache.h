@@ -284,6 +284,57 @@ struct pc_lock {
 int pc_fd_lock(int fd, uint64_t size, uint64_t off, uint64_t len, struct pc_lock *ret);
 void pc_unlock(struct pc_lock *l);
 
+/* ---- profile.c: the snapshot file (docs/snapshot-format.md) ------------ */
+
+struct pc_profile_meta {
+	uint64_t created;		/* unix seconds */
+	uint32_t page_size;
+	char root[4096];		/* paths in the file are relative to it */
+	char host[256];
+};
+
+struct pc_profile_file {
+	char *path;			/* relative to the root, no "..", no leading / */
+	uint64_t size;
+	int64_t mtime_s;
+	uint32_t mtime_ns;
+	uint64_t dev, ino, gen;		/* identity on the snapshot's host */
+	uint64_t *runs;			/* pairs (first page, count), ascending */
+	size_t nruns;
+	uint64_t *active;		/* pairs: pages on the active LRU (root only) */
+	size_t nactive;
+};
+void pc_profile_file_release(struct pc_profile_file *f);
+
+/*
+ * Writing is atomic: records go to a temporary file beside `path`, which
+ * is fsynced and renamed over it only by pc_profile_commit. Any failure
+ * (a full disk included) leaves the previous file as it was.
+ */
+struct pc_profile_writer;
+int pc_profile_create(const char *path, const struct pc_profile_meta *m,
+		      struct pc_profile_writer **ret);
+int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f);
+int pc_profile_commit(struct pc_profile_writer *w);	/* frees w */
+void pc_profile_abort(struct pc_profile_writer *w);	/* frees w, NULL-safe */
+
+/*
+ * Reading treats the file as hostile: every length and offset is checked,
+ * memory stays bounded (one section at a time), and a bad file is
+ * -EBADMSG with pc_profile_error() saying what and where.
+ */
+struct pc_profile_reader;
+/* On -EBADMSG, err (if given) says what is wrong and where. */
+int pc_profile_open(const char *path, struct pc_profile_reader **ret, char *err, size_t errlen);
+/* Same, from memory (for the fuzzer); the buffer must outlive the reader. */
+int pc_profile_open_mem(const void *buf, size_t len, struct pc_profile_reader **ret,
+			char *err, size_t errlen);
+const struct pc_profile_meta *pc_profile_get_meta(const struct pc_profile_reader *r);
+/* 1: a file in *ret (release it), 0: the end, verified; -errno. */
+int pc_profile_next(struct pc_profile_reader *r, struct pc_profile_file *ret);
+const char *pc_profile_error(const struct pc_profile_reader *r);
+void pc_profile_close(struct pc_profile_reader *r);
+
 #ifdef __cplusplus
 }
 #endif

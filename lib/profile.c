@@ -1,0 +1,650 @@
+/*
+ * profile.c: the snapshot file: what was cached, file by file, and what
+ * tells later whether a file is still the same. The format is in
+ * docs/snapshot-format.md: a fixed header, then zlib-compressed sections,
+ * each with the length and CRC-32 of its contents, ending with an END
+ * section that repeats the counts, so a truncated file is told from a
+ * complete one.
+ *
+ * Promises: writing is atomic (temp file, fsync, rename, fsync of the
+ * directory; a full disk leaves the old file intact); reading is
+ * streaming, one section (at most SECT_RAW_MAX bytes) in memory, and
+ * every length, count and page number is checked before it is used, so a
+ * corrupt or hostile file is a clear error, never a crash or a huge
+ * allocation.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define MAGIC "PCSNAP1\n"
+#define VERSION 1
+#define HDR_LEN 32
+#define SECT_HDR 16
+#define SECT_RAW_MAX (16u << 20)	/* one section, uncompressed */
+#define SECT_FLUSH (1u << 20)		/* the writer closes a section here */
+#define PATH_MAX_LEN 4096
+enum { SECT_META = 1, SECT_FILES = 2, SECT_END = 3 };
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+	return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+void pc_profile_file_release(struct pc_profile_file *f)
+{
+	if (!f)
+		return;
+	free(f->path);
+	free(f->runs);
+	free(f->active);
+	memset(f, 0, sizeof(*f));
+}
+
+/* ---- writing ---- */
+
+struct pc_profile_writer {
+	int fd;
+	char *path, *tmp;
+	uint8_t *raw;
+	size_t rawlen, rawcap;
+	uint64_t nfiles, nruns;
+};
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int write_section(struct pc_profile_writer *w, uint32_t type, const uint8_t *raw,
+			 size_t len)
+{
+	uLongf clen = compressBound(len);
+	uint8_t *buf = malloc(SECT_HDR + clen);
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	if (compress2(buf + SECT_HDR, &clen, raw, len, 6) != Z_OK) {
+		free(buf);
+		return -EIO;
+	}
+	put_u32(buf, type);
+	put_u32(buf + 4, (uint32_t)len);
+	put_u32(buf + 8, (uint32_t)clen);
+	put_u32(buf + 12, (uint32_t)crc32(0, raw, (uInt)len));
+	rc = write_all(w->fd, buf, SECT_HDR + clen);
+	free(buf);
+	return rc;
+}
+
+static int reserve(struct pc_profile_writer *w, size_t more)
+{
+	if (w->rawlen + more > w->rawcap) {
+		size_t nc = (w->rawlen + more) * 2;
+		uint8_t *n = realloc(w->raw, nc);
+
+		if (!n)
+			return -ENOMEM;
+		w->raw = n;
+		w->rawcap = nc;
+	}
+	return 0;
+}
+
+int pc_profile_create(const char *path, const struct pc_profile_meta *m,
+		      struct pc_profile_writer **ret)
+{
+	struct pc_profile_writer *w = calloc(1, sizeof(*w));
+	uint8_t hdr[HDR_LEN] = { 0 };
+	size_t rl = strnlen(m->root, sizeof(m->root)), hl = strnlen(m->host, sizeof(m->host));
+	int rc;
+
+	if (!w)
+		return -ENOMEM;
+	w->fd = -1;
+	w->path = strdup(path);
+	if (!w->path || asprintf(&w->tmp, "%s.tmp.%d", path, getpid()) < 0) {
+		w->tmp = NULL;
+		rc = -ENOMEM;
+		goto fail;
+	}
+	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		rc = -errno;
+		free(w->tmp);
+		w->tmp = NULL;	/* not ours to unlink */
+		goto fail;
+	}
+	memcpy(hdr, MAGIC, 8);
+	put_u32(hdr + 8, VERSION);
+	put_u32(hdr + 12, m->page_size);
+	put_u64(hdr + 16, m->created);
+	put_u32(hdr + 24, 0);
+	put_u32(hdr + 28, (uint32_t)crc32(0, hdr, 28));
+	rc = write_all(w->fd, hdr, HDR_LEN);
+	if (rc < 0)
+		goto fail;
+	rc = reserve(w, rl + hl + 20);
+	if (rc < 0)
+		goto fail;
+	w->rawlen = put_varint(w->raw, rl);
+	memcpy(w->raw + w->rawlen, m->root, rl);
+	w->rawlen += rl;
+	w->rawlen += put_varint(w->raw + w->rawlen, hl);
+	memcpy(w->raw + w->rawlen, m->host, hl);
+	w->rawlen += hl;
+	rc = write_section(w, SECT_META, w->raw, w->rawlen);
+	w->rawlen = 0;
+	if (rc < 0)
+		goto fail;
+	*ret = w;
+	return 0;
+fail:
+	pc_profile_abort(w);
+	return rc;
+}
+
+static size_t put_runs(uint8_t *p, const uint64_t *runs, size_t n)
+{
+	size_t len = put_varint(p, n);
+	uint64_t prev_end = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		len += put_varint(p + len, runs[2 * i] - prev_end);
+		len += put_varint(p + len, runs[2 * i + 1]);
+		prev_end = runs[2 * i] + runs[2 * i + 1];
+	}
+	return len;
+}
+
+int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
+{
+	size_t pl = strlen(f->path), need = pl + 10 * (10 + 2 * f->nruns + 2 * f->nactive);
+	uint8_t *p;
+	int rc;
+
+	if (!pl || pl > PATH_MAX_LEN)
+		return -ENAMETOOLONG;
+	if (need > SECT_RAW_MAX)
+		return -EFBIG;	/* too fragmented for one record */
+	if (w->rawlen && w->rawlen + need > SECT_FLUSH) {
+		rc = write_section(w, SECT_FILES, w->raw, w->rawlen);
+		if (rc < 0)
+			return rc;
+		w->rawlen = 0;
+	}
+	rc = reserve(w, need);
+	if (rc < 0)
+		return rc;
+	p = w->raw + w->rawlen;
+	p += put_varint(p, pl);
+	memcpy(p, f->path, pl);
+	p += pl;
+	p += put_varint(p, f->size);
+	p += put_varint(p, (uint64_t)f->mtime_s);
+	p += put_varint(p, f->mtime_ns);
+	p += put_varint(p, f->dev);
+	p += put_varint(p, f->ino);
+	p += put_varint(p, f->gen);
+	p += put_runs(p, f->runs, f->nruns);
+	p += put_runs(p, f->active, f->nactive);
+	w->rawlen = (size_t)(p - w->raw);
+	w->nfiles++;
+	w->nruns += f->nruns;
+	return 0;
+}
+
+int pc_profile_commit(struct pc_profile_writer *w)
+{
+	uint8_t end[32];
+	size_t n;
+	int rc = 0, dfd;
+	char *dcopy;
+
+	if (w->rawlen)
+		rc = write_section(w, SECT_FILES, w->raw, w->rawlen);
+	n = put_varint(end, w->nfiles);
+	n += put_varint(end + n, w->nruns);
+	if (rc == 0)
+		rc = write_section(w, SECT_END, end, n);
+	if (rc == 0 && fsync(w->fd) < 0)
+		rc = -errno;
+	if (rc == 0) {
+		rc = close(w->fd) < 0 ? -errno : 0;
+		w->fd = -1;
+	}
+	if (rc == 0 && rename(w->tmp, w->path) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		pc_profile_abort(w);
+		return rc;
+	}
+	/* the rename itself must reach the disk */
+	dcopy = strdup(w->path);
+	if (dcopy) {
+		dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+		free(dcopy);
+	}
+	free(w->tmp);
+	w->tmp = NULL;
+	pc_profile_abort(w);	/* frees the rest */
+	return 0;
+}
+
+void pc_profile_abort(struct pc_profile_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->tmp)
+		unlink(w->tmp);
+	free(w->tmp);
+	free(w->path);
+	free(w->raw);
+	free(w);
+}
+
+/* ---- reading ---- */
+
+struct pc_profile_reader {
+	int fd;
+	const uint8_t *mem;
+	size_t memlen, mempos;
+	struct pc_profile_meta meta;
+	uint8_t *raw, *comp;
+	size_t rawlen, pos;
+	uint64_t section, nfiles, nruns;
+	bool ended;
+	char err[256];
+};
+
+static int bad(struct pc_profile_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+	int n = r->section ? snprintf(r->err, sizeof(r->err), "section %llu: ",
+				      (unsigned long long)r->section)
+			   : snprintf(r->err, sizeof(r->err), "header: ");
+
+	va_start(ap, fmt);
+	vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EBADMSG;
+}
+
+/* 1: read all, 0: clean EOF before any byte, -EBADMSG: truncated, -errno */
+static int read_exact(struct pc_profile_reader *r, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	if (r->mem) {
+		if (r->mempos == r->memlen)
+			return 0;
+		if (r->memlen - r->mempos < len)
+			return -EBADMSG;
+		memcpy(buf, r->mem + r->mempos, len);
+		r->mempos += len;
+		return 1;
+	}
+	while (got < len) {
+		ssize_t n = read(r->fd, (uint8_t *)buf + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return got ? -EBADMSG : 0;
+		got += (size_t)n;
+	}
+	return 1;
+}
+
+static int get_varint(struct pc_profile_reader *r, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; shift < 64; shift += 7) {
+		uint8_t b;
+
+		if (r->pos >= r->rawlen)
+			return bad(r, "record runs past the end of the section");
+		b = r->raw[r->pos++];
+		if (shift == 63 && b > 1)
+			return bad(r, "number too large");
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*ret = v;
+			return 0;
+		}
+	}
+	return bad(r, "number too long");
+}
+
+/* Load the next section; its type in *type. 0 at a clean end of file. */
+static int load_section(struct pc_profile_reader *r, uint32_t *type)
+{
+	uint8_t h[SECT_HDR];
+	uint32_t rawlen, clen, crc;
+	uLongf dlen;
+	int rc;
+
+	r->section++;
+	rc = read_exact(r, h, SECT_HDR);
+	if (rc <= 0)
+		return rc == 0 ? 0 : rc == -EBADMSG ? bad(r, "truncated section header") : rc;
+	*type = get_u32(h);
+	rawlen = get_u32(h + 4);
+	clen = get_u32(h + 8);
+	crc = get_u32(h + 12);
+	if (*type < SECT_META || *type > SECT_END)
+		return bad(r, "unknown section type %u", *type);
+	if (rawlen > SECT_RAW_MAX || clen == 0 || clen > compressBound(SECT_RAW_MAX))
+		return bad(r, "section length out of range (%u, %u)", rawlen, clen);
+	rc = read_exact(r, r->comp, clen);
+	if (rc <= 0)
+		return rc == 0 || rc == -EBADMSG ? bad(r, "truncated section") : rc;
+	dlen = rawlen;
+	if (uncompress(r->raw, &dlen, r->comp, clen) != Z_OK || dlen != rawlen)
+		return bad(r, "section does not decompress to its stated length");
+	if ((uint32_t)crc32(0, r->raw, rawlen) != crc)
+		return bad(r, "checksum mismatch");
+	r->rawlen = rawlen;
+	r->pos = 0;
+	return 1;
+}
+
+static int get_string(struct pc_profile_reader *r, char *out, size_t cap)
+{
+	uint64_t n;
+	int rc = get_varint(r, &n);
+
+	if (rc < 0)
+		return rc;
+	if (n >= cap || n > r->rawlen - r->pos)
+		return bad(r, "string length %llu out of range", (unsigned long long)n);
+	memcpy(out, r->raw + r->pos, n);
+	out[n] = 0;
+	r->pos += n;
+	if (strlen(out) != n)
+		return bad(r, "NUL inside a string");
+	return 0;
+}
+
+static int open_common(struct pc_profile_reader *r)
+{
+	uint8_t h[HDR_LEN];
+	uint32_t type, ps;
+	int rc;
+
+	r->raw = malloc(SECT_RAW_MAX ? SECT_RAW_MAX : 1);
+	r->comp = malloc(compressBound(SECT_RAW_MAX));
+	if (!r->raw || !r->comp)
+		return -ENOMEM;
+	rc = read_exact(r, h, HDR_LEN);
+	if (rc <= 0)
+		return rc < 0 && rc != -EBADMSG ? rc : bad(r, "too short for a snapshot");
+	if (memcmp(h, MAGIC, 8))
+		return bad(r, "not a pagecache snapshot (bad magic)");
+	if ((uint32_t)crc32(0, h, 28) != get_u32(h + 28))
+		return bad(r, "header checksum mismatch");
+	if (get_u32(h + 8) != VERSION)
+		return bad(r, "unsupported version %u (this build reads %u)", get_u32(h + 8), VERSION);
+	ps = get_u32(h + 12);
+	if (ps < 512 || ps > (1u << 20) || (ps & (ps - 1)))
+		return bad(r, "bad page size %u", ps);
+	r->meta.page_size = ps;
+	r->meta.created = get_u64(h + 16);
+	rc = load_section(r, &type);
+	if (rc <= 0 || type != SECT_META)
+		return rc < 0 ? rc : bad(r, "the first section is not META");
+	rc = get_string(r, r->meta.root, sizeof(r->meta.root));
+	if (rc == 0)
+		rc = get_string(r, r->meta.host, sizeof(r->meta.host));
+	r->pos = r->rawlen;	/* later fields are for later versions */
+	return rc;
+}
+
+static int open_finish(struct pc_profile_reader *r, struct pc_profile_reader **ret, char *err,
+		       size_t errlen)
+{
+	int rc = open_common(r);
+
+	if (rc < 0) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s", r->err[0] ? r->err : strerror(-rc));
+		pc_profile_close(r);
+		return rc;
+	}
+	*ret = r;
+	return 0;
+}
+
+int pc_profile_open(const char *path, struct pc_profile_reader **ret, char *err, size_t errlen)
+{
+	struct pc_profile_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		int e = -errno;
+
+		if (err && errlen)
+			snprintf(err, errlen, "%s", strerror(-e));
+		free(r);
+		return e;
+	}
+	return open_finish(r, ret, err, errlen);
+}
+
+int pc_profile_open_mem(const void *buf, size_t len, struct pc_profile_reader **ret,
+			char *err, size_t errlen)
+{
+	struct pc_profile_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->fd = -1;
+	r->mem = buf;
+	r->memlen = len;
+	return open_finish(r, ret, err, errlen);
+}
+
+const struct pc_profile_meta *pc_profile_get_meta(const struct pc_profile_reader *r)
+{
+	return &r->meta;
+}
+
+const char *pc_profile_error(const struct pc_profile_reader *r)
+{
+	return r && r->err[0] ? r->err : "no error";
+}
+
+static int get_runs(struct pc_profile_reader *r, uint64_t pages, uint64_t **ret, size_t *ret_n)
+{
+	uint64_t n, prev_end = 0, *runs;
+	int rc = get_varint(r, &n);
+
+	if (rc < 0)
+		return rc;
+	/* each run takes at least two bytes: no allocation beyond the section */
+	if (n > pages || n > (r->rawlen - r->pos) / 2)
+		return bad(r, "run count %llu out of range", (unsigned long long)n);
+	runs = n ? malloc(n * 2 * sizeof(*runs)) : NULL;
+	if (n && !runs)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t gap, len;
+
+		if ((rc = get_varint(r, &gap)) < 0 || (rc = get_varint(r, &len)) < 0) {
+			free(runs);
+			return rc;
+		}
+		if (len == 0 || gap > pages || prev_end + gap > pages || len > pages - prev_end - gap ||
+		    (i && gap == 0)) {
+			free(runs);
+			return bad(r, "page run outside the file or out of order");
+		}
+		runs[2 * i] = prev_end + gap;
+		runs[2 * i + 1] = len;
+		prev_end += gap + len;
+	}
+	*ret = runs;
+	*ret_n = (size_t)n;
+	return 0;
+}
+
+static bool path_ok(const char *p)
+{
+	if (!*p || *p == '/')
+		return false;
+	for (const char *s = p; s;) {
+		const char *e = strchr(s, '/');
+		size_t l = e ? (size_t)(e - s) : strlen(s);
+
+		if (l == 0 || (l == 2 && s[0] == '.' && s[1] == '.') || (l == 1 && s[0] == '.'))
+			return false;
+		s = e ? e + 1 : NULL;
+	}
+	return true;
+}
+
+int pc_profile_next(struct pc_profile_reader *r, struct pc_profile_file *ret)
+{
+	struct pc_profile_file f = { 0 };
+	char path[PATH_MAX_LEN + 1];
+	uint64_t v, pages;
+	int rc;
+
+	if (r->ended)
+		return 0;
+	while (r->pos >= r->rawlen) {
+		uint32_t type;
+
+		rc = load_section(r, &type);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			return bad(r, "truncated: no END section");
+		if (type == SECT_META)
+			return bad(r, "a second META section");
+		if (type == SECT_END) {
+			uint64_t nf, nr;
+			uint8_t extra;
+
+			if (get_varint(r, &nf) < 0 || get_varint(r, &nr) < 0)
+				return -EBADMSG;
+			if (nf != r->nfiles || nr != r->nruns)
+				return bad(r, "END counts (%llu files) do not match the file (%llu)",
+					   (unsigned long long)nf, (unsigned long long)r->nfiles);
+			if (read_exact(r, &extra, 1) != 0)
+				return bad(r, "data after the END section");
+			r->ended = true;
+			return 0;
+		}
+	}
+	if ((rc = get_string(r, path, sizeof(path))) < 0)
+		return rc;
+	if (!path_ok(path))
+		return bad(r, "unsafe path '%s' (absolute, empty, '.' or '..')", path);
+	if ((rc = get_varint(r, &f.size)) < 0)
+		return rc;
+	if (f.size > (1ull << 62))
+		return bad(r, "file size out of range");
+	if ((rc = get_varint(r, &v)) < 0)
+		return rc;
+	f.mtime_s = (int64_t)v;
+	if ((rc = get_varint(r, &v)) < 0)
+		return rc;
+	if (v >= 1000000000)
+		return bad(r, "mtime nanoseconds out of range");
+	f.mtime_ns = (uint32_t)v;
+	if ((rc = get_varint(r, &f.dev)) < 0 || (rc = get_varint(r, &f.ino)) < 0 ||
+	    (rc = get_varint(r, &f.gen)) < 0)
+		return rc;
+	pages = (f.size + r->meta.page_size - 1) / r->meta.page_size;
+	if ((rc = get_runs(r, pages, &f.runs, &f.nruns)) < 0)
+		return rc;
+	if ((rc = get_runs(r, pages, &f.active, &f.nactive)) < 0) {
+		free(f.runs);
+		return rc;
+	}
+	f.path = strdup(path);
+	if (!f.path) {
+		pc_profile_file_release(&f);
+		return -ENOMEM;
+	}
+	r->nfiles++;
+	r->nruns += f.nruns;
+	*ret = f;
+	return 1;
+}
+
+void pc_profile_close(struct pc_profile_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->raw);
+	free(r->comp);
+	free(r);
+}

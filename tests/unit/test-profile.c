@@ -1,0 +1,210 @@
+/*
+ * profile.c: a snapshot round-trips; writing is atomic; a truncated,
+ * bit-flipped or lying file is a clear error, never a crash or a huge
+ * allocation.
+ */
+#include "pagecache.h"
+#include "tap.h"
+
+static char *file_bytes(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n);
+	if (fread(buf, 1, (size_t)n, f) != (size_t)n)
+		n = 0;
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* read everything; returns files read or -errno */
+static int read_all(const void *buf, size_t len, char *err, size_t errlen)
+{
+	struct pc_profile_reader *r;
+	struct pc_profile_file f;
+	int rc, n = 0;
+
+	rc = pc_profile_open_mem(buf, len, &r, err, errlen);
+	if (rc < 0)
+		return rc;
+	while ((rc = pc_profile_next(r, &f)) > 0) {
+		n++;
+		pc_profile_file_release(&f);
+	}
+	if (rc < 0)
+		snprintf(err, errlen, "%s", pc_profile_error(r));
+	pc_profile_close(r);
+	return rc < 0 ? rc : n;
+}
+
+int main(void)
+{
+	struct pc_profile_meta m = { .created = 1700000000, .page_size = 4096 };
+	struct pc_profile_writer *w;
+	struct pc_profile_reader *r;
+	struct pc_profile_file f, g;
+	char path[512], err[256];
+	uint64_t runs[] = { 0, 10, 20, 5, 1000, 1 }, active[] = { 2, 3 };
+	size_t len;
+	char *buf;
+	int rc, n;
+
+	snprintf(m.root, sizeof(m.root), "/srv/db");
+	snprintf(m.host, sizeof(m.host), "host1");
+	snprintf(path, sizeof(path), "%s/snap", scratch_dir());
+
+	ok(pc_profile_create(path, &m, &w) == 0, "create");
+	f = (struct pc_profile_file){ .path = "data/t.ibd", .size = 4096 * 1001, .mtime_s = 123,
+				      .mtime_ns = 456, .dev = 2049, .ino = 77, .gen = 9,
+				      .runs = runs, .nruns = 3, .active = active, .nactive = 1 };
+	ok(pc_profile_add(w, &f) == 0, "add a file");
+	/* many files, to cross section boundaries */
+	for (int i = 0; i < 30000; i++) {
+		char p[64];
+		struct pc_profile_file x = { .path = p, .size = 8192, .runs = runs, .nruns = 1 };
+		uint64_t one[] = { 0, 2 };
+
+		snprintf(p, sizeof(p), "many/f%05d", i);
+		x.runs = one;
+		if (pc_profile_add(w, &x) < 0)
+			break;
+	}
+	f.path = "../etc/shadow";
+	ok(pc_profile_add(w, &f) == 0, "the writer does not judge paths (the reader does)");
+	pc_profile_abort(w);
+	ok(access(path, F_OK) != 0, "abort leaves no file");
+
+	ok(pc_profile_create(path, &m, &w) == 0, "create again");
+	f.path = "data/t.ibd";
+	pc_profile_add(w, &f);
+	for (int i = 0; i < 30000; i++) {
+		char p[64];
+		uint64_t one[] = { 0, 2 };
+		struct pc_profile_file x = { .path = p, .size = 8192, .runs = one, .nruns = 1 };
+
+		snprintf(p, sizeof(p), "many/f%05d", i);
+		pc_profile_add(w, &x);
+	}
+	ok(pc_profile_commit(w) == 0, "commit");
+
+	rc = pc_profile_open(path, &r, err, sizeof(err));
+	ok(rc == 0, "open");
+	ok(!strcmp(pc_profile_get_meta(r)->root, "/srv/db") &&
+		   !strcmp(pc_profile_get_meta(r)->host, "host1") &&
+		   pc_profile_get_meta(r)->page_size == 4096,
+	   "meta round-trips");
+	ok(pc_profile_next(r, &g) == 1, "first file");
+	ok(!strcmp(g.path, "data/t.ibd") && g.size == 4096 * 1001 && g.mtime_s == 123 &&
+		   g.mtime_ns == 456 && g.dev == 2049 && g.ino == 77 && g.gen == 9,
+	   "identity round-trips");
+	ok(g.nruns == 3 && !memcmp(g.runs, runs, sizeof(runs)), "runs round-trip");
+	ok(g.nactive == 1 && g.active[0] == 2 && g.active[1] == 3, "active runs round-trip");
+	pc_profile_file_release(&g);
+	n = 0;
+	while ((rc = pc_profile_next(r, &g)) > 0) {
+		n++;
+		pc_profile_file_release(&g);
+	}
+	ok(rc == 0 && n == 30000, "30000 more files over several sections, then a clean end");
+	pc_profile_close(r);
+
+	buf = file_bytes(path, &len);
+	ok(len < 30001 * 64, "compact: %zu bytes for 30001 files (< 64 per run)", len);
+
+	/* every truncation is an error, never a crash or a silent short read */
+	{
+		int bad = 0;
+
+		for (size_t cut = 0; cut < len; cut += (cut < 200 ? 1 : 997))
+			if (read_all(buf, cut, err, sizeof(err)) >= 0)
+				bad++;
+		ok(bad == 0, "every truncation is refused (%d accepted)", bad);
+	}
+	ok(read_all(buf, len, err, sizeof(err)) == 30001, "the whole file reads");
+
+	/* bit flips: refused with a message (the checksums catch them) */
+	{
+		int accepted = 0;
+
+		for (size_t i = 0; i < len; i += 131) {
+			buf[i] ^= 0x10;
+			if (read_all(buf, len, err, sizeof(err)) >= 0)
+				accepted++;
+			buf[i] ^= 0x10;
+		}
+		ok(accepted == 0, "every bit flip is refused (%d accepted)", accepted);
+	}
+	rc = read_all("PCSNAP1\n", 8, err, sizeof(err));
+	ok(rc == -EBADMSG && strstr(err, "too short"), "a header fragment: '%s'", err);
+	rc = read_all("hello world, this is not a snapshot file", 40, err, sizeof(err));
+	ok(rc == -EBADMSG && strstr(err, "magic"), "not a snapshot: '%s'", err);
+
+	/* a section that claims 4 GiB: refused before any allocation */
+	{
+		char *b2 = malloc(len);
+
+		memcpy(b2, buf, len);
+		/* the META section header starts at byte 32: raw_len at 36 */
+		b2[36] = (char)0xff, b2[37] = (char)0xff, b2[38] = (char)0xff, b2[39] = (char)0xff;
+		rc = read_all(b2, len, err, sizeof(err));
+		ok(rc == -EBADMSG && strstr(err, "out of range"), "a huge length: '%s'", err);
+		free(b2);
+	}
+
+	/* atomic replace: the old file stays if the new one is never committed */
+	ok(pc_profile_create(path, &m, &w) == 0, "start a replacement");
+	pc_profile_abort(w);
+	free(buf);
+	buf = file_bytes(path, &len);
+	ok(read_all(buf, len, err, sizeof(err)) == 30001, "the old snapshot is intact");
+	free(buf);
+
+	/* ENOSPC: a tiny tmpfs, as root */
+	if (geteuid() == 0) {
+		char mnt[512], cmd[700], big[600];
+
+		snprintf(mnt, sizeof(mnt), "%s/tiny", scratch_dir());
+		mkdir(mnt, 0755);
+		snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64k tmpfs '%s'", mnt);
+		if (system(cmd) == 0) {
+			snprintf(big, sizeof(big), "%s/snap", mnt);
+			pc_profile_create(big, &m, &w);
+			pc_profile_commit(w);	/* a small, good one */
+			ok(pc_profile_create(big, &m, &w) == 0, "create on a tiny tmpfs");
+			rc = 0;
+			for (int i = 0; i < 200000 && rc == 0; i++) {
+				char p[64];
+				uint64_t one[] = { (uint64_t)i % 7, 1 };
+				struct pc_profile_file x = { .path = p, .size = 1 << 20, .runs = one,
+							     .nruns = 1, .ino = (uint64_t)i * 2654435761u };
+
+				snprintf(p, sizeof(p), "x/%08x/%d", i * 2654435761u, i);
+				rc = pc_profile_add(w, &x);
+			}
+			if (rc == 0)
+				rc = pc_profile_commit(w);
+			else
+				pc_profile_abort(w);
+			ok(rc == -ENOSPC, "a full disk is ENOSPC (%d)", rc);
+			rc = pc_profile_open(big, &r, err, sizeof(err));
+			ok(rc == 0, "and the previous snapshot is intact");
+			if (rc == 0)
+				pc_profile_close(r);
+			snprintf(cmd, sizeof(cmd), "umount '%s'", mnt);
+			if (system(cmd) != 0)
+				fprintf(stderr, "# umount failed\n");
+		} else {
+			skip("cannot mount tmpfs here", "ENOSPC");
+		}
+	} else {
+		skip("needs root to mount a small tmpfs", "ENOSPC");
+	}
+	rm_scratch();
+	return done_testing();
+}
