@@ -232,6 +232,9 @@ int pc_warmer_new(const struct pc_warm_opts *o, struct pc_warmer **ret);
  */
 int pc_warmer_add(struct pc_warmer *w, int fd, const char *path,
 		  const struct stat *st, uint64_t off, uint64_t len);
+/* The same for a list of page runs: pairs (first page, count), ascending. */
+int pc_warmer_add_runs(struct pc_warmer *w, int fd, const char *path, const struct stat *st,
+		       const uint64_t *runs, size_t nruns);
 /* Wait for everything queued; returns 0 or a budget stop (-ENOSPC). */
 int pc_warmer_drain(struct pc_warmer *w);
 

@@ -52,9 +52,16 @@ struct job {
 	int fd;
 	char *path;
 	uint64_t size;			/* bytes, as seen at add (or after a shrink) */
-	uint64_t first, end;		/* pages [first, end) */
+	uint64_t *runs;			/* pairs (first page, count), ascending */
+	size_t nruns;
+	size_t run;			/* the run being verified */
+	size_t ia_run;			/* issue-ahead cursor from add time: */
+	uint64_t ia_pos;		/*   run and page reached */
+	uint64_t first, end;		/* the current run: pages [first, end) */
 	uint64_t issued;		/* pages up to here have had reads issued */
 	uint64_t verified;		/* pages up to here are known resident */
+	uint64_t pages, resident;	/* totals over all runs */
+	uint64_t inflight;		/* this job's share of w->inflight */
 	uint64_t read;			/* pages that were not cached at add */
 	uint64_t cap;			/* pages per readahead call */
 	bool allowed;			/* mincore tells the truth for it */
@@ -237,7 +244,17 @@ static void issue_upto(struct pc_warmer *w, struct job *j, uint64_t to)
 		issue(w, j, j->issued, n);
 		j->issued += n;
 		w->inflight += n;
+		j->inflight += n;
 	}
+}
+
+/* n pages of j that were in flight are now known resident */
+static void settle(struct pc_warmer *w, struct job *j, uint64_t n)
+{
+	if (n > j->inflight)
+		n = j->inflight;
+	j->inflight -= n;
+	w->inflight -= n < w->inflight ? n : w->inflight;
 }
 
 static void job_free(struct job *j)
@@ -247,6 +264,7 @@ static void job_free(struct job *j)
 	if (j->fd >= 0)
 		close(j->fd);
 	free(j->path);
+	free(j->runs);
 	free(j);
 }
 
@@ -306,8 +324,8 @@ static void finish_by_reading(struct pc_warmer *w, struct job *j)
 		j->verified = j->end;
 }
 
-/* Bring one job to the end: every page resident, or an error. */
-static void complete(struct pc_warmer *w, struct job *j)
+/* Bring the current run to its end: every page resident, or an error. */
+static void complete_run(struct pc_warmer *w, struct job *j)
 {
 	uint64_t ps = pc_page_size(), window = w->o.window / ps, last_wait = UINT64_MAX;
 	unsigned stalls = 0;
@@ -333,11 +351,11 @@ static void complete(struct pc_warmer *w, struct job *j)
 		if (!m.found) {
 			uint64_t done = j->issued - j->verified;
 
-			w->inflight -= done < w->inflight ? done : w->inflight;
+			settle(w, j, done);
 			j->verified = j->issued;
 			continue;
 		}
-		w->inflight -= m.page - j->verified < w->inflight ? m.page - j->verified : w->inflight;
+		settle(w, j, m.page - j->verified);
 		j->verified = m.page;
 		if (m.page == last_wait && ++stalls >= MAX_STALLS) {
 			/* Read, then gone again: reclaim takes pages as fast as we add. */
@@ -390,6 +408,30 @@ static void complete(struct pc_warmer *w, struct job *j)
 		j->verified = j->end;
 }
 
+/* Every run of the job, in order, each resident or an error. */
+static void complete(struct pc_warmer *w, struct job *j)
+{
+	uint64_t ps = pc_page_size();
+
+	for (j->run = 0; j->run < j->nruns && !j->err; j->run++) {
+		uint64_t first = j->runs[2 * j->run], end = first + j->runs[2 * j->run + 1];
+		uint64_t eof = (j->size + ps - 1) / ps;
+
+		if (end > eof)
+			end = eof;	/* the file shrank since add */
+		if (first >= end)
+			continue;
+		j->first = first;
+		j->end = end;
+		j->verified = first;
+		j->issued = j->run < j->ia_run ? end : j->run == j->ia_run && j->ia_pos > first
+								   ? (j->ia_pos < end ? j->ia_pos : end)
+								   : first;
+		complete_run(w, j);
+		j->resident += j->verified - first;
+	}
+}
+
 static void finish_oldest(struct pc_warmer *w)
 {
 	struct job *j = w->head;
@@ -401,12 +443,12 @@ static void finish_oldest(struct pc_warmer *w)
 	if (!w->head)
 		w->tail = NULL;
 	w->njobs--;
-	if (j->issued > j->verified)
-		w->inflight -= j->issued - j->verified < w->inflight ? j->issued - j->verified
-								      : w->inflight;
+	/* pages issued ahead for runs that vanished (a shrink) or failed */
+	w->inflight -= j->inflight < w->inflight ? j->inflight : w->inflight;
+	j->inflight = 0;
 	if (w->o.progress) {
 		__atomic_add_fetch(&w->o.progress->files, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&w->o.progress->bytes, (j->end - j->first) * pc_page_size(),
+		__atomic_add_fetch(&w->o.progress->bytes, j->pages * pc_page_size(),
 				   __ATOMIC_RELAXED);
 		__atomic_add_fetch(&w->o.progress->read, j->read * pc_page_size(),
 				   __ATOMIC_RELAXED);
@@ -421,11 +463,11 @@ static void finish_oldest(struct pc_warmer *w)
 	w->done_tail = j;
 }
 
-int pc_warmer_add(struct pc_warmer *w, int fd, const char *path,
-		  const struct stat *st, uint64_t off, uint64_t len)
+int pc_warmer_add_runs(struct pc_warmer *w, int fd, const char *path, const struct stat *st,
+		       const uint64_t *runs, size_t nruns)
 {
-	uint64_t ps = pc_page_size(), size = (uint64_t)st->st_size, stop;
-	struct pc_residency r;
+	uint64_t ps = pc_page_size(), size = (uint64_t)st->st_size, eof = (size + ps - 1) / ps;
+	uint64_t left;
 	struct job *j;
 	int rc;
 
@@ -438,30 +480,65 @@ int pc_warmer_add(struct pc_warmer *w, int fd, const char *path,
 		close(fd);
 		return -ENOMEM;
 	}
-	j->fd = fd;
+	j->fd = fd;	/* ours now; O_NONBLOCK does not affect regular-file reads */
+	j->size = size;
 	j->path = strdup(path);
-	if (!j->path) {
+	j->runs = malloc((nruns ? nruns : 1) * 2 * sizeof(*j->runs));
+	if (!j->path || !j->runs) {
 		job_free(j);
 		return -ENOMEM;
 	}
-	if (off < size) {
-		stop = (len == 0 || len > size - off) ? size : off + len;
-		j->first = off / ps;
-		j->end = (stop + ps - 1) / ps;
+	/* keep the runs that lie in the file as it is now */
+	for (size_t i = 0; i < nruns; i++) {
+		uint64_t a = runs[2 * i], b = a + runs[2 * i + 1];
+
+		if (b > eof)
+			b = eof;
+		if (a >= b)
+			continue;
+		j->runs[2 * j->nruns] = a;
+		j->runs[2 * j->nruns + 1] = b - a;
+		j->nruns++;
+		j->pages += b - a;
 	}
-	j->issued = j->verified = j->first;
-	j->size = size;
-	j->fd = fd;	/* ours now; O_NONBLOCK does not affect regular-file reads */
-	if (j->end > j->first) {
+	if (j->pages) {
+		struct pc_residency r;
+
 		j->cap = cap_pages(w, j->fd, st);
-		rc = pc_fd_residency(j->fd, size, off, len, &r);
+		rc = pc_fd_residency(j->fd, size, 0, 0, &r);
 		j->allowed = rc == 0 && r.source != PC_SRC_NONE;
-		j->read = j->allowed ? r.pages - r.cached : j->end - j->first;
+		if (!j->allowed) {
+			j->read = j->pages;
+		} else if (j->nruns == 1 || r.cached == 0) {
+			j->read = r.cached == 0 ? j->pages : 0;
+			if (j->nruns == 1 && r.cached) {
+				rc = pc_fd_residency(j->fd, size, j->runs[0] * ps, j->runs[1] * ps, &r);
+				j->read = rc == 0 ? r.pages - r.cached : j->pages;
+			}
+		} else {
+			/* what each run lacks: exact, one cachestat a run */
+			for (size_t i = 0; i < j->nruns; i++) {
+				rc = pc_fd_residency(j->fd, size, j->runs[2 * i] * ps,
+						     j->runs[2 * i + 1] * ps, &r);
+				j->read += rc == 0 ? r.pages - r.cached : j->runs[2 * i + 1];
+			}
+		}
 		if (j->read && !pc_budget_take(w->o.budget, j->read * ps)) {
 			job_free(j);
 			return -ENOSPC;
 		}
-		issue_upto(w, j, j->first + w->o.window / ps);
+		/* issue ahead, across runs, up to the window */
+		left = w->o.window / ps ? w->o.window / ps : 1;
+		for (j->ia_run = 0; j->ia_run < j->nruns && left; j->ia_run++) {
+			j->first = j->runs[2 * j->ia_run];
+			j->end = j->first + j->runs[2 * j->ia_run + 1];
+			j->issued = j->first;
+			issue_upto(w, j, j->end - j->first > left ? j->first + left : j->end);
+			left -= j->issued - j->first;
+			j->ia_pos = j->issued;
+			if (j->issued < j->end)
+				break;
+		}
 	}
 	if (w->tail)
 		w->tail->next = j;
@@ -474,6 +551,20 @@ int pc_warmer_add(struct pc_warmer *w, int fd, const char *path,
 	while (w->head && (w->inflight * ps > w->o.window || w->njobs > MAX_FILES_IN_FLIGHT))
 		finish_oldest(w);
 	return 0;
+}
+
+int pc_warmer_add(struct pc_warmer *w, int fd, const char *path,
+		  const struct stat *st, uint64_t off, uint64_t len)
+{
+	uint64_t ps = pc_page_size(), size = (uint64_t)st->st_size, run[2] = { 0, 0 };
+
+	if (off < size) {
+		uint64_t stop = (len == 0 || len > size - off) ? size : off + len;
+
+		run[0] = off / ps;
+		run[1] = (stop + ps - 1) / ps - run[0];
+	}
+	return pc_warmer_add_runs(w, fd, path, st, run, run[1] ? 1 : 0);
 }
 
 int pc_warmer_drain(struct pc_warmer *w)
@@ -498,8 +589,8 @@ int pc_warmer_next_result(struct pc_warmer *w, struct pc_warm_result *ret)
 	if (!w->done_head)
 		w->done_tail = NULL;
 	ret->path = j->path;
-	ret->pages = j->end - j->first;
-	ret->resident = j->verified - j->first;
+	ret->pages = j->pages;
+	ret->resident = j->resident;
 	ret->read = j->read;
 	ret->err = j->err;
 	ret->by_read = j->by_read;

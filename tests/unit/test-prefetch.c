@@ -113,6 +113,32 @@ int main(void)
 		free(small);
 	}
 
+	/* Page runs (restore): exactly those pages, verified. */
+	{
+		uint64_t runs[] = { 0, 10, 100, 50, 4000, 96 };
+		struct pc_budget b;
+		struct pc_warm_opts wo = { .budget = &b };
+		struct pc_warmer *w;
+		struct pc_warm_result r = { 0 };
+		struct stat st;
+		int fd = open(path, O_RDONLY);
+
+		drop_file(path);
+		fstat(fd, &st);
+		pc_budget_init(&b, 0, 0);
+		pc_warmer_new(&wo, &w);
+		ok(pc_warmer_add_runs(w, fd, path, &st, runs, 3) == 0, "add three runs");
+		pc_warmer_drain(w);
+		pc_warmer_next_result(w, &r);
+		ok(r.err == 0 && r.pages == 156 && r.resident == 156 && r.read == 156,
+		   "runs: 156 pages wanted, read and verified (%llu/%llu)",
+		   (unsigned long long)r.resident, (unsigned long long)r.pages);
+		ok(resident(path) >= 156 && resident(path) <= 156 + 64,
+		   "and not much else (%llu resident)", (unsigned long long)resident(path));
+		pc_warmer_free(w);
+		pc_budget_release(&b);
+	}
+
 	/* The kernel's silent cap, at its worst: each readahead gets one page. */
 	drop_file(path);
 	pc_sys_inject(PC_SYS_READAHEAD, -1, 0, 0);
