@@ -287,6 +287,22 @@ struct pc_lock {
 int pc_fd_lock(int fd, uint64_t size, uint64_t off, uint64_t len, struct pc_lock *ret);
 void pc_unlock(struct pc_lock *l);
 
+/* ---- cgroup.c: memory cgroups, v1 and v2 ------------------------------ */
+
+/* The directory of memory cgroup `path` (relative to the hierarchy's root). */
+int pc_cgroup_dir(const char *path, char *ret, size_t len);
+/* Move the calling process into it (cgroup.procs). */
+int pc_cgroup_join(const char *path);
+
+/* ---- kpage.c ---------------------------------------------------------- */
+
+/*
+ * Of the resident page runs given (from pc_fd_scan), which pages are on the
+ * active LRU list: runs in *ret (malloc'd). Root only (-EPERM otherwise).
+ */
+int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
+		      uint64_t **ret, size_t *ret_n);
+
 /* ---- profile.c: the snapshot file (docs/snapshot-format.md) ------------ */
 
 struct pc_profile_meta {

@@ -439,8 +439,22 @@ static int open_common(struct pc_profile_reader *r)
 	if (!r->raw || !r->comp)
 		return -ENOMEM;
 	rc = read_exact(r, h, HDR_LEN);
-	if (rc <= 0)
-		return rc < 0 && rc != -EBADMSG ? rc : bad(r, "too short for a snapshot");
+	if (rc < 0 && rc != -EBADMSG)
+		return rc;
+	if (rc <= 0) {
+		/* short: still say whether it even starts like a snapshot */
+		size_t have = r->mem ? r->memlen : 0;
+
+		if (!r->mem)
+			have = (size_t)pread(r->fd, h, HDR_LEN, 0);
+		else if (have)
+			memcpy(h, r->mem, have < HDR_LEN ? have : HDR_LEN);
+		if (have > HDR_LEN)
+			have = 0;
+		if (memcmp(h, MAGIC, have < 8 ? have : 8) || have == 0)
+			return bad(r, "not a pagecache snapshot (bad magic)");
+		return bad(r, "too short for a snapshot");
+	}
 	if (memcmp(h, MAGIC, 8))
 		return bad(r, "not a pagecache snapshot (bad magic)");
 	if ((uint32_t)crc32(0, h, 28) != get_u32(h + 28))

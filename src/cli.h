@@ -168,11 +168,21 @@ int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **arg
  */
 void cli_sum_totals(void *sum, const void *per_thread, unsigned n, size_t size);
 
+/* The resident page runs of a whole file, as (first, count) pairs. */
+int cli_resident_runs(int fd, uint64_t size, uint64_t **ret, size_t *ret_n);
+
+/* Absolute, with ".", ".." and "//" resolved lexically (no symlinks); malloc'd. */
+char *cli_abspath(const char *path);
+
 void bar_render(const uint64_t *buckets_res, const uint64_t *buckets_all, int n, char *out);
 
 int cmd_stat(int argc, char **argv);
 int cmd_warm(int argc, char **argv);
 int cmd_evict(int argc, char **argv);
 int cmd_lock(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
+int cmd_restore(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif

@@ -24,6 +24,10 @@ static const struct command {
 	{ "warm", cmd_warm, "read files into the cache, verified, within a memory budget" },
 	{ "evict", cmd_evict, "write back and drop files from the cache; say what stayed" },
 	{ "lock", cmd_lock, "keep files cached (mlock) until stopped" },
+	{ "snapshot", cmd_snapshot, "record what of files and trees is cached, to restore later" },
+	{ "restore", cmd_restore, "bring a snapshot's pages back, skipping files that changed" },
+	{ "show", cmd_show, "print what a snapshot holds" },
+	{ "diff", cmd_diff, "compare two snapshots: files and pages gained and lost" },
 };
 
 const char *cli_cmd = "pagecache";

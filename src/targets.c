@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void targets_init(struct targets *t)
 {
@@ -263,4 +264,79 @@ void cli_sum_totals(void *sum, const void *per_thread, unsigned n, size_t size)
 	for (unsigned t = 0; t < n; t++)
 		for (size_t i = 0; i < size / sizeof(uint64_t); i++)
 			dst[i] += src[t * (size / sizeof(uint64_t)) + i];
+}
+
+char *cli_abspath(const char *path)
+{
+	char cwd[4096], *buf, *out;
+	size_t o = 0;
+
+	if (path[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+		return NULL;
+	if (asprintf(&buf, "%s/%s", path[0] == '/' ? "" : cwd, path) < 0)
+		return NULL;
+	out = malloc(strlen(buf) + 2);
+	if (!out) {
+		free(buf);
+		return NULL;
+	}
+	/* lexical: drop "." and empty parts, let ".." take one back */
+	for (char *save = NULL, *part = strtok_r(buf, "/", &save); part;
+	     part = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(part, "."))
+			continue;
+		if (!strcmp(part, "..")) {
+			while (o > 0 && out[--o] != '/')
+				;
+			continue;
+		}
+		out[o++] = '/';
+		memcpy(out + o, part, strlen(part));
+		o += strlen(part);
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = 0;
+	free(buf);
+	return out;
+}
+
+struct runs_acc {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int runs_collect(uint64_t first, uint64_t n, bool resident, void *arg)
+{
+	struct runs_acc *a = arg;
+
+	if (!resident)
+		return 0;
+	if (a->n == a->cap) {
+		size_t nc = a->cap ? a->cap * 2 : 16;
+		uint64_t *nv = realloc(a->v, nc * 2 * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		a->v = nv;
+		a->cap = nc;
+	}
+	a->v[2 * a->n] = first;
+	a->v[2 * a->n + 1] = n;
+	a->n++;
+	return 0;
+}
+
+int cli_resident_runs(int fd, uint64_t size, uint64_t **ret, size_t *ret_n)
+{
+	struct runs_acc a = { 0 };
+	int rc = pc_fd_scan(fd, size, 0, 0, runs_collect, &a);
+
+	if (rc < 0) {
+		free(a.v);
+		return rc;
+	}
+	*ret = a.v;
+	*ret_n = a.n;
+	return 0;
 }

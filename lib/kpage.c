@@ -1,0 +1,125 @@
+/*
+ * kpage.c: which cached pages of a file are on the active LRU list, read
+ * from /proc/kpageflags the way tools/mm/page-types.c does: map the file,
+ * fault in only the pages mincore says are resident (no readahead,
+ * MADV_RANDOM), read their PFNs from /proc/self/pagemap, then each PFN's
+ * flags. Needs CAP_SYS_ADMIN (PFNs read as 0 without it: -EPERM then).
+ * A page evicted between mincore and the fault is read back in and
+ * charged to the caller; the kernel offers no way around that race.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+#define KPF_ACTIVE 6
+#define PM_PRESENT (1ull << 63)
+#define PM_PFN_MASK ((1ull << 55) - 1)
+#define BATCH 512			/* pages per pagemap read */
+
+struct acc {
+	uint64_t *runs;
+	size_t n, cap;
+};
+
+static int acc_add(struct acc *a, uint64_t page)
+{
+	if (a->n && a->runs[2 * (a->n - 1)] + a->runs[2 * (a->n - 1) + 1] == page) {
+		a->runs[2 * (a->n - 1) + 1]++;
+		return 0;
+	}
+	if (a->n == a->cap) {
+		size_t nc = a->cap ? a->cap * 2 : 16;
+		uint64_t *nr = realloc(a->runs, nc * 2 * sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		a->runs = nr;
+		a->cap = nc;
+	}
+	a->runs[2 * a->n] = page;
+	a->runs[2 * a->n + 1] = 1;
+	a->n++;
+	return 0;
+}
+
+int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
+		      uint64_t **ret, size_t *ret_n)
+{
+	uint64_t ps = pc_page_size(), pm[BATCH];
+	struct acc a = { 0 };
+	int pmfd, kfd, rc = 0;
+
+	pmfd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	kfd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (pmfd < 0 || kfd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	for (size_t i = 0; i < nruns && rc == 0; i++) {
+		for (uint64_t p = runs[2 * i]; p < runs[2 * i] + runs[2 * i + 1] && rc == 0;) {
+			uint64_t n = runs[2 * i] + runs[2 * i + 1] - p;
+			uint8_t *map;
+			int err = 0;
+
+			if (n > BATCH)
+				n = BATCH;
+			if (p * ps >= size)
+				break;
+			map = pc_sys_mmap(n * ps, PROT_READ, MAP_SHARED, fd, p * ps, &err);
+			if (!map) {
+				rc = err;
+				break;
+			}
+			madvise(map, n * ps, MADV_RANDOM);
+			/* resident pages only (per the caller's runs): no I/O, no charge */
+			if (madvise(map, n * ps, MADV_POPULATE_READ) < 0 && errno != EFAULT) {
+				rc = -errno;
+				munmap(map, n * ps);
+				break;
+			}
+			if (pread(pmfd, pm, n * 8, (off_t)((uintptr_t)map / ps * 8)) != (ssize_t)(n * 8)) {
+				rc = -EIO;
+				munmap(map, n * ps);
+				break;
+			}
+			for (uint64_t k = 0; k < n && rc == 0; k++) {
+				uint64_t pfn = pm[k] & PM_PFN_MASK, flags;
+
+				if (!(pm[k] & PM_PRESENT))
+					continue;
+				if (!pfn) {
+					rc = -EPERM;	/* PFNs hidden: not CAP_SYS_ADMIN */
+					break;
+				}
+				if (pread(kfd, &flags, 8, (off_t)(pfn * 8)) != 8)
+					continue;
+				if (flags & (1ull << KPF_ACTIVE))
+					rc = acc_add(&a, p + k);
+			}
+			madvise(map, n * ps, MADV_SEQUENTIAL);	/* leave reference bits alone */
+			munmap(map, n * ps);
+			p += n;
+		}
+	}
+out:
+	if (pmfd >= 0)
+		close(pmfd);
+	if (kfd >= 0)
+		close(kfd);
+	if (rc < 0) {
+		free(a.runs);
+		return rc;
+	}
+	*ret = a.runs;
+	*ret_n = a.n;
+	return 0;
+}

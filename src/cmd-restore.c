@@ -1,0 +1,508 @@
+/*
+ * cmd-restore.c: `pagecache restore`: bring a snapshot's pages back into
+ * the page cache. Files that changed since the snapshot are skipped and
+ * listed (their pages would be the wrong ones); missing files are listed,
+ * not fatal. Files are read in the order of their place on disk (FIEMAP)
+ * unless told otherwise, through the same verified, budgeted engine as
+ * warm, and by reading, never by touching a mapping. Pages that were
+ * active are read twice, so the kernel activates them again. With
+ * --cgroup, a child that joined that memory cgroup does the reading, so
+ * the pages are charged to the container that will use them.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct item {
+	struct pc_profile_file f;
+	char *full;			/* root + path */
+	int fd;
+	struct stat st;
+	uint64_t disk;			/* physical byte of the first run, for --order disk */
+	uint64_t pages;			/* pages the snapshot wants */
+	size_t order;			/* position in the snapshot */
+};
+
+static const char usage_text[] =
+	"Usage: pagecache restore [OPTIONS] SNAPSHOT\n"
+	"\n"
+	"Bring the pages a snapshot recorded back into the page cache, so a service\n"
+	"restarted (or moved) starts warm. Files that changed since the snapshot\n"
+	"(size, mtime; inode and generation on the same filesystem) are skipped and\n"
+	"listed; missing files are listed. Pages already cached cost no I/O. Every\n"
+	"page read is verified resident, as with warm, and the memory budget holds:\n"
+	"it stops before MemAvailable (or the cgroup's headroom) falls below the\n"
+	"reserve, and says how far it got. Pages that were active are read twice.\n"
+	"\n"
+	"Options:\n"
+	"      --root DIR         the tree the snapshot's paths are relative to\n"
+	"                         (default: the root recorded in the snapshot)\n"
+	"      --allow-changed    warm changed files anyway\n"
+	"      --order ORDER      disk (default: by position on disk, FIEMAP) or file\n"
+	"                         (the snapshot's order)\n"
+	"      --cgroup PATH      read from inside memory cgroup PATH (v1 or v2, as\n"
+	"                         under the hierarchy's root), so pages are charged there\n"
+	"      --max-mem SIZE     add at most SIZE of new page cache\n"
+	"      --reserve SIZE     keep SIZE of MemAvailable free (default 5% of RAM,\n"
+	"                         at least 256M)\n"
+	"      --rate RATE        read at most RATE per second (plain numbers: MiB/s)\n"
+	"      --idle             idle I/O priority, so a live service keeps its disk\n"
+	"  -n, --dry-run          say what would be read; read nothing\n"
+	"  -v, --verbose          list each file\n"
+	"  -q, --quiet            no progress line\n"
+	"  -h, --help             this text\n"
+	FORMAT_HELP
+	"\n"
+	"Examples:\n"
+	"  pagecache restore /var/tmp/db.snap\n"
+	"  pagecache restore --root /mnt/replica --cgroup system.slice/db.service db.snap\n"
+	"Exit status: 0 all restored, 1 some files changed, missing or failed, the\n"
+	"budget stopped it, or the snapshot is corrupt; 2 usage.\n";
+
+static uint64_t first_physical(int fd, uint64_t byte)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent fe;
+	} q;
+
+	memset(&q, 0, sizeof(q));
+	q.fm.fm_start = byte;
+	q.fm.fm_length = ~0ull - byte;
+	q.fm.fm_extent_count = 1;
+	if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) < 0 || q.fm.fm_mapped_extents < 1)
+		return UINT64_MAX;	/* no FIEMAP (tmpfs, ...): after the rest */
+	return q.fe.fe_physical + (byte > q.fe.fe_logical ? byte - q.fe.fe_logical : 0);
+}
+
+static int by_disk(const void *a, const void *b)
+{
+	const struct item *x = *(struct item *const *)a, *y = *(struct item *const *)b;
+
+	if (x->st.st_dev != y->st.st_dev)
+		return x->st.st_dev < y->st.st_dev ? -1 : 1;
+	if (x->disk != y->disk)
+		return x->disk < y->disk ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static void skip_row(const char *path, const char *why)
+{
+	struct orec r = { 0 };
+
+	orec_str(&r, "path", path, 0);
+	orec_str(&r, "reason", why, 0);
+	out_list_add("skipped", &r);
+	cli_warn("skipping '%s': %s", path, why);
+}
+
+/* Why the file is not the snapshot's any more, or NULL. */
+static const char *changed(const struct item *it)
+{
+	if (!S_ISREG(it->st.st_mode))
+		return "no longer a regular file";
+	if ((uint64_t)it->st.st_size != it->f.size)
+		return "size changed";
+	if (it->st.st_mtim.tv_sec != it->f.mtime_s || (uint32_t)it->st.st_mtim.tv_nsec != it->f.mtime_ns)
+		return "modified since the snapshot";
+	if (it->st.st_dev == it->f.dev) {
+		int gen = 0;
+
+		/* same filesystem: the same inode too, or it was replaced */
+		if (it->st.st_ino != it->f.ino)
+			return "replaced (another inode)";
+		if (it->f.gen && ioctl(it->fd, FS_IOC_GETVERSION, &gen) == 0 &&
+		    (uint32_t)gen != it->f.gen)
+			return "replaced (another inode generation)";
+	}
+	return NULL;
+}
+
+/* Read the active runs twice: the second read activates the pages. */
+static void reactivate(const struct item *it, uint64_t ps, char *buf, size_t buflen)
+{
+	int fd = open(it->full, O_RDONLY | O_NOATIME | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		fd = open(it->full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < it->f.nactive; i++) {
+			uint64_t off = it->f.active[2 * i] * ps, end = off + it->f.active[2 * i + 1] * ps;
+
+			while (off < end) {
+				size_t n = end - off < buflen ? (size_t)(end - off) : buflen;
+				long got = pc_sys_pread(fd, buf, n, off);
+
+				if (got <= 0)
+					break;
+				off += (uint64_t)got;
+			}
+		}
+	close(fd);
+}
+
+int cmd_restore(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "root", required_argument, NULL, 'R' },
+		{ "allow-changed", no_argument, NULL, 'A' },
+		{ "order", required_argument, NULL, 'O' },
+		{ "cgroup", required_argument, NULL, 'G' },
+		{ "max-mem", required_argument, NULL, 'M' },
+		{ "reserve", required_argument, NULL, 'S' },
+		{ "rate", required_argument, NULL, 'T' },
+		{ "idle", no_argument, NULL, 'I' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		FORMAT_LONGOPTS,
+		{ 0 }
+	};
+	struct cli_opts co = { OUT_HUMAN };
+	struct targets none;
+	const char *rootarg = NULL, *cgroup = NULL, *snap;
+	bool allow = false, by_file = false, idle = false, dry = false, list = false;
+	uint64_t max_mem = 0, reserve = UINT64_MAX, rate = 0, ps = pc_page_size();
+	uint64_t wanted = 0, cached_before = 0, read = 0, resident = 0, nchanged = 0, nmissing = 0;
+	struct pc_profile_reader *r;
+	struct pc_profile_file f;
+	struct item *items = NULL, **order = NULL;
+	size_t n = 0, cap = 0, nwarm = 0;
+	struct pc_budget budget = { 0 };
+	struct pc_warmer *w = NULL;
+	struct orec rec = { 0 };
+	char err[256], root[4096];
+	double t0 = pc_now();
+	int opt, rc, snap_ps;
+
+	targets_init(&none);
+	cli_begin(argc, argv);
+	while ((opt = getopt_long(argc, argv, "nvqh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'R':
+			rootarg = optarg;
+			break;
+		case 'A':
+			allow = true;
+			break;
+		case 'O':
+			if (!strcmp(optarg, "file"))
+				by_file = true;
+			else if (strcmp(optarg, "disk"))
+				return cli_usage_error("unknown order '%s' (disk or file)", optarg);
+			break;
+		case 'G':
+			cgroup = optarg;
+			break;
+		case 'M':
+			if (pc_parse_size(optarg, &max_mem) < 0 || !max_mem)
+				return cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", optarg);
+			break;
+		case 'S':
+			if (pc_parse_size(optarg, &reserve) < 0)
+				return cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", optarg);
+			break;
+		case 'T': {
+			char *end;
+			double v = strtod(optarg, &end);
+
+			if (end != optarg && !*end && v > 0)
+				rate = (uint64_t)(v * 1048576.0);
+			else if (pc_parse_size(optarg, &rate) < 0 || !rate)
+				return cli_usage_error("invalid rate '%s' (e.g. 200 for MiB/s, 50M)",
+						       optarg);
+			break;
+		}
+		case 'I':
+			idle = true;
+			break;
+		case 'n':
+			dry = true;
+			break;
+		case 'v':
+			list = true;
+			break;
+		case 'q':
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			if (strchr("JPKB", opt)) {
+				cli_common_opt(&co, &none, opt, optarg, argv);
+				break;
+			}
+			return cli_usage_error("unknown option or missing value: '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	out_init(co.fmt, co.bytes, false);
+	out_list_declare("files");
+	out_list_declare("skipped");
+	out_list_declare("errors");
+	if (argc - optind != 1)
+		return cli_usage_error("want one SNAPSHOT");
+	snap = argv[optind];
+
+	if (cgroup && !dry) {
+		pid_t pid;
+		int st;
+
+		/* a child joins and reads; the pages are charged to the cgroup */
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0) {
+			cli_warn("cannot fork: %s", strerror(errno));
+			return EXIT_PARTIAL;
+		}
+		if (pid > 0) {
+			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+				;
+			return WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_PARTIAL;
+		}
+		rc = pc_cgroup_join(cgroup);
+		if (rc < 0) {
+			cli_fail_msg(cgroup, "cannot join memory cgroup",
+				     rc == -ENOENT ? "no such memory cgroup (v1 or v2)" : strerror(-rc));
+			out_flush();
+			_exit(EXIT_PARTIAL);
+		}
+	}
+
+	rc = pc_profile_open(snap, &r, err, sizeof(err));
+	if (rc < 0) {
+		cli_fail_msg(snap, "cannot read snapshot", err);
+		out_flush();
+		return EXIT_PARTIAL;
+	}
+	snprintf(root, sizeof(root), "%s", rootarg ? rootarg : pc_profile_get_meta(r)->root);
+	snap_ps = (int)pc_profile_get_meta(r)->page_size;
+	while ((rc = pc_profile_next(r, &f)) > 0) {
+		struct item *it;
+		const char *why;
+
+		if (n == cap) {
+			struct item *ni = realloc(items, (cap = cap ? cap * 2 : 256) * sizeof(*ni));
+
+			if (!ni) {
+				pc_profile_file_release(&f);
+				rc = -ENOMEM;
+				break;
+			}
+			items = ni;
+		}
+		it = &items[n];
+		memset(it, 0, sizeof(*it));
+		it->f = f;
+		it->order = n;
+		it->fd = -1;
+		if (snap_ps != (int)ps) {
+			/* runs are in the snapshot's pages: convert to ours */
+			for (size_t k = 0; k < f.nruns; k++) {
+				uint64_t a = f.runs[2 * k] * (uint64_t)snap_ps / ps;
+				uint64_t b = ((f.runs[2 * k] + f.runs[2 * k + 1]) * (uint64_t)snap_ps + ps - 1) / ps;
+
+				f.runs[2 * k] = a;
+				f.runs[2 * k + 1] = b - a;
+			}
+			it->f.nactive = 0;
+		}
+		for (size_t k = 0; k < f.nruns; k++)
+			it->pages += f.runs[2 * k + 1];
+		if (asprintf(&it->full, "%s%s%s", root,
+			     root[0] && root[strlen(root) - 1] == '/' ? "" : "/", f.path) < 0) {
+			it->full = NULL;
+			pc_profile_file_release(&it->f);
+			continue;
+		}
+		n++;
+		it->fd = pc_sys_openat(AT_FDCWD, it->full,
+				       O_RDONLY | O_NOATIME | O_NONBLOCK | O_NOFOLLOW);
+		if (it->fd < 0) {
+			if (it->fd == -ENOENT) {
+				nmissing++;
+				skip_row(it->full, "missing");
+			} else {
+				cli_fail(it->full, -it->fd, "cannot open");
+			}
+			continue;
+		}
+		if (fstat(it->fd, &it->st) < 0 || ((why = changed(it)) && !allow)) {
+			nchanged++;
+			skip_row(it->full, S_ISREG(it->st.st_mode) ? changed(it) : "not a regular file");
+			close(it->fd);
+			it->fd = -1;
+			continue;
+		}
+		wanted += it->pages;
+		if (!by_file && f.nruns)
+			it->disk = first_physical(it->fd, f.runs[0] * ps);
+	}
+	if (rc < 0) {
+		/* nothing is done from a snapshot that is not whole */
+		cli_fail_msg(snap, "corrupt snapshot", rc == -EBADMSG ? pc_profile_error(r)
+								       : strerror(-rc));
+		for (size_t i = 0; i < n; i++)
+			if (items[i].fd >= 0) {
+				close(items[i].fd);
+				items[i].fd = -1;
+			}
+		wanted = 0;
+	}
+	pc_profile_close(r);
+
+	order = calloc(n ? n : 1, sizeof(*order));
+	for (size_t i = 0; i < n && order; i++)
+		if (items[i].fd >= 0)
+			order[nwarm++] = &items[i];
+	if (!by_file && order)
+		qsort(order, nwarm, sizeof(*order), by_disk);
+
+	if (dry) {
+		for (size_t i = 0; i < nwarm; i++) {
+			struct item *it = order[i];
+			uint64_t cached = 0;
+
+			for (size_t k = 0; k < it->f.nruns; k++) {
+				struct pc_residency res;
+
+				if (pc_fd_residency(it->fd, (uint64_t)it->st.st_size,
+						    it->f.runs[2 * k] * ps, it->f.runs[2 * k + 1] * ps,
+						    &res) == 0 && res.source != PC_SRC_NONE)
+					cached += res.cached;
+			}
+			cached_before += cached;
+			orec_str(&rec, "path", it->full, OF_LABEL);
+			orec_u64(&rec, "pages", it->pages, OF_PAGES);
+			orec_u64(&rec, "cached", cached, OF_PAGES);
+			orec_u64(&rec, "to_read", it->pages - cached, OF_PAGES);
+			orec_u64(&rec, "runs", it->f.nruns, 0);
+			out_list_add("files", &rec);
+			close(it->fd);
+			it->fd = -1;
+		}
+		list = true;
+	} else if (nwarm) {
+		struct pc_warm_opts wo = { .budget = &budget };
+		char *buf = malloc(1 << 20);
+
+		if (idle)	/* IOPRIO_CLASS_IDLE for this process */
+			syscall(SYS_ioprio_set, 1, 0, 3 << 13);
+		rc = pc_budget_init(&budget, max_mem, reserve);
+		budget.rate = rate;
+		if (rc == 0)
+			rc = pc_warmer_new(&wo, &w);
+		for (size_t i = 0; i < nwarm && rc == 0; i++) {
+			struct item *it = order[i];
+
+			rc = pc_warmer_add_runs(w, it->fd, it->full, &it->st, it->f.runs, it->f.nruns);
+			it->fd = -1;	/* the warmer has it */
+			if (rc == -ENOSPC)
+				break;
+			rc = 0;
+		}
+		if (w)
+			pc_warmer_drain(w);
+		while (w) {
+			struct pc_warm_result res;
+
+			if (!pc_warmer_next_result(w, &res))
+				break;
+			read += res.read;
+			resident += res.resident;
+			cached_before += res.pages - res.read;
+			if (res.err == ESTALE)
+				cli_fail_msg(res.path, "cannot restore", "the file shrank while it was read");
+			else if (res.err)
+				cli_fail(res.path, res.err, "cannot restore");
+			if (list) {
+				orec_str(&rec, "path", res.path, OF_LABEL);
+				orec_u64(&rec, "pages", res.pages, OF_PAGES);
+				orec_u64(&rec, "read", res.read, OF_PAGES);
+				orec_u64(&rec, "resident", res.resident, OF_PAGES);
+				orec_str(&rec, "status", res.err ? strerror(res.err) : "ok", 0);
+				out_list_add("files", &rec);
+			}
+		}
+		for (size_t i = 0; i < nwarm && buf && !budget.stopped; i++)
+			if (order[i]->f.nactive)
+				reactivate(order[i], ps, buf, 1 << 20);
+		free(buf);
+		pc_warmer_free(w);
+		if (budget.stopped)
+			cli_warn("stopped early: %s; %llu of %llu pages restored",
+				 pc_budget_reason(budget.stopped), (unsigned long long)resident,
+				 (unsigned long long)wanted);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].fd >= 0)
+			close(items[i].fd);
+		free(items[i].full);
+		pc_profile_file_release(&items[i].f);
+	}
+	free(items);
+	free(order);
+
+	if (list) {
+		static const struct ocol wcols[] = {
+			{ "pages", "PAGES", false }, { "read", "READ", false },
+			{ "resident", "RESIDENT", false }, { "status", "STATUS", true },
+			{ "path", "FILE", true },
+		}, dcols[] = {
+			{ "pages", "PAGES", false }, { "cached", "CACHED", false },
+			{ "to_read", "TO READ", false }, { "runs", "RUNS", false },
+			{ "path", "FILE", true },
+		};
+		if (dry)
+			out_columns("files", dcols, 5);
+		else
+			out_columns("files", wcols, 5);
+	}
+	orec_str(&rec, "snapshot", snap, 0);
+	orec_bool(&rec, "dry_run", dry);
+	orec_u64(&rec, "files", nwarm, 0);
+	orec_u64(&rec, "pages", wanted, OF_PAGES);
+	orec_u64(&rec, "cached_before", cached_before, OF_PAGES);
+	orec_u64(&rec, "read", dry ? 0 : read, OF_PAGES);
+	orec_u64(&rec, "read_bytes", dry ? 0 : read * ps, OF_BYTES);
+	orec_u64(&rec, "resident", dry ? cached_before : resident, OF_PAGES);
+	orec_u64(&rec, "changed", nchanged, 0);
+	orec_u64(&rec, "missing", nmissing, 0);
+	orec_u64(&rec, "failures", cli_failures(), 0);
+	orec_bool(&rec, "budget_stopped", budget.stopped != 0);
+	orec_f64(&rec, "elapsed", pc_now() - t0);
+	out_object("total", &rec);
+	if (co.fmt == OUT_HUMAN) {
+		char a[32];
+
+		if (list)
+			out_human_line("%s", "");
+		out_human_line("%s %zu files: %llu pages wanted, %llu already cached, %llu %s (%s), "
+			       "%llu changed, %llu missing, %.3g s",
+			       dry ? "Would restore" : "Restored", nwarm, (unsigned long long)wanted,
+			       (unsigned long long)cached_before,
+			       (unsigned long long)(dry ? wanted - cached_before : read),
+			       dry ? "to read" : "read",
+			       fmt_size((dry ? wanted - cached_before : read) * ps, a, sizeof(a)),
+			       (unsigned long long)nchanged, (unsigned long long)nmissing,
+			       pc_now() - t0);
+	}
+	pc_budget_release(&budget);
+	rc = out_flush();
+	if (cgroup && !dry)
+		_exit(rc < 0 || cli_failures() || nchanged || nmissing || budget.stopped ? EXIT_PARTIAL : 0);
+	return rc < 0 || cli_failures() || nchanged || nmissing || budget.stopped ? EXIT_PARTIAL : 0;
+}

@@ -1,0 +1,321 @@
+/*
+ * cmd-show.c: `pagecache show` and `pagecache diff`: what a snapshot
+ * holds, and how two differ. Both read snapshots as hostile input through
+ * libpagecache: a corrupt file is a named failure (exit 1), never a crash.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char show_usage[] =
+	"Usage: pagecache show [OPTIONS] SNAPSHOT\n"
+	"\n"
+	"Print what a snapshot holds: where and when it was taken, and per file the\n"
+	"cached pages, the runs they form and the active pages.\n"
+	"\n"
+	"Options:\n"
+	"  -h, --help             this text\n"
+	FORMAT_HELP
+	"\n"
+	"Example:\n"
+	"  pagecache show --json /var/tmp/db.snap | jq '.total.pages'\n"
+	"Exit status: 0 read, 1 unreadable or corrupt (said why), 2 usage.\n";
+
+static const char diff_usage[] =
+	"Usage: pagecache diff [OPTIONS] OLD NEW\n"
+	"\n"
+	"Compare two snapshots: files added, removed and changed, and the pages\n"
+	"NEW has that OLD had not (gained) and the other way round (lost).\n"
+	"\n"
+	"Options:\n"
+	"  -v, --verbose          list unchanged files too\n"
+	"  -h, --help             this text\n"
+	FORMAT_HELP
+	"\n"
+	"Example:\n"
+	"  pagecache diff before.snap after.snap\n"
+	"Exit status: 0 compared, 1 a snapshot is unreadable or corrupt, 2 usage.\n";
+
+static uint64_t run_pages(const uint64_t *runs, size_t n)
+{
+	uint64_t p = 0;
+
+	for (size_t i = 0; i < n; i++)
+		p += runs[2 * i + 1];
+	return p;
+}
+
+/* Pages in both sorted run lists. */
+static uint64_t overlap(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+{
+	uint64_t both = 0;
+	size_t i = 0, k = 0;
+
+	while (i < na && k < nb) {
+		uint64_t s = a[2 * i] > b[2 * k] ? a[2 * i] : b[2 * k];
+		uint64_t ea = a[2 * i] + a[2 * i + 1], eb = b[2 * k] + b[2 * k + 1];
+		uint64_t e = ea < eb ? ea : eb;
+
+		if (e > s)
+			both += e - s;
+		if (ea < eb)
+			i++;
+		else
+			k++;
+	}
+	return both;
+}
+
+/* Open a snapshot or name the failure. */
+static struct pc_profile_reader *open_snap(const char *path)
+{
+	struct pc_profile_reader *r;
+	char err[256];
+	int rc = pc_profile_open(path, &r, err, sizeof(err));
+
+	if (rc < 0) {
+		cli_fail_msg(path, "cannot read snapshot", err);
+		return NULL;
+	}
+	return r;
+}
+
+static int parse_format(int argc, char **argv, struct cli_opts *co, int *verbose,
+			const char *usage, const char *shortopts)
+{
+	static const struct option longopts[] = {
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		FORMAT_LONGOPTS,
+		{ 0 }
+	};
+	struct targets none;
+	int opt;
+
+	targets_init(&none);
+	cli_begin(argc, argv);
+	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'v':
+			(*verbose)++;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 1;
+		case 'J': case 'P': case 'K': case 'B':
+			cli_common_opt(co, &none, opt, optarg, argv);
+			break;
+		default:
+			cli_usage_error("unknown option or missing value: '%s'", argv[optind - 1]);
+			return -1;
+		}
+	}
+	out_init(co->fmt, co->bytes, false);
+	out_list_declare("files");
+	out_list_declare("errors");
+	return 0;
+}
+
+int cmd_show(int argc, char **argv)
+{
+	struct cli_opts co = { OUT_HUMAN };
+	struct pc_profile_reader *r;
+	struct pc_profile_file f;
+	uint64_t files = 0, pages = 0, runs = 0, active = 0;
+	struct orec rec = { 0 };
+	int verbose = 0, rc;
+
+	rc = parse_format(argc, argv, &co, &verbose, show_usage, "h");
+	if (rc)
+		return rc > 0 ? 0 : EXIT_USAGE;
+	if (argc - optind != 1)
+		return cli_usage_error("want one SNAPSHOT");
+	r = open_snap(argv[optind]);
+	if (r) {
+		const struct pc_profile_meta *m = pc_profile_get_meta(r);
+
+		while ((rc = pc_profile_next(r, &f)) > 0) {
+			uint64_t p = run_pages(f.runs, f.nruns), a = run_pages(f.active, f.nactive);
+
+			orec_str(&rec, "path", f.path, OF_LABEL);
+			orec_u64(&rec, "size", f.size, OF_BYTES);
+			orec_u64(&rec, "pages", p, OF_PAGES);
+			orec_u64(&rec, "runs", f.nruns, 0);
+			orec_u64(&rec, "active", a, OF_PAGES);
+			orec_u64(&rec, "mtime", (uint64_t)f.mtime_s, 0);
+			out_list_add("files", &rec);
+			files++;
+			pages += p;
+			runs += f.nruns;
+			active += a;
+			pc_profile_file_release(&f);
+		}
+		if (rc < 0)
+			cli_fail_msg(argv[optind], "corrupt snapshot", pc_profile_error(r));
+		orec_str(&rec, "root", m->root, 0);
+		orec_str(&rec, "host", m->host, 0);
+		orec_u64(&rec, "created", m->created, 0);
+		orec_u64(&rec, "page_size", m->page_size, 0);
+		if (co.fmt == OUT_HUMAN) {
+			time_t t = (time_t)m->created;
+			char when[64], a[32];
+
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", localtime(&t));
+			out_human_line("%s", "");
+			out_human_line("Snapshot of %s on %s, %s (pages of %u bytes)", m->root,
+				       m->host, when, m->page_size);
+			out_human_line("%llu files, %llu pages (%s) in %llu runs, %llu active",
+				       (unsigned long long)files, (unsigned long long)pages,
+				       fmt_size(pages * m->page_size, a, sizeof(a)),
+				       (unsigned long long)runs, (unsigned long long)active);
+		}
+		pc_profile_close(r);
+	}
+	orec_u64(&rec, "files", files, 0);
+	orec_u64(&rec, "pages", pages, OF_PAGES);
+	orec_u64(&rec, "runs", runs, 0);
+	orec_u64(&rec, "active_pages", active, OF_PAGES);
+	out_object("total", &rec);
+	{
+		static const struct ocol cols[] = {
+			{ "pages", "PAGES", false }, { "runs", "RUNS", false },
+			{ "active", "ACTIVE", false }, { "size", "SIZE", false },
+			{ "path", "FILE", true },
+		};
+		out_columns("files", cols, sizeof(cols) / sizeof(cols[0]));
+	}
+	rc = out_flush();
+	return rc < 0 || cli_failures() ? EXIT_PARTIAL : 0;
+}
+
+struct entry {
+	struct pc_profile_file f;
+	bool seen;
+};
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct entry *)a)->f.path, ((const struct entry *)b)->f.path);
+}
+
+static void diff_row(const char *path, const char *status, uint64_t pa, uint64_t pb,
+		     uint64_t gained, uint64_t lost)
+{
+	struct orec rec = { 0 };
+
+	orec_str(&rec, "path", path, OF_LABEL);
+	orec_str(&rec, "status", status, 0);
+	orec_u64(&rec, "old_pages", pa, OF_PAGES);
+	orec_u64(&rec, "new_pages", pb, OF_PAGES);
+	orec_u64(&rec, "gained", gained, OF_PAGES);
+	orec_u64(&rec, "lost", lost, OF_PAGES);
+	out_list_add("files", &rec);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct cli_opts co = { OUT_HUMAN };
+	struct pc_profile_reader *ra, *rb = NULL;
+	struct entry *ents = NULL;
+	size_t n = 0, cap = 0;
+	struct pc_profile_file f;
+	uint64_t added = 0, removed = 0, changed = 0, gained = 0, lost = 0;
+	struct orec rec = { 0 };
+	int verbose = 0, rc = 0;
+
+	rc = parse_format(argc, argv, &co, &verbose, diff_usage, "vh");
+	if (rc)
+		return rc > 0 ? 0 : EXIT_USAGE;
+	if (argc - optind != 2)
+		return cli_usage_error("want two snapshots, OLD and NEW");
+	ra = open_snap(argv[optind]);
+	if (ra) {
+		while ((rc = pc_profile_next(ra, &f)) > 0) {
+			if (n == cap) {
+				struct entry *ne = realloc(ents, (cap = cap ? cap * 2 : 256) * sizeof(*ne));
+
+				if (!ne) {
+					rc = -ENOMEM;
+					pc_profile_file_release(&f);
+					break;
+				}
+				ents = ne;
+			}
+			ents[n].f = f;
+			ents[n++].seen = false;
+		}
+		if (rc < 0)
+			cli_fail_msg(argv[optind], "corrupt snapshot", pc_profile_error(ra));
+		pc_profile_close(ra);
+		qsort(ents, n, sizeof(*ents), by_path);
+		rb = rc < 0 ? NULL : open_snap(argv[optind + 1]);
+	}
+	while (rb && (rc = pc_profile_next(rb, &f)) > 0) {
+		struct entry key = { .f.path = f.path }, *e;
+		uint64_t pb = run_pages(f.runs, f.nruns);
+
+		e = bsearch(&key, ents, n, sizeof(*ents), by_path);
+		if (!e) {
+			added++;
+			gained += pb;
+			diff_row(f.path, "added", 0, pb, pb, 0);
+		} else {
+			uint64_t pa = run_pages(e->f.runs, e->f.nruns);
+			uint64_t both = overlap(e->f.runs, e->f.nruns, f.runs, f.nruns);
+
+			e->seen = true;
+			gained += pb - both;
+			lost += pa - both;
+			if (pa != both || pb != both) {
+				changed++;
+				diff_row(f.path, "changed", pa, pb, pb - both, pa - both);
+			} else if (verbose) {
+				diff_row(f.path, "same", pa, pb, 0, 0);
+			}
+		}
+		pc_profile_file_release(&f);
+	}
+	if (rb) {
+		if (rc < 0)
+			cli_fail_msg(argv[optind + 1], "corrupt snapshot", pc_profile_error(rb));
+		pc_profile_close(rb);
+		for (size_t i = 0; i < n; i++)
+			if (!ents[i].seen) {
+				uint64_t pa = run_pages(ents[i].f.runs, ents[i].f.nruns);
+
+				removed++;
+				lost += pa;
+				diff_row(ents[i].f.path, "removed", pa, 0, 0, pa);
+			}
+	}
+	for (size_t i = 0; i < n; i++)
+		pc_profile_file_release(&ents[i].f);
+	free(ents);
+	{
+		static const struct ocol cols[] = {
+			{ "status", "STATUS", true },	{ "old_pages", "OLD", false },
+			{ "new_pages", "NEW", false },	{ "gained", "GAINED", false },
+			{ "lost", "LOST", false },	{ "path", "FILE", true },
+		};
+		out_sort("files", "path");
+		out_columns("files", cols, sizeof(cols) / sizeof(cols[0]));
+	}
+	orec_u64(&rec, "added", added, 0);
+	orec_u64(&rec, "removed", removed, 0);
+	orec_u64(&rec, "changed", changed, 0);
+	orec_u64(&rec, "gained", gained, OF_PAGES);
+	orec_u64(&rec, "lost", lost, OF_PAGES);
+	out_object("total", &rec);
+	if (co.fmt == OUT_HUMAN && !cli_failures())
+		out_human_line("%s%llu files added, %llu removed, %llu changed; %llu pages gained, "
+			       "%llu lost", added + removed + changed ? "\n" : "",
+			       (unsigned long long)added, (unsigned long long)removed,
+			       (unsigned long long)changed, (unsigned long long)gained,
+			       (unsigned long long)lost);
+	rc = out_flush();
+	return rc < 0 || cli_failures() ? EXIT_PARTIAL : 0;
+}

@@ -1,0 +1,256 @@
+/*
+ * cmd-snapshot.c: `pagecache snapshot`: record, file by file, which pages
+ * are cached, and what tells later whether a file is still the same (size,
+ * mtime; device, inode and generation for the same filesystem). As root,
+ * also which pages were on the active LRU list, so restore can put hot
+ * pages back as hot. The file is written atomically.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+struct snap_ctx {
+	struct targets t;
+	const char *root;		/* absolute, normalised */
+	size_t rootlen;
+	bool active;
+	pthread_mutex_t lock;
+	struct pc_profile_file *files;
+	size_t n, cap;
+	uint64_t empty, active_pages, active_failed;
+};
+
+static const char usage_text[] =
+	"Usage: pagecache snapshot -o FILE [OPTIONS] PATH...\n"
+	"\n"
+	"Record which pages of these files and trees are in the page cache, with\n"
+	"what tells later whether each file is still the same (size and mtime;\n"
+	"device, inode and generation when restoring on the same filesystem).\n"
+	"Files with nothing cached are left out. As root, the pages on the active\n"
+	"LRU list are recorded too (/proc/kpageflags), so restore can make them hot\n"
+	"again. The snapshot is written atomically: a failure, a full disk\n"
+	"included, leaves the previous FILE intact.\n"
+	"\n"
+	"Options:\n"
+	"  -o, --output FILE      the snapshot to write (required)\n"
+	"      --root DIR         store paths relative to DIR (default /), so the\n"
+	"                         snapshot can warm a copy mounted elsewhere\n"
+	"      --no-active        do not record active pages\n"
+	"  -h, --help             this text\n"
+	FORMAT_HELP
+	TARGET_HELP
+	"\n"
+	"Examples:\n"
+	"  pagecache snapshot -o /var/tmp/db.snap /var/lib/mysql\n"
+	"  pagecache snapshot -o app.snap --root /srv/app /srv/app\n"
+	"Then: pagecache restore /var/tmp/db.snap (see pagecache restore --help).\n"
+	"Exit status: 0 written, 1 written but some files failed (named), or not\n"
+	"written; 2 usage.\n";
+
+static int snap_file(struct pc_walk_entry *e, void *arg)
+{
+	struct snap_ctx *c = arg;
+	struct pc_profile_file f = { 0 };
+	struct pc_residency r;
+	uint64_t size = (uint64_t)e->st.st_size;
+	char *abs;
+	int rc, gen = 0;
+
+	rc = pc_fd_residency(e->fd, size, 0, 0, &r);
+	if (rc < 0) {
+		cli_fail(e->path, -rc, "cannot read residency of");
+		return 0;
+	}
+	if (r.source == PC_SRC_NONE) {
+		cli_fail_msg(e->path, "cannot snapshot",
+			     "the kernel refuses residency to callers who neither own nor may write it");
+		return 0;
+	}
+	if (r.cached == 0) {
+		__atomic_add_fetch(&c->empty, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	abs = cli_abspath(e->path);
+	if (!abs) {
+		cli_fail(e->path, ENOMEM, "cannot snapshot");
+		return 0;
+	}
+	if (strncmp(abs, c->root, c->rootlen) ||
+	    (c->rootlen > 1 && abs[c->rootlen] != '/') || !abs[c->rootlen]) {
+		cli_fail_msg(e->path, "cannot snapshot", "not under --root");
+		free(abs);
+		return 0;
+	}
+	f.path = strdup(abs + c->rootlen + (c->rootlen > 1));
+	free(abs);
+	f.size = size;
+	f.mtime_s = e->st.st_mtim.tv_sec;
+	f.mtime_ns = (uint32_t)e->st.st_mtim.tv_nsec;
+	f.dev = e->st.st_dev;
+	f.ino = e->st.st_ino;
+	if (ioctl(e->fd, FS_IOC_GETVERSION, &gen) == 0)
+		f.gen = (uint32_t)gen;
+	rc = cli_resident_runs(e->fd, size, &f.runs, &f.nruns);
+	if (rc < 0 || !f.path) {
+		cli_fail(e->path, rc < 0 ? -rc : ENOMEM, "cannot map pages of");
+		pc_profile_file_release(&f);
+		return 0;
+	}
+	if (c->active && f.nruns) {
+		rc = pc_fd_active_runs(e->fd, size, f.runs, f.nruns, &f.active, &f.nactive);
+		if (rc < 0)
+			__atomic_add_fetch(&c->active_failed, 1, __ATOMIC_RELAXED);
+		for (size_t i = 0; i < f.nactive; i++)
+			__atomic_add_fetch(&c->active_pages, f.active[2 * i + 1], __ATOMIC_RELAXED);
+	}
+	pthread_mutex_lock(&c->lock);
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 256;
+		struct pc_profile_file *nf = realloc(c->files, nc * sizeof(*nf));
+
+		if (!nf) {
+			pthread_mutex_unlock(&c->lock);
+			pc_profile_file_release(&f);
+			cli_fail(e->path, ENOMEM, "cannot snapshot");
+			return 0;
+		}
+		c->files = nf;
+		c->cap = nc;
+	}
+	c->files[c->n++] = f;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct pc_profile_file *)a)->path,
+		      ((const struct pc_profile_file *)b)->path);
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "root", required_argument, NULL, 'R' },
+		{ "no-active", no_argument, NULL, 'N' },
+		{ "help", no_argument, NULL, 'h' },
+		FORMAT_LONGOPTS,
+		TARGET_LONGOPTS,
+		{ 0 }
+	};
+	struct snap_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER, .active = geteuid() == 0 };
+	struct cli_opts co = { OUT_HUMAN };
+	struct pc_profile_meta meta = { 0 };
+	struct pc_profile_writer *w = NULL;
+	const char *out = NULL, *rootarg = "/";
+	uint64_t pages = 0, runs = 0;
+	struct orec rec = { 0 };
+	struct stat st;
+	char *root;
+	double t0;
+	int opt, rc;
+
+	targets_init(&c.t);
+	cli_begin(argc, argv);
+	while ((opt = getopt_long(argc, argv, "o:h" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'R':
+			rootarg = optarg;
+			break;
+		case 'N':
+			c.active = false;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			if (cli_common_opt(&co, &c.t, opt, optarg, argv) < 0)
+				return EXIT_USAGE;
+		}
+	}
+	if (!out)
+		return cli_usage_error("-o FILE is required");
+	if (cli_start(&co, &c.t, argc, argv) < 0)
+		return EXIT_USAGE;
+	root = cli_abspath(rootarg);
+	if (!root || stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		free(root);
+		return cli_usage_error("--root '%s' is not a directory", rootarg);
+	}
+	c.root = root;
+	c.rootlen = strlen(root);
+	t0 = pc_now();
+	rc = targets_walk(&c.t, snap_file, &c);
+	if (rc < 0)
+		cli_warn("walk failed: %s", strerror(-rc));
+	qsort(c.files, c.n, sizeof(*c.files), by_path);
+
+	meta.created = (uint64_t)time(NULL);
+	meta.page_size = (uint32_t)pc_page_size();
+	snprintf(meta.root, sizeof(meta.root), "%s", root);
+	gethostname(meta.host, sizeof(meta.host) - 1);
+	rc = pc_profile_create(out, &meta, &w);
+	for (size_t i = 0; i < c.n && rc == 0; i++) {
+		rc = pc_profile_add(w, &c.files[i]);
+		runs += c.files[i].nruns;
+		for (size_t k = 0; k < c.files[i].nruns; k++)
+			pages += c.files[i].runs[2 * k + 1];
+	}
+	if (rc == 0)
+		rc = pc_profile_commit(w);
+	else
+		pc_profile_abort(w);
+	if (rc < 0)
+		cli_fail_msg(out, "cannot write snapshot",
+			     rc == -ENOSPC ? "No space left on device; the previous snapshot, if "
+					     "any, is intact"
+					   : strerror(-rc));
+	if (c.active && c.active_failed)
+		cli_warn("active pages not recorded for %llu files (needs CAP_SYS_ADMIN)",
+			 (unsigned long long)c.active_failed);
+
+	orec_str(&rec, "snapshot", out, 0);
+	orec_bool(&rec, "written", rc == 0);
+	orec_u64(&rec, "files", c.n, 0);
+	orec_u64(&rec, "pages", pages, OF_PAGES);
+	orec_u64(&rec, "bytes", pages * pc_page_size(), OF_BYTES);
+	orec_u64(&rec, "runs", runs, 0);
+	orec_u64(&rec, "active_pages", c.active_pages, OF_PAGES);
+	orec_u64(&rec, "uncached_files", c.empty, 0);
+	orec_str(&rec, "root", root, 0);
+	orec_u64(&rec, "failures", cli_failures(), 0);
+	orec_f64(&rec, "elapsed", pc_now() - t0);
+	out_object("total", &rec);
+	if (co.fmt == OUT_HUMAN) {
+		char a[32];
+
+		out_human_line("%s %s: %zu files, %llu pages (%s) in %llu runs, %llu active pages",
+			       rc == 0 ? "Wrote" : "Did not write", out, c.n,
+			       (unsigned long long)pages,
+			       fmt_size(pages * pc_page_size(), a, sizeof(a)),
+			       (unsigned long long)runs, (unsigned long long)c.active_pages);
+		if (c.empty)
+			out_human_line("Left out %llu files with nothing cached",
+				       (unsigned long long)c.empty);
+	}
+	for (size_t i = 0; i < c.n; i++)
+		pc_profile_file_release(&c.files[i]);
+	free(c.files);
+	free(root);
+	if (out_flush() < 0)
+		rc = -EIO;
+	targets_release(&c.t);
+	return rc < 0 || cli_failures() ? EXIT_PARTIAL : 0;
+}

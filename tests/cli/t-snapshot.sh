@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# snapshot / show / diff / restore: the round trip against fincore's ground
+# truth, stale and missing files, corrupt snapshots, ENOSPC, a memory cgroup.
+. "$(dirname "$0")/lib.sh"
+cd "$T_DIR"
+PS=$(getconf PAGESIZE)
+
+mkdir -p db/sub
+for i in 1 2 3 4; do mkfile db/f$i 2048; done
+mkfile db/sub/g 512
+mkfile db/cold 1024
+drop db/*/* db/*
+# partial residency: pages 0-99 of f1, 200-299 of f2, all of sub/g
+dd if=db/f1 of=/dev/null bs=$PS count=100 status=none
+dd if=db/f2 of=/dev/null bs=$PS skip=200 count=100 status=none
+cat db/sub/g >/dev/null
+declare -A want
+for f in db/f1 db/f2 db/f3 db/f4 db/sub/g db/cold; do want[$f]=$(cached_pages $f); done
+
+pc snapshot -o s.snap --json db >snap.json; rc=$?
+t_is "snapshot exits 0" "$rc" 0
+t_is "snapshot JSON: written" "$(jq .total.written snap.json)" true
+t_is "files with nothing cached are left out" "$(jq .total.uncached_files snap.json)" 3
+t_ok "the snapshot is small" test "$(stat -c %s s.snap)" -lt 4096
+
+pc show --json s.snap >show.json; rc=$?
+t_is "show exits 0" "$rc" 0
+t_is "show lists 3 files" "$(jq '.files | length' show.json)" 3
+t_is "show: pages per file match what was cached" \
+	"$(jq -r '[.files[] | "\(.path)=\(.pages)"] | join(" ")' show.json)" \
+	"$(for f in db/f1 db/f2 db/sub/g; do printf '%s=%s ' "${T_DIR#/}/$f" "${want[$f]}"; done | sed 's/ $//')"
+for k in path size pages runs active; do
+	t_is "show: file key $k" "$(jq ".files[0] | has(\"$k\")" show.json)" true
+done
+
+# round trip: drop, restore, every snapshotted page back, few extra
+drop db/*/* db/*
+pc restore --json s.snap >rest.json; rc=$?
+t_is "restore exits 0" "$rc" 0
+for f in db/f1 db/f2 db/sub/g; do
+	got=$(cached_pages $f)
+	t_ok "restored $f: every page back (${want[$f]} wanted, $got cached)" test "$got" -ge "${want[$f]}"
+	t_ok "restored $f: few extra" test "$got" -le $((${want[$f]} + 64))
+done
+t_is "files not in the snapshot stay cold" "$(cached_pages db/f3)" 0
+t_is "restore JSON: resident == pages" "$(jq '.total.resident == .total.pages' rest.json)" true
+for k in files pages cached_before read resident changed missing failures; do
+	t_is "restore total has $k" "$(jq ".total | has(\"$k\")" rest.json)" true
+done
+pc restore --json s.snap >again.json
+t_is "a second restore reads nothing" "$(jq .total.read again.json)" 0
+
+# dry run reads nothing
+drop db/*/* db/*
+pc restore -n --json s.snap >dry.json
+t_is "--dry-run reads nothing" "$(cached_pages db/f1)" 0
+t_is "--dry-run says what it would read" "$(jq '[.files[].to_read] | add' dry.json)" "$(jq .total.pages rest.json)"
+
+# restore elsewhere: --root
+pc snapshot -o rel.snap --root "$T_DIR/db" db >/dev/null
+mkdir copy && cp -a db/. copy/ && drop copy/*/* copy/*
+pc restore --root "$T_DIR/copy" --json rel.snap >copy.json 2>copy.err; rc=$?
+t_is "a copy (cp -a keeps size and mtime) restores under --root, exit $rc" "$(cached_pages copy/f1)" "${want[db/f1]}"
+
+# stale and missing files: skipped and listed, exit 1
+drop db/*/* db/*
+touch db/f1
+rm db/sub/g
+pc restore --json s.snap >stale.json 2>stale.err; rc=$?
+t_is "stale or missing files make the exit 1" "$rc" 1
+t_is "the changed file is listed" "$(jq -r '.skipped[] | select(.reason | test("modified")) | .path' stale.json)" "$T_DIR/db/f1"
+t_is "the missing file is listed" "$(jq -r '.skipped[] | select(.reason == "missing") | .path' stale.json)" "$T_DIR/db/sub/g"
+t_is "the changed file was not warmed" "$(cached_pages db/f1)" 0
+t_is "the unchanged file was" "$(cached_pages db/f2)" "${want[db/f2]}"
+pc restore --allow-changed s.snap >/dev/null 2>&1
+t_ok "--allow-changed warms it anyway" test "$(cached_pages db/f1)" -ge "${want[db/f1]}"
+
+# diff
+cat db/f3 >/dev/null
+pc snapshot -o s2.snap db >/dev/null 2>&1
+pc diff --json s.snap s2.snap >d.json; rc=$?
+t_is "diff exits 0" "$rc" 0
+t_is "diff: sub/g removed" "$(jq -r '.files[] | select(.status=="removed") | .path' d.json)" "${T_DIR#/}/db/sub/g"
+t_ok "diff: f3's pages count as gained" test "$(jq .total.gained d.json)" -ge "$(cached_pages db/f3)"
+t_is "diff: f3 added" "$(jq -r '.files[] | select(.status=="added") | .path' d.json)" "${T_DIR#/}/db/f3"
+
+# corrupt snapshots: a clear error, exit 1, no crash, nothing done
+drop db/*/* db/*
+head -c 100 s.snap >trunc.snap
+pc restore trunc.snap >o 2>e; rc=$?
+t_is "a truncated snapshot exits 1" "$rc" 1
+t_ok "and says so" grep -qE "snapshot 'trunc.snap': .*truncated" e
+t_is "and restores nothing from it" "$(cached_pages db/f2)" 0
+cp s.snap flip.snap; printf '\xff' | dd of=flip.snap bs=1 seek=60 conv=notrunc status=none
+pc show flip.snap >o 2>e; t_is "a bit flip exits 1" $? 1
+t_ok "with the reason" grep -qE "checksum|decompress|out of range" e
+echo "not a snapshot at all" >junk.snap
+pc show --json junk.snap >j.json 2>e; t_is "junk exits 1" $? 1
+t_ok "JSON errors name it" jq -e '.errors[0].reason | test("magic")' j.json
+pc show missing.snap >o 2>e; t_is "a missing snapshot exits 1" $? 1
+
+# ENOSPC while writing: the old snapshot stays intact
+if t_root; then
+	mkdir tiny && mount -t tmpfs -o size=8k tmpfs tiny && T_CLEANUP+=("umount '$T_DIR/tiny'")
+	cat db/f2 db/f3 db/f4 >/dev/null
+	cp s.snap tiny/keep.snap 2>/dev/null || true
+	sz=$(stat -c %s tiny/keep.snap)
+	dd if=/dev/zero of=tiny/fill bs=1k count=8 status=none 2>/dev/null || true
+	for i in $(seq 1 400); do mkfile db/many$i 4; done
+	pc snapshot -o tiny/keep.snap db >o 2>e; rc=$?
+	t_is "a full disk: snapshot exits 1" "$rc" 1
+	t_ok "and says the old one is intact" grep -q "No space left on device; the previous snapshot" e
+	t_is "the old snapshot is byte for byte the same size" "$(stat -c %s tiny/keep.snap)" "$sz"
+	pc show tiny/keep.snap >/dev/null; t_is "and still reads" $? 0
+	t_is "no temp file is left" "$(ls tiny | grep -c tmp)" 0
+else
+	t_skip "ENOSPC" "needs root to mount a small tmpfs"
+fi
+
+# --cgroup: the reading is charged to that memory cgroup (v1 or v2)
+CG=""
+if t_root && [ -d /sys/fs/cgroup/memory ]; then
+	CG=/sys/fs/cgroup/memory/pc-test-$$
+elif t_root && grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+	CG=/sys/fs/cgroup/pc-test-$$
+fi
+if [ -n "$CG" ] && mkdir "$CG" 2>/dev/null; then
+	T_CLEANUP+=("rmdir '$CG'")
+	drop db/*/* db/*
+	before=$(awk '$1=="cache"||$1=="file"{print $2}' "$CG/memory.stat")
+	pc restore --cgroup "$(basename "$CG")" s.snap >o 2>e; rc=$?
+	after=$(awk '$1=="cache"||$1=="file"{print $2}' "$CG/memory.stat")
+	t_ok "restore --cgroup: pages charged to the cgroup ($before -> $after bytes)" \
+		test $((after - before)) -ge $(( (${want[db/f2]}) * PS ))
+	pc restore --cgroup no-such-cgroup-$$ s.snap >o 2>e; rc=$?
+	t_is "an unknown cgroup exits 1" "$rc" 1
+	t_ok "and says so" grep -q "no such memory cgroup" e
+	# budget: the cgroup's limit is the budget; never an OOM
+	drop db/*/* db/*
+	cat db/f3 db/f4 >/dev/null
+	pc snapshot -o big.snap db >/dev/null 2>&1
+	drop db/*/* db/*
+	echo $((4 * 1024 * 1024)) >"$CG/memory.limit_in_bytes" 2>/dev/null || echo $((4 * 1024 * 1024)) >"$CG/memory.max"
+	pc restore --cgroup "$(basename "$CG")" --reserve 0 big.snap >o 2>e; rc=$?
+	t_is "a snapshot larger than the cgroup's room stops (exit 1)" "$rc" 1
+	t_ok "at the budget, saying so" grep -q "stopped early: the memory cgroup's headroom" e
+	t_ok "and no OOM kill" sh -c "! grep -q 'oom_kill [1-9]' '$CG/memory.oom_control' 2>/dev/null"
+else
+	t_skip "restore --cgroup" "needs root and a memory cgroup controller"
+fi
+
+t_done
