@@ -23,15 +23,16 @@ endif
 
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -pthread $(SANFLAGS)
-CPPFLAGS += -Iinclude -Ilib
+CPPFLAGS += -Iinclude -Ilib -Isrc -Ibench
 LDFLAGS += -pthread $(SANFLAGS)
 # liburing and zlib go in statically, so the binary runs where they are
 # absent. Looked up when linking (deps may have just installed them).
 static_or = $$(ls /usr/lib/*/lib$(1).a /usr/lib/lib$(1).a /usr/local/lib/lib$(1).a 2>/dev/null | head -n1 | grep . || echo -l$(1))
 LIBS    = $(call static_or,uring) $(call static_or,z) -lm
+CLI_LIBS = $(call static_or,sqlite3) -ldl
 
 LIB_SRC := $(wildcard lib/*.c)
-CLI_SRC := $(wildcard src/*.c)
+CLI_SRC := $(wildcard src/*.c) bench/warmup.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
@@ -54,6 +55,7 @@ endef
 deps:
 	$(call need,test -e /usr/include/liburing.h,liburing-dev)
 	$(call need,test -e /usr/include/zlib.h,zlib1g-dev)
+	$(call need,test -e /usr/include/sqlite3.h,libsqlite3-dev)
 
 test-deps: deps
 	$(call need,command -v prove,perl)
@@ -62,7 +64,7 @@ test-deps: deps
 	$(call need,command -v setpriv,util-linux)
 
 # ---- build ---------------------------------------------------------------
-$(B)/%.o: %.c include/pagecache.h $(wildcard lib/*.h src/*.h) | deps
+$(B)/%.o: %.c include/pagecache.h $(wildcard lib/*.h src/*.h bench/*.h) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -71,7 +73,7 @@ $(B)/libpagecache.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(B)/pagecache: $(CLI_OBJ) $(B)/libpagecache.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libpagecache.a $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libpagecache.a $(CLI_LIBS) $(LIBS)
 
 $(B)/tests/%: tests/unit/%.c tests/unit/tap.h $(B)/libpagecache.a
 	@mkdir -p $(dir $@)

@@ -184,5 +184,6 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

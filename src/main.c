@@ -28,6 +28,7 @@ static const struct command {
 	{ "restore", cmd_restore, "bring a snapshot's pages back, skipping files that changed" },
 	{ "show", cmd_show, "print what a snapshot holds" },
 	{ "diff", cmd_diff, "compare two snapshots: files and pages gained and lost" },
+	{ "bench", cmd_bench, "experiments: warmup (a database after a restart)" },
 };
 
 const char *cli_cmd = "pagecache";

@@ -1,6 +1,8 @@
 #!/bin/sh
 # make demo: the main job on a sample tree it makes: see what is cached,
-# drop it, see it gone, warm it back (verified), see it all back.
+# drop it, see it gone, warm it back (verified), see it all back; then the
+# warm-up story: snapshot what a service has cached, drop it, restore it,
+# and a database's first queries after a restart (bench warmup --quick).
 set -e
 PC=${PAGECACHE:-build/pagecache}
 DIR=${DEMO_DIR:-/var/tmp/pagecache-demo}
@@ -31,6 +33,13 @@ run evict "$DIR/tree"
 run stat "$DIR/tree"
 run warm "$DIR/tree"
 run stat -v "$DIR/tree/big.db"
-run stat --json "$DIR/tree/big.db"
+run snapshot -o "$DIR/tree.snap" "$DIR/tree"
+run evict "$DIR/tree"
+run restore "$DIR/tree.snap"
+if [ "$(id -u)" = 0 ]; then
+	run bench warmup --quick
+else
+	echo "# (bench warmup needs root: it drops the page cache between conditions)"
+fi
 echo
 echo "# done; the sample stays in $DIR (rm -rf it when finished)"

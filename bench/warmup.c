@@ -1,0 +1,430 @@
+/*
+ * warmup.c: `pagecache bench warmup`, the mailing-list experiment that
+ * started this project (Dominique Martinet, linux-mm, January 2019:
+ * MariaDB 350 ms cold, 60 ms warm, 150 ms after a partial prefetch),
+ * rebuilt on SQLite so it runs anywhere.
+ *
+ * A database with an indexed table (by default about 2 GB, 15.6 million
+ * rows of 100 random bytes; --quick: 1.5 million) and four fixed sets of
+ * 1000 random ids are made once and kept. Each trial runs the conditions
+ * in a shuffled order, each in a new process (this binary, exec'd, so its
+ * own text is cold too when the cache is), which opens the database with
+ * an empty 64 MiB SQLite cache and times Q1, Q2, Q3 (1000 ids each):
+ *   cold      drop_caches, then the queries;
+ *   restored  drop_caches, one cold run, snapshot of what it left cached
+ *             (the database, this binary, its libraries), drop_caches,
+ *             pagecache restore (timed), then the queries;
+ *   peer      drop_caches, vmtouch -t of the database file alone, then
+ *             the queries (skipped if vmtouch is missing);
+ *   warm      no drop, the queries.
+ * Medians and ranges per condition and query, as a table or JSON. It
+ * needs root (drop_caches). Timings are this machine's; the test suite
+ * checks only that it runs and reports.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "bench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NSETS 4
+#define SETSZ 1000
+#define NQ 3
+
+enum { C_COLD, C_RESTORED, C_PEER, C_WARM, NCOND };
+static const char *const cond_names[NCOND] = { "cold", "restored", "peer", "warm" };
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static int drop_caches(void)
+{
+	int fd;
+
+	sync();
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "3\n", 2) != 2) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	return 0;
+}
+
+static int build_db(const char *dir, uint64_t rows, char *db, size_t len)
+{
+	char tmp[4300], sql[512], ids[4300];
+	struct stat st;
+	sqlite3 *h;
+	FILE *f;
+	int rc;
+
+	snprintf(db, len, "%s/warmup-%llu.db", dir, (unsigned long long)rows);
+	snprintf(ids, sizeof(ids), "%s.ids", db);
+	if (stat(db, &st) == 0 && stat(ids, &st) == 0)
+		return 0;	/* made before: kept across runs */
+	fprintf(stderr, "pagecache: building %s (%llu rows; once, then kept)...\n", db,
+		(unsigned long long)rows);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", db);
+	unlink(tmp);
+	if (sqlite3_open(tmp, &h) != SQLITE_OK)
+		return -EIO;
+	snprintf(sql, sizeof(sql),
+		 "PRAGMA page_size=4096; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+		 "CREATE TABLE mytable(id INTEGER PRIMARY KEY, payload BLOB NOT NULL);"
+		 "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<%llu)"
+		 " INSERT INTO mytable SELECT x, randomblob(100) FROM c;",
+		 (unsigned long long)rows);
+	rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
+	sqlite3_close(h);
+	if (rc != SQLITE_OK || rename(tmp, db) < 0) {
+		unlink(tmp);
+		return -EIO;
+	}
+	/* four disjoint sets of 1000 distinct ids, uniform over [1, rows] */
+	f = fopen(ids, "we");
+	if (!f)
+		return -errno;
+	{
+		uint64_t *all = calloc(NSETS * SETSZ, sizeof(*all));
+		int n = 0;
+
+		while (all && n < NSETS * SETSZ) {
+			uint64_t id = next_rand() % rows + 1;
+			bool dup = false;
+
+			for (int i = 0; i < n && !dup; i++)
+				dup = all[i] == id;
+			if (!dup)
+				all[n++] = id;
+		}
+		for (int i = 0; all && i < NSETS * SETSZ; i++)
+			fprintf(f, "%llu%c", (unsigned long long)all[i], (i + 1) % SETSZ ? ',' : '\n');
+		free(all);
+	}
+	return fclose(f) == 0 ? 0 : -EIO;
+}
+
+/* The worker: a new process, empty SQLite cache, Q1..Q3 timed. */
+int bench_warmup_worker(const char *db)
+{
+	char ids[4200], *line = NULL, *sql;
+	size_t cap = 0;
+	double t[NQ];
+	sqlite3 *h;
+	FILE *f;
+
+	snprintf(ids, sizeof(ids), "%s.ids", db);
+	f = fopen(ids, "re");
+	if (!f || sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		return 1;
+	sqlite3_exec(h, "PRAGMA cache_size=-65536", NULL, NULL, NULL);
+	for (int q = 0; q < NQ; q++) {
+		sqlite3_stmt *st;
+		double t0;
+
+		if (getline(&line, &cap, f) <= 0)
+			return 1;
+		line[strcspn(line, "\n")] = 0;
+		if (asprintf(&sql, "SELECT sum(length(payload)) FROM mytable WHERE id IN (%s)", line) < 0)
+			return 1;
+		t0 = pc_now();
+		if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
+			return 1;
+		while (sqlite3_step(st) == SQLITE_ROW)
+			;
+		sqlite3_finalize(st);
+		t[q] = (pc_now() - t0) * 1000.0;
+		free(sql);
+	}
+	fclose(f);
+	free(line);
+	/* what this process needs besides the database: its mapped files */
+	printf("%.3f %.3f %.3f\n", t[0], t[1], t[2]);
+	f = fopen("/proc/self/maps", "re");
+	while (f && getline(&line, &cap, f) > 0) {
+		char *p = strchr(line, '/');
+
+		if (p)
+			printf("%s", p);
+	}
+	if (f)
+		fclose(f);
+	sqlite3_close(h);
+	return 0;
+}
+
+/* Run the worker; times in q[], mapped files appended to *files (if given). */
+static int run_worker(const char *db, double q[NQ], char **files)
+{
+	int pfd[2], st;
+	pid_t pid;
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0;
+	int ok = 0;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], STDOUT_FILENO);
+		execl("/proc/self/exe", "pagecache", "bench", "warmup", "--worker", db, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	f = fdopen(pfd[0], "r");
+	if (f && getline(&line, &cap, f) > 0 && sscanf(line, "%lf %lf %lf", &q[0], &q[1], &q[2]) == 3)
+		ok = 1;
+	while (f && getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\n")] = 0;
+		if (files && !strstr(line, " (deleted)") && strncmp(line, "/dev/", 5) &&
+		    strncmp(line, "/proc/", 6) && (!*files || !strstr(*files, line))) {
+			size_t ol = *files ? strlen(*files) : 0;
+			char *nf = realloc(*files, ol + strlen(line) + 2);
+
+			if (nf) {
+				memcpy(nf + ol, line, strlen(line));
+				nf[ol + strlen(line)] = '\n';
+				nf[ol + strlen(line) + 1] = 0;
+				*files = nf;
+			}
+		}
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	waitpid(pid, &st, 0);
+	return ok && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+/* Run a command; 0 if it exited 0. */
+static int run_cmd(char *const argv[], bool quiet)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		if (quiet) {
+			int dn = open("/dev/null", O_WRONLY);
+
+			dup2(dn, STDOUT_FILENO);
+			dup2(dn, STDERR_FILENO);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (pid < 0)
+		return -errno;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int bench_warmup(const struct warmup_opts *o)
+{
+	char db[4200], snap[4300], exe[4096];
+	double q[NCOND][64][NQ] = { { { 0 } } }, rt[64] = { 0 }, rbytes[64] = { 0 }, pt[64] = { 0 };
+	int nt[NCOND] = { 0 }, nr = 0, np = 0, trials = o->trials > 64 ? 64 : o->trials;
+	bool have_vmtouch = run_cmd((char *const[]){ "sh", "-c", "command -v vmtouch", NULL }, true) == 0;
+	ssize_t el;
+	int rc;
+
+	if (geteuid() != 0) {
+		cli_warn("bench warmup needs root (it drops the page cache between conditions)");
+		return EXIT_PARTIAL;
+	}
+	mkdir(o->dir, 0755);
+	rc = build_db(o->dir, o->rows, db, sizeof(db));
+	if (rc < 0) {
+		cli_warn("cannot build the database in '%s': %s", o->dir, strerror(-rc));
+		return EXIT_PARTIAL;
+	}
+	snprintf(snap, sizeof(snap), "%s.snap", db);
+	el = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[el > 0 ? el : 0] = 0;
+	for (int t = 0; t < trials; t++) {
+		int ord[NCOND] = { C_COLD, C_RESTORED, C_PEER, C_WARM };
+
+		/* shuffle, but warm last: it needs what the others left */
+		for (int i = NCOND - 2; i > 0; i--) {
+			int k = (int)(next_rand() % (uint64_t)(i + 1)), x = ord[i];
+
+			ord[i] = ord[k];
+			ord[k] = x;
+		}
+		for (int i = 0; i < NCOND; i++) {
+			int c = ord[i];
+			double *qq = q[c][nt[c]];
+
+			if (c == C_PEER && !have_vmtouch)
+				continue;
+			if (c == C_COLD) {
+				drop_caches();
+			} else if (c == C_RESTORED) {
+				char *files = NULL, *argv[64];
+				double t0, dq[NQ];
+				int na = 0;
+				char *save = NULL;
+
+				drop_caches();
+				if (run_worker(db, dq, &files) < 0) {
+					free(files);
+					continue;
+				}
+				argv[na++] = exe;
+				argv[na++] = "snapshot";
+				argv[na++] = "--no-active";
+				argv[na++] = "-o";
+				argv[na++] = snap;
+				argv[na++] = db;
+				for (char *p = strtok_r(files, "\n", &save); p && na < 62;
+				     p = strtok_r(NULL, "\n", &save))
+					if (strcmp(p, db))
+						argv[na++] = p;
+				argv[na] = NULL;
+				run_cmd(argv, true);
+				free(files);
+				drop_caches();
+				t0 = pc_now();
+				{
+					char *rargv[] = { exe, "restore", "-q", "--json", snap, NULL };
+					int pfd[2];
+					pid_t pid;
+					FILE *f;
+					char *line = NULL;
+					size_t cap = 0;
+					unsigned long long rb = 0;
+
+					if (pipe2(pfd, O_CLOEXEC) < 0)
+						continue;
+					pid = fork();
+					if (pid == 0) {
+						dup2(pfd[1], STDOUT_FILENO);
+						execv(exe, rargv);
+						_exit(127);
+					}
+					close(pfd[1]);
+					f = fdopen(pfd[0], "r");
+					while (f && getline(&line, &cap, f) > 0)
+						sscanf(line, " \"read_bytes\": %llu", &rb);
+					if (f)
+						fclose(f);
+					free(line);
+					waitpid(pid, NULL, 0);
+					rt[nr] = (pc_now() - t0) * 1000.0;
+					rbytes[nr++] = (double)rb;
+				}
+			} else if (c == C_PEER) {
+				char *argv[] = { "vmtouch", "-qt", db, NULL };
+				double t0;
+
+				drop_caches();
+				t0 = pc_now();
+				run_cmd(argv, true);
+				pt[np++] = (pc_now() - t0) * 1000.0;
+			}
+			if (run_worker(db, qq, NULL) == 0)
+				nt[c]++;
+		}
+		if (o->progress)
+			fprintf(stderr, "\r\033[Kbench warmup: trial %d of %d", t + 1, trials);
+	}
+	if (o->progress)
+		fprintf(stderr, "\r\033[K");
+
+	for (int c = 0; c < NCOND; c++) {
+		struct orec rec = { 0 };
+
+		if (!nt[c])
+			continue;
+		orec_str(&rec, "condition", cond_names[c], 0);
+		orec_u64(&rec, "trials", (uint64_t)nt[c], 0);
+		for (int k = 0; k < NQ; k++) {
+			static const char *const keys[NQ][3] = {
+				{ "q1_ms", "q1_min_ms", "q1_max_ms" },
+				{ "q2_ms", "q2_min_ms", "q2_max_ms" },
+				{ "q3_ms", "q3_min_ms", "q3_max_ms" },
+			};
+			double v[64], lo, hi;
+
+			for (int t = 0; t < nt[c]; t++)
+				v[t] = q[c][t][k];
+			lo = hi = v[0];
+			for (int t = 1; t < nt[c]; t++) {
+				lo = v[t] < lo ? v[t] : lo;
+				hi = v[t] > hi ? v[t] : hi;
+			}
+			orec_f64(&rec, keys[k][0], median(v, nt[c]));
+			orec_f64(&rec, keys[k][1], lo);
+			orec_f64(&rec, keys[k][2], hi);
+		}
+		if (c == C_RESTORED && nr) {
+			orec_f64(&rec, "prefetch_ms", median(rt, nr));
+			orec_f64(&rec, "prefetch_mib", median(rbytes, nr) / 1048576.0);
+		}
+		if (c == C_PEER && np) {
+			struct stat st;
+
+			orec_f64(&rec, "prefetch_ms", median(pt, np));
+			if (stat(db, &st) == 0)
+				orec_f64(&rec, "prefetch_mib", (double)st.st_size / 1048576.0);
+		}
+		out_list_add("conditions", &rec);
+	}
+	{
+		struct orec rec = { 0 };
+
+		orec_str(&rec, "database", db, 0);
+		orec_u64(&rec, "rows", o->rows, 0);
+		orec_u64(&rec, "trials", (uint64_t)trials, 0);
+		orec_bool(&rec, "peer_vmtouch", have_vmtouch);
+		out_object("setup", &rec);
+	}
+	if (out_format() == OUT_HUMAN) {
+		static const struct ocol cols[] = {
+			{ "condition", "CONDITION", true }, { "q1_ms", "Q1 ms", false },
+			{ "q2_ms", "Q2 ms", false },	     { "q3_ms", "Q3 ms", false },
+			{ "q1_min_ms", "Q1 min", false },    { "q1_max_ms", "Q1 max", false },
+			{ "prefetch_ms", "PREFETCH ms", false }, { "prefetch_mib", "PREFETCH MiB", false },
+		};
+		out_columns("conditions", cols, sizeof(cols) / sizeof(cols[0]));
+		out_human_line("\nMedians over %d trials of SQLite Q1..Q3 (1000 random ids each) in a new "
+			       "process; %s (%llu rows).", trials, db, (unsigned long long)o->rows);
+		out_human_line("PREFETCH: restored = pagecache restore of a snapshot of what one cold run "
+			       "left cached (database, binary, libraries); peer = vmtouch -t of the "
+			       "database file.");
+		if (!have_vmtouch)
+			out_human_line("peer (vmtouch -t) skipped: vmtouch is not installed");
+	}
+	return 0;
+}

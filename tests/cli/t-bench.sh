@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# bench warmup runs end to end on a tiny database and reports every
+# condition with the JSON keys scripts rely on (behaviour, never timings).
+. "$(dirname "$0")/lib.sh"
+cd "$T_DIR"
+
+pc bench >o 2>e; t_is "bench without an experiment exits 2" $? 2
+pc bench nosuch >o 2>e; t_is "an unknown experiment exits 2" $? 2
+pc bench warmup --rows 5 >o 2>e; t_is "too few rows exits 2" $? 2
+if ! t_root; then
+	t_skip "bench warmup" "needs root (drops the page cache)"
+	t_done; exit
+fi
+pc bench warmup --rows 20000 --trials 1 --dir "$T_DIR/wu" --json >w.json 2>w.err; rc=$?
+t_is "bench warmup exits 0" "$rc" 0
+t_ok "its JSON is valid" jq -e . w.json
+want="cold restored warm"
+command -v vmtouch >/dev/null && want="cold restored peer warm"
+t_is "every condition is reported" "$(jq -r '[.conditions[].condition] | join(" ")' w.json)" "$want"
+for k in q1_ms q2_ms q3_ms q1_min_ms q1_max_ms trials; do
+	t_is "conditions have $k" "$(jq "[.conditions[] | has(\"$k\")] | all" w.json)" true
+done
+t_ok "the restored condition reports its prefetch" \
+	jq -e '.conditions[] | select(.condition=="restored") | .prefetch_ms > 0 and .prefetch_mib > 0' w.json
+t_ok "the database is kept for the next run" test -s "$T_DIR/wu/warmup-20000.db"
+t_is "setup names the rows" "$(jq .setup.rows w.json)" 20000
+t_done
