@@ -408,11 +408,140 @@ static void complete_run(struct pc_warmer *w, struct job *j)
 		j->verified = j->end;
 }
 
+struct misses {
+	const uint64_t *runs;
+	size_t nruns, idx;
+	uint64_t *seg;			/* pairs: missing pages inside runs */
+	size_t nseg, cap;
+	uint64_t missing;
+};
+
+/* Keep the parts of a non-resident stretch that lie in the job's runs. */
+static int collect_missing(uint64_t first, uint64_t n, bool resident, void *arg)
+{
+	struct misses *m = arg;
+
+	if (resident)
+		return 0;
+	while (m->idx < m->nruns && m->runs[2 * m->idx] + m->runs[2 * m->idx + 1] <= first)
+		m->idx++;
+	for (size_t k = m->idx; k < m->nruns && m->runs[2 * k] < first + n; k++) {
+		uint64_t s = m->runs[2 * k] > first ? m->runs[2 * k] : first;
+		uint64_t e = m->runs[2 * k] + m->runs[2 * k + 1];
+
+		if (e > first + n)
+			e = first + n;
+		if (e <= s)
+			continue;
+		if (m->nseg == m->cap) {
+			size_t nc = m->cap ? m->cap * 2 : 64;
+			uint64_t *ns = realloc(m->seg, nc * 2 * sizeof(*ns));
+
+			if (!ns)
+				return -ENOMEM;
+			m->seg = ns;
+			m->cap = nc;
+		}
+		m->seg[2 * m->nseg] = s;
+		m->seg[2 * m->nseg + 1] = e - s;
+		m->nseg++;
+		m->missing += e - s;
+	}
+	return 0;
+}
+
+/*
+ * A job of many runs (a restore): issue them all, then check the whole
+ * span with one mincore scan a round instead of one a run, waiting on the
+ * last missing page (reads finish roughly in order) between rounds.
+ */
+static void complete_many(struct pc_warmer *w, struct job *j)
+{
+	uint64_t ps = pc_page_size(), prev = UINT64_MAX, eof = (j->size + ps - 1) / ps;
+	struct misses m = { .runs = j->runs, .nruns = j->nruns };
+	unsigned stalls = 0;
+
+	for (j->run = 0; j->run < j->nruns; j->run++) {
+		j->first = j->runs[2 * j->run];
+		j->end = j->first + j->runs[2 * j->run + 1];
+		j->issued = j->run < j->ia_run ? j->end
+			    : j->run == j->ia_run && j->ia_pos > j->first ? j->ia_pos : j->first;
+		issue_upto(w, j, j->end);
+	}
+	submit(w);
+	for (;;) {
+		uint64_t lo = j->runs[0], hi = j->runs[2 * j->nruns - 2] + j->runs[2 * j->nruns - 1];
+		long got;
+		int rc;
+
+		m.nseg = m.idx = 0;
+		m.missing = 0;
+		if (hi > eof)
+			hi = eof;
+		rc = lo < hi ? pc_fd_scan_mapped(j->fd, j->size, lo * ps, (hi - lo) * ps,
+						 collect_missing, &m) : 0;
+		if (rc < 0) {
+			j->err = -rc;
+			break;
+		}
+		if (!m.missing)
+			break;
+		if (m.missing >= prev && ++stalls >= MAX_STALLS) {
+			j->err = ENOMEM;	/* reclaim takes pages as fast as we add */
+			break;
+		}
+		prev = m.missing;
+		got = pc_sys_pread(j->fd, w->buf, 1, m.seg[2 * m.nseg - 2] * ps);
+		if (got < 0) {
+			j->err = (int)-got;
+			break;
+		}
+		if (got == 0) {
+			struct stat st;
+
+			if (fstat(j->fd, &st) < 0) {
+				j->err = errno;
+				break;
+			}
+			j->size = (uint64_t)st.st_size;
+			eof = (j->size + ps - 1) / ps;
+			j->err = ESTALE;	/* pages the snapshot wanted are gone */
+			continue;
+		}
+		for (size_t k = 0; k < m.nseg; k++) {
+			struct pc_cachestat cs;
+			uint64_t s = m.seg[2 * k], n = m.seg[2 * k + 1];
+
+			/* re-ask only what left the cache (cachestat counts reads in flight) */
+			if (pc_sys_cachestat(j->fd, s * ps, n * ps, &cs) < 0 || cs.cache < n)
+				for (uint64_t p = s; p < s + n; p += j->cap)
+					pc_sys_readahead(j->fd, p * ps,
+							 (s + n - p < j->cap ? s + n - p : j->cap) * ps);
+		}
+	}
+	/* what is resident: the runs' pages inside the file, less what is missing */
+	for (size_t k = 0; k < j->nruns; k++) {
+		uint64_t s = j->runs[2 * k], e = s + j->runs[2 * k + 1];
+
+		if (e > eof)
+			e = eof;
+		if (e > s)
+			j->resident += e - s;
+	}
+	j->resident -= m.missing < j->resident ? m.missing : j->resident;
+	settle(w, j, j->inflight);
+	free(m.seg);
+}
+
 /* Every run of the job, in order, each resident or an error. */
 static void complete(struct pc_warmer *w, struct job *j)
 {
 	uint64_t ps = pc_page_size();
 
+	if (j->nruns > 1 && j->allowed) {
+		complete_many(w, j);
+		return;
+	}
 	for (j->run = 0; j->run < j->nruns && !j->err; j->run++) {
 		uint64_t first = j->runs[2 * j->run], end = first + j->runs[2 * j->run + 1];
 		uint64_t eof = (j->size + ps - 1) / ps;

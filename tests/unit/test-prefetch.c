@@ -137,6 +137,28 @@ int main(void)
 		   "and not much else (%llu resident)", (unsigned long long)resident(path));
 		pc_warmer_free(w);
 		pc_budget_release(&b);
+
+		/* runs of a file that shrinks under the warm: ESTALE, no SIGBUS */
+		{
+			char *sh = strdup(make_file("shrinks", 4096 * 4096));
+			struct pc_warm_result r2 = { 0 };
+
+			drop_file(sh);
+			fd = open(sh, O_RDONLY);
+			fstat(fd, &st);
+			pc_budget_init(&b, 0, 0);
+			pc_warmer_new(&wo, &w);
+			pc_warmer_add_runs(w, fd, sh, &st, runs, 3);
+			truncate(sh, 1000 * 4096);
+			pc_warmer_drain(w);
+			pc_warmer_next_result(w, &r2);
+			ok(r2.err == ESTALE && r2.resident <= 60,
+			   "runs past a shrink: ESTALE, only what is left counts (%d, %llu)", r2.err,
+			   (unsigned long long)r2.resident);
+			pc_warmer_free(w);
+			pc_budget_release(&b);
+			free(sh);
+		}
 	}
 
 	/* The kernel's silent cap, at its worst: each readahead gets one page. */
