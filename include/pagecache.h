@@ -207,7 +207,7 @@ unsigned pc_walk_threads(const struct pc_walk_opts *o);
 
 struct pc_progress {
 	uint64_t files;			/* files finished */
-	uint64_t bytes;			/* bytes of those files' ranges */
+	uint64_t bytes;			/* bytes asked for so far, as it goes */
 	uint64_t read;			/* bytes brought in (were not cached) */
 };
 

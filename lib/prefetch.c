@@ -242,6 +242,9 @@ static void issue_upto(struct pc_warmer *w, struct job *j, uint64_t to)
 
 		pc_budget_pace(w->o.budget, n * pc_page_size());
 		issue(w, j, j->issued, n);
+		if (w->o.progress)	/* live, not only when a file ends */
+			__atomic_add_fetch(&w->o.progress->bytes, n * pc_page_size(),
+					   __ATOMIC_RELAXED);
 		j->issued += n;
 		w->inflight += n;
 		j->inflight += n;
@@ -255,6 +258,7 @@ static void settle(struct pc_warmer *w, struct job *j, uint64_t n)
 		n = j->inflight;
 	j->inflight -= n;
 	w->inflight -= n < w->inflight ? n : w->inflight;
+
 }
 
 static void job_free(struct job *j)
@@ -577,8 +581,6 @@ static void finish_oldest(struct pc_warmer *w)
 	j->inflight = 0;
 	if (w->o.progress) {
 		__atomic_add_fetch(&w->o.progress->files, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&w->o.progress->bytes, j->pages * pc_page_size(),
-				   __ATOMIC_RELAXED);
 		__atomic_add_fetch(&w->o.progress->read, j->read * pc_page_size(),
 				   __ATOMIC_RELAXED);
 	}

@@ -168,6 +168,11 @@ int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **arg
  */
 void cli_sum_totals(void *sum, const void *per_thread, unsigned n, size_t size);
 
+/* A progress line on stderr, on a terminal only; NULL-safe stop. */
+struct cli_progress;
+struct cli_progress *cli_progress_start(const struct pc_progress *p, const char *label);
+void cli_progress_stop(struct cli_progress *pr);
+
 /* The resident page runs of a whole file, as (first, count) pairs. */
 int cli_resident_runs(int fd, uint64_t size, uint64_t **ret, size_t *ret_n);
 

@@ -174,7 +174,9 @@ int cmd_restore(int argc, char **argv)
 	struct cli_opts co = { OUT_HUMAN };
 	struct targets none;
 	const char *rootarg = NULL, *cgroup = NULL, *snap;
-	bool allow = false, by_file = false, idle = false, dry = false, list = false;
+	bool allow = false, by_file = false, idle = false, dry = false, list = false, quiet = false;
+	struct pc_progress progress = { 0 };
+	struct cli_progress *prog = NULL;
 	uint64_t max_mem = 0, reserve = UINT64_MAX, rate = 0, ps = pc_page_size();
 	uint64_t wanted = 0, cached_before = 0, read = 0, resident = 0, nchanged = 0, nmissing = 0;
 	struct pc_profile_reader *r;
@@ -236,6 +238,7 @@ int cmd_restore(int argc, char **argv)
 			list = true;
 			break;
 		case 'q':
+			quiet = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -396,7 +399,7 @@ int cmd_restore(int argc, char **argv)
 		}
 		list = true;
 	} else if (nwarm) {
-		struct pc_warm_opts wo = { .budget = &budget };
+		struct pc_warm_opts wo = { .budget = &budget, .progress = &progress };
 		char *buf = malloc(1 << 20);
 
 		if (idle)	/* IOPRIO_CLASS_IDLE for this process */
@@ -405,6 +408,8 @@ int cmd_restore(int argc, char **argv)
 		budget.rate = rate;
 		if (rc == 0)
 			rc = pc_warmer_new(&wo, &w);
+		if (!quiet && co.fmt == OUT_HUMAN)
+			prog = cli_progress_start(&progress, "restoring");
 		for (size_t i = 0; i < nwarm && rc == 0; i++) {
 			struct item *it = order[i];
 
@@ -416,6 +421,7 @@ int cmd_restore(int argc, char **argv)
 		}
 		if (w)
 			pc_warmer_drain(w);
+		cli_progress_stop(prog);
 		while (w) {
 			struct pc_warm_result res;
 

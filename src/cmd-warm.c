@@ -26,7 +26,6 @@ struct warm_ctx {
 	struct warm_tot *tot;
 	struct pc_progress progress;
 	bool list;
-	volatile int done;
 };
 
 static const char usage_text[] =
@@ -113,28 +112,6 @@ static int warm_file(struct pc_walk_entry *e, void *arg)
 	return 0;
 }
 
-static void *progress_main(void *arg)
-{
-	struct warm_ctx *c = arg;
-	double t0 = pc_now();
-
-	while (!c->done) {
-		char a[32], b[32];
-		double el = pc_now() - t0;
-		uint64_t rd = __atomic_load_n(&c->progress.read, __ATOMIC_RELAXED);
-
-		usleep(200000);
-		if (c->done)
-			break;
-		fprintf(stderr, "\r\033[Kwarming: %llu files, %s read, %s/s",
-			(unsigned long long)__atomic_load_n(&c->progress.files, __ATOMIC_RELAXED),
-			pc_human_size(rd, a, sizeof(a)),
-			pc_human_size(el > 0 ? (uint64_t)((double)rd / el) : 0, b, sizeof(b)));
-	}
-	fprintf(stderr, "\r\033[K");
-	return NULL;
-}
-
 int cmd_warm(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -157,8 +134,7 @@ int cmd_warm(int argc, char **argv)
 	bool quiet = false;
 	struct warm_tot sum = { 0 };
 	struct orec rec = { 0 };
-	pthread_t prog;
-	bool prog_started = false;
+	struct cli_progress *prog = NULL;
 	unsigned nt;
 	double t0, el;
 	int opt, rc;
@@ -239,8 +215,8 @@ int cmd_warm(int argc, char **argv)
 			return EXIT_PARTIAL;
 		}
 	}
-	if (!quiet && co.fmt == OUT_HUMAN && cli_stderr_tty())
-		prog_started = pthread_create(&prog, NULL, progress_main, &c) == 0;
+	if (!quiet && co.fmt == OUT_HUMAN)
+		prog = cli_progress_start(&c.progress, "warming");
 
 	t0 = pc_now();
 	rc = targets_walk(&c.t, warm_file, &c);
@@ -251,9 +227,7 @@ int cmd_warm(int argc, char **argv)
 		report(&c, i);
 	}
 	el = pc_now() - t0;
-	c.done = 1;
-	if (prog_started)
-		pthread_join(prog, NULL);
+	cli_progress_stop(prog);
 	cli_sum_totals(&sum, c.tot, nt, sizeof(sum));
 	if (c.budget.stopped)
 		cli_warn("stopped early: %s; %llu files warmed (%llu MiB read, %llu MiB allowed)",

@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -339,4 +340,60 @@ int cli_resident_runs(int fd, uint64_t size, uint64_t **ret, size_t *ret_n)
 	*ret = a.v;
 	*ret_n = a.n;
 	return 0;
+}
+
+struct cli_progress {
+	const struct pc_progress *p;
+	const char *label;
+	pthread_t tid;
+	volatile int done;
+};
+
+static void *progress_main(void *arg)
+{
+	struct cli_progress *pr = arg;
+	double t0 = pc_now();
+
+	while (!pr->done) {
+		char a[32], b[32];
+		double el = pc_now() - t0;
+		uint64_t rd = __atomic_load_n(&pr->p->bytes, __ATOMIC_RELAXED);
+
+		usleep(200000);
+		if (pr->done)
+			break;
+		fprintf(stderr, "\r\033[K%s: %llu files done, %s asked for, %s/s", pr->label,
+			(unsigned long long)__atomic_load_n(&pr->p->files, __ATOMIC_RELAXED),
+			pc_human_size(rd, a, sizeof(a)),
+			pc_human_size(el > 0 ? (uint64_t)((double)rd / el) : 0, b, sizeof(b)));
+	}
+	fprintf(stderr, "\r\033[K");
+	return NULL;
+}
+
+struct cli_progress *cli_progress_start(const struct pc_progress *p, const char *label)
+{
+	struct cli_progress *pr;
+
+	if (!cli_stderr_tty())
+		return NULL;	/* progress only on a terminal */
+	pr = calloc(1, sizeof(*pr));
+	if (!pr)
+		return NULL;
+	pr->p = p;
+	pr->label = label;
+	if (pthread_create(&pr->tid, NULL, progress_main, pr) != 0) {
+		free(pr);
+		return NULL;
+	}
+	return pr;
+}
+
+void cli_progress_stop(struct cli_progress *pr)
+{
+	if (!pr)
+		return;
+	pr->done = 1;
+	pthread_join(pr->tid, NULL);
+	free(pr);
 }
