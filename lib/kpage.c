@@ -1,29 +1,79 @@
 /*
  * kpage.c: which cached pages of a file are on the active LRU list, read
  * from /proc/kpageflags the way tools/mm/page-types.c does: map the file,
- * fault in only the pages mincore says are resident (no readahead,
- * MADV_RANDOM), read their PFNs from /proc/self/pagemap, then each PFN's
- * flags. Needs CAP_SYS_ADMIN (PFNs read as 0 without it: -EPERM then).
- * A page evicted between mincore and the fault is read back in and
- * charged to the caller; the kernel offers no way around that race.
+ * touch only the pages mincore says are resident (MADV_RANDOM: no
+ * readahead), read their PFNs from /proc/self/pagemap, then each PFN's
+ * flags, and set MADV_SEQUENTIAL before unmapping so the touches are not
+ * harvested as accesses. Touching is a plain read: MADV_POPULATE_READ
+ * was tried and marks every page accessed (GUP's FOLL_TOUCH), which made
+ * the probe activate what it measured. A touch of a page the file no
+ * longer has raises SIGBUS; a thread-local jump turns that into -ESTALE.
+ * Needs CAP_SYS_ADMIN (PFNs read as 0 without it: -EPERM then). A page
+ * evicted between mincore and the touch is read back in and charged to
+ * the caller; the kernel offers no way around that race.
  */
 #define _GNU_SOURCE
 #include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
 #define KPF_ACTIVE 6
 #define PM_PRESENT (1ull << 63)
 #define PM_PFN_MASK ((1ull << 55) - 1)
 #define BATCH 512			/* pages per pagemap read */
+
+static __thread sigjmp_buf *touch_jump;
+static struct sigaction old_bus;
+static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	if (touch_jump)
+		siglongjmp(*touch_jump, 1);
+	/* not ours: what was there before */
+	if (old_bus.sa_flags & SA_SIGINFO)
+		old_bus.sa_sigaction(sig, si, uc);
+	else if (old_bus.sa_handler != SIG_IGN && old_bus.sa_handler != SIG_DFL)
+		old_bus.sa_handler(sig);
+	else {
+		signal(SIGBUS, SIG_DFL);
+		raise(SIGBUS);
+	}
+}
+
+static void install_bus(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old_bus);
+}
+
+/* Read one byte of each page given; -ESTALE if the file shrank under us. */
+static int touch(const volatile uint8_t *map, uint64_t first, uint64_t n, uint64_t ps)
+{
+	sigjmp_buf jb;
+	uint8_t sum = 0;
+
+	if (sigsetjmp(jb, 1)) {
+		touch_jump = NULL;
+		return -ESTALE;
+	}
+	touch_jump = &jb;
+	for (uint64_t k = first; k < first + n; k++)
+		sum += map[k * ps];
+	touch_jump = NULL;
+	(void)sum;
+	return 0;
+}
 
 struct acc {
 	uint64_t *runs;
@@ -58,6 +108,7 @@ int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 	struct acc a = { 0 };
 	int pmfd, kfd, rc = 0;
 
+	pthread_once(&bus_once, install_bus);
 	pmfd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	kfd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 	if (pmfd < 0 || kfd < 0) {
@@ -81,8 +132,8 @@ int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 			}
 			madvise(map, n * ps, MADV_RANDOM);
 			/* resident pages only (per the caller's runs): no I/O, no charge */
-			if (madvise(map, n * ps, MADV_POPULATE_READ) < 0 && errno != EFAULT) {
-				rc = -errno;
+			rc = touch(map, 0, n, ps);
+			if (rc < 0) {
 				munmap(map, n * ps);
 				break;
 			}

@@ -106,8 +106,13 @@ static void skip_row(const char *path, const char *why)
 	cli_warn("skipping '%s': %s", path, why);
 }
 
-/* Why the file is not the snapshot's any more, or NULL. */
-static const char *changed(const struct item *it)
+/*
+ * Why the file is not the snapshot's any more, or NULL. `same_place`: the
+ * paths resolve under the root the snapshot was taken in, so the device,
+ * inode and generation must match too; a copy elsewhere (--root) is
+ * judged by size and mtime only.
+ */
+static const char *changed(const struct item *it, bool same_place)
 {
 	if (!S_ISREG(it->st.st_mode))
 		return "no longer a regular file";
@@ -115,7 +120,7 @@ static const char *changed(const struct item *it)
 		return "size changed";
 	if (it->st.st_mtim.tv_sec != it->f.mtime_s || (uint32_t)it->st.st_mtim.tv_nsec != it->f.mtime_ns)
 		return "modified since the snapshot";
-	if (it->st.st_dev == it->f.dev) {
+	if (same_place && it->st.st_dev == it->f.dev) {
 		int gen = 0;
 
 		/* same filesystem: the same inode too, or it was replaced */
@@ -187,6 +192,8 @@ int cmd_restore(int argc, char **argv)
 	struct pc_warmer *w = NULL;
 	struct orec rec = { 0 };
 	char err[256], root[4096];
+	bool same_place = true;
+	size_t ndone = 0;
 	double t0 = pc_now();
 	int opt, rc, snap_ps;
 
@@ -280,18 +287,31 @@ int cmd_restore(int argc, char **argv)
 		if (rc < 0) {
 			cli_fail_msg(cgroup, "cannot join memory cgroup",
 				     rc == -ENOENT ? "no such memory cgroup (v1 or v2)" : strerror(-rc));
-			out_flush();
-			_exit(EXIT_PARTIAL);
+			goto report;	/* the same JSON shape on every path */
+		}
+	} else if (cgroup) {
+		char dir[512];
+
+		/* a dry run reads nothing, but the cgroup must still exist */
+		if (pc_cgroup_dir(cgroup, dir, sizeof(dir)) < 0) {
+			cli_fail_msg(cgroup, "cannot use memory cgroup", "no such memory cgroup (v1 or v2)");
+			goto report;
 		}
 	}
 
 	rc = pc_profile_open(snap, &r, err, sizeof(err));
 	if (rc < 0) {
 		cli_fail_msg(snap, "cannot read snapshot", err);
-		out_flush();
-		return EXIT_PARTIAL;
+		goto report;
 	}
 	snprintf(root, sizeof(root), "%s", rootarg ? rootarg : pc_profile_get_meta(r)->root);
+	{
+		char *a = cli_abspath(root), *b = cli_abspath(pc_profile_get_meta(r)->root);
+
+		same_place = a && b && !strcmp(a, b);
+		free(a);
+		free(b);
+	}
 	snap_ps = (int)pc_profile_get_meta(r)->page_size;
 	while ((rc = pc_profile_next(r, &f)) > 0) {
 		struct item *it;
@@ -313,14 +333,25 @@ int cmd_restore(int argc, char **argv)
 		it->order = n;
 		it->fd = -1;
 		if (snap_ps != (int)ps) {
-			/* runs are in the snapshot's pages: convert to ours */
+			/* runs are in the snapshot's pages: widen to ours, merging overlaps */
+			size_t m = 0;
+
 			for (size_t k = 0; k < f.nruns; k++) {
 				uint64_t a = f.runs[2 * k] * (uint64_t)snap_ps / ps;
 				uint64_t b = ((f.runs[2 * k] + f.runs[2 * k + 1]) * (uint64_t)snap_ps + ps - 1) / ps;
 
-				f.runs[2 * k] = a;
-				f.runs[2 * k + 1] = b - a;
+				if (m && a <= f.runs[2 * (m - 1)] + f.runs[2 * (m - 1) + 1]) {
+					uint64_t s = f.runs[2 * (m - 1)];
+
+					if (b > s + f.runs[2 * (m - 1) + 1])
+						f.runs[2 * (m - 1) + 1] = b - s;
+					continue;
+				}
+				f.runs[2 * m] = a;
+				f.runs[2 * m + 1] = b - a;
+				m++;
 			}
+			it->f.nruns = f.nruns = m;
 			it->f.nactive = 0;
 		}
 		for (size_t k = 0; k < f.nruns; k++)
@@ -338,14 +369,21 @@ int cmd_restore(int argc, char **argv)
 			if (it->fd == -ENOENT) {
 				nmissing++;
 				skip_row(it->full, "missing");
+			} else if (it->fd == -ELOOP) {
+				nchanged++;
+				skip_row(it->full, "now a symbolic link");
 			} else {
 				cli_fail(it->full, -it->fd, "cannot open");
 			}
 			continue;
 		}
-		if (fstat(it->fd, &it->st) < 0 || ((why = changed(it)) && !allow)) {
+		if (fstat(it->fd, &it->st) < 0)
+			memset(&it->st, 0, sizeof(it->st));
+		why = changed(it, same_place);
+		/* --allow-changed warms changed files, never non-files */
+		if (why && (!allow || !S_ISREG(it->st.st_mode))) {
 			nchanged++;
-			skip_row(it->full, S_ISREG(it->st.st_mode) ? changed(it) : "not a regular file");
+			skip_row(it->full, why);
 			close(it->fd);
 			it->fd = -1;
 			continue;
@@ -408,6 +446,8 @@ int cmd_restore(int argc, char **argv)
 		budget.rate = rate;
 		if (rc == 0)
 			rc = pc_warmer_new(&wo, &w);
+		if (rc < 0)
+			cli_warn("cannot start reading: %s", strerror(-rc));
 		if (!quiet && co.fmt == OUT_HUMAN)
 			prog = cli_progress_start(&progress, "restoring");
 		for (size_t i = 0; i < nwarm && rc == 0; i++) {
@@ -429,6 +469,7 @@ int cmd_restore(int argc, char **argv)
 				break;
 			read += res.read;
 			resident += res.resident;
+			ndone++;
 			cached_before += res.pages - res.read;
 			if (res.err == ESTALE)
 				cli_fail_msg(res.path, "cannot restore", "the file shrank while it was read");
@@ -453,6 +494,7 @@ int cmd_restore(int argc, char **argv)
 				 pc_budget_reason(budget.stopped), (unsigned long long)resident,
 				 (unsigned long long)wanted);
 	}
+report:
 	for (size_t i = 0; i < n; i++) {
 		if (items[i].fd >= 0)
 			close(items[i].fd);
@@ -479,7 +521,7 @@ int cmd_restore(int argc, char **argv)
 	}
 	orec_str(&rec, "snapshot", snap, 0);
 	orec_bool(&rec, "dry_run", dry);
-	orec_u64(&rec, "files", nwarm, 0);
+	orec_u64(&rec, "files", dry ? nwarm : ndone, 0);
 	orec_u64(&rec, "pages", wanted, OF_PAGES);
 	orec_u64(&rec, "cached_before", cached_before, OF_PAGES);
 	orec_u64(&rec, "read", dry ? 0 : read, OF_PAGES);
@@ -498,7 +540,8 @@ int cmd_restore(int argc, char **argv)
 			out_human_line("%s", "");
 		out_human_line("%s %zu files: %llu pages wanted, %llu already cached, %llu %s (%s), "
 			       "%llu changed, %llu missing, %.3g s",
-			       dry ? "Would restore" : "Restored", nwarm, (unsigned long long)wanted,
+			       dry ? "Would restore" : "Restored", dry ? nwarm : ndone,
+			       (unsigned long long)wanted,
 			       (unsigned long long)cached_before,
 			       (unsigned long long)(dry ? wanted - cached_before : read),
 			       dry ? "to read" : "read",

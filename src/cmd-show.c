@@ -159,7 +159,7 @@ int cmd_show(int argc, char **argv)
 		orec_str(&rec, "root", m->root, 0);
 		orec_str(&rec, "host", m->host, 0);
 		orec_u64(&rec, "created", m->created, 0);
-		orec_u64(&rec, "page_size", m->page_size, 0);
+		orec_u64(&rec, "page_size", m->page_size, OF_BYTES);
 		if (co.fmt == OUT_HUMAN) {
 			time_t t = (time_t)m->created;
 			char when[64], a[32];
@@ -225,6 +225,7 @@ int cmd_diff(int argc, char **argv)
 	struct pc_profile_file f;
 	uint64_t added = 0, removed = 0, changed = 0, gained = 0, lost = 0;
 	struct orec rec = { 0 };
+	uint32_t psa = 0;
 	int verbose = 0, rc = 0;
 
 	rc = parse_format(argc, argv, &co, &verbose, diff_usage, "vh");
@@ -234,6 +235,7 @@ int cmd_diff(int argc, char **argv)
 		return cli_usage_error("want two snapshots, OLD and NEW");
 	ra = open_snap(argv[optind]);
 	if (ra) {
+		psa = pc_profile_get_meta(ra)->page_size;
 		while ((rc = pc_profile_next(ra, &f)) > 0) {
 			if (n == cap) {
 				struct entry *ne = realloc(ents, (cap = cap ? cap * 2 : 256) * sizeof(*ne));
@@ -253,6 +255,12 @@ int cmd_diff(int argc, char **argv)
 		pc_profile_close(ra);
 		qsort(ents, n, sizeof(*ents), by_path);
 		rb = rc < 0 ? NULL : open_snap(argv[optind + 1]);
+		if (rb && pc_profile_get_meta(rb)->page_size != psa) {
+			cli_fail_msg(argv[optind + 1], "cannot compare",
+				     "the snapshots were taken with different page sizes");
+			pc_profile_close(rb);
+			rb = NULL;
+		}
 	}
 	while (rb && (rc = pc_profile_next(rb, &f)) > 0) {
 		struct entry key = { .f.path = f.path }, *e;

@@ -64,7 +64,7 @@ static int snap_file(struct pc_walk_entry *e, void *arg)
 	char *abs;
 	int rc, gen = 0;
 
-	rc = pc_fd_residency(e->fd, size, 0, 0, &r);
+	rc = pc_fd_residency(e->fd, size, c->t.off, c->t.len, &r);
 	if (rc < 0) {
 		cli_fail(e->path, -rc, "cannot read residency of");
 		return 0;
@@ -98,7 +98,7 @@ static int snap_file(struct pc_walk_entry *e, void *arg)
 	f.ino = e->st.st_ino;
 	if (ioctl(e->fd, FS_IOC_GETVERSION, &gen) == 0)
 		f.gen = (uint32_t)gen;
-	rc = cli_resident_runs(e->fd, size, &f.runs, &f.nruns);
+	rc = cli_resident_runs(e->fd, size, c->t.off, c->t.len, &f.runs, &f.nruns);
 	if (rc < 0 || !f.path) {
 		cli_fail(e->path, rc < 0 ? -rc : ENOMEM, "cannot map pages of");
 		pc_profile_file_release(&f);
@@ -201,7 +201,13 @@ int cmd_snapshot(int argc, char **argv)
 	meta.page_size = (uint32_t)pc_page_size();
 	snprintf(meta.root, sizeof(meta.root), "%s", root);
 	gethostname(meta.host, sizeof(meta.host) - 1);
-	rc = pc_profile_create(out, &meta, &w);
+	if (c.n == 0 && cli_failures()) {
+		/* every file failed: keep whatever snapshot was there */
+		cli_warn("not writing '%s': no file could be recorded", out);
+		rc = -ENODATA;
+	} else {
+		rc = pc_profile_create(out, &meta, &w);
+	}
 	for (size_t i = 0; i < c.n && rc == 0; i++) {
 		rc = pc_profile_add(w, &c.files[i]);
 		runs += c.files[i].nruns;
@@ -212,7 +218,7 @@ int cmd_snapshot(int argc, char **argv)
 		rc = pc_profile_commit(w);
 	else
 		pc_profile_abort(w);
-	if (rc < 0)
+	if (rc < 0 && rc != -ENODATA)
 		cli_fail_msg(out, "cannot write snapshot",
 			     rc == -ENOSPC ? "No space left on device; the previous snapshot, if "
 					     "any, is intact"

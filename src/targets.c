@@ -328,10 +328,11 @@ static int runs_collect(uint64_t first, uint64_t n, bool resident, void *arg)
 	return 0;
 }
 
-int cli_resident_runs(int fd, uint64_t size, uint64_t **ret, size_t *ret_n)
+int cli_resident_runs(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t **ret,
+		      size_t *ret_n)
 {
 	struct runs_acc a = { 0 };
-	int rc = pc_fd_scan(fd, size, 0, 0, runs_collect, &a);
+	int rc = pc_fd_scan(fd, size, off, len, runs_collect, &a);
 
 	if (rc < 0) {
 		free(a.v);

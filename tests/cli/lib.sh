@@ -65,6 +65,7 @@ mkfile() {
 # drop PATH...: evict with the kernel's own tool, independent of ours
 drop() {
 	local f
+	sync "$@" 2>/dev/null	# dirty pages would stay
 	for f in "$@"; do dd if="$f" iflag=nocache count=0 status=none 2>/dev/null; done
 }
 
