@@ -57,6 +57,19 @@ static uint64_t get_u64(const uint8_t *p)
 	return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
 }
 
+/* zigzag: small signed deltas become small varints */
+static uint64_t zz(uint64_t a, uint64_t prev)
+{
+	int64_t d = (int64_t)(a - prev);
+
+	return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+}
+
+static uint64_t unzz(uint64_t z, uint64_t prev)
+{
+	return prev + (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
+}
+
 static size_t put_varint(uint8_t *p, uint64_t v)
 {
 	size_t n = 0;
@@ -87,6 +100,7 @@ struct pc_profile_writer {
 	uint8_t *raw;
 	size_t rawlen, rawcap;
 	uint64_t nfiles, nruns;
+	uint64_t prev_mtime, prev_dev, prev_ino;	/* deltas within a section */
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -225,6 +239,7 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 		if (rc < 0)
 			return rc;
 		w->rawlen = 0;
+		w->prev_mtime = w->prev_dev = w->prev_ino = 0;	/* sections stand alone */
 	}
 	rc = reserve(w, need);
 	if (rc < 0)
@@ -234,10 +249,13 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 	memcpy(p, f->path, pl);
 	p += pl;
 	p += put_varint(p, f->size);
-	p += put_varint(p, (uint64_t)f->mtime_s);
+	p += put_varint(p, zz((uint64_t)f->mtime_s, w->prev_mtime));
 	p += put_varint(p, f->mtime_ns);
-	p += put_varint(p, f->dev);
-	p += put_varint(p, f->ino);
+	p += put_varint(p, zz(f->dev, w->prev_dev));
+	p += put_varint(p, zz(f->ino, w->prev_ino));
+	w->prev_mtime = (uint64_t)f->mtime_s;
+	w->prev_dev = f->dev;
+	w->prev_ino = f->ino;
 	p += put_varint(p, f->gen);
 	p += put_runs(p, f->runs, f->nruns);
 	p += put_runs(p, f->active, f->nactive);
@@ -312,6 +330,7 @@ struct pc_profile_reader {
 	uint8_t *raw, *comp;
 	size_t rawlen, pos;
 	uint64_t section, nfiles, nruns;
+	uint64_t prev_mtime, prev_dev, prev_ino;	/* deltas within a section */
 	bool ended;
 	char err[256];
 };
@@ -408,6 +427,7 @@ static int load_section(struct pc_profile_reader *r, uint32_t *type)
 		return bad(r, "checksum mismatch");
 	r->rawlen = rawlen;
 	r->pos = 0;
+	r->prev_mtime = r->prev_dev = r->prev_ino = 0;
 	return 1;
 }
 
@@ -625,7 +645,7 @@ int pc_profile_next(struct pc_profile_reader *r, struct pc_profile_file *ret)
 		return bad(r, "file size out of range");
 	if ((rc = get_varint(r, &v)) < 0)
 		return rc;
-	f.mtime_s = (int64_t)v;
+	f.mtime_s = (int64_t)unzz(v, r->prev_mtime);
 	if ((rc = get_varint(r, &v)) < 0)
 		return rc;
 	if (v >= 1000000000)
@@ -634,6 +654,8 @@ int pc_profile_next(struct pc_profile_reader *r, struct pc_profile_file *ret)
 	if ((rc = get_varint(r, &f.dev)) < 0 || (rc = get_varint(r, &f.ino)) < 0 ||
 	    (rc = get_varint(r, &f.gen)) < 0)
 		return rc;
+	f.dev = unzz(f.dev, r->prev_dev);
+	f.ino = unzz(f.ino, r->prev_ino);
 	pages = (f.size + r->meta.page_size - 1) / r->meta.page_size;
 	if ((rc = get_runs(r, pages, &f.runs, &f.nruns)) < 0)
 		return rc;
@@ -648,6 +670,9 @@ int pc_profile_next(struct pc_profile_reader *r, struct pc_profile_file *ret)
 	}
 	r->nfiles++;
 	r->nruns += f.nruns;
+	r->prev_mtime = (uint64_t)f.mtime_s;
+	r->prev_dev = f.dev;
+	r->prev_ino = f.ino;
 	*ret = f;
 	return 1;
 }
