@@ -155,7 +155,6 @@ int bench_warmup_worker(const char *db)
 		free(sql);
 	}
 	fclose(f);
-	free(line);
 	/* what this process needs besides the database: its mapped files */
 	printf("%.3f %.3f %.3f\n", t[0], t[1], t[2]);
 	f = fopen("/proc/self/maps", "re");
@@ -167,6 +166,7 @@ int bench_warmup_worker(const char *db)
 	}
 	if (f)
 		fclose(f);
+	free(line);
 	sqlite3_close(h);
 	return 0;
 }
