@@ -74,5 +74,16 @@ cached_pages() {
 	fincore -b -n -r -o PAGES "$1"
 }
 
+# resident_pages FILE: fincore's count, plus pages reclaimed since (they
+# leave shadow entries, which cachestat counts as evicted; the tests drop
+# with DONTNEED, which leaves none). Some machines run a proactive reclaimer
+# (DAMON pageout here) that takes idle pages within seconds of a warm.
+resident_pages() {
+	local c e
+	c=$(cached_pages "$1")
+	e=$("$PAGECACHE" stat --json "$1" 2>/dev/null | jq '.files[0].evicted // 0')
+	echo $((c + e))
+}
+
 # jget JSON-FILE FILTER
 jget() { jq -r "$2" "$1"; }
