@@ -168,6 +168,20 @@ int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **arg
  */
 void cli_sum_totals(void *sum, const void *per_thread, unsigned n, size_t size);
 
+/* The memory budget's options, shared by warm, restore and lock. */
+struct cli_budget {
+	uint64_t max_mem;		/* 0: none */
+	uint64_t reserve;		/* UINT64_MAX: the default */
+	uint64_t rate;			/* bytes/s, 0: unlimited */
+};
+#define CLI_BUDGET_INIT { 0, UINT64_MAX, 0 }
+#define BUDGET_LONGOPTS                                         \
+	{ "max-mem", required_argument, NULL, 'M' },            \
+	{ "reserve", required_argument, NULL, 'S' }
+#define RATE_LONGOPT { "rate", required_argument, NULL, 'T' }
+/* 1: handled, 0: not a budget option, -1: bad value (reported) */
+int cli_budget_opt(struct cli_budget *b, int opt, const char *arg);
+
 /* A progress line on stderr, on a terminal only; NULL-safe stop. */
 struct cli_progress;
 struct cli_progress *cli_progress_start(const struct pc_progress *p, const char *label);

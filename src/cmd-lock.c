@@ -151,8 +151,7 @@ int cmd_lock(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "daemon", no_argument, NULL, 'd' },
 		{ "pidfile", required_argument, NULL, 'p' },
-		{ "max-mem", required_argument, NULL, 'M' },
-		{ "reserve", required_argument, NULL, 'R' },
+		BUDGET_LONGOPTS,
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		FORMAT_LONGOPTS,
@@ -161,7 +160,7 @@ int cmd_lock(int argc, char **argv)
 	};
 	struct lock_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct cli_opts co = { OUT_HUMAN };
-	uint64_t max_mem = 0, reserve = UINT64_MAX;
+	struct cli_budget bo = CLI_BUDGET_INIT;
 	const char *pidfile = NULL;
 	bool daemon = false;
 	struct orec rec = { 0 };
@@ -180,13 +179,9 @@ int cmd_lock(int argc, char **argv)
 		case 'p':
 			pidfile = optarg;
 			break;
-		case 'M':
-			if (pc_parse_size(optarg, &max_mem) < 0 || !max_mem)
-				return cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", optarg);
-			break;
-		case 'R':
-			if (pc_parse_size(optarg, &reserve) < 0)
-				return cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", optarg);
+		case 'M': case 'S': case 'T':
+			if (cli_budget_opt(&bo, opt, optarg) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'v':
 			c.list = true;
@@ -201,7 +196,7 @@ int cmd_lock(int argc, char **argv)
 	}
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
-	if (pc_budget_init(&c.budget, max_mem, reserve) < 0) {
+	if (pc_budget_init(&c.budget, bo.max_mem, bo.reserve) < 0) {
 		cli_warn("cannot read memory state");
 		return EXIT_PARTIAL;
 	}

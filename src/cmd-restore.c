@@ -165,9 +165,8 @@ int cmd_restore(int argc, char **argv)
 		{ "allow-changed", no_argument, NULL, 'A' },
 		{ "order", required_argument, NULL, 'O' },
 		{ "cgroup", required_argument, NULL, 'G' },
-		{ "max-mem", required_argument, NULL, 'M' },
-		{ "reserve", required_argument, NULL, 'S' },
-		{ "rate", required_argument, NULL, 'T' },
+		BUDGET_LONGOPTS,
+		RATE_LONGOPT,
 		{ "idle", no_argument, NULL, 'I' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -182,7 +181,8 @@ int cmd_restore(int argc, char **argv)
 	bool allow = false, by_file = false, idle = false, dry = false, list = false, quiet = false;
 	struct pc_progress progress = { 0 };
 	struct cli_progress *prog = NULL;
-	uint64_t max_mem = 0, reserve = UINT64_MAX, rate = 0, ps = pc_page_size();
+	struct cli_budget bo = CLI_BUDGET_INIT;
+	uint64_t ps = pc_page_size();
 	uint64_t wanted = 0, cached_before = 0, read = 0, resident = 0, nchanged = 0, nmissing = 0;
 	struct pc_profile_reader *r;
 	struct pc_profile_file f;
@@ -216,25 +216,10 @@ int cmd_restore(int argc, char **argv)
 		case 'G':
 			cgroup = optarg;
 			break;
-		case 'M':
-			if (pc_parse_size(optarg, &max_mem) < 0 || !max_mem)
-				return cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", optarg);
+		case 'M': case 'S': case 'T':
+			if (cli_budget_opt(&bo, opt, optarg) < 0)
+				return EXIT_USAGE;
 			break;
-		case 'S':
-			if (pc_parse_size(optarg, &reserve) < 0)
-				return cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", optarg);
-			break;
-		case 'T': {
-			char *end;
-			double v = strtod(optarg, &end);
-
-			if (end != optarg && !*end && v > 0)
-				rate = (uint64_t)(v * 1048576.0);
-			else if (pc_parse_size(optarg, &rate) < 0 || !rate)
-				return cli_usage_error("invalid rate '%s' (e.g. 200 for MiB/s, 50M)",
-						       optarg);
-			break;
-		}
 		case 'I':
 			idle = true;
 			break;
@@ -442,8 +427,8 @@ int cmd_restore(int argc, char **argv)
 
 		if (idle)	/* IOPRIO_CLASS_IDLE for this process */
 			syscall(SYS_ioprio_set, 1, 0, 3 << 13);
-		rc = pc_budget_init(&budget, max_mem, reserve);
-		budget.rate = rate;
+		rc = pc_budget_init(&budget, bo.max_mem, bo.reserve);
+		budget.rate = bo.rate;
 		if (rc == 0)
 			rc = pc_warmer_new(&wo, &w);
 		if (rc < 0)

@@ -115,9 +115,8 @@ static int warm_file(struct pc_walk_entry *e, void *arg)
 int cmd_warm(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "max-mem", required_argument, NULL, 'M' },
-		{ "reserve", required_argument, NULL, 'R' },
-		{ "rate", required_argument, NULL, 'T' },
+		BUDGET_LONGOPTS,
+		RATE_LONGOPT,
 		{ "engine", required_argument, NULL, 'E' },
 		{ "chunk", required_argument, NULL, 'C' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -130,7 +129,7 @@ int cmd_warm(int argc, char **argv)
 	struct warm_ctx c = { 0 };
 	struct pc_warm_opts wo = { 0 };
 	struct cli_opts co = { OUT_HUMAN };
-	uint64_t max_mem = 0, reserve = UINT64_MAX, rate = 0;
+	struct cli_budget bo = CLI_BUDGET_INIT;
 	bool quiet = false;
 	struct warm_tot sum = { 0 };
 	struct orec rec = { 0 };
@@ -143,25 +142,10 @@ int cmd_warm(int argc, char **argv)
 	cli_begin(argc, argv);
 	while ((opt = getopt_long(argc, argv, "vqh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'M':
-			if (pc_parse_size(optarg, &max_mem) < 0 || !max_mem)
-				return cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", optarg);
+		case 'M': case 'S': case 'T':
+			if (cli_budget_opt(&bo, opt, optarg) < 0)
+				return EXIT_USAGE;
 			break;
-		case 'R':
-			if (pc_parse_size(optarg, &reserve) < 0)
-				return cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", optarg);
-			break;
-		case 'T': {
-			char *end;
-			double v = strtod(optarg, &end);
-
-			if (end != optarg && !*end && v > 0)
-				rate = (uint64_t)(v * 1048576.0);
-			else if (pc_parse_size(optarg, &rate) < 0 || !rate)
-				return cli_usage_error("invalid rate '%s' (e.g. 200 for MiB/s, 50M)",
-						       optarg);
-			break;
-		}
 		case 'E':
 			if (!strcmp(optarg, "uring") || !strcmp(optarg, "io_uring"))
 				wo.engine = PC_ENGINE_URING;
@@ -194,12 +178,12 @@ int cmd_warm(int argc, char **argv)
 	}
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
-	rc = pc_budget_init(&c.budget, max_mem, reserve);
+	rc = pc_budget_init(&c.budget, bo.max_mem, bo.reserve);
 	if (rc < 0) {
 		cli_warn("cannot read memory state: %s", strerror(-rc));
 		return EXIT_PARTIAL;
 	}
-	c.budget.rate = rate;
+	c.budget.rate = bo.rate;
 	wo.budget = &c.budget;
 	wo.progress = &c.progress;
 	nt = pc_walk_threads(&c.t.walk);

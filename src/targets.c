@@ -398,3 +398,35 @@ void cli_progress_stop(struct cli_progress *pr)
 	pthread_join(pr->tid, NULL);
 	free(pr);
 }
+
+int cli_budget_opt(struct cli_budget *b, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'M':
+		if (pc_parse_size(arg, &b->max_mem) < 0 || !b->max_mem) {
+			cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", arg);
+			return -1;
+		}
+		return 1;
+	case 'S':
+		if (pc_parse_size(arg, &b->reserve) < 0) {
+			cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", arg);
+			return -1;
+		}
+		return 1;
+	case 'T': {
+		char *end;
+		double v = strtod(arg, &end);
+
+		/* a plain number is MiB/s; with a suffix, bytes per second */
+		if (end != arg && !*end && v > 0)
+			b->rate = (uint64_t)(v * 1048576.0);
+		else if (pc_parse_size(arg, &b->rate) < 0 || !b->rate) {
+			cli_usage_error("invalid rate '%s' (e.g. 200 for MiB/s, 50M)", arg);
+			return -1;
+		}
+		return 1;
+	}
+	}
+	return 0;
+}
