@@ -240,7 +240,8 @@ static void issue_upto(struct pc_warmer *w, struct job *j, uint64_t to)
 	while (j->issued < to) {
 		uint64_t n = to - j->issued < j->cap ? to - j->issued : j->cap;
 
-		pc_budget_pace(w->o.budget, n * pc_page_size());
+		if (j->read)	/* cached already: costs the disk nothing */
+			pc_budget_pace(w->o.budget, n * pc_page_size());
 		issue(w, j, j->issued, n);
 		if (w->o.progress)	/* live, not only when a file ends */
 			__atomic_add_fetch(&w->o.progress->bytes, n * pc_page_size(),

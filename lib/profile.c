@@ -329,6 +329,7 @@ struct pc_profile_reader {
 	struct pc_profile_meta meta;
 	uint8_t *raw, *comp;
 	size_t rawlen, pos;
+	size_t rawcap, compcap;		/* grown to the largest section seen */
 	uint64_t section, nfiles, nruns;
 	uint64_t prev_mtime, prev_dev, prev_ino;	/* deltas within a section */
 	bool ended;
@@ -417,6 +418,23 @@ static int load_section(struct pc_profile_reader *r, uint32_t *type)
 		return bad(r, "unknown section type %u", *type);
 	if (rawlen > SECT_RAW_MAX || clen == 0 || clen > compressBound(SECT_RAW_MAX))
 		return bad(r, "section length out of range (%u, %u)", rawlen, clen);
+	/* buffers as big as this section needs, never past the limits above */
+	if (clen > r->compcap) {
+		uint8_t *n = realloc(r->comp, clen);
+
+		if (!n)
+			return -ENOMEM;
+		r->comp = n;
+		r->compcap = clen;
+	}
+	if (rawlen + 1 > r->rawcap) {
+		uint8_t *n = realloc(r->raw, rawlen + 1);
+
+		if (!n)
+			return -ENOMEM;
+		r->raw = n;
+		r->rawcap = rawlen + 1;
+	}
 	rc = read_exact(r, r->comp, clen);
 	if (rc <= 0)
 		return rc == 0 || rc == -EBADMSG ? bad(r, "truncated section") : rc;
@@ -454,10 +472,6 @@ static int open_common(struct pc_profile_reader *r)
 	uint32_t type, ps;
 	int rc;
 
-	r->raw = malloc(SECT_RAW_MAX ? SECT_RAW_MAX : 1);
-	r->comp = malloc(compressBound(SECT_RAW_MAX));
-	if (!r->raw || !r->comp)
-		return -ENOMEM;
 	rc = read_exact(r, h, HDR_LEN);
 	if (rc < 0 && rc != -EBADMSG)
 		return rc;

@@ -278,8 +278,10 @@ int cmd_restore(int argc, char **argv)
 		char dir[512];
 
 		/* a dry run reads nothing, but the cgroup must still exist */
-		if (pc_cgroup_dir(cgroup, dir, sizeof(dir)) < 0) {
-			cli_fail_msg(cgroup, "cannot use memory cgroup", "no such memory cgroup (v1 or v2)");
+		rc = pc_cgroup_dir(cgroup, dir, sizeof(dir));
+		if (rc < 0) {
+			cli_fail_msg(cgroup, "cannot use memory cgroup",
+				     rc == -ENOENT ? "no such memory cgroup (v1 or v2)" : strerror(-rc));
 			goto report;
 		}
 	}
@@ -452,9 +454,11 @@ int cmd_restore(int argc, char **argv)
 
 			if (!pc_warmer_next_result(w, &res))
 				break;
-			read += res.read;
 			resident += res.resident;
-			ndone++;
+			if (!res.err) {
+				read += res.read;
+				ndone++;
+			}
 			cached_before += res.pages - res.read;
 			if (res.err == ESTALE)
 				cli_fail_msg(res.path, "cannot restore", "the file shrank while it was read");

@@ -428,11 +428,28 @@ static void render_prom(FILE *o)
 	for (int i = 0; i < doc.nlists; i++) {
 		struct olist *l = &doc.lists[i];
 
-		if (!l->n || !strcmp(l->name, "errors"))
+		char prefix[32];
+		size_t pl;
+
+		if (!l->n || !strcmp(l->name, "errors") || !strcmp(l->name, "skipped"))
 			continue;
-		for (int k = 0; k < l->recs[0].n; k++) {
-			const char *key = l->recs[0].f[k].key;
+		/* "files" -> "file_", "conditions" -> "condition_" */
+		snprintf(prefix, sizeof(prefix), "%s", l->name);
+		pl = strlen(prefix);
+		if (pl && prefix[pl - 1] == 's')
+			prefix[--pl] = 0;
+		snprintf(prefix + pl, sizeof(prefix) - pl, "_");
+		for (size_t r0 = 0; r0 < l->n; r0++)
+		for (int k = 0; k < l->recs[r0].n; k++) {
+			const char *key = l->recs[r0].f[k].key;
 			const struct ofield *f0 = NULL;
+			bool seen = false;
+
+			/* each key once: skip it if an earlier record had it */
+			for (size_t q = 0; q < r0 && !seen; q++)
+				seen = orec_get(&l->recs[q], key) != NULL;
+			if (seen)
+				continue;
 
 			/* the first numeric sample names the metric (unknowns are null) */
 			for (size_t r = 0; r < l->n && !f0; r++) {
@@ -443,13 +460,13 @@ static void render_prom(FILE *o)
 			}
 			if (!f0)
 				continue;
-			fprintf(o, "# TYPE pagecache_file_%s%s gauge\n", key, prom_suffix(f0));
+			fprintf(o, "# TYPE pagecache_%s%s%s gauge\n", prefix, key, prom_suffix(f0));
 			for (size_t r = 0; r < l->n; r++) {
 				const struct ofield *f = orec_get(&l->recs[r], key);
 
 				/* unknown stays absent: never a made-up sample */
 				if (f && prom_numeric(f))
-					prom_metric(o, "file_", f, &l->recs[r]);
+					prom_metric(o, prefix, f, &l->recs[r]);
 			}
 		}
 	}
