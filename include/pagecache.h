@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -293,6 +294,31 @@ void pc_unlock(struct pc_lock *l);
 int pc_cgroup_dir(const char *path, char *ret, size_t len);
 /* Move the calling process into it (cgroup.procs). */
 int pc_cgroup_join(const char *path);
+
+struct pc_cgroup_stat {
+	int version;			/* 1 or 2 */
+	uint64_t file;			/* page cache, bytes (hierarchical) */
+	uint64_t active_file, inactive_file, dirty, writeback, shmem, mapped, anon;
+	uint64_t refault_file;		/* workingset refaults (events) */
+	uint64_t activate_file;		/* workingset activations (events) */
+	uint64_t limit;			/* bytes; UINT64_MAX: none */
+	uint64_t usage;
+	bool has_psi;
+	double psi_some10, psi_full10;	/* memory.pressure avg10, % */
+};
+/* The memory hierarchy's mount, and whether it is v1 or v2. */
+int pc_cgroup_root(char *ret, size_t len, int *ret_version);
+/* The caller's memory cgroup, as under the root ("/a/b"). */
+int pc_cgroup_self(char *ret, size_t len);
+/* Parse a memory.stat text (v1 or v2); the tests feed recorded files. */
+int pc_cgroup_parse_stat(int version, const char *stat, struct pc_cgroup_stat *ret);
+/* Read one cgroup directory's memory.stat, limit, usage and PSI. */
+int pc_cgroup_read(const char *dir, int version, struct pc_cgroup_stat *ret);
+int pc_cgroup_create(const char *parent_dir, const char *name, char *ret, size_t len);
+int pc_cgroup_enter(const char *dir, pid_t pid);
+/* Drop the page cache charged to it: v1 force_empty, v2 memory.reclaim. */
+int pc_cgroup_drop_cache(const char *dir, int version);
+int pc_cgroup_write(const char *dir, const char *file, const char *value);
 
 /* ---- kpage.c ---------------------------------------------------------- */
 

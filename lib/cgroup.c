@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -55,6 +56,232 @@ int pc_cgroup_join(const char *path)
 		return -errno;
 	n = snprintf(pid, sizeof(pid), "%d\n", getpid());
 	rc = write(fd, pid, (size_t)n) == n ? 0 : -errno;
+	close(fd);
+	return rc;
+}
+
+/* ---- the memory hierarchy: find, create, read ---- */
+
+static bool file_exists(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0;
+}
+
+int pc_cgroup_root(char *ret, size_t len, int *ret_version)
+{
+	char buf[256] = "";
+	FILE *f;
+
+	if (file_exists("/sys/fs/cgroup/memory/memory.limit_in_bytes") ||
+	    file_exists("/sys/fs/cgroup/memory/memory.usage_in_bytes")) {
+		snprintf(ret, len, "/sys/fs/cgroup/memory");
+		*ret_version = 1;
+		return 0;
+	}
+	f = fopen("/sys/fs/cgroup/cgroup.controllers", "re");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+		if (strstr(buf, "memory")) {
+			snprintf(ret, len, "/sys/fs/cgroup");
+			*ret_version = 2;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int pc_cgroup_self(char *ret, size_t len)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[512];
+	int rc = -ENOENT, version;
+	char root[64];
+
+	if (!f)
+		return -errno;
+	if (pc_cgroup_root(root, sizeof(root), &version) < 0) {
+		fclose(f);
+		return -ENOENT;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+
+		if (!b)
+			continue;
+		b[strcspn(b, "\n")] = 0;
+		if ((version == 1 && b - a - 1 == 6 && !strncmp(a + 1, "memory", 6)) ||
+		    (version == 2 && b == a + 1 && line[0] == '0')) {
+			snprintf(ret, len, "%s", b + 1);
+			rc = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+static uint64_t kv(const char *text, const char *key, bool *found)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = text; p && *p;) {
+		if (!strncmp(p, key, kl) && p[kl] == ' ') {
+			if (found)
+				*found = true;
+			return strtoull(p + kl + 1, NULL, 10);
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return 0;
+}
+
+int pc_cgroup_parse_stat(int version, const char *stat, struct pc_cgroup_stat *ret)
+{
+	struct pc_cgroup_stat s = { .version = version };
+	bool ok = false;
+
+	if (version == 1) {
+		/* hierarchical totals, as v2's memory.stat is */
+		s.file = kv(stat, "total_cache", &ok);
+		s.active_file = kv(stat, "total_active_file", NULL);
+		s.inactive_file = kv(stat, "total_inactive_file", NULL);
+		s.dirty = kv(stat, "total_dirty", NULL);
+		s.writeback = kv(stat, "total_writeback", NULL);
+		s.shmem = kv(stat, "total_shmem", NULL);
+		s.mapped = kv(stat, "total_mapped_file", NULL);
+		s.anon = kv(stat, "total_rss", NULL);
+		s.refault_file = kv(stat, "total_workingset_refault_file", NULL);
+		s.activate_file = kv(stat, "total_workingset_activate_file", NULL);
+		if (!ok)	/* a root or old kernel without total_*: local values */
+			s.file = kv(stat, "cache", &ok);
+	} else if (version == 2) {
+		s.file = kv(stat, "file", &ok);
+		s.active_file = kv(stat, "active_file", NULL);
+		s.inactive_file = kv(stat, "inactive_file", NULL);
+		s.dirty = kv(stat, "file_dirty", NULL);
+		s.writeback = kv(stat, "file_writeback", NULL);
+		s.shmem = kv(stat, "shmem", NULL);
+		s.mapped = kv(stat, "file_mapped", NULL);
+		s.anon = kv(stat, "anon", NULL);
+		s.refault_file = kv(stat, "workingset_refault_file", NULL);
+		s.activate_file = kv(stat, "workingset_activate_file", NULL);
+	} else {
+		return -EINVAL;
+	}
+	if (!ok)
+		return -EBADMSG;
+	*ret = s;
+	return 0;
+}
+
+static int read_text(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return 0;
+}
+
+int pc_cgroup_read(const char *dir, int version, struct pc_cgroup_stat *ret)
+{
+	char path[700], buf[8192], val[64];
+	struct pc_cgroup_stat s;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/memory.stat", dir);
+	rc = read_text(path, buf, sizeof(buf));
+	if (rc < 0)
+		return rc;
+	rc = pc_cgroup_parse_stat(version, buf, &s);
+	if (rc < 0)
+		return rc;
+	snprintf(path, sizeof(path), "%s/%s", dir,
+		 version == 1 ? "memory.limit_in_bytes" : "memory.max");
+	if (read_text(path, val, sizeof(val)) == 0)
+		s.limit = strncmp(val, "max", 3) ? strtoull(val, NULL, 10) : UINT64_MAX;
+	if (s.limit >= (1ull << 62))
+		s.limit = UINT64_MAX;	/* v1 says "no limit" with a huge number */
+	snprintf(path, sizeof(path), "%s/%s", dir,
+		 version == 1 ? "memory.usage_in_bytes" : "memory.current");
+	if (read_text(path, val, sizeof(val)) == 0)
+		s.usage = strtoull(val, NULL, 10);
+	snprintf(path, sizeof(path), "%s/memory.pressure", dir);
+	if (read_text(path, buf, sizeof(buf)) == 0 &&
+	    sscanf(buf, "some avg10=%lf", &s.psi_some10) == 1) {
+		char *full = strstr(buf, "full avg10=");
+
+		s.has_psi = true;
+		if (full)
+			sscanf(full, "full avg10=%lf", &s.psi_full10);
+	}
+	*ret = s;
+	return 0;
+}
+
+int pc_cgroup_create(const char *parent_dir, const char *name, char *ret, size_t len)
+{
+	snprintf(ret, len, "%s/%s", parent_dir, name);
+	if (mkdir(ret, 0755) < 0)
+		return -errno;
+	return 0;
+}
+
+int pc_cgroup_enter(const char *dir, pid_t pid)
+{
+	char path[700], buf[32];
+	int fd, n, rc;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
+	rc = write(fd, buf, (size_t)n) == (ssize_t)n ? 0 : -errno;
+	close(fd);
+	return rc;
+}
+
+int pc_cgroup_drop_cache(const char *dir, int version)
+{
+	char path[700];
+	const char *val = version == 1 ? "0\n" : "1T\n";
+	int fd, rc;
+
+	/* v1: force_empty (no tasks left); v2: reclaim as much as it can */
+	snprintf(path, sizeof(path), "%s/%s", dir,
+		 version == 1 ? "memory.force_empty" : "memory.reclaim");
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	rc = write(fd, val, strlen(val)) < 0 ? -errno : 0;
+	close(fd);
+	/* v2's reclaim says EAGAIN when it could not reclaim all it was asked */
+	return rc == -EAGAIN ? 0 : rc;
+}
+
+int pc_cgroup_write(const char *dir, const char *file, const char *value)
+{
+	char path[700];
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	rc = write(fd, value, strlen(value)) < 0 ? -errno : 0;
 	close(fd);
 	return rc;
 }

@@ -22,6 +22,7 @@ enum ofield_type { OF_U64, OF_F64, OF_STR, OF_NULL, OF_BOOL, OF_RANGES };
 #define OF_HUMAN 2		/* human output only (bars) */
 #define OF_LABEL 4		/* prom: a label, not a metric */
 #define OF_PAGES 8		/* prom: a page count, suffix _pages */
+#define OF_MAX 16		/* null means "no limit": human "max" */
 
 struct ofield {
 	const char *key;
@@ -44,6 +45,7 @@ void orec_u64(struct orec *r, const char *key, uint64_t v, int flags);
 void orec_f64(struct orec *r, const char *key, double v);
 void orec_str(struct orec *r, const char *key, const char *v, int flags);
 void orec_null(struct orec *r, const char *key);
+void orec_nolimit(struct orec *r, const char *key);	/* null, "max" for people */
 void orec_bool(struct orec *r, const char *key, bool v);
 void orec_ranges(struct orec *r, const char *key, uint64_t *pairs, size_t n);
 const struct ofield *orec_get(const struct orec *r, const char *key);
@@ -205,5 +207,7 @@ int cmd_restore(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_cgroups(int argc, char **argv);
 
 #endif

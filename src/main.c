@@ -28,6 +28,8 @@ static const struct command {
 	{ "restore", cmd_restore, "bring a snapshot's pages back, skipping files that changed" },
 	{ "show", cmd_show, "print what a snapshot holds" },
 	{ "diff", cmd_diff, "compare two snapshots: files and pages gained and lost" },
+	{ "run", cmd_run, "run a command that leaves no trace in the page cache" },
+	{ "cgroups", cmd_cgroups, "page cache per memory cgroup (v1 and v2)" },
 	{ "bench", cmd_bench, "experiments: warmup (a database after a restart)" },
 };
 

@@ -87,6 +87,11 @@ void orec_null(struct orec *r, const char *key)
 	add(r, key, OF_NULL, 0);
 }
 
+void orec_nolimit(struct orec *r, const char *key)
+{
+	add(r, key, OF_NULL, OF_MAX);
+}
+
 void orec_bool(struct orec *r, const char *key, bool v)
 {
 	add(r, key, OF_BOOL, 0)->u = v;
@@ -490,7 +495,7 @@ static void field_text(const struct ofield *f, char *buf, size_t len)
 		snprintf(buf, len, "%s", f->s);
 		break;
 	case OF_NULL:
-		snprintf(buf, len, "unknown");
+		snprintf(buf, len, "%s", f->flags & OF_MAX ? "max" : "unknown");
 		break;
 	case OF_BOOL:
 		snprintf(buf, len, "%s", f->u ? "yes" : "no");

@@ -1,0 +1,185 @@
+/*
+ * cmd-cgroups.c: `pagecache cgroups`: the page cache per memory cgroup,
+ * one row each, sorted by cache: what each container keeps in memory,
+ * how much of it is active, dirty or mapped, how often it refaults, its
+ * limit, usage and memory pressure. cgroup v1 and v2 through lib/cgroup.c.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct row {
+	char *path;
+	struct pc_cgroup_stat s;
+};
+
+struct rows {
+	struct row *v;
+	size_t n, cap;
+};
+
+static const char usage_text[] =
+	"Usage: pagecache cgroups [OPTIONS]\n"
+	"\n"
+	"One row per memory cgroup, sorted by page cache: the cache (hierarchical:\n"
+	"a parent counts its children), active and inactive file pages, dirty,\n"
+	"writeback, shmem and mapped, workingset refaults and activations, limit,\n"
+	"usage and memory pressure (PSI avg10, where the kernel gives it).\n"
+	"Works on cgroup v1 and v2.\n"
+	"\n"
+	"Options:\n"
+	"      --root CG          only CG and the cgroups below it\n"
+	"  -h, --help             this text\n"
+	FORMAT_HELP
+	"\n"
+	"JSON: {\"cgroups\": [{\"path\", \"file\", \"active_file\", ...}]}; sizes in bytes,\n"
+	"path as under the memory hierarchy's root.\n"
+	"Example:\n"
+	"  pagecache cgroups --json | jq '.cgroups[0]'\n";
+
+static void walk(const char *mount, const char *rel, int version, struct rows *r)
+{
+	char dir[4096];
+	struct row row = { 0 };
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(dir, sizeof(dir), "%s%s", mount, rel);
+	if (pc_cgroup_read(dir, version, &row.s) == 0 && (row.path = strdup(*rel ? rel : "/"))) {
+		if (r->n == r->cap) {
+			size_t nc = r->cap ? r->cap * 2 : 64;
+			struct row *nv = realloc(r->v, nc * sizeof(*nv));
+
+			if (!nv) {
+				free(row.path);
+				return;
+			}
+			r->v = nv;
+			r->cap = nc;
+		}
+		r->v[r->n++] = row;
+	}
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		char sub[4096];
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name);
+		walk(mount, sub, version, r);
+	}
+	if (d)
+		closedir(d);
+}
+
+static int by_file(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->s.file != y->s.file)
+		return x->s.file > y->s.file ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+int cmd_cgroups(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "root", required_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		FORMAT_LONGOPTS,
+		{ 0 }
+	};
+	struct cli_opts co = { OUT_HUMAN };
+	struct targets none;
+	struct rows r = { 0 };
+	const char *start = "";
+	char mount[64], rel[4096];
+	int opt, version, rc;
+
+	targets_init(&none);
+	cli_begin(argc, argv);
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'R':
+			start = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			if (strchr("JPKB", opt)) {
+				cli_common_opt(&co, &none, opt, optarg, argv);
+				break;
+			}
+			return cli_usage_error("unknown option or missing value: '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	out_init(co.fmt, co.bytes, false);
+	out_list_declare("cgroups");
+	out_list_declare("errors");
+	if (optind < argc)
+		return cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (pc_cgroup_root(mount, sizeof(mount), &version) < 0) {
+		cli_fail_msg("/sys/fs/cgroup", "cannot list cgroups",
+			     "no memory cgroup controller (v1 or v2) is mounted");
+		out_flush();
+		return EXIT_PARTIAL;
+	}
+	while (*start == '/')
+		start++;
+	if (strstr(start, ".."))
+		return cli_usage_error("--root '%s' must stay inside the hierarchy", start);
+	snprintf(rel, sizeof(rel), "%s%s", *start ? "/" : "", start);
+	walk(mount, rel, version, &r);
+	if (*start && !r.n)
+		cli_fail_msg(start, "cannot read memory cgroup", "no such memory cgroup");
+	qsort(r.v, r.n, sizeof(*r.v), by_file);
+	for (size_t i = 0; i < r.n; i++) {
+		struct orec rec = { 0 };
+		const struct pc_cgroup_stat *s = &r.v[i].s;
+
+		orec_str(&rec, "path", r.v[i].path, OF_LABEL);
+		orec_u64(&rec, "file", s->file, OF_BYTES);
+		orec_u64(&rec, "active_file", s->active_file, OF_BYTES);
+		orec_u64(&rec, "inactive_file", s->inactive_file, OF_BYTES);
+		orec_u64(&rec, "dirty", s->dirty, OF_BYTES);
+		orec_u64(&rec, "writeback", s->writeback, OF_BYTES);
+		orec_u64(&rec, "shmem", s->shmem, OF_BYTES);
+		orec_u64(&rec, "mapped", s->mapped, OF_BYTES);
+		orec_u64(&rec, "anon", s->anon, OF_BYTES);
+		orec_u64(&rec, "refaults", s->refault_file, 0);
+		orec_u64(&rec, "activations", s->activate_file, 0);
+		if (s->limit == UINT64_MAX)
+			orec_nolimit(&rec, "limit");
+		else
+			orec_u64(&rec, "limit", s->limit, OF_BYTES);
+		orec_u64(&rec, "usage", s->usage, OF_BYTES);
+		if (s->has_psi)
+			orec_f64(&rec, "psi_some_avg10", s->psi_some10);
+		else
+			orec_null(&rec, "psi_some_avg10");
+		out_list_add("cgroups", &rec);
+		free(r.v[i].path);
+	}
+	free(r.v);
+	{
+		static const struct ocol cols[] = {
+			{ "file", "CACHE", false },	   { "active_file", "ACTIVE", false },
+			{ "inactive_file", "INACTIVE", false }, { "dirty", "DIRTY", false },
+			{ "mapped", "MAPPED", false },	   { "shmem", "SHMEM", false },
+			{ "refaults", "REFAULTS", false }, { "limit", "LIMIT", false },
+			{ "usage", "USAGE", false },	   { "psi_some_avg10", "PSI", false },
+			{ "path", "CGROUP", true },
+		};
+		out_columns("cgroups", cols, sizeof(cols) / sizeof(cols[0]));
+	}
+	if (co.fmt == OUT_HUMAN)
+		out_human_line("\n%zu memory cgroups (cgroup v%d, %s)", r.n, version, mount);
+	rc = out_flush();
+	return rc < 0 || cli_failures() ? EXIT_PARTIAL : 0;
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# cgroups and run --no-cache: temporary cgroups made and removed by the
+# tests (on failure too), pre-cached files left alone, static and mmap
+# readers contained, exit status and signals passed through.
+. "$(dirname "$0")/lib.sh"
+cd "$T_DIR"
+PS=$(getconf PAGESIZE)
+
+pc cgroups --json >cg.json 2>cg.err; rc=$?
+if [ $rc != 0 ] && grep -q "no memory cgroup controller" cg.err; then
+	t_skip "cgroups and run" "no memory cgroup controller here"
+	t_done; exit
+fi
+t_is "cgroups exits 0" "$rc" 0
+t_ok "cgroups JSON has rows" test "$(jq '.cgroups | length' cg.json)" -ge 1
+for k in path file active_file inactive_file dirty writeback shmem mapped refaults activations limit usage; do
+	t_is "cgroup rows have $k" "$(jq "[.cgroups[] | has(\"$k\")] | all" cg.json)" true
+done
+t_is "rows are sorted by cache" "$(jq '[.cgroups[].file] == ([.cgroups[].file] | sort | reverse)' cg.json)" true
+pc cgroups --prom >cg.prom
+t_ok "prom names the cgroup" grep -q '^pagecache_cgroup_file_bytes{path="' cg.prom
+pc cgroups --root no/such >o 2>e; t_is "an unknown --root exits 1" $? 1
+
+if ! t_root; then
+	t_skip "run --no-cache" "needs root (creates memory cgroups)"
+	t_done; exit
+fi
+mkfile pre 16384
+mkfile cold 16384
+drop pre cold
+cat pre >/dev/null
+pc run --no-cache -- cat pre cold >/dev/null; rc=$?
+t_is "run --no-cache exits with CMD's status" "$rc" 0
+t_is "a file cached before stays cached" "$(cached_pages pre)" 4096
+t_is "what CMD brought in is gone" "$(cached_pages cold)" 0
+t_is "no temporary cgroup is left" "$(find /sys/fs/cgroup -maxdepth 6 -name 'pagecache-run-*' 2>/dev/null | wc -l)" 0
+pc run --no-cache -- sh -c 'exit 7'; t_is "CMD's exit status comes through" $? 7
+pc run --no-cache -- no-such-command-xyz 2>e; t_is "a missing command exits 127" $? 127
+pc run -- true 2>e; t_is "run without --no-cache or --cache-limit exits 2" $? 2
+
+# writes: dirty pages are written, then dropped
+pc run --no-cache -- sh -c "head -c 8388608 /dev/urandom > '$T_DIR/written'"
+t_is "a file CMD wrote is not left cached" "$(cached_pages written)" 0
+t_is "and its data is on disk" "$(stat -c %s written)" 8388608
+
+# an mmap reader and a static binary: out of LD_PRELOAD's reach, not of a cgroup's
+drop cold
+if command -v python3 >/dev/null; then
+	pc run --no-cache -- python3 -c "import mmap,sys; f=open('$T_DIR/cold','rb'); m=mmap.mmap(f.fileno(),0,access=mmap.ACCESS_READ); sys.exit(0 if sum(m[i] for i in range(0,len(m),4096))>=0 else 1)"
+	t_is "an mmap reader leaves nothing" "$(cached_pages cold)" 0
+else
+	t_skip "mmap reader" "python3 missing"
+fi
+cat >reader.c <<'C'
+#include <fcntl.h>
+#include <unistd.h>
+int main(int c, char **v) { char b[65536]; int fd = open(v[1], O_RDONLY); while (read(fd, b, sizeof b) > 0) ; return 0; }
+C
+if cc -static -O2 -o sreader reader.c 2>/dev/null; then
+	pc run --no-cache -- ./sreader cold
+	t_is "a static reader leaves nothing" "$(cached_pages cold)" 0
+else
+	t_skip "static reader" "no static libc to link with"
+fi
+
+# signals reach CMD, and the cgroup goes on that path too
+"$PAGECACHE" run --no-cache -- sh -c 'trap "exit 42" TERM; while :; do sleep 0.1; done' &
+rp=$!
+sleep 0.5
+kill -TERM $rp; wait $rp; rc=$?
+t_is "SIGTERM is passed to CMD (it exits 42)" "$rc" 42
+t_is "and no cgroup is left" "$(find /sys/fs/cgroup -maxdepth 6 -name 'pagecache-run-*' 2>/dev/null | wc -l)" 0
+
+# --cache-limit: held under the limit while it runs (no OOM: anon is not limited)
+drop cold
+pc run --cache-limit 8M -- sh -c "cat '$T_DIR/cold' >/dev/null; sleep 0.5; \
+	d=\$(awk -F: '\$2==\"memory\"{print \$3} \$1==\"0\"{print \$3}' /proc/self/cgroup | head -1); \
+	for f in /sys/fs/cgroup/memory\$d/memory.stat /sys/fs/cgroup\$d/memory.stat; do \
+	  [ -r \$f ] && awk '\$1==\"total_cache\"||\$1==\"file\"{print \$2; exit}' \$f && break; done" >lim.txt
+t_ok "--cache-limit 8M: the cache stayed near 8M ($(cat lim.txt) bytes)" test "$(cat lim.txt)" -le $((12 * 1024 * 1024))
+t_is "--cache-limit drops it at the end too" "$(cached_pages cold)" 0
+t_done
