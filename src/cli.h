@@ -100,6 +100,10 @@ struct targets {
 	struct pc_walk_opts walk;
 	const char *batch;		/* -b FILE ("-": stdin) */
 	bool nul;			/* -0 */
+	int *pids;			/* --pid, repeatable */
+	size_t npids;
+	const char *cgroup;		/* --cgroup: every process in it */
+	bool children;			/* --children */
 	/* counters filled by the walk's events */
 	uint64_t dirs, vanished, special, symlinks, loops, mounts, toobig, excluded, dups;
 };
@@ -115,7 +119,10 @@ struct targets {
 	{ "all-links", no_argument, NULL, 'H' },                 \
 	{ "batch", required_argument, NULL, 'b' },               \
 	{ "null", no_argument, NULL, '0' },                      \
-	{ "threads", required_argument, NULL, 'j' }
+	{ "threads", required_argument, NULL, 'j' },             \
+	{ "pid", required_argument, NULL, 'p' + 256 },           \
+	{ "children", no_argument, NULL, 'c' + 256 },            \
+	{ "cgroup", required_argument, NULL, 'g' + 256 }
 #define TARGET_HELP                                                                    \
 	"Choosing files:\n"                                                            \
 	"  -r, --range A-B        only bytes A to B of each file (4k-1M, -64M, 1G-)\n" \
@@ -127,7 +134,10 @@ struct targets {
 	"  -H, --all-links        count every hardlink (default: each inode once)\n"   \
 	"  -b, --batch FILE       read more paths from FILE, one a line ('-': stdin)\n" \
 	"  -0, --null             with -b, paths end with NUL (find -print0)\n"        \
-	"  -j, --threads N        walk with N threads (default: 2 per CPU, 2 to 16)\n"
+	"  -j, --threads N        walk with N threads (default: 2 per CPU, 2 to 16)\n" \
+	"      --pid PID          the files process PID maps or holds open (repeatable)\n" \
+	"      --children         with --pid, its descendants' files too\n"            \
+	"      --cgroup CG        the files of every process in memory cgroup CG\n"
 
 void targets_init(struct targets *t);
 /* 1: handled, 0: not a target option, -1: bad value (already reported) */

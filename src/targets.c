@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -91,6 +92,28 @@ int targets_opt(struct targets *t, int c, const char *arg)
 	case '0':
 		t->nul = true;
 		return 1;
+	case 'p' + 256: {
+		char *end;
+		long pid = strtol(arg, &end, 10);
+		int *np;
+
+		if (*end || pid < 1 || pid > 4194304) {
+			cli_usage_error("invalid PID '%s'", arg);
+			return -1;
+		}
+		np = realloc(t->pids, (t->npids + 1) * sizeof(*np));
+		if (!np)
+			return -1;
+		t->pids = np;
+		t->pids[t->npids++] = (int)pid;
+		return 1;
+	}
+	case 'c' + 256:
+		t->children = true;
+		return 1;
+	case 'g' + 256:
+		t->cgroup = arg;
+		return 1;
 	case 'j': {
 		char *end;
 		long n = strtol(arg, &end, 10);
@@ -132,6 +155,132 @@ static int read_batch(struct targets *t)
 	return 0;
 }
 
+static bool has_path(struct targets *t, const char *p)
+{
+	for (size_t i = 0; i < t->npaths; i++)
+		if (!strcmp(t->paths[i], p))
+			return true;
+	return false;
+}
+
+/* One file a process uses: seen through its root, so containers work. */
+static void add_proc_path(struct targets *t, int pid, const char *path, bool own_root)
+{
+	char *p;
+
+	if (path[0] != '/' || strstr(path, " (deleted)") || !strncmp(path, "/dev/", 5) ||
+	    !strncmp(path, "/proc/", 6) || !strncmp(path, "/sys/", 5) || !strncmp(path, "/memfd:", 7))
+		return;
+	if (own_root)
+		p = strdup(path);
+	else if (asprintf(&p, "/proc/%d/root%s", pid, path) < 0)
+		p = NULL;
+	if (!p || has_path(t, p)) {
+		free(p);
+		return;
+	}
+	push_str(&t->paths, &t->npaths, p);
+}
+
+/* The files process `pid` maps (maps) or holds open (fd), and its children's. */
+static int add_pid(struct targets *t, int pid, bool children, int depth)
+{
+	char path[128], line[4200];
+	struct stat a, b;
+	bool own_root;
+	FILE *f;
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f) {
+		char who[32];
+
+		snprintf(who, sizeof(who), "pid %d", pid);
+		cli_fail(who, errno, "cannot read the files of");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	own_root = stat(path, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev &&
+		   a.st_ino == b.st_ino;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+
+		line[strcspn(line, "\n")] = 0;
+		if (p && strchr(line, ' ') < p)
+			add_proc_path(t, pid, p, own_root);
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		char link[300], target[4096];
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "/proc/%d/fd/%s", pid, de->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		if (stat(link, &a) == 0 && S_ISREG(a.st_mode))
+			add_proc_path(t, pid, target, own_root);
+	}
+	if (d)
+		closedir(d);
+	if (!children || depth > 64)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		char cpath[600];
+		FILE *cf;
+		int child;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", pid, de->d_name);
+		cf = fopen(cpath, "re");
+		while (cf && fscanf(cf, "%d", &child) == 1)
+			add_pid(t, child, true, depth + 1);
+		if (cf)
+			fclose(cf);
+	}
+	if (d)
+		closedir(d);
+	return 0;
+}
+
+/* Every process in memory cgroup `cg` and the cgroups below it. */
+static int add_cgroup(struct targets *t, const char *dir)
+{
+	char path[4200];
+	FILE *f;
+	DIR *d;
+	struct dirent *de;
+	int pid;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%d", &pid) == 1)
+		add_pid(t, pid, false, 0);
+	fclose(f);
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		add_cgroup(t, path);
+	}
+	if (d)
+		closedir(d);
+	return 0;
+}
+
 int targets_finish(struct targets *t, int argc, char **argv)
 {
 	if (t->nul && !t->batch) {
@@ -142,7 +291,21 @@ int targets_finish(struct targets *t, int argc, char **argv)
 		push_str(&t->paths, &t->npaths, strdup(argv[i]));
 	if (t->batch)
 		read_batch(t);	/* a failure is named and makes the exit 1 */
-	if (!t->npaths && !t->batch) {
+	if (t->children && !t->npids)
+		return cli_usage_error("--children needs --pid"), -1;
+	for (size_t i = 0; i < t->npids; i++)
+		add_pid(t, t->pids[i], t->children, 0);
+	if (t->cgroup) {
+		char dir[700];
+		int rc = pc_cgroup_dir(t->cgroup, dir, sizeof(dir));
+
+		if (rc == 0)
+			rc = add_cgroup(t, dir);
+		if (rc < 0)
+			cli_fail_msg(t->cgroup, "cannot read memory cgroup",
+				     rc == -ENOENT ? "no such memory cgroup (v1 or v2)" : strerror(-rc));
+	}
+	if (!t->npaths && !t->batch && !t->npids && !t->cgroup) {
 		cli_usage_error("no PATH given");
 		return -1;
 	}
@@ -214,6 +377,7 @@ void targets_release(struct targets *t)
 	free(t->paths);
 	free(t->include);
 	free(t->exclude);
+	free(t->pids);
 }
 
 void cli_begin(int argc, char **argv)

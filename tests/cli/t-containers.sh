@@ -21,6 +21,24 @@ pc cgroups --prom >cg.prom
 t_ok "prom names the cgroup" grep -q '^pagecache_cgroup_file_bytes{path="' cg.prom
 pc cgroups --root no/such >o 2>e; t_is "an unknown --root exits 1" $? 1
 
+# --pid: a process that maps one file and holds another open
+mkfile mapped 1024
+mkfile held 1024
+bash -c "exec 3<'$T_DIR/held'; exec '$PAGECACHE' lock '$T_DIR/mapped'" >/dev/null 2>&1 &
+lp=$!
+T_CLEANUP+=("kill $lp")
+for i in $(seq 50); do grep -q "$T_DIR/mapped" /proc/$lp/maps 2>/dev/null && break; sleep 0.1; done
+pc stat --pid $lp --json >pid.json 2>pid.err; rc=$?
+t_is "stat --pid exits 0" "$rc" 0
+t_ok "it lists the mapped file" jq -e "[.files[].path] | index(\"$T_DIR/mapped\")" pid.json
+t_ok "and the file held open" jq -e "[.files[].path] | index(\"$T_DIR/held\")" pid.json
+t_ok "and the process's own binary" jq -e '[.files[].path] | map(test("pagecache$")) | any' pid.json
+t_is "the mapped (locked) file is fully cached" "$(jq "[.files[] | select(.path==\"$T_DIR/mapped\")][0].cached" pid.json)" 256
+pc snapshot -o pid.snap --pid $lp >/dev/null 2>&1; t_is "snapshot --pid works too" $? 0
+pc stat --pid 999999999 >o 2>e; t_is "a bad PID is a usage error" $? 2
+pc stat --pid 4000000 >o 2>e; t_is "a PID that does not exist exits 1" $? 1
+kill $lp; wait $lp 2>/dev/null
+
 if ! t_root; then
 	t_skip "run --no-cache" "needs root (creates memory cgroups)"
 	t_done; exit
@@ -70,6 +88,25 @@ sleep 0.5
 kill -TERM $rp; wait $rp; rc=$?
 t_is "SIGTERM is passed to CMD (it exits 42)" "$rc" 42
 t_is "and no cgroup is left" "$(find /sys/fs/cgroup -maxdepth 6 -name 'pagecache-run-*' 2>/dev/null | wc -l)" 0
+
+# --cgroup: every process in a memory cgroup (a temporary one)
+root=$(ls -d /sys/fs/cgroup/memory 2>/dev/null || echo /sys/fs/cgroup)
+self=$(awk -F: '$2=="memory"{print $3} $1=="0"{print $3}' /proc/self/cgroup | head -1)
+CG="$root${self%/}/pc-test-cg-$$"
+if mkdir "$CG" 2>/dev/null; then
+	T_CLEANUP+=("rmdir '$CG'")
+	bash -c "exec 3<'$T_DIR/held'; echo \$\$ > '$CG/cgroup.procs'; exec sleep 30" &
+	sp=$!
+	T_CLEANUP+=("kill $sp")
+	sleep 0.3
+	pc stat --cgroup "${self%/}/pc-test-cg-$$" --json >cgs.json 2>cgs.err; rc=$?
+	t_is "stat --cgroup exits 0" "$rc" 0
+	t_ok "it lists the file a process in it holds" jq -e "[.files[].path] | index(\"$T_DIR/held\")" cgs.json
+	kill $sp; wait $sp 2>/dev/null
+	pc stat --cgroup no/such/cg >o 2>e; t_is "an unknown --cgroup exits 1" $? 1
+else
+	t_skip "stat --cgroup" "cannot create a memory cgroup here"
+fi
 
 # --cache-limit: held under the limit while it runs (no OOM: anon is not limited)
 drop cold
