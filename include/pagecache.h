@@ -328,6 +328,14 @@ int pc_cgroup_write(const char *dir, const char *file, const char *value);
  */
 int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 		      uint64_t **ret, size_t *ret_n);
+/*
+ * For each resident page of the runs: its /proc/kpageflags bits and, with
+ * want_cgroup, the inode of the memory cgroup it is charged to
+ * (/proc/kpagecgroup; 0: none). Root only. cb returns non-zero to stop.
+ */
+typedef int (*pc_page_cb)(uint64_t page, uint64_t flags, uint64_t cgroup_ino, void *arg);
+int pc_fd_probe_pages(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
+		      bool want_cgroup, pc_page_cb cb, void *arg);
 
 /* ---- profile.c: the snapshot file (docs/snapshot-format.md) ------------ */
 

@@ -101,17 +101,18 @@ static int acc_add(struct acc *a, uint64_t page)
 	return 0;
 }
 
-int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
-		      uint64_t **ret, size_t *ret_n)
+int pc_fd_probe_pages(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
+		      bool want_cgroup, pc_page_cb cb, void *arg)
 {
 	uint64_t ps = pc_page_size(), pm[BATCH];
-	struct acc a = { 0 };
-	int pmfd, kfd, rc = 0;
+	int pmfd, kfd, cfd = -1, rc = 0;
 
 	pthread_once(&bus_once, install_bus);
 	pmfd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	kfd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-	if (pmfd < 0 || kfd < 0) {
+	if (want_cgroup)
+		cfd = open("/proc/kpagecgroup", O_RDONLY | O_CLOEXEC);
+	if (pmfd < 0 || kfd < 0 || (want_cgroup && cfd < 0)) {
 		rc = -errno;
 		goto out;
 	}
@@ -133,17 +134,11 @@ int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 			madvise(map, n * ps, MADV_RANDOM);
 			/* resident pages only (per the caller's runs): no I/O, no charge */
 			rc = touch(map, 0, n, ps);
-			if (rc < 0) {
-				munmap(map, n * ps);
-				break;
-			}
-			if (pread(pmfd, pm, n * 8, (off_t)((uintptr_t)map / ps * 8)) != (ssize_t)(n * 8)) {
+			if (rc == 0 &&
+			    pread(pmfd, pm, n * 8, (off_t)((uintptr_t)map / ps * 8)) != (ssize_t)(n * 8))
 				rc = -EIO;
-				munmap(map, n * ps);
-				break;
-			}
 			for (uint64_t k = 0; k < n && rc == 0; k++) {
-				uint64_t pfn = pm[k] & PM_PFN_MASK, flags;
+				uint64_t pfn = pm[k] & PM_PFN_MASK, flags = 0, cg = 0;
 
 				if (!(pm[k] & PM_PRESENT))
 					continue;
@@ -153,8 +148,9 @@ int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 				}
 				if (pread(kfd, &flags, 8, (off_t)(pfn * 8)) != 8)
 					continue;
-				if (flags & (1ull << KPF_ACTIVE))
-					rc = acc_add(&a, p + k);
+				if (cfd >= 0 && pread(cfd, &cg, 8, (off_t)(pfn * 8)) != 8)
+					cg = 0;
+				rc = cb(p + k, flags, cg, arg);
 			}
 			madvise(map, n * ps, MADV_SEQUENTIAL);	/* leave reference bits alone */
 			munmap(map, n * ps);
@@ -166,6 +162,23 @@ out:
 		close(pmfd);
 	if (kfd >= 0)
 		close(kfd);
+	if (cfd >= 0)
+		close(cfd);
+	return rc;
+}
+
+static int active_cb(uint64_t page, uint64_t flags, uint64_t cg, void *arg)
+{
+	(void)cg;
+	return flags & (1ull << KPF_ACTIVE) ? acc_add(arg, page) : 0;
+}
+
+int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
+		      uint64_t **ret, size_t *ret_n)
+{
+	struct acc a = { 0 };
+	int rc = pc_fd_probe_pages(fd, size, runs, nruns, false, active_cb, &a);
+
 	if (rc < 0) {
 		free(a.runs);
 		return rc;

@@ -17,7 +17,7 @@
 /* ---- output.c: one record model, several renderers ---- */
 enum out_fmt { OUT_HUMAN, OUT_JSON, OUT_PROM, OUT_KV };
 
-enum ofield_type { OF_U64, OF_F64, OF_STR, OF_NULL, OF_BOOL, OF_RANGES };
+enum ofield_type { OF_U64, OF_F64, OF_STR, OF_NULL, OF_BOOL, OF_RANGES, OF_JSON };
 #define OF_BYTES 1		/* a size: human form unless --bytes */
 #define OF_HUMAN 2		/* human output only (bars) */
 #define OF_LABEL 4		/* prom: a label, not a metric */
@@ -46,6 +46,8 @@ void orec_f64(struct orec *r, const char *key, double v);
 void orec_str(struct orec *r, const char *key, const char *v, int flags);
 void orec_null(struct orec *r, const char *key);
 void orec_nolimit(struct orec *r, const char *key);	/* null, "max" for people */
+/* Pre-rendered JSON (a nested list): in JSON output only. */
+void orec_json(struct orec *r, const char *key, const char *json);
 void orec_bool(struct orec *r, const char *key, bool v);
 void orec_ranges(struct orec *r, const char *key, uint64_t *pairs, size_t n);
 const struct ofield *orec_get(const struct orec *r, const char *key);

@@ -10,9 +10,11 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define BAR_CELLS 40
 
@@ -22,8 +24,16 @@ struct tot {
 	uint64_t counted;		/* files with cachestat's dirty/evicted counts */
 } __attribute__((aligned(64)));
 
+struct cg_name {
+	uint64_t ino;
+	char *path;
+};
+
 struct stat_ctx {
 	struct targets t;
+	bool by_cgroup;
+	struct cg_name *cgs;		/* memory cgroup inode -> path */
+	size_t ncgs;
 	int verbose;
 	bool list;			/* one record per file */
 	bool want_bar, want_ranges;
@@ -51,6 +61,9 @@ static const char usage_text[] =
 	"                         EVICTED_PAGES,RECENTLY_EVICTED_PAGES,SOURCE,BAR,\n"
 	"                         RANGES; '+COLS' adds to the default columns\n"
 	"  -n, --noheadings       no header line in the table\n"
+	"      --by-cgroup        which memory cgroup owns each file's cached pages\n"
+	"                         (root; /proc/kpagecgroup; only resident pages are\n"
+	"                         touched, so nothing is charged to us)\n"
 	"  -h, --help             this text\n"
 	FORMAT_HELP
 	TARGET_HELP
@@ -82,6 +95,7 @@ static const struct {
 	{ "BAR", "bar", "RESIDENCY", true },
 	{ "FILE", "path", "FILE", true },
 	{ "RANGES", "ranges", "RANGES", true },
+	{ "CGROUPS", "owners", "CGROUPS (pages)", true },
 };
 #define NCOLS (sizeof(all_cols) / sizeof(all_cols[0]))
 
@@ -176,6 +190,100 @@ static void bar_text(const struct bar_arg *b, char *out)
 	out[cells + 2] = 0;
 }
 
+/* Every memory cgroup's directory inode (what /proc/kpagecgroup gives). */
+static void map_cgroups(struct stat_ctx *c, const char *mount, const char *rel)
+{
+	char dir[4096];
+	struct stat st;
+	struct cg_name *n;
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(dir, sizeof(dir), "%s%s", mount, rel);
+	if (stat(dir, &st) < 0)
+		return;
+	n = realloc(c->cgs, (c->ncgs + 1) * sizeof(*n));
+	if (!n)
+		return;
+	c->cgs = n;
+	c->cgs[c->ncgs].ino = st.st_ino;
+	c->cgs[c->ncgs++].path = strdup(*rel ? rel : "/");
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		char sub[4096];
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name);
+		map_cgroups(c, mount, sub);
+	}
+	if (d)
+		closedir(d);
+}
+
+struct owners {
+	uint64_t ino[64], n[64];
+	int k;
+};
+
+static int owner_cb(uint64_t page, uint64_t flags, uint64_t cg, void *arg)
+{
+	struct owners *o = arg;
+
+	(void)page;
+	(void)flags;
+	for (int i = 0; i < o->k; i++)
+		if (o->ino[i] == cg) {
+			o->n[i]++;
+			return 0;
+		}
+	if (o->k < 64) {
+		o->ino[o->k] = cg;
+		o->n[o->k++] = 1;
+	}
+	return 0;
+}
+
+/* JSON list and a human line of who owns the file's cached pages. */
+static int owners_of(struct stat_ctx *c, const struct pc_walk_entry *e, char **json, char **human)
+{
+	uint64_t *runs = NULL;
+	size_t nruns = 0, jl = 0, hl = 0;
+	struct owners o = { .k = 0 };
+	int rc = cli_resident_runs(e->fd, (uint64_t)e->st.st_size, c->t.off, c->t.len, &runs, &nruns);
+
+	if (rc == 0)
+		rc = pc_fd_probe_pages(e->fd, (uint64_t)e->st.st_size, runs, nruns, true, owner_cb, &o);
+	free(runs);
+	if (rc < 0)
+		return rc;
+	*json = malloc(64 + (size_t)o.k * 4200);
+	*human = malloc(16 + (size_t)o.k * 4200);
+	if (!*json || !*human)
+		return -ENOMEM;
+	jl += (size_t)sprintf(*json, "[");
+	(*human)[0] = 0;
+	for (int i = 0; i < o.k; i++) {
+		const char *name = NULL;
+		char num[32];
+
+		for (size_t k = 0; k < c->ncgs && !name; k++)
+			if (c->cgs[k].ino == o.ino[i])
+				name = c->cgs[k].path;
+		if (!name) {
+			snprintf(num, sizeof(num), o.ino[i] ? "inode:%llu" : "(none)",
+				 (unsigned long long)o.ino[i]);
+			name = num;
+		}
+		jl += (size_t)sprintf(*json + jl, "%s{\"path\": \"%s\", \"cached\": %llu}",
+				      i ? ", " : "", name, (unsigned long long)o.n[i]);
+		hl += (size_t)sprintf(*human + hl, "%s%s=%llu", i ? "," : "", name,
+				      (unsigned long long)o.n[i]);
+	}
+	sprintf(*json + jl, "]");
+	return 0;
+}
+
 static const char *unknown_reason(int err)
 {
 	if (err == EOPNOTSUPP)
@@ -268,6 +376,21 @@ static int stat_file(struct pc_walk_entry *e, void *arg)
 		else
 			free(b.ranges);
 	}
+	if (c->by_cgroup && r.cached) {
+		char *json = NULL, *human = NULL;
+
+		rc = owners_of(c, e, &json, &human);
+		if (rc < 0) {
+			cli_fail(e->path, -rc, "cannot tell the memory cgroups of");
+		} else {
+			orec_json(&rec, "cgroups", json);
+			orec_str(&rec, "owners", human, OF_HUMAN);
+		}
+		free(json);
+		free(human);
+	} else if (c->by_cgroup) {
+		orec_json(&rec, "cgroups", "[]");
+	}
 	out_list_add("files", &rec);
 	return 0;
 }
@@ -278,6 +401,7 @@ int cmd_stat(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "noheadings", no_argument, NULL, 'n' },
+		{ "by-cgroup", no_argument, NULL, 'G' + 256 },
 		{ "help", no_argument, NULL, 'h' },
 		FORMAT_LONGOPTS,
 		TARGET_LONGOPTS,
@@ -305,6 +429,9 @@ int cmd_stat(int argc, char **argv)
 			break;
 		case 'n':
 			co.noheadings = true;
+			break;
+		case 'G' + 256:
+			c.by_cgroup = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -347,9 +474,19 @@ int cmd_stat(int argc, char **argv)
 	}
 	if (c.verbose >= 2)
 		c.want_ranges = true;
+	if (c.by_cgroup) {
+		char mount[64];
+		int version;
 
-	/* List files with -v or -o, or when no PATH is a directory. */
-	c.list = c.verbose || custom;
+		if (geteuid() != 0)
+			return cli_usage_error("--by-cgroup needs root (/proc/kpagecgroup)");
+		if (pc_cgroup_root(mount, sizeof(mount), &version) == 0)
+			map_cgroups(&c, mount, "");
+		add_col("CGROUPS");
+	}
+
+	/* List files with -v, -o or --by-cgroup, or when no PATH is a directory. */
+	c.list = c.verbose || custom || c.by_cgroup;
 	if (!c.list) {
 		bool anydir = false;
 
@@ -371,6 +508,9 @@ int cmd_stat(int argc, char **argv)
 		cli_warn("walk failed: %s", strerror(-rc));
 	cli_sum_totals(&sum, c.tot, nt, sizeof(sum));
 	free(c.tot);
+	for (size_t i = 0; i < c.ncgs; i++)
+		free(c.cgs[i].path);
+	free(c.cgs);
 
 	if (c.list) {
 		out_sort("files", "path");

@@ -87,6 +87,13 @@ void orec_null(struct orec *r, const char *key)
 	add(r, key, OF_NULL, 0);
 }
 
+void orec_json(struct orec *r, const char *key, const char *json)
+{
+	struct ofield *f = add(r, key, OF_JSON, OF_HUMAN);
+
+	f->s = strdup(json ? json : "null");
+}
+
 void orec_nolimit(struct orec *r, const char *key)
 {
 	add(r, key, OF_NULL, OF_MAX);
@@ -299,7 +306,7 @@ static void json_rec(FILE *o, const struct orec *r, const char *indent)
 	for (int i = 0; i < r->n; i++) {
 		const struct ofield *f = &r->f[i];
 
-		if (f->flags & OF_HUMAN)
+		if ((f->flags & OF_HUMAN) && f->type != OF_JSON)
 			continue;
 		fprintf(o, "%s\n%s  ", first ? "" : ",", indent);
 		first = false;
@@ -314,6 +321,9 @@ static void json_rec(FILE *o, const struct orec *r, const char *indent)
 			break;
 		case OF_STR:
 			json_str(o, f->s);
+			break;
+		case OF_JSON:
+			fputs(f->s, o);
 			break;
 		case OF_NULL:
 			fputs("null", o);
@@ -492,6 +502,7 @@ static void field_text(const struct ofield *f, char *buf, size_t len)
 		snprintf(buf, len, "%.4g", f->d);
 		break;
 	case OF_STR:
+	case OF_JSON:
 		snprintf(buf, len, "%s", f->s);
 		break;
 	case OF_NULL:

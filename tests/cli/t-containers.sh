@@ -36,6 +36,9 @@ t_ok "and the process's own binary" jq -e '[.files[].path] | map(test("pagecache
 t_is "the mapped (locked) file is fully cached" "$(jq "[.files[] | select(.path==\"$T_DIR/mapped\")][0].cached" pid.json)" 256
 pc snapshot -o pid.snap --pid $lp >/dev/null 2>&1; t_is "snapshot --pid works too" $? 0
 pc stat --pid 999999999 >o 2>e; t_is "a bad PID is a usage error" $? 2
+if ! t_root; then
+	pc stat --by-cgroup mapped >o 2>e; t_is "--by-cgroup without root is a usage error" $? 2
+fi
 pc stat --pid 4000000 >o 2>e; t_is "a PID that does not exist exits 1" $? 1
 kill $lp; wait $lp 2>/dev/null
 
@@ -104,6 +107,26 @@ if mkdir "$CG" 2>/dev/null; then
 	t_ok "it lists the file a process in it holds" jq -e "[.files[].path] | index(\"$T_DIR/held\")" cgs.json
 	kill $sp; wait $sp 2>/dev/null
 	pc stat --cgroup no/such/cg >o 2>e; t_is "an unknown --cgroup exits 1" $? 1
+
+	# attribution: pages read inside the cgroup are charged to it
+	mkfile owned 4096
+	drop owned
+	bash -c "echo \$\$ > '$CG/cgroup.procs'; exec dd if='$T_DIR/owned' of=/dev/null bs=1M count=2 iflag=fullblock status=none"
+	pc stat --by-cgroup --json owned >own.json 2>own.err; rc=$?
+	t_is "stat --by-cgroup exits 0" "$rc" 0
+	t_ok "the pages read inside the cgroup are charged to it" \
+		jq -e "[.files[0].cgroups[] | select(.path == \"${self%/}/pc-test-cg-$$\") | .cached] | add >= 512" own.json
+	t_is "the owners add up to the cached pages" \
+		"$(jq '[.files[0].cgroups[].cached] | add' own.json)" "$(jq '.files[0].cached' own.json)"
+	# restore --cgroup: the pages land in that cgroup
+	cat owned >/dev/null
+	pc snapshot -o own.snap owned >/dev/null
+	drop owned
+	pc restore --cgroup "${self%/}/pc-test-cg-$$" own.snap >/dev/null 2>&1
+	pc stat --by-cgroup --json owned >own2.json
+	t_is "restore --cgroup charges every restored page to the cgroup" \
+		"$(jq "[.files[0].cgroups[] | select(.path == \"${self%/}/pc-test-cg-$$\") | .cached] | add" own2.json)" \
+		"$(jq '.files[0].cached' own2.json)"
 else
 	t_skip "stat --cgroup" "cannot create a memory cgroup here"
 fi
