@@ -91,6 +91,7 @@ bench: deps $(B)/pagecache
 	$(call need,command -v vmtouch,vmtouch)
 	$(call need,command -v fio,fio)
 	PAGECACHE=$(CURDIR)/$(B)/pagecache bash bench/foundation.sh
+	PAGECACHE=$(CURDIR)/$(B)/pagecache bash bench/nocache.sh
 
 # libFuzzer on the snapshot decoder (needs clang); FUZZ_SECONDS=60 by default
 FUZZ_SECONDS ?= 60
