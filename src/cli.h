@@ -173,6 +173,10 @@ void cli_begin(int argc, char **argv);
 /* Format and target options; 1 handled, else a usage error was reported. */
 int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *arg,
 		   char **argv);
+/* Commands that take no files: the format options only; 1 handled, -1 reported. */
+int cli_format_opt(struct cli_opts *co, int opt, char **argv);
+/* Make room for one more element in a growing array; -ENOMEM. */
+int cli_grow(void *arrp, size_t *cap, size_t n, size_t elem);
 /* After getopt: set up the output and take the paths; -1: usage error. */
 int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **argv);
 

@@ -45,12 +45,10 @@ int cmd_bench(int argc, char **argv)
 	};
 	struct warmup_opts wo = { .dir = "/var/tmp/pagecache-bench", .rows = 15647665, .trials = 5 };
 	struct cli_opts co = { OUT_HUMAN };
-	struct targets none;
 	bool rows_set = false, trials_set = false;
 	char *end;
 	int opt, rc;
 
-	targets_init(&none);
 	cli_begin(argc, argv);
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fputs(usage_text, argc < 2 ? stderr : stdout);
@@ -89,12 +87,9 @@ int cmd_bench(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			if (strchr("JPKB", opt)) {
-				cli_common_opt(&co, &none, opt, optarg, argv);
-				break;
-			}
-			return cli_usage_error("unknown option or missing value: '%s'",
-					       argv[optind - 1]);
+			if (cli_format_opt(&co, opt, argv) < 0)
+				return EXIT_USAGE;
+			break;
 		}
 	}
 	out_init(co.fmt, co.bytes, false);

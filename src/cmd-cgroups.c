@@ -94,13 +94,11 @@ int cmd_cgroups(int argc, char **argv)
 		{ 0 }
 	};
 	struct cli_opts co = { OUT_HUMAN };
-	struct targets none;
 	struct rows r = { 0 };
 	const char *start = "";
 	char mount[64], rel[4096];
 	int opt, version, rc;
 
-	targets_init(&none);
 	cli_begin(argc, argv);
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -111,12 +109,9 @@ int cmd_cgroups(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			if (strchr("JPKB", opt)) {
-				cli_common_opt(&co, &none, opt, optarg, argv);
-				break;
-			}
-			return cli_usage_error("unknown option or missing value: '%s'",
-					       argv[optind - 1]);
+			if (cli_format_opt(&co, opt, argv) < 0)
+				return EXIT_USAGE;
+			break;
 		}
 	}
 	out_init(co.fmt, co.bytes, false);

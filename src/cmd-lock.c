@@ -102,18 +102,11 @@ static int lock_file(struct pc_walk_entry *e, void *arg)
 		return 0;
 	}
 	pthread_mutex_lock(&c->lock);
-	if (c->n == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 64;
-		struct pc_lock *nl = realloc(c->locks, nc * sizeof(*nl));
-
-		if (!nl) {
-			pthread_mutex_unlock(&c->lock);
-			pc_unlock(&l);
-			cli_fail(e->path, ENOMEM, "cannot lock");
-			return 0;
-		}
-		c->locks = nl;
-		c->cap = nc;
+	if (cli_grow(&c->locks, &c->cap, c->n, sizeof(*c->locks)) < 0) {
+		pthread_mutex_unlock(&c->lock);
+		pc_unlock(&l);
+		cli_fail(e->path, ENOMEM, "cannot lock");
+		return 0;
 	}
 	c->locks[c->n++] = l;
 	c->bytes += l.len;

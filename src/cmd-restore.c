@@ -176,7 +176,6 @@ int cmd_restore(int argc, char **argv)
 		{ 0 }
 	};
 	struct cli_opts co = { OUT_HUMAN };
-	struct targets none;
 	const char *rootarg = NULL, *cgroup = NULL, *snap;
 	bool allow = false, by_file = false, idle = false, dry = false, list = false, quiet = false;
 	struct pc_progress progress = { 0 };
@@ -197,7 +196,6 @@ int cmd_restore(int argc, char **argv)
 	double t0 = pc_now();
 	int opt, rc, snap_ps;
 
-	targets_init(&none);
 	cli_begin(argc, argv);
 	while ((opt = getopt_long(argc, argv, "nvqh", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -236,12 +234,9 @@ int cmd_restore(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			if (strchr("JPKB", opt)) {
-				cli_common_opt(&co, &none, opt, optarg, argv);
-				break;
-			}
-			return cli_usage_error("unknown option or missing value: '%s'",
-					       argv[optind - 1]);
+			if (cli_format_opt(&co, opt, argv) < 0)
+				return EXIT_USAGE;
+			break;
 		}
 	}
 	out_init(co.fmt, co.bytes, false);

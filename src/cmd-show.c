@@ -93,10 +93,8 @@ static int parse_format(int argc, char **argv, struct cli_opts *co, int *verbose
 		FORMAT_LONGOPTS,
 		{ 0 }
 	};
-	struct targets none;
 	int opt;
 
-	targets_init(&none);
 	cli_begin(argc, argv);
 	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (opt) {
@@ -106,12 +104,10 @@ static int parse_format(int argc, char **argv, struct cli_opts *co, int *verbose
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
-		case 'J': case 'P': case 'K': case 'B':
-			cli_common_opt(co, &none, opt, optarg, argv);
-			break;
 		default:
-			cli_usage_error("unknown option or missing value: '%s'", argv[optind - 1]);
-			return -1;
+			if (cli_format_opt(co, opt, argv) < 0)
+				return -1;
+			break;
 		}
 	}
 	out_init(co->fmt, co->bytes, false);

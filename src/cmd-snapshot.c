@@ -112,18 +112,11 @@ static int snap_file(struct pc_walk_entry *e, void *arg)
 			__atomic_add_fetch(&c->active_pages, f.active[2 * i + 1], __ATOMIC_RELAXED);
 	}
 	pthread_mutex_lock(&c->lock);
-	if (c->n == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 256;
-		struct pc_profile_file *nf = realloc(c->files, nc * sizeof(*nf));
-
-		if (!nf) {
-			pthread_mutex_unlock(&c->lock);
-			pc_profile_file_release(&f);
-			cli_fail(e->path, ENOMEM, "cannot snapshot");
-			return 0;
-		}
-		c->files = nf;
-		c->cap = nc;
+	if (cli_grow(&c->files, &c->cap, c->n, sizeof(*c->files)) < 0) {
+		pthread_mutex_unlock(&c->lock);
+		pc_profile_file_release(&f);
+		cli_fail(e->path, ENOMEM, "cannot snapshot");
+		return 0;
 	}
 	c->files[c->n++] = f;
 	pthread_mutex_unlock(&c->lock);

@@ -594,3 +594,33 @@ int cli_budget_opt(struct cli_budget *b, int opt, const char *arg)
 	}
 	return 0;
 }
+
+int cli_format_opt(struct cli_opts *co, int opt, char **argv)
+{
+	struct targets none;
+
+	if (!strchr("JPKB", opt) || !opt) {
+		cli_usage_error("unknown option or missing value: '%s'", argv[optind - 1]);
+		return -1;
+	}
+	targets_init(&none);
+	return cli_common_opt(co, &none, opt, NULL, argv);
+}
+
+int cli_grow(void *arrp, size_t *cap, size_t n, size_t elem)
+{
+	void **arr = arrp;
+
+	if (n < *cap)
+		return 0;
+	{
+		size_t nc = *cap ? *cap * 2 : 64;
+		void *na = realloc(*arr, nc * elem);
+
+		if (!na)
+			return -ENOMEM;
+		*arr = na;
+		*cap = nc;
+	}
+	return 0;
+}
