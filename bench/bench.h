@@ -13,6 +13,15 @@ struct warmup_opts {
 };
 
 int bench_warmup(const struct warmup_opts *o);
+
+struct readtwice_opts {
+	int cgroups;			/* memory cgroups, one sparse file each */
+	int readers;			/* reader processes per cgroup */
+	bool shared;			/* all readers in one memory cgroup */
+	uint64_t size;			/* bytes per sparse file */
+	double duration;		/* seconds */
+};
+int bench_readtwice(const struct readtwice_opts *o);
 int bench_warmup_worker(const char *db);
 
 #endif

@@ -24,4 +24,24 @@ t_ok "the restored condition reports its prefetch" \
 	jq -e '.conditions[] | select(.condition=="restored") | .prefetch_ms > 0 and .prefetch_mib > 0' w.json
 t_ok "the database is kept for the next run" test -s "$T_DIR/wu/warmup-20000.db"
 t_is "setup names the rows" "$(jq .setup.rows w.json)" 20000
+
+# readtwice: shape, and nothing left behind (mounts, loop devices, cgroups), SIGINT too
+left() { echo "$(mount | grep -c pagecache-readtwice) $(find /sys/fs/cgroup -maxdepth 6 -name 'pc-readtwice-*' 2>/dev/null | wc -l) $(losetup -a 2>/dev/null | grep -c pagecache-readtwice)"; }
+pc bench readtwice --cgroups 2 --readers-per-cgroup 2 --duration 1 --size 256M --json >rt.json 2>rt.err; rc=$?
+t_is "bench readtwice exits 0" "$rc" 0
+t_ok "aggregate_mbps is reported" jq -e '.total.aggregate_mbps > 0' rt.json
+t_is "one row per cgroup" "$(jq '.cgroups | length' rt.json)" 2
+t_is "one row per reader" "$(jq '.readers | length' rt.json)" 4
+t_ok "per-cgroup rows add up to the aggregate" \
+	jq -e '(([.cgroups[].mbps] | add) - .total.aggregate_mbps) | fabs < 0.01' rt.json
+t_is "nothing left behind (mounts, cgroups, loops)" "$(left)" "0 0 0"
+pc bench readtwice --cgroups 2 --layout shared --duration 1 --size 256M --json >rs.json 2>/dev/null
+t_is "--layout shared runs" "$(jq -r .total.layout rs.json)" shared
+"$PAGECACHE" bench readtwice --cgroups 2 --duration 30 --size 256M >/dev/null 2>ri.err &
+bp=$!
+sleep 1.5
+kill -INT $bp; wait $bp; rc=$?
+t_is "SIGINT stops it (exit 130)" "$rc" 130
+t_is "and it still cleans up" "$(left)" "0 0 0"
+pc bench readtwice --layout sideways >o 2>e; t_is "a bad layout exits 2" $? 2
 t_done

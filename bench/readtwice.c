@@ -1,0 +1,338 @@
+/*
+ * readtwice.c: `pagecache bench readtwice`, vm-scalability's
+ * lru-file-readtwice and Alex Shi's per-memcg variant (the lruvec lock
+ * series, 2019-2020), without docker or dd.
+ *
+ * On a filesystem it makes for itself (an ext4 image on a tmpfs, loop
+ * mounted), each memory cgroup gets one sparse file; K reader processes
+ * per cgroup read it twice over, 4 KiB at a time from offset 0 (holes
+ * cost no I/O: pure page-cache and LRU work; the second reader's accesses
+ * activate pages). Readers start together and stop at a deadline. With
+ * --layout shared, every reader sits in one memory cgroup. Reported per
+ * reader, per cgroup and in aggregate (MB/s = 1e6 bytes/s, from bytes and
+ * seconds), with the mean per reader (the metric Alex Shi quoted) and its
+ * spread. Mounts, loop devices, files and cgroups are removed on every
+ * path, SIGINT included.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "bench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CG 256
+#define MAX_READERS 1024
+
+static volatile sig_atomic_t interrupted;
+
+static void on_int(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+struct rt {
+	char top[256], img[320], mnt[320];
+	char cgdir[MAX_CG][800];
+	int ncg;
+	bool tmpfs_mounted, img_mounted;
+	pid_t pids[MAX_READERS];
+	int npids;
+};
+
+static int run_quiet(char *const argv[])
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		int dn = open("/dev/null", O_WRONLY);
+
+		dup2(dn, STDOUT_FILENO);
+		dup2(dn, STDERR_FILENO);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (pid < 0)
+		return -errno;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+/* Undo everything set up, in reverse; safe to call at any point. */
+static void teardown(struct rt *r)
+{
+	for (int i = 0; i < r->npids; i++)
+		if (r->pids[i] > 0)
+			kill(r->pids[i], SIGKILL);
+	for (int i = 0; i < r->npids; i++)
+		if (r->pids[i] > 0)
+			waitpid(r->pids[i], NULL, 0);
+	r->npids = 0;
+	if (r->img_mounted && umount2(r->mnt, 0) == 0)	/* the loop device goes with it */
+		r->img_mounted = false;
+	if (r->tmpfs_mounted && umount2(r->top, 0) == 0)
+		r->tmpfs_mounted = false;
+	for (int i = 0; i < r->ncg; i++)
+		if (r->cgdir[i][0] && rmdir(r->cgdir[i]) == 0)
+			r->cgdir[i][0] = 0;
+	rmdir(r->top);
+}
+
+/* A reader: join, open, wait for the start, read to the deadline. */
+static void reader(int idx, const char *cg, const char *file, int startfd, int outfd, double secs)
+{
+	static char buf[4096];
+	uint64_t bytes = 0;
+	double t0, t1;
+	char go;
+	int fd;
+
+	if (pc_cgroup_enter(cg, getpid()) < 0)
+		_exit(2);
+	fd = open(file, O_RDONLY);
+	if (fd < 0 || read(startfd, &go, 1) != 1)
+		_exit(3);
+	t0 = pc_now();
+	for (uint64_t n = 0;; n++) {
+		ssize_t got = read(fd, buf, sizeof(buf));
+
+		if (got <= 0) {
+			lseek(fd, 0, SEEK_SET);	/* EOF: go round again */
+			continue;
+		}
+		bytes += (uint64_t)got;
+		if ((n & 255) == 0 && pc_now() - t0 >= secs)
+			break;
+	}
+	t1 = pc_now();
+	dprintf(outfd, "%d %llu %.6f\n", idx, (unsigned long long)bytes, t1 - t0);
+	_exit(0);
+}
+
+int bench_readtwice(const struct readtwice_opts *o)
+{
+	struct rt r = { 0 };
+	char root[64], self[512], parent[700], file[MAX_CG][400];
+	int version, rc = 0, nreaders = o->cgroups * o->readers;
+	int startp[2] = { -1, -1 }, outp[2] = { -1, -1 };
+	double mbps[MAX_READERS] = { 0 }, cg_mbps[MAX_CG] = { 0 }, agg = 0, mean, sd = 0;
+	uint64_t bytes[MAX_READERS] = { 0 };
+	struct sigaction sa = { .sa_handler = on_int }, old_int, old_term;
+	int got = 0;
+
+	if (geteuid() != 0) {
+		cli_fail_msg("bench readtwice", "cannot run", "needs root (mounts, loop devices, cgroups)");
+		return EXIT_PARTIAL;
+	}
+	if (o->cgroups < 1 || o->cgroups > MAX_CG || nreaders > MAX_READERS)
+		return cli_usage_error("at most %d cgroups and %d readers", MAX_CG, MAX_READERS);
+	if (pc_cgroup_root(root, sizeof(root), &version) < 0 || pc_cgroup_self(self, sizeof(self)) < 0) {
+		cli_fail_msg("/sys/fs/cgroup", "cannot run", "no memory cgroup controller");
+		return EXIT_PARTIAL;
+	}
+	snprintf(parent, sizeof(parent), "%s%s", root, strcmp(self, "/") ? self : "");
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	/* a filesystem of our own: an ext4 image on a tmpfs, as vm-scalability */
+	snprintf(r.top, sizeof(r.top), "/var/tmp/pagecache-readtwice-%d", getpid());
+	snprintf(r.img, sizeof(r.img), "%s/fs.img", r.top);
+	snprintf(r.mnt, sizeof(r.mnt), "%s/mnt", r.top);
+	if (mkdir(r.top, 0700) < 0 || mount("pc-readtwice", r.top, "tmpfs", 0, "size=64m") < 0) {
+		rc = -errno;
+		cli_fail(r.top, -rc, "cannot mount a tmpfs on");
+		goto out;
+	}
+	r.tmpfs_mounted = true;
+	{
+		uint64_t img = (uint64_t)o->cgroups * o->size + (1ull << 30);
+		int fd = open(r.img, O_WRONLY | O_CREAT, 0600);
+		char *mkfs[] = { "mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=1", r.img, NULL };
+		char opts[400];
+
+		if (fd < 0 || ftruncate(fd, (off_t)img) < 0) {
+			rc = -errno;
+			cli_fail(r.img, -rc, "cannot make the image");
+			if (fd >= 0)
+				close(fd);
+			goto out;
+		}
+		close(fd);
+		mkdir(r.mnt, 0755);
+		if (run_quiet(mkfs) < 0) {
+			rc = -EIO;
+			cli_fail_msg(r.img, "cannot make a filesystem on", "mkfs.ext4 failed (e2fsprogs?)");
+			goto out;
+		}
+		snprintf(opts, sizeof(opts), "loop");
+		{
+			char *mnt[] = { "mount", "-o", opts, r.img, r.mnt, NULL };
+
+			if (run_quiet(mnt) < 0) {
+				rc = -EIO;
+				cli_fail_msg(r.img, "cannot loop-mount", "mount -o loop failed");
+				goto out;
+			}
+		}
+		r.img_mounted = true;
+	}
+	for (int i = 0; i < o->cgroups && rc == 0; i++) {
+		char name[64];
+		int fd;
+
+		snprintf(file[i], sizeof(file[i]), "%s/sparse-%d", r.mnt, i);
+		fd = open(file[i], O_WRONLY | O_CREAT, 0644);
+		if (fd < 0 || ftruncate(fd, (off_t)o->size) < 0)
+			rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		if (o->shared && i > 0)
+			continue;
+		snprintf(name, sizeof(name), "pc-readtwice-%d-%d", getpid(), i);
+		if (rc == 0 && pc_cgroup_create(parent, name, r.cgdir[i], sizeof(r.cgdir[i])) < 0)
+			rc = -errno;
+		r.ncg = i + 1;
+	}
+	if (rc < 0) {
+		cli_fail(r.mnt, -rc, "cannot set up files and cgroups in");
+		goto out;
+	}
+	if (pipe(startp) < 0 || pipe(outp) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	sync();
+	{
+		int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+
+		if (fd >= 0) {
+			if (write(fd, "3\n", 2) != 2)
+				rc = 0;
+			close(fd);
+		}
+	}
+	for (int c = 0; c < o->cgroups; c++)
+		for (int k = 0; k < o->readers; k++) {
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				close(startp[1]);
+				close(outp[0]);
+				reader(c * o->readers + k, r.cgdir[o->shared ? 0 : c], file[c],
+				       startp[0], outp[1], o->duration);
+			}
+			r.pids[r.npids++] = pid;
+		}
+	close(startp[0]);
+	close(outp[1]);
+	outp[1] = -1;
+	{
+		char go[MAX_READERS];
+
+		memset(go, 'g', sizeof(go));
+		if (write(startp[1], go, (size_t)nreaders) != nreaders)
+			rc = -EIO;
+	}
+	close(startp[1]);
+	{
+		FILE *f = fdopen(outp[0], "r");
+		unsigned long long b;
+		double s;
+		int idx;
+
+		/* one line a reader, in finishing order, named by its index */
+		while (f && !interrupted && got < nreaders &&
+		       fscanf(f, "%d %llu %lf", &idx, &b, &s) == 3) {
+			if (idx < 0 || idx >= nreaders)
+				continue;
+			bytes[idx] = b;
+			mbps[idx] = s > 0 ? (double)b / s / 1e6 : 0;
+			got++;
+		}
+		if (f)
+			fclose(f);
+		outp[0] = -1;
+	}
+	for (int i = 0; i < r.npids; i++) {
+		int st;
+
+		if (waitpid(r.pids[i], &st, 0) == r.pids[i])
+			r.pids[i] = 0;
+	}
+	if (interrupted) {
+		cli_warn("interrupted: cleaning up");
+		rc = -EINTR;
+		goto out;
+	}
+	if (got != nreaders) {
+		cli_fail_msg("bench readtwice", "readers failed", "some readers did not report");
+		rc = -EIO;
+	}
+	for (int i = 0; i < nreaders; i++) {
+		struct orec rec = { 0 };
+
+		agg += mbps[i];
+		cg_mbps[i / o->readers] += mbps[i];
+		orec_u64(&rec, "reader", (uint64_t)i, 0);
+		orec_u64(&rec, "cgroup", (uint64_t)(i / o->readers), 0);
+		orec_u64(&rec, "bytes", bytes[i], OF_BYTES);
+		orec_f64(&rec, "mbps", mbps[i]);
+		out_list_add("readers", &rec);
+	}
+	mean = nreaders ? agg / nreaders : 0;
+	for (int i = 0; i < nreaders; i++)
+		sd += (mbps[i] - mean) * (mbps[i] - mean);
+	sd = nreaders > 1 ? sqrt(sd / (nreaders - 1)) : 0;
+	for (int c = 0; c < o->cgroups; c++) {
+		struct orec rec = { 0 };
+
+		orec_u64(&rec, "cgroup", (uint64_t)c, 0);
+		orec_f64(&rec, "mbps", cg_mbps[c]);
+		out_list_add("cgroups", &rec);
+	}
+	{
+		struct orec rec = { 0 };
+
+		orec_u64(&rec, "cgroups", (uint64_t)o->cgroups, 0);
+		orec_u64(&rec, "readers_per_cgroup", (uint64_t)o->readers, 0);
+		orec_str(&rec, "layout", o->shared ? "shared" : "per-cgroup", 0);
+		orec_u64(&rec, "file_size", o->size, OF_BYTES);
+		orec_f64(&rec, "duration_s", o->duration);
+		orec_f64(&rec, "aggregate_mbps", agg);
+		orec_f64(&rec, "mean_mbps_per_reader", mean);
+		orec_f64(&rec, "stddev_mbps", sd);
+		orec_f64(&rec, "cov_percent", mean > 0 ? 100 * sd / mean : 0);
+		out_object("total", &rec);
+	}
+	if (out_format() == OUT_HUMAN) {
+		static const struct ocol cols[] = { { "cgroup", "CGROUP", false },
+						    { "mbps", "MB/s", false } };
+
+		out_columns("cgroups", cols, 2);
+		out_human_line("readtwice: %d cgroups (%s) x %d readers, %.0f s each, sparse files of %llu MiB",
+			       o->cgroups, o->shared ? "all readers in one memcg" : "one memcg each",
+			       o->readers, o->duration, (unsigned long long)(o->size >> 20));
+		out_human_line("  aggregate %.0f MB/s; per reader mean %.0f MB/s, stddev %.0f (CoV %.1f%%)",
+			       agg, mean, sd, mean > 0 ? 100 * sd / mean : 0);
+	}
+out:
+	if (startp[1] >= 0 && rc < 0)
+		close(startp[1]);
+	teardown(&r);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (r.tmpfs_mounted || r.img_mounted)
+		cli_warn("could not unmount '%s': remove it by hand", r.top);
+	return rc < 0 ? (rc == -EINTR ? 130 : EXIT_PARTIAL) : 0;
+}
