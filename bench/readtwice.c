@@ -122,7 +122,7 @@ static void reader(int idx, const char *cg, const char *file, int startfd, int o
 int bench_readtwice(const struct readtwice_opts *o)
 {
 	struct rt r = { 0 };
-	char root[64], self[512], parent[700], file[MAX_CG][400];
+	char parent[700], file[MAX_CG][400];
 	int version, rc = 0, nreaders = o->cgroups * o->readers;
 	int startp[2] = { -1, -1 }, outp[2] = { -1, -1 };
 	double mbps[MAX_READERS] = { 0 }, cg_mbps[MAX_CG] = { 0 }, agg = 0, mean, sd = 0;
@@ -136,11 +136,11 @@ int bench_readtwice(const struct readtwice_opts *o)
 	}
 	if (o->cgroups < 1 || o->cgroups > MAX_CG || nreaders > MAX_READERS)
 		return cli_usage_error("at most %d cgroups and %d readers", MAX_CG, MAX_READERS);
-	if (pc_cgroup_root(root, sizeof(root), &version) < 0 || pc_cgroup_self(self, sizeof(self)) < 0) {
-		cli_fail_msg("/sys/fs/cgroup", "cannot run", "no memory cgroup controller");
+	if (pc_cgroup_child_parent(parent, sizeof(parent), &version) < 0) {
+		cli_fail_msg("/sys/fs/cgroup", "cannot run",
+			     "no memory cgroup controller to make child cgroups with");
 		return EXIT_PARTIAL;
 	}
-	snprintf(parent, sizeof(parent), "%s%s", root, strcmp(self, "/") ? self : "");
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -200,8 +200,8 @@ int bench_readtwice(const struct readtwice_opts *o)
 		if (o->shared && i > 0)
 			continue;
 		snprintf(name, sizeof(name), "pc-readtwice-%d-%d", getpid(), i);
-		if (rc == 0 && pc_cgroup_create(parent, name, r.cgdir[i], sizeof(r.cgdir[i])) < 0)
-			rc = -errno;
+		if (rc == 0)
+			rc = pc_cgroup_create(parent, name, r.cgdir[i], sizeof(r.cgdir[i]));
 		r.ncg = i + 1;
 	}
 	if (rc < 0) {

@@ -314,6 +314,13 @@ int pc_cgroup_self(char *ret, size_t len);
 int pc_cgroup_parse_stat(int version, const char *stat, struct pc_cgroup_stat *ret);
 /* Read one cgroup directory's memory.stat, limit, usage and PSI. */
 int pc_cgroup_read(const char *dir, int version, struct pc_cgroup_stat *ret);
+/*
+ * Where this process can make memory cgroups of its own: v1, under its
+ * own; v2, under the deepest ancestor whose cgroup.subtree_control
+ * already has memory (-EOPNOTSUPP if none).
+ */
+int pc_cgroup_child_parent(char *ret, size_t len, int *ret_version);
+/* mkdir; then check the memory controller is there (-EOPNOTSUPP, removed). */
 int pc_cgroup_create(const char *parent_dir, const char *name, char *ret, size_t len);
 int pc_cgroup_enter(const char *dir, pid_t pid);
 /* Drop the page cache charged to it: v1 force_empty, v2 memory.reclaim. */

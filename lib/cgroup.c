@@ -231,11 +231,21 @@ int pc_cgroup_read(const char *dir, int version, struct pc_cgroup_stat *ret)
 	return 0;
 }
 
+static int read_text(const char *path, char *buf, size_t len);
+
 int pc_cgroup_create(const char *parent_dir, const char *name, char *ret, size_t len)
 {
+	char probe[900];
+
 	snprintf(ret, len, "%s/%s", parent_dir, name);
 	if (mkdir(ret, 0755) < 0)
 		return -errno;
+	/* without the controller, nothing would be charged to it */
+	snprintf(probe, sizeof(probe), "%s/memory.stat", ret);
+	if (!file_exists(probe)) {
+		rmdir(ret);
+		return -EOPNOTSUPP;
+	}
 	return 0;
 }
 
@@ -284,4 +294,39 @@ int pc_cgroup_write(const char *dir, const char *file, const char *value)
 	rc = write(fd, value, strlen(value)) < 0 ? -errno : 0;
 	close(fd);
 	return rc;
+}
+
+int pc_cgroup_child_parent(char *ret, size_t len, int *ret_version)
+{
+	char root[64], self[512], path[700], ctl[256];
+	int rc = pc_cgroup_root(root, sizeof(root), ret_version);
+
+	if (rc < 0)
+		return rc;
+	if (pc_cgroup_self(self, sizeof(self)) < 0)
+		snprintf(self, sizeof(self), "/");
+	if (*ret_version == 1) {
+		snprintf(ret, len, "%s%s", root, strcmp(self, "/") ? self : "");
+		return 0;
+	}
+	/*
+	 * v2: a child has memory files only if its parent lists memory in
+	 * cgroup.subtree_control, and a cgroup with processes in it (ours)
+	 * may not turn that on. So: the deepest ancestor that already has.
+	 */
+	for (;;) {
+		snprintf(path, sizeof(path), "%s%s/cgroup.subtree_control", root,
+			 strcmp(self, "/") ? self : "");
+		if (read_text(path, ctl, sizeof(ctl)) == 0 && strstr(ctl, "memory")) {
+			snprintf(ret, len, "%s%s", root, strcmp(self, "/") ? self : "");
+			return 0;
+		}
+		if (!strcmp(self, "/"))
+			return -EOPNOTSUPP;
+		char *slash = strrchr(self, '/');
+		if (slash == self)
+			snprintf(self, sizeof(self), "/");
+		else
+			*slash = 0;
+	}
 }

@@ -91,7 +91,7 @@ int cmd_run(int argc, char **argv)
 		{ 0 }
 	};
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-	char root[64], self[512], parent[700], dir[800], name[64];
+	char parent[700], dir[800], name[64];
 	bool no_cache = false, verbose = false;
 	uint64_t limit = 0, left = 0, after = 0;
 	int opt, version, rc, st = 0, status;
@@ -125,13 +125,13 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("say --no-cache or --cache-limit SIZE");
 	if (optind >= argc)
 		return cli_usage_error("no command given (pagecache run --no-cache -- CMD)");
-	if (pc_cgroup_root(root, sizeof(root), &version) < 0) {
-		cli_warn("cannot run: no memory cgroup controller (v1 or v2) is mounted");
+	rc = pc_cgroup_child_parent(parent, sizeof(parent), &version);
+	if (rc < 0) {
+		cli_warn("cannot run: %s", rc == -EOPNOTSUPP
+			 ? "no cgroup v2 ancestor delegates the memory controller to its children"
+			 : "no memory cgroup controller (v1 or v2) is mounted");
 		return EXIT_PARTIAL;
 	}
-	if (pc_cgroup_self(self, sizeof(self)) < 0)
-		snprintf(self, sizeof(self), "/");
-	snprintf(parent, sizeof(parent), "%s%s", root, strcmp(self, "/") ? self : "");
 	snprintf(name, sizeof(name), "pagecache-run-%d", getpid());
 	rc = pc_cgroup_create(parent, name, dir, sizeof(dir));
 	if (rc < 0) {
