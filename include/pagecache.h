@@ -301,8 +301,10 @@ struct pc_cgroup_stat {
 	uint64_t active_file, inactive_file, dirty, writeback, shmem, mapped, anon;
 	uint64_t refault_file;		/* workingset refaults (events) */
 	uint64_t activate_file;		/* workingset activations (events) */
+	bool has_activate;		/* v1 has no activation counter */
 	uint64_t limit;			/* bytes; UINT64_MAX: none */
 	uint64_t usage;
+	bool has_usage;			/* the v2 root has no memory.current */
 	bool has_psi;
 	double psi_some10, psi_full10;	/* memory.pressure avg10, % */
 };

@@ -157,7 +157,7 @@ int pc_cgroup_parse_stat(int version, const char *stat, struct pc_cgroup_stat *r
 		s.mapped = kv(stat, "total_mapped_file", NULL);
 		s.anon = kv(stat, "total_rss", NULL);
 		s.refault_file = kv(stat, "total_workingset_refault_file", NULL);
-		s.activate_file = kv(stat, "total_workingset_activate_file", NULL);
+		s.activate_file = kv(stat, "total_workingset_activate_file", &s.has_activate);
 		if (!ok)	/* a root or old kernel without total_*: local values */
 			s.file = kv(stat, "cache", &ok);
 	} else if (version == 2) {
@@ -170,7 +170,7 @@ int pc_cgroup_parse_stat(int version, const char *stat, struct pc_cgroup_stat *r
 		s.mapped = kv(stat, "file_mapped", NULL);
 		s.anon = kv(stat, "anon", NULL);
 		s.refault_file = kv(stat, "workingset_refault_file", NULL);
-		s.activate_file = kv(stat, "workingset_activate_file", NULL);
+		s.activate_file = kv(stat, "workingset_activate_file", &s.has_activate);
 	} else {
 		return -EINVAL;
 	}
@@ -208,6 +208,7 @@ int pc_cgroup_read(const char *dir, int version, struct pc_cgroup_stat *ret)
 	rc = pc_cgroup_parse_stat(version, buf, &s);
 	if (rc < 0)
 		return rc;
+	s.limit = UINT64_MAX;	/* the v2 root has no memory.max: no limit */
 	snprintf(path, sizeof(path), "%s/%s", dir,
 		 version == 1 ? "memory.limit_in_bytes" : "memory.max");
 	if (read_text(path, val, sizeof(val)) == 0)
@@ -216,8 +217,10 @@ int pc_cgroup_read(const char *dir, int version, struct pc_cgroup_stat *ret)
 		s.limit = UINT64_MAX;	/* v1 says "no limit" with a huge number */
 	snprintf(path, sizeof(path), "%s/%s", dir,
 		 version == 1 ? "memory.usage_in_bytes" : "memory.current");
-	if (read_text(path, val, sizeof(val)) == 0)
+	if (read_text(path, val, sizeof(val)) == 0) {
 		s.usage = strtoull(val, NULL, 10);
+		s.has_usage = true;
+	}
 	snprintf(path, sizeof(path), "%s/memory.pressure", dir);
 	if (read_text(path, buf, sizeof(buf)) == 0 &&
 	    sscanf(buf, "some avg10=%lf", &s.psi_some10) == 1) {

@@ -148,12 +148,18 @@ int cmd_cgroups(int argc, char **argv)
 		orec_u64(&rec, "mapped", s->mapped, OF_BYTES);
 		orec_u64(&rec, "anon", s->anon, OF_BYTES);
 		orec_u64(&rec, "refaults", s->refault_file, 0);
-		orec_u64(&rec, "activations", s->activate_file, 0);
+		if (s->has_activate)
+			orec_u64(&rec, "activations", s->activate_file, 0);
+		else
+			orec_null(&rec, "activations");	/* v1 does not count them */
 		if (s->limit == UINT64_MAX)
 			orec_nolimit(&rec, "limit");
 		else
 			orec_u64(&rec, "limit", s->limit, OF_BYTES);
-		orec_u64(&rec, "usage", s->usage, OF_BYTES);
+		if (s->has_usage)
+			orec_u64(&rec, "usage", s->usage, OF_BYTES);
+		else
+			orec_null(&rec, "usage");
 		if (s->has_psi)
 			orec_f64(&rec, "psi_some_avg10", s->psi_some10);
 		else
@@ -174,7 +180,8 @@ int cmd_cgroups(int argc, char **argv)
 		out_columns("cgroups", cols, sizeof(cols) / sizeof(cols[0]));
 	}
 	if (co.fmt == OUT_HUMAN)
-		out_human_line("\n%zu memory cgroups (cgroup v%d, %s)", r.n, version, mount);
+		out_human_line("\n%zu memory cgroup%s (cgroup v%d, %s)", r.n, r.n == 1 ? "" : "s",
+			       version, mount);
 	rc = out_flush();
 	return rc < 0 || cli_failures() ? EXIT_PARTIAL : 0;
 }

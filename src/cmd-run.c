@@ -218,7 +218,7 @@ int cmd_run(int argc, char **argv)
 	if (verbose) {
 		char a[32], b[32], c[32];
 
-		fprintf(stderr, "pagecache run: '%s' left %s cached; %s dropped, %s could not be\n",
+		fprintf(stderr, "pagecache run: '%s' left %s cached; %s dropped, %s could not be dropped\n",
 			argv[optind], pc_human_size(left, a, sizeof(a)),
 			pc_human_size(left - (after < left ? after : left), b, sizeof(b)),
 			pc_human_size(after, c, sizeof(c)));

@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #include <dirent.h>
+#include <sys/sysmacros.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -163,18 +164,32 @@ static bool has_path(struct targets *t, const char *p)
 	return false;
 }
 
-/* One file a process uses: seen through its root, so containers work. */
-static void add_proc_path(struct targets *t, int pid, const char *path, bool own_root)
+static bool same_file(const char *p, dev_t dev, ino_t ino)
 {
-	char *p;
+	struct stat st;
+
+	return stat(p, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+/*
+ * One file a process uses, by a path that reaches that very file (dev,
+ * ino) from here: the path as the kernel prints it; else through the
+ * process's root (a container, a chroot); else the magic link itself.
+ */
+static void add_proc_path(struct targets *t, int pid, const char *path, dev_t dev, ino_t ino,
+			  const char *link)
+{
+	char *p = NULL;
 
 	if (path[0] != '/' || strstr(path, " (deleted)") || !strncmp(path, "/dev/", 5) ||
 	    !strncmp(path, "/proc/", 6) || !strncmp(path, "/sys/", 5) || !strncmp(path, "/memfd:", 7))
 		return;
-	if (own_root)
+	if (same_file(path, dev, ino))
 		p = strdup(path);
-	else if (asprintf(&p, "/proc/%d/root%s", pid, path) < 0)
-		p = NULL;
+	else if (asprintf(&p, "/proc/%d/root%s", pid, path) >= 0 && !same_file(p, dev, ino)) {
+		free(p);
+		p = link ? strdup(link) : NULL;
+	}
 	if (!p || has_path(t, p)) {
 		free(p);
 		return;
@@ -186,8 +201,7 @@ static void add_proc_path(struct targets *t, int pid, const char *path, bool own
 static int add_pid(struct targets *t, int pid, bool children, int depth)
 {
 	char path[128], line[4200];
-	struct stat a, b;
-	bool own_root;
+	struct stat a;
 	FILE *f;
 	DIR *d;
 	struct dirent *de;
@@ -201,15 +215,18 @@ static int add_pid(struct targets *t, int pid, bool children, int depth)
 		cli_fail(who, errno, "cannot read the files of");
 		return -1;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/root", pid);
-	own_root = stat(path, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev &&
-		   a.st_ino == b.st_ino;
 	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off, inode;
+		unsigned maj, min;
+		char perms[8], link[128];
 		char *p = strchr(line, '/');
 
 		line[strcspn(line, "\n")] = 0;
-		if (p && strchr(line, ' ') < p)
-			add_proc_path(t, pid, p, own_root);
+		if (!p || sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &start, &end, perms, &off, &maj,
+				 &min, &inode) != 7 || !inode)
+			continue;
+		snprintf(link, sizeof(link), "/proc/%d/map_files/%llx-%llx", pid, start, end);
+		add_proc_path(t, pid, p, makedev(maj, min), (ino_t)inode, link);
 	}
 	fclose(f);
 	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
@@ -226,7 +243,7 @@ static int add_pid(struct targets *t, int pid, bool children, int depth)
 			continue;
 		target[n] = 0;
 		if (stat(link, &a) == 0 && S_ISREG(a.st_mode))
-			add_proc_path(t, pid, target, own_root);
+			add_proc_path(t, pid, target, a.st_dev, a.st_ino, link);
 	}
 	if (d)
 		closedir(d);

@@ -31,7 +31,7 @@ int main(void)
 	   "v2: file, active_file, inactive_file");
 	ok(s.dirty == 65536 && s.writeback == 8192 && s.shmem == 4096 && s.mapped == 12582912,
 	   "v2: file_dirty, file_writeback, shmem, file_mapped");
-	ok(s.anon == 1052672 && s.refault_file == 4242 && s.activate_file == 1717,
+	ok(s.anon == 1052672 && s.refault_file == 4242 && s.activate_file == 1717 && s.has_activate,
 	   "v2: anon, workingset_refault_file, workingset_activate_file");
 	ok(pc_cgroup_parse_stat(2, "anon 1\nkernel 2\n", &s) == -EBADMSG,
 	   "v2 text without 'file' is refused, not zeros");
@@ -41,6 +41,7 @@ int main(void)
 	t = slurp("tests/fixtures/cgroup-v1/memory.stat");
 	ok(t && pc_cgroup_parse_stat(1, t, &s) == 0, "v1 memory.stat (recorded) parses");
 	ok(s.file > 0 && s.file >= s.active_file, "v1: total_cache is the hierarchical file count");
+	ok(!s.has_activate, "v1 has no activation counter: unknown, not 0");
 	ok(pc_cgroup_parse_stat(1, "cache 4096\nrss 8192\n", &s) == 0 && s.file == 4096,
 	   "v1 without total_* (old kernels): the local cache");
 	ok(pc_cgroup_parse_stat(3, "file 1\n", &s) == -EINVAL, "unknown version refused");
