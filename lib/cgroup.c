@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,39 +142,44 @@ static uint64_t kv(const char *text, const char *key, bool *found)
 	return 0;
 }
 
+/* Where each field comes from: v1's hierarchical total_* key, v2's key. */
+static const struct {
+	const char *v1, *v2;
+	size_t off;
+} stat_keys[] = {
+	{ "total_cache", "file", offsetof(struct pc_cgroup_stat, file) },
+	{ "total_active_file", "active_file", offsetof(struct pc_cgroup_stat, active_file) },
+	{ "total_inactive_file", "inactive_file", offsetof(struct pc_cgroup_stat, inactive_file) },
+	{ "total_dirty", "file_dirty", offsetof(struct pc_cgroup_stat, dirty) },
+	{ "total_writeback", "file_writeback", offsetof(struct pc_cgroup_stat, writeback) },
+	{ "total_shmem", "shmem", offsetof(struct pc_cgroup_stat, shmem) },
+	{ "total_mapped_file", "file_mapped", offsetof(struct pc_cgroup_stat, mapped) },
+	{ "total_rss", "anon", offsetof(struct pc_cgroup_stat, anon) },
+	{ "total_workingset_refault_file", "workingset_refault_file",
+	  offsetof(struct pc_cgroup_stat, refault_file) },
+	{ "total_workingset_activate_file", "workingset_activate_file",
+	  offsetof(struct pc_cgroup_stat, activate_file) },
+};
+
 int pc_cgroup_parse_stat(int version, const char *stat, struct pc_cgroup_stat *ret)
 {
 	struct pc_cgroup_stat s = { .version = version };
 	bool ok = false;
 
-	if (version == 1) {
-		/* hierarchical totals, as v2's memory.stat is */
-		s.file = kv(stat, "total_cache", &ok);
-		s.active_file = kv(stat, "total_active_file", NULL);
-		s.inactive_file = kv(stat, "total_inactive_file", NULL);
-		s.dirty = kv(stat, "total_dirty", NULL);
-		s.writeback = kv(stat, "total_writeback", NULL);
-		s.shmem = kv(stat, "total_shmem", NULL);
-		s.mapped = kv(stat, "total_mapped_file", NULL);
-		s.anon = kv(stat, "total_rss", NULL);
-		s.refault_file = kv(stat, "total_workingset_refault_file", NULL);
-		s.activate_file = kv(stat, "total_workingset_activate_file", &s.has_activate);
-		if (!ok)	/* a root or old kernel without total_*: local values */
-			s.file = kv(stat, "cache", &ok);
-	} else if (version == 2) {
-		s.file = kv(stat, "file", &ok);
-		s.active_file = kv(stat, "active_file", NULL);
-		s.inactive_file = kv(stat, "inactive_file", NULL);
-		s.dirty = kv(stat, "file_dirty", NULL);
-		s.writeback = kv(stat, "file_writeback", NULL);
-		s.shmem = kv(stat, "shmem", NULL);
-		s.mapped = kv(stat, "file_mapped", NULL);
-		s.anon = kv(stat, "anon", NULL);
-		s.refault_file = kv(stat, "workingset_refault_file", NULL);
-		s.activate_file = kv(stat, "workingset_activate_file", &s.has_activate);
-	} else {
+	if (version != 1 && version != 2)
 		return -EINVAL;
+	for (size_t i = 0; i < sizeof(stat_keys) / sizeof(stat_keys[0]); i++) {
+		bool found = false;
+		uint64_t v = kv(stat, version == 1 ? stat_keys[i].v1 : stat_keys[i].v2, &found);
+
+		*(uint64_t *)((char *)&s + stat_keys[i].off) = v;
+		if (i == 0)
+			ok = found;
+		if (stat_keys[i].off == offsetof(struct pc_cgroup_stat, activate_file))
+			s.has_activate = found;
 	}
+	if (version == 1 && !ok)	/* a root or old kernel without total_*: local */
+		s.file = kv(stat, "cache", &ok);
 	if (!ok)
 		return -EBADMSG;
 	*ret = s;
