@@ -30,7 +30,7 @@ static const struct command {
 	{ "diff", cmd_diff, "compare two snapshots: files and pages gained and lost" },
 	{ "run", cmd_run, "run a command that leaves no trace in the page cache" },
 	{ "cgroups", cmd_cgroups, "page cache per memory cgroup (v1 and v2)" },
-	{ "bench", cmd_bench, "experiments: warmup (a database after a restart)" },
+	{ "bench", cmd_bench, "experiments: warmup (a database after a restart), readtwice" },
 };
 
 const char *cli_cmd = "pagecache";
@@ -100,7 +100,8 @@ bool cli_stderr_tty(void)
 static void usage(FILE *o)
 {
 	fprintf(o, "Usage: pagecache COMMAND [OPTIONS] [PATH...]\n\n"
-		   "See, warm, evict and lock the Linux page cache, per file and per tree.\n\n"
+		   "See, warm, evict, lock, snapshot and restore the Linux page cache, per file,\n"
+		   "tree, process and memory cgroup; contain commands; measure the kernel.\n\n"
 		   "Commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(o, "  %-8s %s\n", commands[i].name, commands[i].summary);
