@@ -12,6 +12,11 @@ struct warmup_opts {
 	bool progress;
 };
 
+/* Run argv (stdout and stderr to /dev/null if quiet); 0 if it exited 0. */
+int bench_run_cmd(char *const argv[], bool quiet);
+/* sync, then drop the page cache (root); 0 or -errno. */
+int bench_drop_caches(void);
+
 int bench_warmup(const struct warmup_opts *o);
 
 struct readtwice_opts {

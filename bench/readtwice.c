@@ -49,25 +49,6 @@ struct rt {
 	int npids;
 };
 
-static int run_quiet(char *const argv[])
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid == 0) {
-		int dn = open("/dev/null", O_WRONLY);
-
-		dup2(dn, STDOUT_FILENO);
-		dup2(dn, STDERR_FILENO);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (pid < 0)
-		return -errno;
-	waitpid(pid, &st, 0);
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
-}
-
 /* Undo everything set up, in reverse; safe to call at any point. */
 static void teardown(struct rt *r)
 {
@@ -170,7 +151,7 @@ int bench_readtwice(const struct readtwice_opts *o)
 		}
 		close(fd);
 		mkdir(r.mnt, 0755);
-		if (run_quiet(mkfs) < 0) {
+		if (bench_run_cmd(mkfs, true) < 0) {
 			rc = -EIO;
 			cli_fail_msg(r.img, "cannot make a filesystem on", "mkfs.ext4 failed (e2fsprogs?)");
 			goto out;
@@ -179,7 +160,7 @@ int bench_readtwice(const struct readtwice_opts *o)
 		{
 			char *mnt[] = { "mount", "-o", opts, r.img, r.mnt, NULL };
 
-			if (run_quiet(mnt) < 0) {
+			if (bench_run_cmd(mnt, true) < 0) {
 				rc = -EIO;
 				cli_fail_msg(r.img, "cannot loop-mount", "mount -o loop failed");
 				goto out;
@@ -212,16 +193,7 @@ int bench_readtwice(const struct readtwice_opts *o)
 		rc = -errno;
 		goto out;
 	}
-	sync();
-	{
-		int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
-
-		if (fd >= 0) {
-			if (write(fd, "3\n", 2) != 2)
-				rc = 0;
-			close(fd);
-		}
-	}
+	bench_drop_caches();	/* a start from a cold cache; best effort */
 	for (int c = 0; c < o->cgroups; c++)
 		for (int k = 0; k < o->readers; k++) {
 			pid_t pid = fork();

@@ -52,22 +52,6 @@ static uint64_t next_rand(void)
 	return rng;
 }
 
-static int drop_caches(void)
-{
-	int fd;
-
-	sync();
-	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, "3\n", 2) != 2) {
-		close(fd);
-		return -errno;
-	}
-	close(fd);
-	return 0;
-}
-
 static int build_db(const char *dir, uint64_t rows, char *db, size_t len)
 {
 	char tmp[4300], sql[512], ids[4300];
@@ -215,28 +199,6 @@ static int run_worker(const char *db, double q[NQ], char **files)
 	return ok && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
-/* Run a command; 0 if it exited 0. */
-static int run_cmd(char *const argv[], bool quiet)
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid == 0) {
-		if (quiet) {
-			int dn = open("/dev/null", O_WRONLY);
-
-			dup2(dn, STDOUT_FILENO);
-			dup2(dn, STDERR_FILENO);
-		}
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (pid < 0)
-		return -errno;
-	waitpid(pid, &st, 0);
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
-
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -255,7 +217,7 @@ int bench_warmup(const struct warmup_opts *o)
 	char db[4200], snap[4300], exe[4096];
 	double q[NCOND][64][NQ] = { { { 0 } } }, rt[64] = { 0 }, rbytes[64] = { 0 }, pt[64] = { 0 };
 	int nt[NCOND] = { 0 }, nr = 0, np = 0, failed = 0, trials = o->trials > 64 ? 64 : o->trials;
-	bool have_vmtouch = run_cmd((char *const[]){ "sh", "-c", "command -v vmtouch", NULL }, true) == 0;
+	bool have_vmtouch = bench_run_cmd((char *const[]){ "sh", "-c", "command -v vmtouch", NULL }, true) == 0;
 	ssize_t el;
 	int rc;
 
@@ -273,7 +235,7 @@ int bench_warmup(const struct warmup_opts *o)
 		cli_fail(o->dir, -rc, "cannot build the database in");
 		return EXIT_PARTIAL;
 	}
-	if (drop_caches() < 0) {
+	if (bench_drop_caches() < 0) {
 		cli_fail_msg("/proc/sys/vm/drop_caches", "cannot drop the page cache",
 			     "cold would not be cold");
 		return EXIT_PARTIAL;
@@ -298,14 +260,14 @@ int bench_warmup(const struct warmup_opts *o)
 			if (c == C_PEER && !have_vmtouch)
 				continue;
 			if (c == C_COLD) {
-				drop_caches();
+				bench_drop_caches();
 			} else if (c == C_RESTORED) {
 				char *files = NULL, *argv[64];
 				double t0, dq[NQ];
 				int na = 0;
 				char *save = NULL;
 
-				drop_caches();
+				bench_drop_caches();
 				if (run_worker(db, dq, &files) < 0) {
 					free(files);
 					continue;
@@ -321,9 +283,9 @@ int bench_warmup(const struct warmup_opts *o)
 					if (strcmp(p, db))
 						argv[na++] = p;
 				argv[na] = NULL;
-				run_cmd(argv, true);
+				bench_run_cmd(argv, true);
 				free(files);
-				drop_caches();
+				bench_drop_caches();
 				t0 = pc_now();
 				{
 					char *rargv[] = { exe, "restore", "-q", "--json", snap, NULL };
@@ -357,9 +319,9 @@ int bench_warmup(const struct warmup_opts *o)
 				char *argv[] = { "vmtouch", "-qt", db, NULL };
 				double t0;
 
-				drop_caches();
+				bench_drop_caches();
 				t0 = pc_now();
-				run_cmd(argv, true);
+				bench_run_cmd(argv, true);
 				pt[np++] = (pc_now() - t0) * 1000.0;
 			}
 			if (run_worker(db, qq, NULL) == 0)
