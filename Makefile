@@ -32,7 +32,7 @@ LIBS    = $(call static_or,uring) $(call static_or,z) -lm
 CLI_LIBS = $(call static_or,sqlite3) -ldl
 
 LIB_SRC := $(wildcard lib/*.c)
-CLI_SRC := $(wildcard src/*.c) bench/common.c bench/warmup.c bench/readtwice.c
+CLI_SRC := $(wildcard src/*.c) $(filter-out bench/floor-stat.c,$(wildcard bench/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test-*.c)

@@ -3,6 +3,7 @@
 #define PC_BENCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct warmup_opts {
@@ -17,6 +18,22 @@ int bench_run_cmd(char *const argv[], bool quiet);
 /* sync, then drop the page cache (root); 0 or -errno. */
 int bench_drop_caches(void);
 
+/* A sysctl or sysfs file's first line (trailing newline cut); 0 or -errno. */
+int bench_read_text(const char *path, char *buf, size_t len);
+int bench_write_text(const char *path, const char *value);
+
+/*
+ * A kernel knob changed for an experiment: the first set remembers the
+ * value found, restore puts it back (only if it was changed).
+ */
+struct bench_knob {
+	const char *path;
+	char orig[64];
+	bool saved, changed;
+};
+int bench_knob_set(struct bench_knob *k, const char *value);
+int bench_knob_restore(struct bench_knob *k);
+
 int bench_warmup(const struct warmup_opts *o);
 
 struct readtwice_opts {
@@ -25,8 +42,33 @@ struct readtwice_opts {
 	bool shared;			/* all readers in one memory cgroup */
 	uint64_t size;			/* bytes per sparse file */
 	double duration;		/* seconds */
+	int runs;			/* repetitions */
 };
 int bench_readtwice(const struct readtwice_opts *o);
 int bench_warmup_worker(const char *db);
+
+enum swapin_workload { WL_SEQ, WL_RANDOM, WL_MT_RANDOM, WL_MIXED, WL_COUNT };
+enum swapin_device { SWDEV_ZRAM_LOOP, SWDEV_ZRAM, SWDEV_FILE };
+struct swapin_opts {
+	int pcs[8];			/* page-cluster values, in column order */
+	int npc;
+	int vmas[2];			/* vma_ra_enabled values (1 on, 0 off) */
+	int nvma;
+	unsigned workloads;		/* bit (1 << enum swapin_workload) */
+	int runs;
+	bool with_auto;			/* add the tuner as a column */
+	double auto_interval;		/* its sampling interval, seconds */
+	uint64_t wss;			/* working set, bytes */
+	uint64_t limit;			/* memory cgroup limit, bytes */
+	int passes;			/* touches = passes x pages */
+	int threads;			/* mt-random */
+	enum swapin_device device;
+	const char *dir;		/* SWDEV_FILE: where the swap image goes */
+	bool progress;
+};
+int bench_swapin(const struct swapin_opts *o);
+
+/* `bench compare A.json B.json`: two result files of one bench, mmtests style. */
+int bench_compare(const char *a, const char *b);
 
 #endif

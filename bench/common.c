@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,4 +46,62 @@ int bench_drop_caches(void)
 	}
 	close(fd);
 	return 0;
+}
+
+int bench_read_text(const char *path, char *buf, size_t len)
+{
+	ssize_t got;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	got = read(fd, buf, len - 1);
+	close(fd);
+	if (got < 0)
+		return -errno;
+	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
+		got--;
+	buf[got] = 0;
+	return 0;
+}
+
+int bench_write_text(const char *path, const char *value)
+{
+	size_t n = strlen(value);
+	int rc = 0, fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, n) != (ssize_t)n)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+int bench_knob_set(struct bench_knob *k, const char *value)
+{
+	int rc;
+
+	if (!k->saved) {
+		rc = bench_read_text(k->path, k->orig, sizeof(k->orig));
+		if (rc < 0)
+			return rc;
+		k->saved = true;
+	}
+	rc = bench_write_text(k->path, value);
+	if (rc == 0)
+		k->changed = true;
+	return rc;
+}
+
+int bench_knob_restore(struct bench_knob *k)
+{
+	int rc = 0;
+
+	if (k->changed) {
+		rc = bench_write_text(k->path, k->orig);
+		if (rc == 0)
+			k->changed = false;
+	}
+	return rc;
 }

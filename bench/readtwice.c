@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "bench.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -100,26 +101,257 @@ static void reader(int idx, const char *cg, const char *file, int startfd, int o
 	_exit(0);
 }
 
+/* One run's figures, for the statistics over runs. */
+struct run_figures {
+	double agg, mean, median, sd;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Drop the cache, start every reader at once, gather what each read. */
+static int one_run(struct rt *r, const struct readtwice_opts *o, char file[][400], uint64_t *bytes,
+		   double *mbps)
+{
+	int nreaders = o->cgroups * o->readers, got = 0, rc = 0;
+	int startp[2], outp[2];
+
+	if (pipe(startp) < 0)
+		return -errno;
+	if (pipe(outp) < 0) {
+		close(startp[0]);
+		close(startp[1]);
+		return -errno;
+	}
+	memset(bytes, 0, sizeof(*bytes) * (size_t)nreaders);
+	memset(mbps, 0, sizeof(*mbps) * (size_t)nreaders);
+	bench_drop_caches();	/* a start from a cold cache; best effort */
+	for (int c = 0; c < o->cgroups; c++)
+		for (int k = 0; k < o->readers; k++) {
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				close(startp[1]);
+				close(outp[0]);
+				reader(c * o->readers + k, r->cgdir[o->shared ? 0 : c], file[c],
+				       startp[0], outp[1], o->duration);
+			}
+			r->pids[r->npids++] = pid;
+		}
+	close(startp[0]);
+	close(outp[1]);
+	{
+		char go[MAX_READERS];
+
+		memset(go, 'g', sizeof(go));
+		if (write(startp[1], go, (size_t)nreaders) != nreaders)
+			rc = -EIO;
+	}
+	close(startp[1]);
+	{
+		FILE *f = fdopen(outp[0], "r");
+		unsigned long long b;
+		double s;
+		int idx;
+
+		/* one line a reader, in finishing order, named by its index */
+		while (f && !interrupted && got < nreaders &&
+		       fscanf(f, "%d %llu %lf", &idx, &b, &s) == 3) {
+			if (idx < 0 || idx >= nreaders)
+				continue;
+			bytes[idx] = b;
+			mbps[idx] = s > 0 ? (double)b / s / 1e6 : 0;
+			got++;
+		}
+		if (f)
+			fclose(f);
+		else
+			close(outp[0]);
+	}
+	if (interrupted)	/* do not wait out the readers' deadline */
+		for (int i = 0; i < r->npids; i++)
+			kill(r->pids[i], SIGKILL);
+	for (int i = 0; i < r->npids; i++) {
+		int st;
+
+		if (waitpid(r->pids[i], &st, 0) == r->pids[i])
+			r->pids[i] = 0;
+	}
+	r->npids = 0;
+	if (interrupted) {
+		cli_warn("interrupted: cleaning up");
+		return -EINTR;
+	}
+	if (rc == 0 && got != nreaders) {
+		cli_fail_msg("bench readtwice", "readers failed", "some readers did not report");
+		rc = -EIO;
+	}
+	return rc;
+}
+
+/* Rows for one run's readers and cgroups; its figures into *ret. */
+static int run_report(const struct readtwice_opts *o, int run, const uint64_t *bytes,
+		      const double *mbps, struct run_figures *ret)
+{
+	int nreaders = o->cgroups * o->readers;
+	double cg_mbps[MAX_CG] = { 0 }, sorted[MAX_READERS], agg = 0, mean, sd = 0;
+
+	for (int i = 0; i < nreaders; i++) {
+		struct orec rec = { 0 };
+
+		agg += mbps[i];
+		cg_mbps[i / o->readers] += mbps[i];
+		sorted[i] = mbps[i];
+		orec_u64(&rec, "run", (uint64_t)run + 1, 0);
+		orec_u64(&rec, "reader", (uint64_t)i, 0);
+		orec_u64(&rec, "cgroup", (uint64_t)(i / o->readers), 0);
+		orec_u64(&rec, "bytes", bytes[i], OF_BYTES);
+		orec_f64(&rec, "mbps", mbps[i]);
+		out_list_add("readers", &rec);
+	}
+	mean = nreaders ? agg / nreaders : 0;
+	for (int i = 0; i < nreaders; i++)
+		sd += (mbps[i] - mean) * (mbps[i] - mean);
+	sd = nreaders > 1 ? sqrt(sd / (nreaders - 1)) : 0;
+	qsort(sorted, (size_t)nreaders, sizeof(double), cmp_double);
+	for (int c = 0; c < o->cgroups; c++) {
+		struct orec rec = { 0 };
+
+		orec_u64(&rec, "run", (uint64_t)run + 1, 0);
+		orec_u64(&rec, "cgroup", (uint64_t)c, 0);
+		orec_f64(&rec, "mbps", cg_mbps[c]);
+		out_list_add("cgroups", &rec);
+	}
+	ret->agg = agg;
+	ret->mean = mean;
+	ret->sd = sd;
+	ret->median = nreaders % 2 ? sorted[nreaders / 2]
+				   : (sorted[nreaders / 2 - 1] + sorted[nreaders / 2]) / 2;
+	return 0;
+}
+
+static void metric_json(FILE *f, const char *name, const double *v, int n, bool first)
+{
+	struct pc_summary s;
+
+	pc_summarize(v, (size_t)n, &s);
+	fprintf(f, "%s\"%s\": {\"mean\": %.10g, \"stderr\": %.10g, \"stddev\": %.10g, \"min\": %.10g, "
+		"\"max\": %.10g, \"better\": \"%s\", \"unit\": \"MB/s\", \"values\": [",
+		first ? "" : ", ", name, s.mean, s.stderr_, s.stddev, s.min, s.max,
+		strcmp(name, "reader_stddev_mbps") ? "higher" : "lower");
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s%.10g", i ? ", " : "", v[i]);
+	fputs("]}", f);
+}
+
+/* The totals: over runs, mean and spread (one run: that run). */
+static void summary(const struct readtwice_opts *o, const struct run_figures *runs)
+{
+	double agg[64], mean[64], median[64], sd[64];
+	struct pc_summary sa, sm, ss;
+	int n = o->runs;
+
+	for (int i = 0; i < n; i++) {
+		agg[i] = runs[i].agg;
+		mean[i] = runs[i].mean;
+		median[i] = runs[i].median;
+		sd[i] = runs[i].sd;
+	}
+	pc_summarize(agg, (size_t)n, &sa);
+	pc_summarize(mean, (size_t)n, &sm);
+	pc_summarize(sd, (size_t)n, &ss);
+	{
+		struct orec rec = { 0 };
+
+		orec_u64(&rec, "cgroups", (uint64_t)o->cgroups, 0);
+		orec_u64(&rec, "readers_per_cgroup", (uint64_t)o->readers, 0);
+		orec_str(&rec, "layout", o->shared ? "shared" : "per-cgroup", 0);
+		orec_u64(&rec, "file_size", o->size, OF_BYTES);
+		orec_f64(&rec, "duration_s", o->duration);
+		orec_u64(&rec, "runs", (uint64_t)n, 0);
+		orec_f64(&rec, "aggregate_mbps", sa.mean);
+		orec_f64(&rec, "aggregate_stddev_percent", sa.cov);
+		orec_f64(&rec, "mean_mbps_per_reader", sm.mean);
+		orec_f64(&rec, "mean_mbps_per_reader_stddev", sm.stddev);
+		orec_f64(&rec, "stddev_mbps", ss.mean);
+		orec_f64(&rec, "cov_percent", sm.mean > 0 ? 100 * ss.mean / sm.mean : 0);
+		out_object("total", &rec);
+	}
+	{
+		struct orec rec = { 0 };
+		char *js = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&js, &len);
+
+		orec_u64(&rec, "cgroups", (uint64_t)o->cgroups, 0);
+		orec_u64(&rec, "readers_per_cgroup", (uint64_t)o->readers, 0);
+		orec_str(&rec, "layout", o->shared ? "shared" : "per-cgroup", 0);
+		orec_u64(&rec, "runs", (uint64_t)n, 0);
+		if (f) {
+			fputc('{', f);
+			metric_json(f, "aggregate_mbps", agg, n, true);
+			metric_json(f, "mean_mbps_per_reader", mean, n, false);
+			metric_json(f, "median_mbps_per_reader", median, n, false);
+			metric_json(f, "reader_stddev_mbps", sd, n, false);
+			fputc('}', f);
+			fclose(f);
+		}
+		orec_json(&rec, "metrics", js ? js : "{}");
+		free(js);
+		out_list_add("results", &rec);
+	}
+	if (out_format() == OUT_HUMAN) {
+		static const struct ocol cols[] = { { "cgroup", "CGROUP", false },
+						    { "mbps", "MB/s", false } };
+
+		if (n == 1)
+			out_columns("cgroups", cols, 2);
+		out_human_line("readtwice: %d cgroups (%s) x %d readers, %.0f s each, sparse files of %llu MiB%s",
+			       o->cgroups, o->shared ? "all readers in one memcg" : "one memcg each",
+			       o->readers, o->duration, (unsigned long long)(o->size >> 20),
+			       n > 1 ? "" : ", 1 run");
+		if (n > 1) {
+			out_human_line("  over %d runs: aggregate %.0f MB/s (stddev %.1f%%, min %.0f, max %.0f)",
+				       n, sa.mean, sa.cov, sa.min, sa.max);
+			out_human_line("  per reader mean %.0f +- %.0f MB/s (stderr %.0f); fairness: stddev "
+				       "across readers %.0f MB/s", sm.mean, sm.stddev, sm.stderr_, ss.mean);
+		} else {
+			out_human_line("  aggregate %.0f MB/s; per reader mean %.0f MB/s, stddev %.0f (CoV %.1f%%)",
+				       sa.mean, sm.mean, ss.mean, sm.mean > 0 ? 100 * ss.mean / sm.mean : 0);
+		}
+	}
+}
+
 int bench_readtwice(const struct readtwice_opts *o)
 {
-	struct rt r = { 0 };
-	char parent[700], file[MAX_CG][400];
+	static struct rt r;
+	static char file[MAX_CG][400];
+	static double mbps[MAX_READERS];
+	static uint64_t bytes[MAX_READERS];
+	char parent[700];
 	int version, rc = 0, nreaders = o->cgroups * o->readers;
-	int startp[2] = { -1, -1 }, outp[2] = { -1, -1 };
-	double mbps[MAX_READERS] = { 0 }, cg_mbps[MAX_CG] = { 0 }, agg = 0, mean, sd = 0;
-	uint64_t bytes[MAX_READERS] = { 0 };
 	struct sigaction sa = { .sa_handler = on_int }, old_int, old_term;
-	int got = 0;
+	struct run_figures *runs = calloc((size_t)o->runs, sizeof(*runs));
 
 	if (geteuid() != 0) {
 		cli_fail_msg("bench readtwice", "cannot run", "needs root (mounts, loop devices, cgroups)");
 		return EXIT_PARTIAL;
 	}
-	if (o->cgroups < 1 || o->cgroups > MAX_CG || nreaders > MAX_READERS)
+	if (o->cgroups < 1 || o->cgroups > MAX_CG || nreaders > MAX_READERS) {
+		free(runs);
 		return cli_usage_error("at most %d cgroups and %d readers", MAX_CG, MAX_READERS);
+	}
+	if (!runs)
+		return EXIT_PARTIAL;
+	memset(&r, 0, sizeof(r));
 	if (pc_cgroup_child_parent(parent, sizeof(parent), &version) < 0) {
 		cli_fail_msg("/sys/fs/cgroup", "cannot run",
 			     "no memory cgroup controller to make child cgroups with");
+		free(runs);
 		return EXIT_PARTIAL;
 	}
 	sigemptyset(&sa.sa_mask);
@@ -189,119 +421,21 @@ int bench_readtwice(const struct readtwice_opts *o)
 		cli_fail(r.mnt, -rc, "cannot set up files and cgroups in");
 		goto out;
 	}
-	if (pipe(startp) < 0 || pipe(outp) < 0) {
-		rc = -errno;
-		goto out;
+	for (int run = 0; run < o->runs && rc == 0; run++) {
+		rc = one_run(&r, o, file, bytes, mbps);
+		if (rc == 0)
+			rc = run_report(o, run, bytes, mbps, &runs[run]);
+		if (rc == 0 && o->runs > 1 && out_format() == OUT_HUMAN && cli_stderr_tty())
+			fprintf(stderr, "\rreadtwice: run %d/%d: %.0f MB/s  ", run + 1, o->runs,
+				runs[run].agg);
 	}
-	bench_drop_caches();	/* a start from a cold cache; best effort */
-	for (int c = 0; c < o->cgroups; c++)
-		for (int k = 0; k < o->readers; k++) {
-			pid_t pid = fork();
-
-			if (pid == 0) {
-				close(startp[1]);
-				close(outp[0]);
-				reader(c * o->readers + k, r.cgdir[o->shared ? 0 : c], file[c],
-				       startp[0], outp[1], o->duration);
-			}
-			r.pids[r.npids++] = pid;
-		}
-	close(startp[0]);
-	close(outp[1]);
-	outp[1] = -1;
-	{
-		char go[MAX_READERS];
-
-		memset(go, 'g', sizeof(go));
-		if (write(startp[1], go, (size_t)nreaders) != nreaders)
-			rc = -EIO;
-	}
-	close(startp[1]);
-	{
-		FILE *f = fdopen(outp[0], "r");
-		unsigned long long b;
-		double s;
-		int idx;
-
-		/* one line a reader, in finishing order, named by its index */
-		while (f && !interrupted && got < nreaders &&
-		       fscanf(f, "%d %llu %lf", &idx, &b, &s) == 3) {
-			if (idx < 0 || idx >= nreaders)
-				continue;
-			bytes[idx] = b;
-			mbps[idx] = s > 0 ? (double)b / s / 1e6 : 0;
-			got++;
-		}
-		if (f)
-			fclose(f);
-		outp[0] = -1;
-	}
-	for (int i = 0; i < r.npids; i++) {
-		int st;
-
-		if (waitpid(r.pids[i], &st, 0) == r.pids[i])
-			r.pids[i] = 0;
-	}
-	if (interrupted) {
-		cli_warn("interrupted: cleaning up");
-		rc = -EINTR;
-		goto out;
-	}
-	if (got != nreaders) {
-		cli_fail_msg("bench readtwice", "readers failed", "some readers did not report");
-		rc = -EIO;
-	}
-	for (int i = 0; i < nreaders; i++) {
-		struct orec rec = { 0 };
-
-		agg += mbps[i];
-		cg_mbps[i / o->readers] += mbps[i];
-		orec_u64(&rec, "reader", (uint64_t)i, 0);
-		orec_u64(&rec, "cgroup", (uint64_t)(i / o->readers), 0);
-		orec_u64(&rec, "bytes", bytes[i], OF_BYTES);
-		orec_f64(&rec, "mbps", mbps[i]);
-		out_list_add("readers", &rec);
-	}
-	mean = nreaders ? agg / nreaders : 0;
-	for (int i = 0; i < nreaders; i++)
-		sd += (mbps[i] - mean) * (mbps[i] - mean);
-	sd = nreaders > 1 ? sqrt(sd / (nreaders - 1)) : 0;
-	for (int c = 0; c < o->cgroups; c++) {
-		struct orec rec = { 0 };
-
-		orec_u64(&rec, "cgroup", (uint64_t)c, 0);
-		orec_f64(&rec, "mbps", cg_mbps[c]);
-		out_list_add("cgroups", &rec);
-	}
-	{
-		struct orec rec = { 0 };
-
-		orec_u64(&rec, "cgroups", (uint64_t)o->cgroups, 0);
-		orec_u64(&rec, "readers_per_cgroup", (uint64_t)o->readers, 0);
-		orec_str(&rec, "layout", o->shared ? "shared" : "per-cgroup", 0);
-		orec_u64(&rec, "file_size", o->size, OF_BYTES);
-		orec_f64(&rec, "duration_s", o->duration);
-		orec_f64(&rec, "aggregate_mbps", agg);
-		orec_f64(&rec, "mean_mbps_per_reader", mean);
-		orec_f64(&rec, "stddev_mbps", sd);
-		orec_f64(&rec, "cov_percent", mean > 0 ? 100 * sd / mean : 0);
-		out_object("total", &rec);
-	}
-	if (out_format() == OUT_HUMAN) {
-		static const struct ocol cols[] = { { "cgroup", "CGROUP", false },
-						    { "mbps", "MB/s", false } };
-
-		out_columns("cgroups", cols, 2);
-		out_human_line("readtwice: %d cgroups (%s) x %d readers, %.0f s each, sparse files of %llu MiB",
-			       o->cgroups, o->shared ? "all readers in one memcg" : "one memcg each",
-			       o->readers, o->duration, (unsigned long long)(o->size >> 20));
-		out_human_line("  aggregate %.0f MB/s; per reader mean %.0f MB/s, stddev %.0f (CoV %.1f%%)",
-			       agg, mean, sd, mean > 0 ? 100 * sd / mean : 0);
-	}
+	if (o->runs > 1 && out_format() == OUT_HUMAN && cli_stderr_tty())
+		fputs("\r\033[K", stderr);
+	if (rc == 0)
+		summary(o, runs);
 out:
-	if (startp[1] >= 0 && rc < 0)
-		close(startp[1]);
 	teardown(&r);
+	free(runs);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (r.tmpfs_mounted || r.img_mounted)

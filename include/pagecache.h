@@ -329,6 +329,38 @@ int pc_cgroup_enter(const char *dir, pid_t pid);
 int pc_cgroup_drop_cache(const char *dir, int version);
 int pc_cgroup_write(const char *dir, const char *file, const char *value);
 
+/* ---- vmstat.c: /proc/vmstat, and the swap readahead controller -------- */
+
+#define PC_VMSTAT_MISSING UINT64_MAX
+/*
+ * Fill vals[i] with the counter names[i] from a /proc/vmstat text (missing
+ * ones: PC_VMSTAT_MISSING). Returns how many were found, or -EBADMSG.
+ */
+int pc_vmstat_parse(const char *text, const char *const *names, uint64_t *vals, size_t n);
+int pc_vmstat_read(const char *const *names, uint64_t *vals, size_t n);
+
+/*
+ * A controller for vm.page-cluster in the spirit of Konstantin Khlebnikov's
+ * 2012 RFC: readahead hits push the window up, misses pull it down. Fed,
+ * once an interval, the deltas of swap_ra, swap_ra_hit and pswpin, it
+ * returns the page-cluster to use. Hysteresis: a move needs `confirm`
+ * intervals in a row beyond a threshold, and between the thresholds it
+ * holds. At 0 (no readahead, so no hits to see) it probes 1 after
+ * `probe_after` intervals of swapping.
+ */
+struct pc_swap_tuner {
+	int pc;				/* current page-cluster */
+	int min_pc, max_pc;		/* 0 and 5 by default */
+	double up_ratio, down_ratio;	/* hit ratio thresholds: 0.75, 0.40 */
+	uint64_t min_swapins;		/* fewer pswpin an interval: no decision (64) */
+	int confirm;			/* intervals in a row to move (2) */
+	int probe_after;		/* intervals at 0 before trying 1 (8) */
+	int up, down, idle_at_zero;	/* streaks */
+	double last_ratio;		/* the last interval's hit ratio; -1: none */
+};
+void pc_swap_tuner_init(struct pc_swap_tuner *t, int page_cluster);
+int pc_swap_tuner_step(struct pc_swap_tuner *t, uint64_t d_ra, uint64_t d_hit, uint64_t d_swpin);
+
 /* ---- kpage.c ---------------------------------------------------------- */
 
 /*

@@ -68,6 +68,8 @@ void out_list_add(const char *list, struct orec *r);
 /* Make a list exist (and keep its place) even if it stays empty. */
 void out_list_declare(const char *list);
 void out_object(const char *name, struct orec *r);
+/* A top-level string member, first in JSON ("bench": "swapin"); static strings only. */
+void out_tag(const char *key, const char *value);
 /* Sort list records by a string key before rendering. */
 void out_sort(const char *list, const char *key);
 void out_columns(const char *list, const struct ocol *cols, size_t n);
@@ -223,6 +225,7 @@ int cmd_restore(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_cgroups(int argc, char **argv);
 

@@ -19,6 +19,10 @@ static const char usage_text[] =
 	"             by vmtouch, and warm; SQLite query latency per condition\n"
 	"  readtwice  vm-scalability's lru-file-readtwice in N memory cgroups: LRU and\n"
 	"             lruvec lock scaling, per reader, per cgroup and in aggregate\n"
+	"  swapin     swap-in readahead: vm.page-cluster x VMA readahead x workload in a\n"
+	"             memory cgroup smaller than the working set (the 2012 table)\n"
+	"  compare A.json B.json   two --json results of one bench, mmtests style:\n"
+	"             means, change (positive is better), Welch's t-test marks\n"
 	"\n"
 	"Options of warmup:\n"
 	"      --quick            a 1.5 million-row database (about 170 MB), 3 trials\n"
@@ -35,11 +39,108 @@ static const char usage_text[] =
 	"      --layout L         per-cgroup (default) or shared (all in one memcg)\n"
 	"      --size SIZE        bytes per sparse file (default 64G: holes, no I/O)\n"
 	"      --duration S       seconds (default 10; --quick: 2)\n"
+	"      --runs N           repetitions, for mean and standard error (default 1)\n"
 	"\n"
-	"Both need root: they drop the page cache, make cgroups and mounts (all\n"
-	"removed again, on SIGINT too).\n"
-	"Example:\n"
-	"  pagecache bench warmup --quick\n";
+	"Options of swapin:\n"
+	"      --page-cluster LIST   vm.page-cluster values (default 0,1,2,3,4)\n"
+	"      --vma-ra LIST      on,off: VMA readahead or cluster readahead (default both)\n"
+	"      --workload LIST    seq,random,mt-random,mixed (default all)\n"
+	"      --runs N           runs of each setting, interleaved (default 5)\n"
+	"      --with-auto        add the tuner of `pagecache tune swap --auto` as a column\n"
+	"      --auto-interval S  the tuner's sampling interval (default 0.1)\n"
+	"      --working-set SIZE anonymous memory touched (default 192M)\n"
+	"      --limit SIZE       the memory cgroup's limit (default 128M)\n"
+	"      --passes N         touches = N x pages (default 5)\n"
+	"      --threads N        mt-random threads (default 2 per CPU)\n"
+	"      --swap-device D    zram-loop (default: a private zram behind a loop device,\n"
+	"                         where readahead happens), zram (control: the kernel\n"
+	"                         skips readahead on it) or file (a loop device over a\n"
+	"                         file in --dir)\n"
+	"      --quick            96M in 64M, 2 passes, page-cluster 0,3, 2 runs\n"
+	"\n"
+	"They need root: they drop the page cache, make cgroups, mounts and swap\n"
+	"devices, and change vm.page-cluster (all undone again, on SIGINT too).\n"
+	"Examples:\n"
+	"  pagecache bench warmup --quick\n"
+	"  pagecache bench swapin --workload seq,random --page-cluster 0,3 --with-auto\n"
+	"  pagecache bench swapin --json >before.json; ...; pagecache bench swapin --json >after.json\n"
+	"  pagecache bench compare before.json after.json\n";
+
+/* "0,1,3": integers in [lo, hi]; -1 on a bad list */
+static int parse_int_list(const char *s, int *out, int max, int lo, int hi)
+{
+	int n = 0;
+	char *end;
+
+	while (*s) {
+		long v = strtol(s, &end, 10);
+
+		if (end == s || v < lo || v > hi || n >= max)
+			return -1;
+		for (int i = 0; i < n; i++)
+			if (out[i] == v)
+				return -1;
+		out[n++] = (int)v;
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return n ? n : -1;
+}
+
+/* "seq,random": indexes into names[]; -1 on an unknown word */
+static int parse_word_list(const char *s, const char *const *names, int nnames, int *out, int max)
+{
+	char *dup = strdup(s), *save = NULL;
+	int n = 0;
+
+	for (char *w = strtok_r(dup, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		int k;
+
+		for (k = 0; k < nnames && strcmp(names[k], w); k++)
+			;
+		if (k == nnames || n >= max) {
+			free(dup);
+			return -1;
+		}
+		out[n++] = k;
+	}
+	free(dup);
+	return n ? n : -1;
+}
+
+/* `pagecache bench compare A.json B.json [--json]` */
+static int cmd_bench_compare(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		FORMAT_LONGOPTS,
+		{ 0 }
+	};
+	struct cli_opts co = { OUT_HUMAN };
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (opt == 'h') {
+			fputs(usage_text, stdout);
+			return 0;
+		}
+		if (cli_format_opt(&co, opt, argv) < 0)
+			return EXIT_USAGE;
+	}
+	if (argc - optind != 2)
+		return cli_usage_error("compare takes two result files: A.json B.json");
+	out_init(co.fmt, co.bytes, false);
+	out_tag("bench", "compare");
+	out_list_declare("comparisons");
+	out_list_declare("errors");
+	rc = bench_compare(argv[optind], argv[optind + 1]);
+	if (out_flush() < 0)
+		return EXIT_PARTIAL;
+	return rc;
+}
 
 int cmd_bench(int argc, char **argv)
 {
@@ -54,25 +155,54 @@ int cmd_bench(int argc, char **argv)
 		{ "layout", required_argument, NULL, 'L' },
 		{ "size", required_argument, NULL, 'Z' },
 		{ "duration", required_argument, NULL, 'U' },
+		{ "runs", required_argument, NULL, 'R' },
+		{ "page-cluster", required_argument, NULL, 'P' },
+		{ "vma-ra", required_argument, NULL, 'V' },
+		{ "workload", required_argument, NULL, 'w' },
+		{ "with-auto", no_argument, NULL, 'A' },
+		{ "auto-interval", required_argument, NULL, 'i' },
+		{ "working-set", required_argument, NULL, 'S' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "passes", required_argument, NULL, 'p' },
+		{ "threads", required_argument, NULL, 'T' },
+		{ "swap-device", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		FORMAT_LONGOPTS,
 		{ 0 }
 	};
 	struct warmup_opts wo = { .dir = "/var/tmp/pagecache-bench", .rows = 15647665, .trials = 5 };
 	struct cli_opts co = { OUT_HUMAN };
-	struct readtwice_opts ro = { .cgroups = 2, .readers = 2, .size = 64ull << 30, .duration = 10 };
-	bool rows_set = false, trials_set = false, readtwice, dur_set = false;
+	struct readtwice_opts ro = { .cgroups = 2, .readers = 2, .size = 64ull << 30, .duration = 10,
+				     .runs = 1 };
+	struct swapin_opts so = { .pcs = { 0, 1, 2, 3, 4 }, .npc = 5, .vmas = { 1, 0 }, .nvma = 2,
+				  .workloads = (1u << WL_COUNT) - 1, .runs = 5, .auto_interval = 0.1,
+				  .wss = 192ull << 20, .limit = 128ull << 20, .passes = 5,
+				  .device = SWDEV_ZRAM_LOOP };
+	bool rows_set = false, trials_set = false, dur_set = false, pc_set = false, runs_set = false;
+	bool wss_set = false, limit_set = false, passes_set = false, dir_set = false;
+	enum { X_WARMUP, X_READTWICE, X_SWAPIN } x;
 	char *end;
-	int opt, rc;
+	int opt, rc, list[16], n;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	cli_begin(argc, argv);
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fputs(usage_text, argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;
 	}
-	if (strcmp(argv[1], "warmup") && strcmp(argv[1], "readtwice"))
+	if (!strcmp(argv[1], "compare"))
+		return cmd_bench_compare(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "warmup"))
+		x = X_WARMUP;
+	else if (!strcmp(argv[1], "readtwice"))
+		x = X_READTWICE;
+	else if (!strcmp(argv[1], "swapin"))
+		x = X_SWAPIN;
+	else
 		return cli_usage_error("unknown experiment '%s' (see --help)", argv[1]);
-	readtwice = !strcmp(argv[1], "readtwice");
+	so.threads = ncpu > 0 ? (int)(2 * ncpu) : 4;
+	if (so.threads > 16)
+		so.threads = 16;
 	argc--;
 	argv++;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -103,7 +233,93 @@ int cmd_bench(int argc, char **argv)
 				return cli_usage_error("invalid duration '%s' (seconds, up to 3600)", optarg);
 			dur_set = true;
 			break;
+		case 'R':
+			so.runs = ro.runs = (int)strtol(optarg, &end, 10);
+			if (*end || so.runs < 1 || so.runs > 64)
+				return cli_usage_error("invalid runs '%s' (1-64)", optarg);
+			runs_set = true;
+			break;
+		case 'P':
+			so.npc = parse_int_list(optarg, so.pcs, 8, 0, 9);
+			if (so.npc < 0)
+				return cli_usage_error("invalid page-cluster list '%s' (distinct 0-9, "
+						       "comma separated)", optarg);
+			pc_set = true;
+			break;
+		case 'V': {
+			static const char *const onoff[] = { "off", "on" };
+
+			so.nvma = parse_word_list(optarg, onoff, 2, so.vmas, 2);
+			if (so.nvma < 0 || (so.nvma == 2 && so.vmas[0] == so.vmas[1]))
+				return cli_usage_error("invalid --vma-ra '%s' (on, off or on,off)", optarg);
+			break;
+		}
+		case 'w': {
+			static const char *const wl[] = { "seq", "random", "mt-random", "mixed" };
+
+			n = parse_word_list(optarg, wl, WL_COUNT, list, 16);
+			if (n < 0)
+				return cli_usage_error("invalid workload list '%s' (seq, random, "
+						       "mt-random, mixed)", optarg);
+			so.workloads = 0;
+			for (int i = 0; i < n; i++)
+				so.workloads |= 1u << list[i];
+			break;
+		}
+		case 'A':
+			so.with_auto = true;
+			break;
+		case 'i':
+			so.auto_interval = strtod(optarg, &end);
+			if (*end || so.auto_interval < 0.01 || so.auto_interval > 60)
+				return cli_usage_error("invalid interval '%s' (0.01-60 seconds)", optarg);
+			break;
+		case 'S':
+			if (pc_parse_size(optarg, &so.wss) < 0 || so.wss < (16u << 20))
+				return cli_usage_error("invalid working set '%s' (at least 16M)", optarg);
+			wss_set = true;
+			break;
+		case 'l':
+			if (pc_parse_size(optarg, &so.limit) < 0 || so.limit < (8u << 20))
+				return cli_usage_error("invalid limit '%s' (at least 8M)", optarg);
+			limit_set = true;
+			break;
+		case 'p':
+			so.passes = (int)strtol(optarg, &end, 10);
+			if (*end || so.passes < 1 || so.passes > 1000)
+				return cli_usage_error("invalid passes '%s' (1-1000)", optarg);
+			passes_set = true;
+			break;
+		case 'T':
+			so.threads = (int)strtol(optarg, &end, 10);
+			if (*end || so.threads < 1 || so.threads > 16)
+				return cli_usage_error("invalid threads '%s' (1-16)", optarg);
+			break;
+		case 'd':
+			if (!strcmp(optarg, "zram-loop"))
+				so.device = SWDEV_ZRAM_LOOP;
+			else if (!strcmp(optarg, "zram"))
+				so.device = SWDEV_ZRAM;
+			else if (!strcmp(optarg, "file"))
+				so.device = SWDEV_FILE;
+			else
+				return cli_usage_error("unknown swap device '%s' (zram-loop, zram, file)",
+						       optarg);
+			break;
 		case 'Q':
+			if (!wss_set)
+				so.wss = 96ull << 20;
+			if (!limit_set)
+				so.limit = 64ull << 20;
+			if (!passes_set)
+				so.passes = 2;
+			if (!pc_set) {
+				so.pcs[0] = 0;
+				so.pcs[1] = 3;
+				so.npc = 2;
+			}
+			if (!runs_set)
+				so.runs = 2;
 			if (!dur_set)
 				ro.duration = 2;
 			if (!rows_set)
@@ -124,7 +340,8 @@ int cmd_bench(int argc, char **argv)
 			trials_set = true;
 			break;
 		case 'D':
-			wo.dir = optarg;
+			wo.dir = so.dir = optarg;
+			dir_set = true;
 			break;
 		case 'W':
 			return bench_warmup_worker(optarg);
@@ -137,8 +354,29 @@ int cmd_bench(int argc, char **argv)
 			break;
 		}
 	}
+	if (optind < argc)
+		return cli_usage_error("unexpected argument '%s'", argv[optind]);
 	out_init(co.fmt, co.bytes, false);
-	if (readtwice) {
+	if (x == X_SWAPIN) {
+		if (so.limit >= so.wss)
+			return cli_usage_error("the limit (%llu MiB) must be below the working set "
+					       "(%llu MiB), or nothing swaps",
+					       (unsigned long long)(so.limit >> 20),
+					       (unsigned long long)(so.wss >> 20));
+		if (!dir_set)
+			so.dir = "/var/tmp";
+		out_tag("bench", "swapin");
+		out_list_declare("results");
+		out_list_declare("errors");
+		so.progress = co.fmt == OUT_HUMAN && cli_stderr_tty();
+		rc = bench_swapin(&so);
+		if (out_flush() < 0)
+			return EXIT_PARTIAL;
+		return rc;
+	}
+	if (x == X_READTWICE) {
+		out_tag("bench", "readtwice");
+		out_list_declare("results");
 		out_list_declare("cgroups");
 		out_list_declare("readers");
 		out_list_declare("errors");

@@ -30,7 +30,8 @@ static const struct command {
 	{ "diff", cmd_diff, "compare two snapshots: files and pages gained and lost" },
 	{ "run", cmd_run, "run a command that leaves no trace in the page cache" },
 	{ "cgroups", cmd_cgroups, "page cache per memory cgroup (v1 and v2)" },
-	{ "bench", cmd_bench, "experiments: warmup (a database after a restart), readtwice" },
+	{ "tune", cmd_tune, "swap readahead: state, hit ratio, advice; --auto adjusts page-cluster" },
+	{ "bench", cmd_bench, "experiments: warmup, readtwice, swapin; compare results" },
 };
 
 const char *cli_cmd = "pagecache";

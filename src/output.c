@@ -32,11 +32,15 @@ static struct {
 	int nobjs;
 	char **lines;
 	size_t nlines;
+	struct { const char *key, *value; } tags[2];
+	int ntags;
+	bool flushed;		/* rendered once (a usage error may flush early) */
 } doc;
 
 void out_init(enum out_fmt fmt, bool bytes, bool noheadings)
 {
 	doc.fmt = fmt;
+	doc.flushed = false;
 	doc.bytes = bytes;
 	doc.noheadings = noheadings;
 }
@@ -183,6 +187,14 @@ void out_object(const char *name, struct orec *r)
 	r->n = 0;
 }
 
+void out_tag(const char *key, const char *value)
+{
+	if (doc.ntags >= 2)
+		abort();
+	doc.tags[doc.ntags].key = key;
+	doc.tags[doc.ntags++].value = value;
+}
+
 static const char *sort_key;
 
 static int cmp_rec(const void *a, const void *b)
@@ -317,7 +329,7 @@ static void json_rec(FILE *o, const struct orec *r, const char *indent)
 			fprintf(o, "%llu", (unsigned long long)f->u);
 			break;
 		case OF_F64:
-			fprintf(o, "%.6g", f->d);
+			fprintf(o, "%.10g", f->d);
 			break;
 		case OF_STR:
 			json_str(o, f->s);
@@ -349,6 +361,13 @@ static void render_json(FILE *o)
 	bool first = true;
 
 	fputc('{', o);
+	for (int i = 0; i < doc.ntags; i++) {
+		fprintf(o, "%s\n  ", first ? "" : ",");
+		first = false;
+		json_str(o, doc.tags[i].key);
+		fputs(": ", o);
+		json_str(o, doc.tags[i].value);
+	}
 	for (int i = 0; i < doc.nlists; i++) {
 		struct olist *l = &doc.lists[i];
 
@@ -418,7 +437,7 @@ static void prom_metric(FILE *o, const char *prefix, const struct ofield *f,
 			fputc('}', o);
 	}
 	if (f->type == OF_F64)
-		fprintf(o, " %.6g\n", f->d);
+		fprintf(o, " %.10g\n", f->d);
 	else
 		fprintf(o, " %llu\n", (unsigned long long)f->u);
 }
@@ -605,6 +624,9 @@ int out_flush(void)
 {
 	FILE *o = stdout;
 
+	if (doc.flushed)
+		return 0;	/* one document per run: never a second {} */
+	doc.flushed = true;
 	switch (doc.fmt) {
 	case OUT_JSON:
 		render_json(o);
@@ -637,7 +659,7 @@ int out_flush(void)
 	for (size_t i = 0; i < doc.nlines; i++)
 		free(doc.lines[i]);
 	free(doc.lines);
-	doc.nlists = doc.nobjs = 0;
+	doc.nlists = doc.nobjs = doc.ntags = 0;
 	doc.nlines = 0;
 	doc.lines = NULL;
 	if (fflush(o) != 0 || ferror(o))

@@ -1,0 +1,859 @@
+/*
+ * swapin.c: `pagecache bench swapin`, the swap-in readahead experiment of
+ * the 2012 linux-mm threads (Konstantin Khlebnikov's page-cluster table,
+ * Hugh Dickins' and Shaohua Li's sequential and random touchers) and of
+ * Huang Ying's VMA readahead (2017), as one reproducible command.
+ *
+ * Swap goes where readahead really happens on 6.x kernels. zram is a
+ * synchronous device, and do_swap_page() skips the swap cache and all
+ * readahead for private pages there, so by default a private zram device
+ * is put behind a loop device (direct I/O, 4 KiB blocks): not synchronous,
+ * not rotational (a rotational swap would turn VMA readahead off for the
+ * whole system). The workload runs in a memory cgroup smaller than its
+ * working set, so the cgroup's reclaim swaps it; it is filled first, then
+ * the timed phase touches (writes one word of) pages in its pattern.
+ * Settings run interleaved in a shuffled order each round. Reported per
+ * setting: real, user and sys time of the timed phase and the deltas of
+ * pgmajfault, pgpgin, pgpgout (KiB), pswpin, pswpout, swap_ra and
+ * swap_ra_hit, as mean and standard error over the runs.
+ *
+ * Every knob changed (vm.page-cluster, vma_ra_enabled, zswap, the loop
+ * device's rotational flag) is put back and the swap, loop and zram
+ * devices and the cgroup are removed on every path, SIGINT and SIGTERM
+ * included.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "bench.h"
+#include "stats.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/swap.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const wl_names[WL_COUNT] = { "seq", "random", "mt-random", "mixed" };
+
+/* The metrics, in the seed's row order; the vmstat ones are deltas. */
+enum { M_REAL, M_USER, M_SYS, M_MAJFLT, M_PGPGIN, M_PGPGOUT, M_PSWPIN, M_PSWPOUT, M_RA,
+       M_RA_HIT, M_HIT_PCT, M_AUTO_PC, M_COUNT };
+static const char *const m_names[M_COUNT] = {
+	"real", "user", "sys", "pgmajfault", "pgpgin", "pgpgout", "pswpin", "pswpout",
+	"swap_ra", "swap_ra_hit", "ra_hit_percent", "auto_page_cluster",
+};
+static const char *const m_units[M_COUNT] = {
+	"s", "s", "s", "faults", "KiB", "KiB", "pages", "pages", "pages", "faults", "%", "",
+};
+/* the vmstat counters read; the first seven map to M_MAJFLT.. M_RA_HIT */
+static const char *const vm_names[] = { "pgmajfault", "pgpgin", "pgpgout", "pswpin", "pswpout",
+					"swap_ra", "swap_ra_hit", "zswpout", "thp_swpout" };
+#define NVM (sizeof(vm_names) / sizeof(vm_names[0]))
+
+#define PC_AUTO (-1)
+#define MAX_CONFIGS (WL_COUNT * 9 * 2)
+#define MAX_RUNS 64
+
+struct config {
+	int workload, pc, vma;		/* pc PC_AUTO: the tuner */
+	double v[M_COUNT][MAX_RUNS];
+	int n;
+};
+
+/* Everything set up, so a signal or an error can undo it. */
+static struct {
+	struct bench_knob page_cluster, vma_ra, zswap, rotational;
+	int zram_id;			/* -1: none made */
+	bool zram_reset0;		/* we used zram0 as found unused */
+	char zram_dev[64];
+	int loop_fd;			/* -1: none */
+	char loop_dev[64];
+	char swap_dev[64];		/* swapped on, or "" */
+	char image[512];		/* SWDEV_FILE */
+	char cgdir[800];
+	pid_t child;
+} S = { .zram_id = -1, .loop_fd = -1 };
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void teardown(void)
+{
+	if (S.child > 0) {
+		kill(S.child, SIGKILL);
+		waitpid(S.child, NULL, 0);
+		S.child = 0;
+	}
+	bench_knob_restore(&S.page_cluster);
+	bench_knob_restore(&S.vma_ra);
+	if (S.swap_dev[0] && swapoff(S.swap_dev) == 0)
+		S.swap_dev[0] = 0;
+	bench_knob_restore(&S.zswap);
+	bench_knob_restore(&S.rotational);
+	if (S.loop_fd >= 0) {
+		ioctl(S.loop_fd, LOOP_CLR_FD, 0);
+		close(S.loop_fd);
+		S.loop_fd = -1;
+	}
+	if (S.zram_id >= 0 || S.zram_reset0) {
+		char p[96], id[16];
+		int id_ = S.zram_id >= 0 ? S.zram_id : 0;
+
+		snprintf(p, sizeof(p), "/sys/block/zram%d/reset", id_);
+		/* the loop device lets go of zram asynchronously: retry a moment */
+		for (int i = 0; i < 50 && bench_write_text(p, "1") == -EBUSY; i++)
+			usleep(20000);
+		if (S.zram_id >= 0) {
+			snprintf(id, sizeof(id), "%d", S.zram_id);
+			if (bench_write_text("/sys/class/zram-control/hot_remove", id) == 0)
+				S.zram_id = -1;
+		}
+		S.zram_reset0 = false;
+	}
+	if (S.image[0] && unlink(S.image) == 0)
+		S.image[0] = 0;
+	if (S.cgdir[0] && rmdir(S.cgdir) == 0)
+		S.cgdir[0] = 0;
+}
+
+/* ---- the workloads (in the forked child) ---- */
+
+static inline uint64_t xorshift64s(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+struct toucher {
+	volatile uint64_t *base;	/* word 0 of page 0 of the region */
+	uint64_t pages, touches, seed;
+	bool seq;
+	volatile int *stop;		/* mixed: random runs until the seq part ends */
+	double secs;
+};
+
+static void *touch_run(void *arg)
+{
+	struct toucher *t = arg;
+	const uint64_t wpp = 4096 / sizeof(uint64_t);
+	double t0 = pc_now();
+	uint64_t s = t->seed | 1;
+
+	for (uint64_t i = 0; i < t->touches; i++) {
+		uint64_t p = t->seq ? i % t->pages : xorshift64s(&s) % t->pages;
+
+		t->base[p * wpp + (i & (wpp - 1))] += 1;
+		if (t->stop && (i & 1023) == 0 && *t->stop)
+			break;
+	}
+	t->secs = pc_now() - t0;
+	return NULL;
+}
+
+struct child_result {
+	double real, user, sys;
+	int err;
+};
+
+static double tv_s(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static void child_main(const struct swapin_opts *o, int workload, int readyfd, int gofd, int resfd)
+{
+	const uint64_t pages = o->wss / 4096, wpp = 4096 / sizeof(uint64_t);
+	struct child_result res = { 0 };
+	struct rusage r0, r1;
+	uint64_t *mem;
+	char go;
+
+	if (pc_cgroup_enter(S.cgdir, getpid()) < 0)
+		_exit(2);
+	mem = mmap(NULL, o->wss, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		_exit(3);
+	madvise(mem, o->wss, MADV_NOHUGEPAGE);	/* 4 KiB pages swap one by one */
+	/* unique, compressible-but-not-zero content: zero pages never reach swap */
+	for (uint64_t p = 0; p < pages; p++)
+		for (uint64_t i = 0; i < wpp; i++)
+			mem[p * wpp + i] = ((p << 9) | i) ^ 0x5eed5eed5eedULL;
+	if (write(readyfd, "r", 1) != 1 || read(gofd, &go, 1) != 1)
+		_exit(4);
+	getrusage(RUSAGE_SELF, &r0);
+	{
+		uint64_t touches = (uint64_t)o->passes * pages;
+		double t0 = pc_now();
+
+		if (workload == WL_SEQ || workload == WL_RANDOM) {
+			struct toucher t = { mem, pages, touches, 42, workload == WL_SEQ, NULL, 0 };
+
+			touch_run(&t);
+		} else if (workload == WL_MT_RANDOM) {
+			struct toucher t[16];
+			pthread_t th[16];
+			int n = o->threads;
+
+			for (int i = 0; i < n; i++) {
+				/* distinct streams: seed | 1 must differ per thread */
+				t[i] = (struct toucher){ mem, pages, touches / (uint64_t)n,
+							 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1),
+							 false, NULL, 0 };
+				if (pthread_create(&th[i], NULL, touch_run, &t[i]))
+					_exit(5);
+			}
+			for (int i = 0; i < n; i++)
+				pthread_join(th[i], NULL);
+		} else {
+			/* mixed (Huang): seq over 2/3 for the passes, random over 1/3 meanwhile */
+			volatile int stop = 0;
+			uint64_t seqp = pages * 2 / 3;
+			struct toucher a = { mem, seqp, (uint64_t)o->passes * seqp, 7, true, NULL, 0 };
+			struct toucher b = { (volatile uint64_t *)mem + seqp * wpp, pages - seqp,
+					     UINT64_MAX, 99, false, &stop, 0 };
+			pthread_t th;
+
+			if (pthread_create(&th, NULL, touch_run, &b))
+				_exit(5);
+			touch_run(&a);
+			stop = 1;
+			pthread_join(th, NULL);
+		}
+		res.real = pc_now() - t0;
+	}
+	getrusage(RUSAGE_SELF, &r1);
+	res.user = tv_s(r1.ru_utime) - tv_s(r0.ru_utime);
+	res.sys = tv_s(r1.ru_stime) - tv_s(r0.ru_stime);
+	if (write(resfd, &res, sizeof(res)) != sizeof(res))
+		_exit(6);
+	_exit(0);
+}
+
+/* ---- the tuner, as a column ---- */
+
+struct auto_run {
+	pthread_t th;
+	double interval;
+	volatile int stop;
+	double pc_time, time;		/* time-weighted page-cluster */
+	int steps;
+};
+
+static int set_page_cluster(int pc)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%d", pc);
+	return bench_knob_set(&S.page_cluster, v);
+}
+
+static void *auto_thread(void *arg)
+{
+	static const char *const names[] = { "swap_ra", "swap_ra_hit", "pswpin" };
+	struct auto_run *a = arg;
+	struct pc_swap_tuner t;
+	uint64_t prev[3], cur[3];
+	double last = pc_now();
+
+	pc_swap_tuner_init(&t, 3);
+	set_page_cluster(3);
+	pc_vmstat_read(names, prev, 3);
+	while (!a->stop) {
+		struct timespec ts = { (time_t)a->interval,
+				       (long)((a->interval - (double)(time_t)a->interval) * 1e9) };
+		int before = t.pc, pc;
+		double now;
+
+		nanosleep(&ts, NULL);
+		if (pc_vmstat_read(names, cur, 3) < 3)
+			break;
+		now = pc_now();
+		a->pc_time += before * (now - last);
+		a->time += now - last;
+		last = now;
+		pc = pc_swap_tuner_step(&t, cur[0] - prev[0], cur[1] - prev[1], cur[2] - prev[2]);
+		memcpy(prev, cur, sizeof(prev));
+		if (pc != before) {
+			set_page_cluster(pc);
+			a->steps++;
+		}
+	}
+	return NULL;
+}
+
+/* ---- setup ---- */
+
+static int loop_attach(const char *backing, bool set_rotational0)
+{
+	struct loop_config cfg = { 0 };
+	char rot[96];
+	int ctl, n, bfd, rc;
+
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0)
+		return -errno;
+	n = ioctl(ctl, LOOP_CTL_GET_FREE);
+	close(ctl);
+	if (n < 0)
+		return -errno;
+	snprintf(S.loop_dev, sizeof(S.loop_dev), "/dev/loop%d", n);
+	S.loop_fd = open(S.loop_dev, O_RDWR | O_CLOEXEC);
+	if (S.loop_fd < 0)
+		return -errno;
+	bfd = open(backing, O_RDWR | O_CLOEXEC | O_DIRECT);
+	if (bfd < 0)
+		return -errno;
+	cfg.fd = (unsigned)bfd;
+	cfg.block_size = 4096;
+	cfg.info.lo_flags = LO_FLAGS_DIRECT_IO;
+	rc = ioctl(S.loop_fd, LOOP_CONFIGURE, &cfg) < 0 ? -errno : 0;
+	close(bfd);
+	if (rc < 0) {
+		close(S.loop_fd);
+		S.loop_fd = -1;
+		return rc;
+	}
+	snprintf(rot, sizeof(rot), "/sys/block/loop%d/queue/rotational", n);
+	S.rotational.path = strdup(rot);
+	if (set_rotational0)
+		bench_knob_set(&S.rotational, "0");
+	return 0;
+}
+
+static int zram_make(uint64_t disksize)
+{
+	char buf[128], p[128], alg[256];
+	int rc;
+
+	if (bench_read_text("/sys/class/zram-control/hot_add", buf, sizeof(buf)) == 0) {
+		S.zram_id = atoi(buf);
+	} else if (bench_read_text("/sys/block/zram0/disksize", buf, sizeof(buf)) == 0 &&
+		   !strcmp(buf, "0")) {
+		S.zram_reset0 = true;	/* zram0 exists, unused: borrow it */
+	} else {
+		return -ENODEV;
+	}
+	snprintf(S.zram_dev, sizeof(S.zram_dev), "/dev/zram%d", S.zram_id >= 0 ? S.zram_id : 0);
+	snprintf(p, sizeof(p), "/sys/block/zram%d/comp_algorithm", S.zram_id >= 0 ? S.zram_id : 0);
+	if (bench_read_text(p, alg, sizeof(alg)) == 0 && strstr(alg, "lz4"))
+		bench_write_text(p, "lz4");
+	snprintf(p, sizeof(p), "/sys/block/zram%d/disksize", S.zram_id >= 0 ? S.zram_id : 0);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)disksize);
+	rc = bench_write_text(p, buf);
+	for (int i = 0; rc == 0 && i < 100 && access(S.zram_dev, F_OK) < 0; i++)
+		usleep(10000);	/* devtmpfs makes the node */
+	return rc;
+}
+
+/* Is any swap other than ours rotational (which turns VMA readahead off)? */
+static bool other_rotational_swap(char *which, size_t len)
+{
+	FILE *f = fopen("/proc/swaps", "r");
+	char line[512], name[400];
+	bool rot = false;
+
+	if (!f)
+		return false;
+	while (!rot && fgets(line, sizeof(line), f)) {
+		struct stat st;
+		char p[160], v[16];
+		dev_t d;
+
+		if (sscanf(line, "%399s", name) != 1 || !strcmp(name, "Filename") ||
+		    !strcmp(name, S.swap_dev) || stat(name, &st) < 0)
+			continue;
+		d = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+		snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/queue/rotational", major(d), minor(d));
+		if (bench_read_text(p, v, sizeof(v)) < 0) {
+			snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/../queue/rotational", major(d),
+				 minor(d));
+			if (bench_read_text(p, v, sizeof(v)) < 0)
+				continue;
+		}
+		if (!strcmp(v, "1")) {
+			rot = true;
+			snprintf(which, len, "%s", name);
+		}
+	}
+	fclose(f);
+	return rot;
+}
+
+static int swap_make(const struct swapin_opts *o)
+{
+	uint64_t size = o->wss + o->wss / 2 + (64ull << 20);
+	int rc;
+
+	if (o->device == SWDEV_FILE) {
+		int fd;
+
+		snprintf(S.image, sizeof(S.image), "%s/pagecache-swapin-%d.img", o->dir, getpid());
+		fd = open(S.image, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			S.image[0] = 0;
+			return -errno;
+		}
+		rc = fallocate(fd, 0, 0, (off_t)size) < 0 ? -errno : 0;
+		close(fd);
+		if (rc == 0)
+			rc = loop_attach(S.image, true);
+		if (rc == 0)
+			snprintf(S.swap_dev, sizeof(S.swap_dev), "%s", S.loop_dev);
+	} else {
+		rc = zram_make(size);
+		if (rc == 0 && o->device == SWDEV_ZRAM_LOOP)
+			rc = loop_attach(S.zram_dev, true);
+		if (rc == 0)
+			snprintf(S.swap_dev, sizeof(S.swap_dev), "%s",
+				 o->device == SWDEV_ZRAM ? S.zram_dev : S.loop_dev);
+	}
+	if (rc < 0) {
+		S.swap_dev[0] = 0;
+		return rc;
+	}
+	{
+		char *mk[] = { "mkswap", S.swap_dev, NULL };
+
+		if (bench_run_cmd(mk, true) < 0) {
+			S.swap_dev[0] = 0;
+			return -EIO;
+		}
+	}
+	if (swapon(S.swap_dev, SWAP_FLAG_PREFER | (32767 & SWAP_FLAG_PRIO_MASK)) < 0) {
+		rc = -errno;
+		S.swap_dev[0] = 0;
+		return rc;
+	}
+	return 0;
+}
+
+/* An empty swap before each run, with the same slot layout (the recipe). */
+static int swap_cycle(void)
+{
+	if (swapoff(S.swap_dev) < 0)
+		return -errno;
+	if (swapon(S.swap_dev, SWAP_FLAG_PREFER | (32767 & SWAP_FLAG_PRIO_MASK)) < 0) {
+		int rc = -errno;
+
+		S.swap_dev[0] = 0;
+		return rc;
+	}
+	return 0;
+}
+
+/* ---- one run ---- */
+
+static int wait_byte(int fd, void *buf, size_t len)
+{
+	ssize_t got;
+
+	do {
+		got = read(fd, buf, len);
+	} while (got < 0 && errno == EINTR && !interrupted);
+	if (interrupted)
+		return -EINTR;
+	return got == (ssize_t)len ? 0 : -EIO;
+}
+
+static int run_one(const struct swapin_opts *o, struct config *c, bool *warned)
+{
+	int readyp[2], gop[2], resp[2], st, rc = 0;
+	uint64_t v0[NVM], v1[NVM];
+	struct child_result res;
+	struct auto_run a = { .interval = o->auto_interval };
+	bool auto_on = false;
+	char r;
+
+	if (bench_knob_set(&S.vma_ra, c->vma ? "true" : "false") < 0)
+		return -EIO;
+	if (c->pc != PC_AUTO && set_page_cluster(c->pc) < 0)
+		return -EIO;
+	rc = swap_cycle();
+	if (rc < 0)
+		return rc;
+	if (pipe2(readyp, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(gop, O_CLOEXEC) < 0 || pipe2(resp, O_CLOEXEC) < 0)
+		return -errno;
+	S.child = fork();
+	if (S.child == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		child_main(o, c->workload, readyp[1], gop[0], resp[1]);
+	}
+	close(readyp[1]);
+	close(gop[0]);
+	close(resp[1]);
+	if (S.child < 0) {
+		rc = -errno;
+		goto out;
+	}
+	rc = wait_byte(readyp[0], &r, 1);
+	if (rc < 0)
+		goto out;
+	if (pc_vmstat_read(vm_names, v0, NVM) < 7) {
+		rc = -ENOTSUP;
+		goto out;
+	}
+	if (c->pc == PC_AUTO) {
+		if (pthread_create(&a.th, NULL, auto_thread, &a) == 0)
+			auto_on = true;
+		else
+			set_page_cluster(3);
+	}
+	if (write(gop[1], "g", 1) != 1) {
+		rc = -EIO;
+		goto out;
+	}
+	rc = wait_byte(resp[0], &res, sizeof(res));
+	pc_vmstat_read(vm_names, v1, NVM);
+out:
+	if (auto_on) {
+		a.stop = 1;
+		pthread_join(a.th, NULL);
+	}
+	close(readyp[0]);
+	close(gop[1]);
+	close(resp[0]);
+	if (S.child > 0) {
+		if (rc < 0)
+			kill(S.child, SIGKILL);
+		waitpid(S.child, &st, 0);
+		S.child = 0;
+		if (rc == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+			rc = WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? -ENOMEM : -EIO;
+	}
+	if (rc < 0)
+		return rc;
+	{
+		int n = c->n++;
+		double ra = (double)(v1[5] - v0[5]), hit = (double)(v1[6] - v0[6]);
+
+		c->v[M_REAL][n] = res.real;
+		c->v[M_USER][n] = res.user;
+		c->v[M_SYS][n] = res.sys;
+		for (int m = M_MAJFLT; m <= M_RA_HIT; m++)
+			c->v[m][n] = (double)(v1[m - M_MAJFLT] - v0[m - M_MAJFLT]);
+		c->v[M_HIT_PCT][n] = ra > 0 ? 100 * (hit < ra ? hit : ra) / ra : 0;
+		c->v[M_AUTO_PC][n] = c->pc == PC_AUTO ? (a.time > 0 ? a.pc_time / a.time : 3)
+						       : (double)c->pc;
+		for (size_t k = 7; k < NVM; k++)
+			if (v1[k] != PC_VMSTAT_MISSING && v1[k] != v0[k] && !warned[k]) {
+				warned[k] = true;
+				cli_warn("%s moved during a run (%llu): it distorts swap I/O", vm_names[k],
+					 (unsigned long long)(v1[k] - v0[k]));
+			}
+	}
+	return 0;
+}
+
+/* ---- report ---- */
+
+static void pc_label(int pc, char *buf, size_t len)
+{
+	if (pc == PC_AUTO)
+		snprintf(buf, len, "auto");
+	else
+		snprintf(buf, len, "pc=%d", pc);
+}
+
+static char *metrics_json(const struct config *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	fputc('{', f);
+	for (int m = 0; m < M_COUNT; m++) {
+		struct pc_summary s;
+
+		if (m == M_AUTO_PC && c->pc != PC_AUTO)
+			continue;
+		pc_summarize(c->v[m], (size_t)c->n, &s);
+		fprintf(f, "%s\"%s\": {\"mean\": %.10g, \"stderr\": %.10g, \"stddev\": %.10g, "
+			"\"min\": %.10g, \"max\": %.10g, \"better\": \"%s\", \"unit\": \"%s\", \"values\": [",
+			m ? ", " : "", m_names[m], s.mean, s.stderr_, s.stddev, s.min, s.max,
+			m == M_HIT_PCT ? "higher" : "lower", m_units[m]);
+		for (int i = 0; i < c->n; i++)
+			fprintf(f, "%s%.10g", i ? ", " : "", c->v[m][i]);
+		fputs("]}", f);
+	}
+	fputc('}', f);
+	fclose(f);
+	return buf;
+}
+
+static void report(const struct swapin_opts *o, struct config *cfg, int ncfg)
+{
+	for (int i = 0; i < ncfg; i++) {
+		struct config *c = &cfg[i];
+		struct orec rec = { 0 };
+		char *js = metrics_json(c);
+
+		orec_str(&rec, "workload", wl_names[c->workload], 0);
+		if (c->pc == PC_AUTO)
+			orec_str(&rec, "page_cluster", "auto", 0);
+		else
+			orec_u64(&rec, "page_cluster", (uint64_t)c->pc, 0);
+		orec_str(&rec, "vma_ra", c->vma ? "on" : "off", 0);
+		orec_u64(&rec, "runs", (uint64_t)c->n, 0);
+		orec_json(&rec, "metrics", js ? js : "{}");
+		free(js);
+		out_list_add("results", &rec);
+	}
+	if (out_format() != OUT_HUMAN)
+		return;
+	/* the seed's layout: one block per workload and vma_ra, metrics down, settings across */
+	for (int w = 0; w < WL_COUNT; w++)
+		for (int vi = 0; vi < o->nvma; vi++) {
+			struct config *cols[10];
+			int nc = 0;
+			char line[512];
+			size_t at;
+
+			for (int i = 0; i < ncfg; i++)
+				if (cfg[i].workload == w && cfg[i].vma == o->vmas[vi] && nc < 10)
+					cols[nc++] = &cfg[i];
+			if (!nc)
+				continue;
+			out_human_line("%s, vma_ra %s: mean [standard error, %% of the mean] over %d runs",
+				       wl_names[w], o->vmas[vi] ? "on" : "off", cols[0]->n);
+			at = (size_t)snprintf(line, sizeof(line), "%-12s", "");
+			for (int k = 0; k < nc; k++) {
+				char l[16];
+
+				pc_label(cols[k]->pc, l, sizeof(l));
+				at += (size_t)snprintf(line + at, sizeof(line) - at, " %18s", l);
+			}
+			out_human_line("%s", line);
+			for (int m = 0; m < M_COUNT; m++) {
+				bool any = false;
+
+				at = (size_t)snprintf(line, sizeof(line), "%-12s", m_names[m]);
+				for (int k = 0; k < nc; k++) {
+					struct pc_summary s;
+					char cell[40];
+					double rel;
+
+					if (m == M_AUTO_PC && cols[k]->pc != PC_AUTO) {
+						at += (size_t)snprintf(line + at, sizeof(line) - at,
+								       " %18s", "-");
+						continue;
+					}
+					any = true;
+					pc_summarize(cols[k]->v[m], (size_t)cols[k]->n, &s);
+					rel = s.mean != 0 ? 100 * s.stderr_ / fabs(s.mean) : 0;
+					if (m <= M_SYS)
+						snprintf(cell, sizeof(cell), "%.3f [%4.1f%%]", s.mean, rel);
+					else if (m >= M_HIT_PCT)
+						snprintf(cell, sizeof(cell), "%.1f [%4.1f%%]", s.mean, rel);
+					else
+						snprintf(cell, sizeof(cell), "%.0f [%4.1f%%]", s.mean, rel);
+					at += (size_t)snprintf(line + at, sizeof(line) - at, " %18s", cell);
+				}
+				if (any)
+					out_human_line("%s", line);
+			}
+			out_human_line("%s", "");
+		}
+}
+
+/* ---- the experiment ---- */
+
+int bench_swapin(const struct swapin_opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_signal }, old[3];
+	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	struct config *cfg;
+	int ncfg = 0, rc = 0, total, done = 0, version;
+	char parent[700], other[400] = "";
+	bool warned[NVM] = { false };
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+
+	if (geteuid() != 0) {
+		cli_fail_msg("bench swapin", "cannot run",
+			     "needs root (swap devices, cgroups, vm.page-cluster)");
+		return EXIT_PARTIAL;
+	}
+	if (pc_cgroup_child_parent(parent, sizeof(parent), &version) < 0) {
+		cli_fail_msg("/sys/fs/cgroup", "cannot run",
+			     "no memory cgroup controller to make child cgroups with");
+		return EXIT_PARTIAL;
+	}
+	if (access("/sys/kernel/mm/swap/vma_ra_enabled", W_OK) < 0 ||
+	    access("/proc/sys/vm/page-cluster", W_OK) < 0) {
+		cli_fail_msg("/sys/kernel/mm/swap/vma_ra_enabled", "cannot run",
+			     "this kernel has no writable swap readahead knobs (needs 4.14 or later)");
+		return EXIT_PARTIAL;
+	}
+	cfg = calloc(MAX_CONFIGS, sizeof(*cfg));
+	if (!cfg)
+		return EXIT_PARTIAL;
+	for (int w = 0; w < WL_COUNT; w++) {
+		if (!(o->workloads & (1u << w)))
+			continue;
+		for (int vi = 0; vi < o->nvma; vi++) {
+			for (int p = 0; p < o->npc; p++)
+				cfg[ncfg++] = (struct config){ .workload = w, .pc = o->pcs[p],
+							       .vma = o->vmas[vi] };
+			if (o->with_auto)
+				cfg[ncfg++] = (struct config){ .workload = w, .pc = PC_AUTO,
+							       .vma = o->vmas[vi] };
+		}
+	}
+	total = ncfg * o->runs;
+
+	S.page_cluster.path = "/proc/sys/vm/page-cluster";
+	S.vma_ra.path = "/sys/kernel/mm/swap/vma_ra_enabled";
+	S.zswap.path = "/sys/module/zswap/parameters/enabled";
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+
+	{
+		char z[8];
+
+		/* zswap would take the swap-outs before they reach the device */
+		if (bench_read_text(S.zswap.path, z, sizeof(z)) == 0 && (z[0] == 'Y' || z[0] == '1'))
+			bench_knob_set(&S.zswap, "N");
+	}
+	rc = swap_make(o);
+	if (rc < 0) {
+		cli_fail(o->device == SWDEV_FILE ? o->dir : "zram", -rc,
+			 rc == -ENODEV ? "no free zram device (modprobe zram?) for"
+				       : "cannot set up swap on");
+		goto out;
+	}
+	{
+		char name[64];
+
+		snprintf(name, sizeof(name), "pc-swapin-%d", getpid());
+		rc = pc_cgroup_create(parent, name, S.cgdir, sizeof(S.cgdir));
+		if (rc == 0) {
+			char lim[32];
+
+			snprintf(lim, sizeof(lim), "%llu", (unsigned long long)o->limit);
+			rc = pc_cgroup_write(S.cgdir, version == 1 ? "memory.limit_in_bytes"
+								    : "memory.max", lim);
+			/* v1 has a per-cgroup swappiness; v2 uses vm.swappiness */
+			if (rc == 0 && version == 1)
+				pc_cgroup_write(S.cgdir, "memory.swappiness", "100");
+		} else {
+			S.cgdir[0] = 0;
+		}
+		if (rc < 0) {
+			cli_fail(parent, -rc, "cannot make a memory cgroup under");
+			goto out;
+		}
+	}
+	if (other_rotational_swap(other, sizeof(other)))
+		cli_warn("'%s' is rotational swap: the kernel turns VMA readahead off while it is "
+			 "on, so vma_ra on runs cluster readahead", other);
+
+	for (int r = 0; r < o->runs && rc == 0; r++) {
+		int order[MAX_CONFIGS];
+
+		for (int i = 0; i < ncfg; i++)
+			order[i] = i;
+		for (int i = ncfg - 1; i > 0; i--) {	/* interleaved, shuffled each round */
+			int j = (int)(xorshift64s(&seed) % (uint64_t)(i + 1)), t = order[i];
+
+			order[i] = order[j];
+			order[j] = t;
+		}
+		for (int i = 0; i < ncfg && rc == 0; i++) {
+			struct config *c = &cfg[order[i]];
+
+			if (o->progress) {
+				char l[16];
+
+				pc_label(c->pc, l, sizeof(l));
+				fprintf(stderr, "\rswapin: run %d/%d, %d of %d: %s %s vma_ra %s    ",
+					r + 1, o->runs, done + 1, total, wl_names[c->workload], l,
+					c->vma ? "on" : "off");
+			}
+			rc = run_one(o, c, warned);
+			if (interrupted)
+				rc = -EINTR;
+			done++;
+		}
+	}
+	if (o->progress)
+		fputs("\r\033[K", stderr);
+	if (rc == -EINTR) {
+		cli_warn("interrupted: restoring the system");
+		goto out;
+	}
+	if (rc < 0) {
+		cli_fail("bench swapin", -rc, rc == -ENOMEM ? "a workload was killed (OOM?) in"
+							    : "a run failed in");
+		goto out;
+	}
+	{
+		struct orec rec = { 0 };
+		struct utsname u;
+		static const char *const devs[] = { "zram behind a loop device", "zram (control: readahead bypassed)",
+						    "loop device over a file" };
+
+		uname(&u);
+		orec_str(&rec, "kernel", u.release, 0);
+		orec_str(&rec, "swap", devs[o->device], 0);
+		orec_u64(&rec, "working_set", o->wss, OF_BYTES);
+		orec_u64(&rec, "cgroup_limit", o->limit, OF_BYTES);
+		orec_u64(&rec, "cgroup_version", (uint64_t)version, 0);
+		orec_u64(&rec, "passes", (uint64_t)o->passes, 0);
+		orec_u64(&rec, "threads", (uint64_t)o->threads, 0);
+		orec_u64(&rec, "runs", (uint64_t)o->runs, 0);
+		orec_bool(&rec, "vma_ra_effective", !other[0]);
+		if (o->with_auto)
+			orec_f64(&rec, "auto_interval_s", o->auto_interval);
+		out_object("setup", &rec);
+	}
+	report(o, cfg, ncfg);
+	if (out_format() == OUT_HUMAN) {
+		char a[16], b[16];
+
+		out_human_line("swap: %s; working set %s in a memory cgroup (v%d) of %s; %d passes",
+			       o->device == SWDEV_ZRAM ? "zram (control)" :
+			       o->device == SWDEV_FILE ? "loop over a file" : "zram behind a loop device",
+			       pc_human_size(o->wss, a, sizeof(a)), version,
+			       pc_human_size(o->limit, b, sizeof(b)), o->passes);
+	}
+out:
+	teardown();
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	if (S.swap_dev[0] || S.cgdir[0] || S.zram_id >= 0 || S.page_cluster.changed ||
+	    S.vma_ra.changed || S.zswap.changed)
+		cli_warn("could not undo everything: check swapon --show, vm.page-cluster and "
+			 "/sys/kernel/mm/swap/vma_ra_enabled");
+	free(cfg);
+	free((char *)S.rotational.path);
+	S.rotational.path = NULL;
+	return rc < 0 ? (rc == -EINTR ? 130 : EXIT_PARTIAL) : 0;
+}

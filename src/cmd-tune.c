@@ -1,0 +1,419 @@
+/*
+ * cmd-tune.c: `pagecache tune swap`: the swap readahead state (page-cluster,
+ * VMA readahead, the swap devices and whether readahead can happen on
+ * them), the readahead hit ratio and fault rates over an interval, and
+ * advice. With --auto, a controller (pc_swap_tuner_step in lib/vmstat.c)
+ * moves vm.page-cluster from the observed hit ratio until stopped, then
+ * puts the original value back, on SIGINT, SIGTERM and SIGHUP too.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "bench.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+	"Usage: pagecache tune swap [OPTIONS]\n"
+	"\n"
+	"Show the swap readahead state and how well readahead does, with advice:\n"
+	"vm.page-cluster, /sys/kernel/mm/swap/vma_ra_enabled, each swap device (a\n"
+	"rotational one turns VMA readahead off for all; zram skips readahead for\n"
+	"private pages), and over an interval the readahead hit ratio\n"
+	"(swap_ra_hit / swap_ra), swap-ins and major faults per second.\n"
+	"\n"
+	"With --auto, adjust vm.page-cluster as the load runs: readahead hits push\n"
+	"it up, misses pull it down (two intervals in a row beyond 75% or below 40%\n"
+	"to move; at 0 it tries 1 now and then). The original value is restored when\n"
+	"stopped (Ctrl-C, SIGTERM, --duration). Needs root.\n"
+	"\n"
+	"Options:\n"
+	"  -i, --interval S       sampling interval in seconds (default 1)\n"
+	"      --auto             run the controller\n"
+	"      --duration S       with --auto, stop after S seconds (default: until stopped)\n"
+	"      --min N, --max N   with --auto, the page-cluster range (default 0 and 5)\n"
+	"  -h, --help             this text\n"
+	FORMAT_HELP
+	"\n"
+	"Examples:\n"
+	"  pagecache tune swap                 state, hit ratio over 1 s, advice\n"
+	"  pagecache tune swap -i 10 --json\n"
+	"  pagecache tune swap --auto --duration 600\n"
+	"  pagecache bench swapin --with-auto  the controller against fixed settings\n";
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static const char *const vm_names[] = { "swap_ra", "swap_ra_hit", "pswpin", "pgmajfault" };
+
+struct swap_dev {
+	char name[256], type[16];
+	uint64_t size, used;
+	int prio;
+	int rotational;		/* -1: unknown */
+	bool zram;
+};
+
+static int read_swaps(struct swap_dev *d, int max)
+{
+	FILE *f = fopen("/proc/swaps", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		unsigned long long size, used;
+		struct stat st;
+		char p[128], v[16];
+		dev_t dev;
+
+		if (sscanf(line, "%255s %15s %llu %llu %d", d[n].name, d[n].type, &size, &used,
+			   &d[n].prio) != 5)
+			continue;	/* the header */
+		d[n].size = size << 10;
+		d[n].used = used << 10;
+		d[n].rotational = -1;
+		d[n].zram = !strncmp(d[n].name, "/dev/zram", 9);
+		if (stat(d[n].name, &st) == 0) {
+			dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+			snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/queue/rotational", major(dev),
+				 minor(dev));
+			if (bench_read_text(p, v, sizeof(v)) < 0) {	/* a partition */
+				snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/../queue/rotational",
+					 major(dev), minor(dev));
+				if (bench_read_text(p, v, sizeof(v)) < 0)
+					v[0] = 0;
+			}
+			if (v[0])
+				d[n].rotational = v[0] == '1';
+		}
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static double sleep_s(double s)
+{
+	double t0 = pc_now();
+	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !stop)
+		;
+	return pc_now() - t0;
+}
+
+static int tune_auto(double interval, double duration, int min_pc, int max_pc)
+{
+	struct bench_knob pc_knob = { .path = "/proc/sys/vm/page-cluster" };
+	struct sigaction sa = { .sa_handler = on_signal }, old[3];
+	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	struct pc_swap_tuner t;
+	uint64_t prev[4], cur[4];
+	char v[16];
+	double t0 = pc_now(), pc_time = 0, time_acc = 0;
+	int rc = 0, moves = 0;
+	bool human = out_format() == OUT_HUMAN;
+
+	if (geteuid() != 0) {
+		cli_fail_msg("/proc/sys/vm/page-cluster", "cannot tune", "--auto needs root");
+		return EXIT_PARTIAL;
+	}
+	if (bench_read_text(pc_knob.path, v, sizeof(v)) < 0 || pc_vmstat_read(vm_names, prev, 4) < 4) {
+		cli_fail_msg("/proc/vmstat", "cannot tune",
+			     "this kernel lacks vm.page-cluster or the swap_ra counters");
+		return EXIT_PARTIAL;
+	}
+	pc_swap_tuner_init(&t, atoi(v));
+	t.min_pc = min_pc;
+	t.max_pc = max_pc;
+	if (t.pc < min_pc || t.pc > max_pc) {
+		t.pc = t.pc < min_pc ? min_pc : max_pc;
+		snprintf(v, sizeof(v), "%d", t.pc);
+		bench_knob_set(&pc_knob, v);
+	}
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	if (human) {
+		printf("tune swap --auto: page-cluster %d, every %.3g s, between %d and %d; Ctrl-C "
+		       "stops and restores it\n", t.pc, interval, min_pc, max_pc);
+		fflush(stdout);
+	}
+	while (!stop && (duration <= 0 || pc_now() - t0 < duration)) {
+		double dt = sleep_s(interval), now = pc_now() - t0;
+		int before = t.pc, pc;
+
+		if (pc_vmstat_read(vm_names, cur, 4) < 4) {
+			rc = -EIO;
+			break;
+		}
+		pc_time += before * dt;
+		time_acc += dt;
+		pc = pc_swap_tuner_step(&t, cur[0] - prev[0], cur[1] - prev[1], cur[2] - prev[2]);
+		if (pc != before) {
+			struct orec rec = { 0 };
+
+			snprintf(v, sizeof(v), "%d", pc);
+			rc = bench_knob_set(&pc_knob, v);
+			if (rc < 0)
+				break;
+			moves++;
+			orec_f64(&rec, "time_s", now);
+			orec_u64(&rec, "from", (uint64_t)before, 0);
+			orec_u64(&rec, "to", (uint64_t)pc, 0);
+			if (t.last_ratio >= 0)
+				orec_f64(&rec, "hit_percent", 100 * t.last_ratio);
+			else
+				orec_null(&rec, "hit_percent");
+			orec_f64(&rec, "pswpin_per_s", dt > 0 ? (double)(cur[2] - prev[2]) / dt : 0);
+			out_list_add("steps", &rec);
+			if (human) {
+				char hits[16] = "none";
+
+				if (t.last_ratio >= 0)
+					snprintf(hits, sizeof(hits), "%.0f%%", 100 * t.last_ratio);
+				printf("%8.1f s  page-cluster %d -> %d  (readahead hits %s, %.0f "
+				       "swap-ins/s)\n", now, before, pc, hits,
+				       dt > 0 ? (double)(cur[2] - prev[2]) / dt : 0);
+				fflush(stdout);
+			}
+		}
+		memcpy(prev, cur, sizeof(prev));
+	}
+	if (bench_knob_restore(&pc_knob) < 0) {
+		cli_warn("could not restore vm.page-cluster to %s", pc_knob.orig);
+		rc = -EIO;
+	}
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	{
+		struct orec rec = { 0 };
+		double el = pc_now() - t0;
+
+		orec_f64(&rec, "duration_s", el);
+		orec_u64(&rec, "moves", (uint64_t)moves, 0);
+		orec_f64(&rec, "mean_page_cluster", time_acc > 0 ? pc_time / time_acc : t.pc);
+		orec_str(&rec, "restored_to", pc_knob.saved ? pc_knob.orig : v, 0);
+		out_object("auto", &rec);
+		out_human_line("stopped after %.1f s, %d moves, mean page-cluster %.2f; vm.page-cluster "
+			       "is back to %s", el, moves, time_acc > 0 ? pc_time / time_acc : t.pc,
+			       pc_knob.saved ? pc_knob.orig : v);
+	}
+	return rc < 0 ? EXIT_PARTIAL : 0;
+}
+
+/* One interval of observation, and what it suggests. */
+static int tune_show(double interval)
+{
+	struct swap_dev d[32];
+	int n = read_swaps(d, 32), pc = -1;
+	uint64_t v0[4], v1[4];
+	char buf[32], vma[16] = "", rot[256] = "", advice[400];
+	bool only_zram = n > 0, vma_on;
+	double dt, ratio = -1;
+
+	if (bench_read_text("/proc/sys/vm/page-cluster", buf, sizeof(buf)) == 0)
+		pc = atoi(buf);
+	bench_read_text("/sys/kernel/mm/swap/vma_ra_enabled", vma, sizeof(vma));
+	vma_on = !strcmp(vma, "true") || !strcmp(vma, "1");
+	if (pc_vmstat_read(vm_names, v0, 4) < 4) {
+		cli_fail_msg("/proc/vmstat", "cannot read",
+			     "no swap_ra counters (a kernel before 4.14, or no swap support)");
+		return EXIT_PARTIAL;
+	}
+	dt = sleep_s(interval);
+	pc_vmstat_read(vm_names, v1, 4);
+	for (int i = 0; i < n; i++) {
+		struct orec rec = { 0 };
+
+		if (!d[i].zram)
+			only_zram = false;
+		if (d[i].rotational == 1 && !rot[0])
+			memcpy(rot, d[i].name, sizeof(rot));
+		orec_str(&rec, "name", d[i].name, 0);
+		orec_str(&rec, "type", d[i].type, 0);
+		orec_u64(&rec, "size", d[i].size, OF_BYTES);
+		orec_u64(&rec, "used", d[i].used, OF_BYTES);
+		orec_u64(&rec, "priority", (uint64_t)(int64_t)d[i].prio, 0);
+		if (d[i].rotational < 0)
+			orec_null(&rec, "rotational");
+		else
+			orec_bool(&rec, "rotational", d[i].rotational);
+		orec_str(&rec, "readahead", d[i].zram ? "none (synchronous device)" :
+			 (vma_on && !rot[0]) ? "vma" : "cluster", 0);
+		out_list_add("devices", &rec);
+	}
+	{
+		uint64_t ra = v1[0] - v0[0], hit = v1[1] - v0[1], in = v1[2] - v0[2];
+
+		if (ra)
+			ratio = (double)(hit < ra ? hit : ra) / (double)ra;
+		if (n == 0)
+			snprintf(advice, sizeof(advice), "no swap is on: nothing to tune");
+		else if (only_zram)
+			snprintf(advice, sizeof(advice),
+				 "swap is zram only: the kernel reads private pages from it one at "
+				 "a time, with no readahead, so page-cluster changes little");
+		else if (in < 64)
+			snprintf(advice, sizeof(advice),
+				 "too little swap-in in %.1f s (%llu pages) to judge readahead", dt,
+				 (unsigned long long)in);
+		else if (pc == 0)
+			snprintf(advice, sizeof(advice),
+				 "readahead is off (page-cluster 0) while swapping in %.0f pages/s: "
+				 "`pagecache tune swap --auto` finds out whether it would pay",
+				 (double)in / dt);
+		else if (ratio < 0 || ratio < 0.40)
+			snprintf(advice, sizeof(advice),
+				 "readahead is mostly wasted (%s of pages read ahead were used): a "
+				 "smaller page-cluster saves swap I/O", ratio < 0 ? "none" :
+				 (snprintf(buf, sizeof(buf), "%.0f%%", 100 * ratio), buf));
+		else if (ratio >= 0.75)
+			snprintf(advice, sizeof(advice),
+				 "readahead pays (%.0f%% of pages read ahead were used): a larger "
+				 "page-cluster may cut major faults further", 100 * ratio);
+		else
+			snprintf(advice, sizeof(advice), "page-cluster %d suits this load "
+				 "(%.0f%% readahead hits)", pc, 100 * ratio);
+		{
+			struct orec rec = { 0 };
+
+			if (pc >= 0)
+				orec_u64(&rec, "page_cluster", (uint64_t)pc, 0);
+			else
+				orec_null(&rec, "page_cluster");
+			orec_bool(&rec, "vma_ra_enabled", vma_on);
+			orec_bool(&rec, "vma_ra_effective", vma_on && !rot[0]);
+			orec_f64(&rec, "interval_s", dt);
+			orec_u64(&rec, "swap_ra", ra, 0);
+			orec_u64(&rec, "swap_ra_hit", hit, 0);
+			if (ratio >= 0)
+				orec_f64(&rec, "hit_percent", 100 * ratio);
+			else
+				orec_null(&rec, "hit_percent");
+			orec_f64(&rec, "pswpin_per_s", (double)in / dt);
+			orec_f64(&rec, "pgmajfault_per_s", (double)(v1[3] - v0[3]) / dt);
+			orec_str(&rec, "advice", advice, 0);
+			out_object("swap", &rec);
+		}
+		if (out_format() == OUT_HUMAN) {
+			static const struct ocol cols[] = {
+				{ "name", "DEVICE", true }, { "type", "TYPE", true },
+				{ "size", "SIZE", false }, { "used", "USED", false },
+				{ "priority", "PRIO", false }, { "readahead", "READAHEAD", true },
+			};
+
+			out_columns("devices", cols, 6);
+			out_human_line("page-cluster %d (up to %d pages a readahead); VMA readahead %s%s%s",
+				       pc, pc >= 0 ? 1 << pc : 0, vma_on ? "on" : "off",
+				       vma_on && rot[0] ? ", but not in effect: rotational swap " : "",
+				       vma_on && rot[0] ? rot : "");
+			if (ratio >= 0)
+				out_human_line("over %.1f s: readahead hits %.1f%% (%llu of %llu), %.0f "
+					       "swap-ins/s, %.0f major faults/s", dt, 100 * ratio,
+					       (unsigned long long)hit, (unsigned long long)ra,
+					       (double)in / dt, (double)(v1[3] - v0[3]) / dt);
+			else
+				out_human_line("over %.1f s: no readahead, %.0f swap-ins/s, %.0f major "
+					       "faults/s", dt, (double)in / dt,
+					       (double)(v1[3] - v0[3]) / dt);
+			out_human_line("advice: %s", advice);
+		}
+	}
+	return 0;
+}
+
+int cmd_tune(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "auto", no_argument, NULL, 'A' },
+		{ "duration", required_argument, NULL, 'U' },
+		{ "min", required_argument, NULL, 'm' },
+		{ "max", required_argument, NULL, 'M' },
+		{ "help", no_argument, NULL, 'h' },
+		FORMAT_LONGOPTS,
+		{ 0 }
+	};
+	struct cli_opts co = { OUT_HUMAN };
+	double interval = 1, duration = 0;
+	int opt, rc, min_pc = 0, max_pc = 5;
+	bool autom = false;
+	char *end;
+
+	cli_begin(argc, argv);
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fputs(usage_text, argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : 0;
+	}
+	if (strcmp(argv[1], "swap"))
+		return cli_usage_error("unknown tunable '%s' (only: swap)", argv[1]);
+	argc--;
+	argv++;
+	while ((opt = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			interval = strtod(optarg, &end);
+			if (*end || !(interval >= 0.01 && interval <= 3600))
+				return cli_usage_error("invalid interval '%s' (0.01-3600 seconds)", optarg);
+			break;
+		case 'A':
+			autom = true;
+			break;
+		case 'U':
+			duration = strtod(optarg, &end);
+			if (*end || !(duration > 0 && duration <= 1e7))
+				return cli_usage_error("invalid duration '%s' (seconds)", optarg);
+			break;
+		case 'm':
+		case 'M': {
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || v < 0 || v > 9)
+				return cli_usage_error("invalid page-cluster '%s' (0-9)", optarg);
+			*(opt == 'm' ? &min_pc : &max_pc) = (int)v;
+			break;
+		}
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			if (cli_format_opt(&co, opt, argv) < 0)
+				return EXIT_USAGE;
+			break;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (min_pc > max_pc)
+		return cli_usage_error("--min %d is above --max %d", min_pc, max_pc);
+	if (duration > 0 && !autom)
+		return cli_usage_error("--duration goes with --auto");
+	out_init(co.fmt, co.bytes, false);
+	if (autom) {
+		out_list_declare("steps");
+		out_list_declare("errors");
+		rc = tune_auto(interval, duration, min_pc, max_pc);
+	} else {
+		out_list_declare("devices");
+		out_list_declare("errors");
+		rc = tune_show(interval);
+	}
+	if (out_flush() < 0)
+		return EXIT_PARTIAL;
+	return rc;
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# bench swapin and tune swap: the output's shape, readahead really
+# happening on the swap the bench sets up, and the system left as found
+# (sysctls, sysfs knobs, swaps, zram and loop devices, cgroups), after
+# SIGINT too. Behaviour only: no timing is asserted.
+. "$(dirname "$0")/lib.sh"
+cd "$T_DIR"
+
+pc bench swapin --page-cluster 0,0 >o 2>e; t_is "a repeated page-cluster exits 2" $? 2
+pc bench swapin --page-cluster 12 >o 2>e; t_is "page-cluster 12 exits 2" $? 2
+pc bench swapin --workload seq,sideways >o 2>e; t_is "an unknown workload exits 2" $? 2
+pc bench swapin --vma-ra maybe >o 2>e; t_is "a bad --vma-ra exits 2" $? 2
+pc bench swapin --working-set 64M --limit 64M >o 2>e; t_is "a limit not below the working set exits 2" $? 2
+t_ok "and says why" grep -q "must be below the working set" e
+pc bench swapin --swap-device floppy >o 2>e; t_is "an unknown swap device exits 2" $? 2
+pc tune >o 2>e; t_is "tune without a tunable exits 2" $? 2
+pc tune memory >o 2>e; t_is "an unknown tunable exits 2" $? 2
+pc tune swap --duration 3 >o 2>e; t_is "--duration without --auto exits 2" $? 2
+pc tune swap --min 4 --max 2 >o 2>e; t_is "--min above --max exits 2" $? 2
+
+pc tune swap -i 0.1 --json >t.json 2>t.err; t_is "tune swap exits 0" $? 0
+for k in page_cluster vma_ra_enabled vma_ra_effective interval_s swap_ra swap_ra_hit hit_percent \
+	pswpin_per_s pgmajfault_per_s advice; do
+	t_is "tune swap reports $k" "$(jq ".swap | has(\"$k\")" t.json)" true
+done
+t_is "and the swap devices" "$(jq '.devices | type' t.json)" '"array"'
+t_is "page_cluster is the sysctl" "$(jq .swap.page_cluster t.json)" "$(cat /proc/sys/vm/page-cluster)"
+
+if ! t_root; then
+	t_skip "bench swapin and tune swap --auto" "need root (swap devices, cgroups, sysctls)"
+	t_done; exit
+fi
+if [ ! -e /sys/class/zram-control/hot_add ] && ! modprobe zram 2>/dev/null; then
+	t_skip "bench swapin" "this kernel has no zram (modprobe zram failed)"
+	t_done; exit
+fi
+
+# the state a run must leave as it found it
+state() {
+	echo "pc=$(cat /proc/sys/vm/page-cluster) vma=$(cat /sys/kernel/mm/swap/vma_ra_enabled)" \
+	     "zswap=$(cat /sys/module/zswap/parameters/enabled 2>/dev/null)" \
+	     "swaps=$(tail -n +2 /proc/swaps | awk '{print $1}' | sort | tr '\n' ,)" \
+	     "zram=$(ls /sys/block | grep -c '^zram')" \
+	     "loops=$(losetup -a 2>/dev/null | wc -l)" \
+	     "cgroups=$(find /sys/fs/cgroup -maxdepth 6 -name 'pc-swapin-*' 2>/dev/null | wc -l)"
+}
+pc0=$(cat /proc/sys/vm/page-cluster); vma0=$(cat /sys/kernel/mm/swap/vma_ra_enabled)
+restore_knobs() { echo "$pc0" >/proc/sys/vm/page-cluster; echo "$vma0" >/sys/kernel/mm/swap/vma_ra_enabled; }
+trap 'restore_knobs; t_cleanup' EXIT
+# not the defaults, so "restored" cannot mean "set to the default"
+echo 2 >/proc/sys/vm/page-cluster; echo false >/sys/kernel/mm/swap/vma_ra_enabled
+before=$(state)
+
+pc bench swapin --workload seq,random --page-cluster 0,3 --vma-ra on,off --runs 2 \
+	--working-set 32M --limit 24M --passes 1 --with-auto --json >s.json 2>s.err; rc=$?
+t_is "bench swapin exits 0" "$rc" 0
+t_ok "its JSON is valid" jq -e . s.json
+t_is "it says which bench" "$(jq -r .bench s.json)" swapin
+t_is "one row per workload x setting (2 x 2 x (2 + auto))" "$(jq '.results | length' s.json)" 12
+t_is "rows name workload, page_cluster, vma_ra, runs" \
+	"$(jq '[.results[] | has("workload") and has("page_cluster") and has("vma_ra") and .runs == 2] | all' s.json)" true
+for m in real user sys pgmajfault pgpgin pgpgout pswpin pswpout swap_ra swap_ra_hit; do
+	t_is "every row has $m as mean and stderr" \
+		"$(jq "[.results[].metrics.$m | has(\"mean\") and has(\"stderr\") and (.values | length) == 2] | all" s.json)" true
+done
+t_is "the tuner's rows have page_cluster \"auto\"" \
+	"$(jq '[.results[] | select(.page_cluster == "auto")] | length' s.json)" 4
+t_ok "it swapped: pswpout and pswpin in every row" \
+	jq -e '[.results[].metrics | .pswpout.mean > 0 and .pswpin.mean > 0] | all' s.json
+t_ok "readahead really happens on this swap: seq at page-cluster 3 reads ahead" \
+	jq -e '[.results[] | select(.workload == "seq" and .page_cluster == 3) | .metrics.swap_ra.mean > 1000] | all' s.json
+t_ok "and page-cluster 0 reads nothing ahead" \
+	jq -e '[.results[] | select(.page_cluster == 0) | .metrics.swap_ra.mean == 0] | all' s.json
+t_ok "readahead cuts seq's major faults to under a third of page-cluster 0's" \
+	jq -e '([.results[] | select(.workload == "seq" and .page_cluster == 3 and .vma_ra == "on")][0].metrics.pgmajfault.mean * 3) <
+	       ([.results[] | select(.workload == "seq" and .page_cluster == 0 and .vma_ra == "on")][0].metrics.pgmajfault.mean)' s.json
+t_ok "on seq's readahead hits the tuner climbs above 3" \
+	jq -e '[.results[] | select(.workload == "seq" and .page_cluster == "auto") | .metrics.auto_page_cluster.mean > 3] | all' s.json
+t_is "the system is left as found (sysctls, knobs, swaps, devices, cgroups)" "$(state)" "$before"
+
+# compare reads what the bench wrote
+pc bench compare s.json s.json --json >c.json 2>c.err; rc=$?
+t_is "bench compare of a result with itself exits 0" "$rc" 0
+t_is "and finds no significant change" "$(jq '[.comparisons[] | select(.significant)] | length' c.json)" 0
+
+# SIGINT in the middle: exit 130, everything undone
+"$PAGECACHE" bench swapin --workload seq --page-cluster 0 --vma-ra on --runs 20 \
+	--working-set 64M --limit 48M --passes 3 >/dev/null 2>si.err &
+bp=$!
+sleep 3
+kill -INT $bp; wait $bp; rc=$?
+t_is "SIGINT stops bench swapin (exit 130)" "$rc" 130
+t_is "and the system is left as found" "$(state)" "$before"
+
+# the control: plain zram, where the kernel skips readahead for private pages
+pc bench swapin --swap-device zram --workload seq --page-cluster 3 --vma-ra on --runs 1 \
+	--working-set 32M --limit 24M --passes 1 --json >z.json 2>z.err
+t_is "--swap-device zram runs" $? 0
+t_ok "and on it swap-in reads nothing ahead (the kernel bypasses the swap cache)" \
+	jq -e '.results[0].metrics.swap_ra.mean < 100 and .results[0].metrics.pswpin.mean > 1000' z.json
+t_is "left as found" "$(state)" "$before"
+
+# tune swap --auto restores what it found, on SIGTERM too
+pc tune swap --auto --min 5 --max 5 -i 0.1 --duration 0.5 --json >a.json 2>a.err
+t_is "tune swap --auto exits 0" $? 0
+t_is "and reports what it restored" "$(jq -r .auto.restored_to a.json)" 2
+t_is "vm.page-cluster is back to 2" "$(cat /proc/sys/vm/page-cluster)" 2
+"$PAGECACHE" tune swap --auto --min 5 --max 5 -i 0.1 >/dev/null 2>&1 &
+tp=$!
+sleep 0.5
+t_is "while running (clamped to --min 5) it holds 5" "$(cat /proc/sys/vm/page-cluster)" 5
+kill -TERM $tp; wait $tp
+t_is "SIGTERM restores 2" "$(cat /proc/sys/vm/page-cluster)" 2
+t_done
