@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct warmup_opts {
 	const char *dir;		/* where the database is made and kept */
@@ -31,6 +32,29 @@ struct bench_knob {
 	char orig[64];
 	bool saved, changed;
 };
+/*
+ * What an experiment changed, noted as it goes in /run/pagecache/KIND-PID.state,
+ * so that the next run of that kind undoes what a killed one (SIGKILL)
+ * left: knobs (noted by bench_knob_set once a state is open), "swap DEV",
+ * "loop DEV", "zram ID", "zram-borrowed ID", "file PATH", "cgroup DIR",
+ * "mount DIR" (detached), "dir DIR" (removed if empty).
+ */
+struct bench_state {
+	char path[128];
+};
+int bench_state_open(struct bench_state *st, const char *kind);
+int bench_state_put(struct bench_state *st, const char *key, const char *value);
+void bench_state_close(struct bench_state *st);	/* a clean end: forget it */
+/* Undo the state files of dead processes of this kind; how many. A live one's pid: *ret_live. */
+int bench_state_recover(const char *kind, long *ret_live);
+
+/*
+ * One metric of a "results" row, as `bench compare` reads it:
+ * "NAME": {"mean", "stderr", "stddev", "min", "max", "better", "unit", "values"}.
+ */
+void bench_metric_json(FILE *f, bool first, const char *name, const double *v, int n,
+		       bool higher_better, const char *unit);
+
 int bench_knob_set(struct bench_knob *k, const char *value);
 int bench_knob_restore(struct bench_knob *k);
 

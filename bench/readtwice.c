@@ -42,6 +42,7 @@ static void on_int(int sig)
 }
 
 struct rt {
+	struct bench_state state;	/* for the next run, should we be killed */
 	char top[256], img[320], mnt[320];
 	char cgdir[MAX_CG][800];
 	int ncg;
@@ -204,11 +205,12 @@ static int run_report(const struct readtwice_opts *o, int run, const uint64_t *b
 		struct orec rec = { 0 };
 
 		agg += mbps[i];
-		cg_mbps[i / o->readers] += mbps[i];
+		cg_mbps[o->shared ? 0 : i / o->readers] += mbps[i];
 		sorted[i] = mbps[i];
 		orec_u64(&rec, "run", (uint64_t)run + 1, 0);
 		orec_u64(&rec, "reader", (uint64_t)i, 0);
-		orec_u64(&rec, "cgroup", (uint64_t)(i / o->readers), 0);
+		orec_u64(&rec, "file", (uint64_t)(i / o->readers), 0);
+		orec_u64(&rec, "cgroup", o->shared ? 0 : (uint64_t)(i / o->readers), 0);
 		orec_u64(&rec, "bytes", bytes[i], OF_BYTES);
 		orec_f64(&rec, "mbps", mbps[i]);
 		out_list_add("readers", &rec);
@@ -218,7 +220,7 @@ static int run_report(const struct readtwice_opts *o, int run, const uint64_t *b
 		sd += (mbps[i] - mean) * (mbps[i] - mean);
 	sd = nreaders > 1 ? sqrt(sd / (nreaders - 1)) : 0;
 	qsort(sorted, (size_t)nreaders, sizeof(double), cmp_double);
-	for (int c = 0; c < o->cgroups; c++) {
+	for (int c = 0; c < (o->shared ? 1 : o->cgroups); c++) {	/* shared: all in one */
 		struct orec rec = { 0 };
 
 		orec_u64(&rec, "run", (uint64_t)run + 1, 0);
@@ -232,20 +234,6 @@ static int run_report(const struct readtwice_opts *o, int run, const uint64_t *b
 	ret->median = nreaders % 2 ? sorted[nreaders / 2]
 				   : (sorted[nreaders / 2 - 1] + sorted[nreaders / 2]) / 2;
 	return 0;
-}
-
-static void metric_json(FILE *f, const char *name, const double *v, int n, bool first)
-{
-	struct pc_summary s;
-
-	pc_summarize(v, (size_t)n, &s);
-	fprintf(f, "%s\"%s\": {\"mean\": %.10g, \"stderr\": %.10g, \"stddev\": %.10g, \"min\": %.10g, "
-		"\"max\": %.10g, \"better\": \"%s\", \"unit\": \"MB/s\", \"values\": [",
-		first ? "" : ", ", name, s.mean, s.stderr_, s.stddev, s.min, s.max,
-		strcmp(name, "reader_stddev_mbps") ? "higher" : "lower");
-	for (int i = 0; i < n; i++)
-		fprintf(f, "%s%.10g", i ? ", " : "", v[i]);
-	fputs("]}", f);
 }
 
 /* The totals: over runs, mean and spread (one run: that run). */
@@ -293,10 +281,10 @@ static void summary(const struct readtwice_opts *o, const struct run_figures *ru
 		orec_u64(&rec, "runs", (uint64_t)n, 0);
 		if (f) {
 			fputc('{', f);
-			metric_json(f, "aggregate_mbps", agg, n, true);
-			metric_json(f, "mean_mbps_per_reader", mean, n, false);
-			metric_json(f, "median_mbps_per_reader", median, n, false);
-			metric_json(f, "reader_stddev_mbps", sd, n, false);
+			bench_metric_json(f, true, "aggregate_mbps", agg, n, true, "MB/s");
+			bench_metric_json(f, false, "mean_mbps_per_reader", mean, n, true, "MB/s");
+			bench_metric_json(f, false, "median_mbps_per_reader", median, n, true, "MB/s");
+			bench_metric_json(f, false, "reader_stddev_mbps", sd, n, false, "MB/s");
 			fputc('}', f);
 			fclose(f);
 		}
@@ -334,17 +322,16 @@ int bench_readtwice(const struct readtwice_opts *o)
 	static uint64_t bytes[MAX_READERS];
 	char parent[700];
 	int version, rc = 0, nreaders = o->cgroups * o->readers;
-	struct sigaction sa = { .sa_handler = on_int }, old_int, old_term;
-	struct run_figures *runs = calloc((size_t)o->runs, sizeof(*runs));
+	struct sigaction sa = { .sa_handler = on_int }, old_int, old_term, old_hup;
+	struct run_figures *runs;
 
 	if (geteuid() != 0) {
 		cli_fail_msg("bench readtwice", "cannot run", "needs root (mounts, loop devices, cgroups)");
 		return EXIT_PARTIAL;
 	}
-	if (o->cgroups < 1 || o->cgroups > MAX_CG || nreaders > MAX_READERS) {
-		free(runs);
+	if (o->cgroups < 1 || o->cgroups > MAX_CG || nreaders > MAX_READERS)
 		return cli_usage_error("at most %d cgroups and %d readers", MAX_CG, MAX_READERS);
-	}
+	runs = calloc((size_t)o->runs, sizeof(*runs));
 	if (!runs)
 		return EXIT_PARTIAL;
 	memset(&r, 0, sizeof(r));
@@ -357,11 +344,18 @@ int bench_readtwice(const struct readtwice_opts *o)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	bench_state_recover("readtwice", NULL);	/* what a killed run left */
+	if (bench_state_open(&r.state, "readtwice") < 0)
+		cli_warn("cannot keep a state file in /run/pagecache: a kill -9 would leave "
+			 "mounts and cgroups behind");
 
 	/* a filesystem of our own: an ext4 image on a tmpfs, as vm-scalability */
 	snprintf(r.top, sizeof(r.top), "/var/tmp/pagecache-readtwice-%d", getpid());
 	snprintf(r.img, sizeof(r.img), "%s/fs.img", r.top);
 	snprintf(r.mnt, sizeof(r.mnt), "%s/mnt", r.top);
+	bench_state_put(&r.state, "dir", r.top);
+	bench_state_put(&r.state, "mount", r.top);
 	if (mkdir(r.top, 0700) < 0 || mount("pc-readtwice", r.top, "tmpfs", 0, "size=64m") < 0) {
 		rc = -errno;
 		cli_fail(r.top, -rc, "cannot mount a tmpfs on");
@@ -392,6 +386,8 @@ int bench_readtwice(const struct readtwice_opts *o)
 		{
 			char *mnt[] = { "mount", "-o", opts, r.img, r.mnt, NULL };
 
+			bench_state_put(&r.state, "mount", r.mnt);
+
 			if (bench_run_cmd(mnt, true) < 0) {
 				rc = -EIO;
 				cli_fail_msg(r.img, "cannot loop-mount", "mount -o loop failed");
@@ -415,6 +411,8 @@ int bench_readtwice(const struct readtwice_opts *o)
 		snprintf(name, sizeof(name), "pc-readtwice-%d-%d", getpid(), i);
 		if (rc == 0)
 			rc = pc_cgroup_create(parent, name, r.cgdir[i], sizeof(r.cgdir[i]));
+		if (rc == 0)
+			bench_state_put(&r.state, "cgroup", r.cgdir[i]);
 		r.ncg = i + 1;
 	}
 	if (rc < 0) {
@@ -438,7 +436,21 @@ out:
 	free(runs);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
-	if (r.tmpfs_mounted || r.img_mounted)
-		cli_warn("could not unmount '%s': remove it by hand", r.top);
+	sigaction(SIGHUP, &old_hup, NULL);
+	{
+		bool cg_left = false;
+
+		for (int i = 0; i < r.ncg; i++)
+			if (r.cgdir[i][0]) {
+				cli_warn("could not remove cgroup '%s'", r.cgdir[i]);
+				cg_left = true;
+			}
+		if (r.tmpfs_mounted || r.img_mounted)
+			cli_warn("could not unmount '%s'", r.top);
+		if (cg_left || r.tmpfs_mounted || r.img_mounted)
+			cli_warn("the next run retries (%s)", r.state.path);
+		else
+			bench_state_close(&r.state);
+	}
 	return rc < 0 ? (rc == -EINTR ? 130 : EXIT_PARTIAL) : 0;
 }

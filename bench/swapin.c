@@ -85,6 +85,7 @@ static struct {
 	char image[512];		/* SWDEV_FILE */
 	char cgdir[800];
 	pid_t child;
+	struct bench_state state;	/* for the next run, should we be killed */
 } S = { .zram_id = -1, .loop_fd = -1 };
 
 static volatile sig_atomic_t interrupted;
@@ -336,6 +337,7 @@ static int loop_attach(const char *backing, bool set_rotational0)
 		S.loop_fd = -1;
 		return rc;
 	}
+	bench_state_put(&S.state, "loop", S.loop_dev);
 	snprintf(rot, sizeof(rot), "/sys/block/loop%d/queue/rotational", n);
 	S.rotational.path = strdup(rot);
 	if (set_rotational0)
@@ -350,9 +352,11 @@ static int zram_make(uint64_t disksize)
 
 	if (bench_read_text("/sys/class/zram-control/hot_add", buf, sizeof(buf)) == 0) {
 		S.zram_id = atoi(buf);
+		bench_state_put(&S.state, "zram", buf);
 	} else if (bench_read_text("/sys/block/zram0/disksize", buf, sizeof(buf)) == 0 &&
 		   !strcmp(buf, "0")) {
 		S.zram_reset0 = true;	/* zram0 exists, unused: borrow it */
+		bench_state_put(&S.state, "zram-borrowed", "0");
 	} else {
 		return -ENODEV;
 	}
@@ -416,6 +420,7 @@ static int swap_make(const struct swapin_opts *o)
 			S.image[0] = 0;
 			return -errno;
 		}
+		bench_state_put(&S.state, "file", S.image);
 		rc = fallocate(fd, 0, 0, (off_t)size) < 0 ? -errno : 0;
 		close(fd);
 		if (rc == 0)
@@ -447,6 +452,7 @@ static int swap_make(const struct swapin_opts *o)
 		S.swap_dev[0] = 0;
 		return rc;
 	}
+	bench_state_put(&S.state, "swap", S.swap_dev);
 	return 0;
 }
 
@@ -590,22 +596,94 @@ static char *metrics_json(const struct config *c)
 		return NULL;
 	fputc('{', f);
 	for (int m = 0; m < M_COUNT; m++) {
-		struct pc_summary s;
-
 		if (m == M_AUTO_PC && c->pc != PC_AUTO)
 			continue;
-		pc_summarize(c->v[m], (size_t)c->n, &s);
-		fprintf(f, "%s\"%s\": {\"mean\": %.10g, \"stderr\": %.10g, \"stddev\": %.10g, "
-			"\"min\": %.10g, \"max\": %.10g, \"better\": \"%s\", \"unit\": \"%s\", \"values\": [",
-			m ? ", " : "", m_names[m], s.mean, s.stderr_, s.stddev, s.min, s.max,
-			m == M_HIT_PCT ? "higher" : "lower", m_units[m]);
-		for (int i = 0; i < c->n; i++)
-			fprintf(f, "%s%.10g", i ? ", " : "", c->v[m][i]);
-		fputs("]}", f);
+		bench_metric_json(f, m == 0, m_names[m], c->v[m], c->n,
+				  m == M_HIT_PCT || m == M_RA_HIT, m_units[m]);
 	}
 	fputc('}', f);
 	fclose(f);
 	return buf;
+}
+
+static double mean_of(const struct config *c, int m)
+{
+	struct pc_summary s;
+
+	pc_summarize(c->v[m], (size_t)c->n, &s);
+	return s.mean;
+}
+
+/*
+ * The tuner's target: on every workload (and vma_ra setting) its real time
+ * within 10% of the best fixed setting there, where each fixed setting
+ * loses more than that somewhere. Worst losses against the best, in %.
+ */
+static void auto_check(const struct swapin_opts *o, struct config *cfg, int ncfg)
+{
+	double auto_worst = 0, fixed_worst[10] = { 0 };
+	char worst_at[64] = "", line[400];
+	size_t at = 0;
+	struct orec rec = { 0 };
+
+	for (int w = 0; w < WL_COUNT; w++)
+		for (int vi = 0; vi < o->nvma; vi++) {
+			double best = 0, autom = -1;
+
+			for (int i = 0; i < ncfg; i++) {
+				struct config *c = &cfg[i];
+				double m;
+
+				if (c->workload != w || c->vma != o->vmas[vi] || !c->n)
+					continue;
+				m = mean_of(c, M_REAL);
+				if (c->pc == PC_AUTO)
+					autom = m;
+				else if (best == 0 || m < best)
+					best = m;
+			}
+			if (best <= 0 || autom < 0)
+				continue;
+			if (100 * (autom / best - 1) > auto_worst || !worst_at[0]) {
+				auto_worst = 100 * (autom / best - 1);
+				snprintf(worst_at, sizeof(worst_at), "%s, vma_ra %s", wl_names[w],
+					 o->vmas[vi] ? "on" : "off");
+			}
+			for (int p = 0; p < o->npc; p++)
+				for (int i = 0; i < ncfg; i++)
+					if (cfg[i].workload == w && cfg[i].vma == o->vmas[vi] &&
+					    cfg[i].pc == o->pcs[p] && cfg[i].n &&
+					    100 * (mean_of(&cfg[i], M_REAL) / best - 1) > fixed_worst[p])
+						fixed_worst[p] = 100 * (mean_of(&cfg[i], M_REAL) / best - 1);
+		}
+	if (!worst_at[0])
+		return;
+	orec_f64(&rec, "target_percent", 10);
+	orec_f64(&rec, "auto_worst_percent", auto_worst);
+	orec_str(&rec, "auto_worst_at", worst_at, 0);
+	orec_bool(&rec, "auto_within_target", auto_worst <= 10);
+	{
+		char js[400];
+		size_t j = 0;
+		bool all_lose = true;
+
+		j += (size_t)snprintf(js + j, sizeof(js) - j, "{");
+		for (int p = 0; p < o->npc; p++) {
+			j += (size_t)snprintf(js + j, sizeof(js) - j, "%s\"%d\": %.4g", p ? ", " : "",
+					      o->pcs[p], fixed_worst[p]);
+			at += (size_t)snprintf(line + at, sizeof(line) - at, "%spc=%d %+.1f%%",
+					       p ? ", " : "", o->pcs[p], fixed_worst[p]);
+			if (fixed_worst[p] <= 10)
+				all_lose = false;
+		}
+		snprintf(js + j, sizeof(js) - j, "}");
+		orec_json(&rec, "fixed_worst_percent", js);
+		orec_bool(&rec, "every_fixed_loses", all_lose);
+	}
+	out_object("auto_check", &rec);
+	out_human_line("tuner: real time at most %+.1f%% from the best fixed setting (worst: %s; "
+		       "target within 10%%)", auto_worst, worst_at);
+	out_human_line("fixed settings, worst against the best: %s", line);
 }
 
 static void report(const struct swapin_opts *o, struct config *cfg, int ncfg)
@@ -714,6 +792,21 @@ int bench_swapin(const struct swapin_opts *o)
 	cfg = calloc(MAX_CONFIGS, sizeof(*cfg));
 	if (!cfg)
 		return EXIT_PARTIAL;
+	{
+		long live = 0;
+
+		bench_state_recover("swapin", &live);	/* what a killed run left */
+		bench_state_recover("tune", &live);
+		if (live) {
+			cli_fail_msg("bench swapin", "cannot run", "another swapin bench or tune swap "
+				     "--auto is running (they share vm.page-cluster)");
+			free(cfg);
+			return EXIT_PARTIAL;
+		}
+	}
+	if (bench_state_open(&S.state, "swapin") < 0)
+		cli_warn("cannot keep a state file in /run/pagecache: a kill -9 would leave "
+			 "swap and sysctls behind");
 	for (int w = 0; w < WL_COUNT; w++) {
 		if (!(o->workloads & (1u << w)))
 			continue;
@@ -757,6 +850,7 @@ int bench_swapin(const struct swapin_opts *o)
 		if (rc == 0) {
 			char lim[32];
 
+			bench_state_put(&S.state, "cgroup", S.cgdir);
 			snprintf(lim, sizeof(lim), "%llu", (unsigned long long)o->limit);
 			rc = pc_cgroup_write(S.cgdir, version == 1 ? "memory.limit_in_bytes"
 								    : "memory.max", lim);
@@ -835,6 +929,8 @@ int bench_swapin(const struct swapin_opts *o)
 		out_object("setup", &rec);
 	}
 	report(o, cfg, ncfg);
+	if (o->with_auto)
+		auto_check(o, cfg, ncfg);
 	if (out_format() == OUT_HUMAN) {
 		char a[16], b[16];
 
@@ -851,7 +947,10 @@ out:
 	if (S.swap_dev[0] || S.cgdir[0] || S.zram_id >= 0 || S.page_cluster.changed ||
 	    S.vma_ra.changed || S.zswap.changed)
 		cli_warn("could not undo everything: check swapon --show, vm.page-cluster and "
-			 "/sys/kernel/mm/swap/vma_ra_enabled");
+			 "/sys/kernel/mm/swap/vma_ra_enabled (the next run retries, from %s)",
+			 S.state.path);
+	else
+		bench_state_close(&S.state);
 	free(cfg);
 	free((char *)S.rotational.path);
 	S.rotational.path = NULL;

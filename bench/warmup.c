@@ -206,10 +206,44 @@ static int cmp_d(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n)
+/* The median of v[0..n) (n <= 64), v left in trial order. */
+static double median(const double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	double s[64];
+
+	memcpy(s, v, sizeof(*v) * (size_t)n);
+	qsort(s, (size_t)n, sizeof(*s), cmp_d);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/* A "results" row for `bench compare`: per-trial times of one condition. */
+static void results_row(int c, int n, double q[][NQ], const double *pre, int npre)
+{
+	static const char *const qn[NQ] = { "q1_ms", "q2_ms", "q3_ms" };
+	struct orec rec = { 0 };
+	char *js = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&js, &len);
+
+	orec_str(&rec, "condition", cond_names[c], OF_LABEL);
+	orec_u64(&rec, "runs", (uint64_t)n, 0);
+	if (f) {
+		fputc('{', f);
+		for (int k = 0; k < NQ; k++) {
+			double v[64];
+
+			for (int t = 0; t < n; t++)
+				v[t] = q[t][k];
+			bench_metric_json(f, k == 0, qn[k], v, n, false, "ms");
+		}
+		if (pre && npre)
+			bench_metric_json(f, false, "prefetch_ms", pre, npre, false, "ms");
+		fputc('}', f);
+		fclose(f);
+	}
+	orec_json(&rec, "metrics", js ? js : "{}");
+	free(js);
+	out_list_add("results", &rec);
 }
 
 int bench_warmup(const struct warmup_opts *o)
@@ -373,6 +407,8 @@ int bench_warmup(const struct warmup_opts *o)
 				orec_f64(&rec, "prefetch_mib", (double)st.st_size / 1048576.0);
 		}
 		out_list_add("conditions", &rec);
+		results_row(c, nt[c], q[c], c == C_RESTORED ? rt : c == C_PEER ? pt : NULL,
+			    c == C_RESTORED ? nr : c == C_PEER ? np : 0);
 	}
 	{
 		struct orec rec = { 0 };

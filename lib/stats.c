@@ -51,6 +51,21 @@ void pc_summarize(const double *v, size_t n, struct pc_summary *ret)
  * modified Lentz method). Converges quickly for x < (a + 1) / (a + b + 2);
  * in the worst case in O(sqrt(max(a, b))) steps, hence the limit.
  */
+/* One step of the modified Lentz method: the factor it multiplies h by. */
+static double lentz_step(double aa, double *c, double *d)
+{
+	const double tiny = 1e-300;
+
+	*d = 1 + aa * *d;
+	if (fabs(*d) < tiny)
+		*d = tiny;
+	*c = 1 + aa / *c;
+	if (fabs(*c) < tiny)
+		*c = tiny;
+	*d = 1 / *d;
+	return *d * *c;
+}
+
 static double beta_cf(double a, double b, double x)
 {
 	const double tiny = 1e-300, eps = 1e-16;
@@ -62,28 +77,11 @@ static double beta_cf(double a, double b, double x)
 	d = 1 / d;
 	h = d;
 	for (int m = 1; m <= maxit; m++) {
-		double m2 = 2.0 * m, aa, del;
+		double m2 = 2.0 * m, del;
 
-		/* the even step */
-		aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < tiny)
-			d = tiny;
-		c = 1 + aa / c;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1 / d;
-		h *= d * c;
-		/* the odd step */
-		aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
-		d = 1 + aa * d;
-		if (fabs(d) < tiny)
-			d = tiny;
-		c = 1 + aa / c;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1 / d;
-		del = d * c;
+		/* the even step, then the odd one */
+		h *= lentz_step(m * (b - m) * x / ((a + m2 - 1) * (a + m2)), &c, &d);
+		del = lentz_step(-(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1)), &c, &d);
 		h *= del;
 		if (fabs(del - 1) < eps)
 			break;

@@ -56,6 +56,7 @@ static const char usage_text[] =
 	"                         where readahead happens), zram (control: the kernel\n"
 	"                         skips readahead on it) or file (a loop device over a\n"
 	"                         file in --dir)\n"
+	"      --dir DIR          with --swap-device file: where the image goes (/var/tmp)\n"
 	"      --quick            96M in 64M, 2 passes, page-cluster 0,3, 2 runs\n"
 	"\n"
 	"They need root: they drop the page cache, make cgroups, mounts and swap\n"
@@ -111,6 +112,38 @@ static int parse_word_list(const char *s, const char *const *names, int nnames, 
 	return n ? n : -1;
 }
 
+/* bench's own options: values past any short option or FORMAT_LONGOPTS letter */
+enum {
+	O_QUICK = 300, O_ROWS, O_TRIALS, O_DIR, O_WORKER, O_CGROUPS, O_READERS, O_LAYOUT,
+	O_SIZE, O_DURATION, O_RUNS, O_PC, O_VMA, O_WORKLOAD, O_AUTO, O_AUTO_INTERVAL, O_WSS,
+	O_LIMIT, O_PASSES, O_THREADS, O_SWAPDEV, O_END
+};
+enum { XB_WARMUP = 1, XB_READTWICE = 2, XB_SWAPIN = 4, X_ALL = 7 };
+/* which experiments take each option */
+static const unsigned char option_owner[O_END - O_QUICK] = {
+	[O_QUICK - O_QUICK] = X_ALL,
+	[O_ROWS - O_QUICK] = XB_WARMUP,
+	[O_TRIALS - O_QUICK] = XB_WARMUP,
+	[O_DIR - O_QUICK] = XB_WARMUP | XB_SWAPIN,
+	[O_WORKER - O_QUICK] = XB_WARMUP,
+	[O_CGROUPS - O_QUICK] = XB_READTWICE,
+	[O_READERS - O_QUICK] = XB_READTWICE,
+	[O_LAYOUT - O_QUICK] = XB_READTWICE,
+	[O_SIZE - O_QUICK] = XB_READTWICE,
+	[O_DURATION - O_QUICK] = XB_READTWICE,
+	[O_RUNS - O_QUICK] = XB_READTWICE | XB_SWAPIN,
+	[O_PC - O_QUICK] = XB_SWAPIN,
+	[O_VMA - O_QUICK] = XB_SWAPIN,
+	[O_WORKLOAD - O_QUICK] = XB_SWAPIN,
+	[O_AUTO - O_QUICK] = XB_SWAPIN,
+	[O_AUTO_INTERVAL - O_QUICK] = XB_SWAPIN,
+	[O_WSS - O_QUICK] = XB_SWAPIN,
+	[O_LIMIT - O_QUICK] = XB_SWAPIN,
+	[O_PASSES - O_QUICK] = XB_SWAPIN,
+	[O_THREADS - O_QUICK] = XB_SWAPIN,
+	[O_SWAPDEV - O_QUICK] = XB_SWAPIN,
+};
+
 /* `pagecache bench compare A.json B.json [--json]` */
 static int cmd_bench_compare(int argc, char **argv)
 {
@@ -145,27 +178,27 @@ static int cmd_bench_compare(int argc, char **argv)
 int cmd_bench(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "quick", no_argument, NULL, 'Q' },
-		{ "rows", required_argument, NULL, 'N' },
-		{ "trials", required_argument, NULL, 't' },
-		{ "dir", required_argument, NULL, 'D' },
-		{ "worker", required_argument, NULL, 'W' },
-		{ "cgroups", required_argument, NULL, 'C' },
-		{ "readers-per-cgroup", required_argument, NULL, 'K' },
-		{ "layout", required_argument, NULL, 'L' },
-		{ "size", required_argument, NULL, 'Z' },
-		{ "duration", required_argument, NULL, 'U' },
-		{ "runs", required_argument, NULL, 'R' },
-		{ "page-cluster", required_argument, NULL, 'P' },
-		{ "vma-ra", required_argument, NULL, 'V' },
-		{ "workload", required_argument, NULL, 'w' },
-		{ "with-auto", no_argument, NULL, 'A' },
-		{ "auto-interval", required_argument, NULL, 'i' },
-		{ "working-set", required_argument, NULL, 'S' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "passes", required_argument, NULL, 'p' },
-		{ "threads", required_argument, NULL, 'T' },
-		{ "swap-device", required_argument, NULL, 'd' },
+		{ "quick", no_argument, NULL, O_QUICK },
+		{ "rows", required_argument, NULL, O_ROWS },
+		{ "trials", required_argument, NULL, O_TRIALS },
+		{ "dir", required_argument, NULL, O_DIR },
+		{ "worker", required_argument, NULL, O_WORKER },
+		{ "cgroups", required_argument, NULL, O_CGROUPS },
+		{ "readers-per-cgroup", required_argument, NULL, O_READERS },
+		{ "layout", required_argument, NULL, O_LAYOUT },
+		{ "size", required_argument, NULL, O_SIZE },
+		{ "duration", required_argument, NULL, O_DURATION },
+		{ "runs", required_argument, NULL, O_RUNS },
+		{ "page-cluster", required_argument, NULL, O_PC },
+		{ "vma-ra", required_argument, NULL, O_VMA },
+		{ "workload", required_argument, NULL, O_WORKLOAD },
+		{ "with-auto", no_argument, NULL, O_AUTO },
+		{ "auto-interval", required_argument, NULL, O_AUTO_INTERVAL },
+		{ "working-set", required_argument, NULL, O_WSS },
+		{ "limit", required_argument, NULL, O_LIMIT },
+		{ "passes", required_argument, NULL, O_PASSES },
+		{ "threads", required_argument, NULL, O_THREADS },
+		{ "swap-device", required_argument, NULL, O_SWAPDEV },
 		{ "help", no_argument, NULL, 'h' },
 		FORMAT_LONGOPTS,
 		{ 0 }
@@ -181,6 +214,7 @@ int cmd_bench(int argc, char **argv)
 	bool rows_set = false, trials_set = false, dur_set = false, pc_set = false, runs_set = false;
 	bool wss_set = false, limit_set = false, passes_set = false, dir_set = false;
 	enum { X_WARMUP, X_READTWICE, X_SWAPIN } x;
+	int li = 0;
 	char *end;
 	int opt, rc, list[16], n;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -205,48 +239,51 @@ int cmd_bench(int argc, char **argv)
 		so.threads = 16;
 	argc--;
 	argv++;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
+		if (opt >= O_QUICK && opt < O_END && !(option_owner[opt - O_QUICK] & (1u << x)))
+			return cli_usage_error("--%s is not an option of %s (see --help)",
+					       longopts[li].name, argv[0]);
 		switch (opt) {
-		case 'C':
+		case O_CGROUPS:
 			ro.cgroups = (int)strtol(optarg, &end, 10);
 			if (*end || ro.cgroups < 1 || ro.cgroups > 256)
 				return cli_usage_error("invalid cgroup count '%s' (1-256)", optarg);
 			break;
-		case 'K':
+		case O_READERS:
 			ro.readers = (int)strtol(optarg, &end, 10);
 			if (*end || ro.readers < 1 || ro.readers > 64)
 				return cli_usage_error("invalid readers per cgroup '%s' (1-64)", optarg);
 			break;
-		case 'L':
+		case O_LAYOUT:
 			if (!strcmp(optarg, "shared"))
 				ro.shared = true;
 			else if (strcmp(optarg, "per-cgroup"))
 				return cli_usage_error("unknown layout '%s' (per-cgroup or shared)", optarg);
 			break;
-		case 'Z':
+		case O_SIZE:
 			if (pc_parse_size(optarg, &ro.size) < 0 || ro.size < (1u << 20))
 				return cli_usage_error("invalid size '%s' (at least 1M)", optarg);
 			break;
-		case 'U':
+		case O_DURATION:
 			ro.duration = strtod(optarg, &end);
 			if (*end || ro.duration <= 0 || ro.duration > 3600)
 				return cli_usage_error("invalid duration '%s' (seconds, up to 3600)", optarg);
 			dur_set = true;
 			break;
-		case 'R':
+		case O_RUNS:
 			so.runs = ro.runs = (int)strtol(optarg, &end, 10);
 			if (*end || so.runs < 1 || so.runs > 64)
 				return cli_usage_error("invalid runs '%s' (1-64)", optarg);
 			runs_set = true;
 			break;
-		case 'P':
+		case O_PC:
 			so.npc = parse_int_list(optarg, so.pcs, 8, 0, 9);
 			if (so.npc < 0)
 				return cli_usage_error("invalid page-cluster list '%s' (distinct 0-9, "
 						       "comma separated)", optarg);
 			pc_set = true;
 			break;
-		case 'V': {
+		case O_VMA: {
 			static const char *const onoff[] = { "off", "on" };
 
 			so.nvma = parse_word_list(optarg, onoff, 2, so.vmas, 2);
@@ -254,7 +291,7 @@ int cmd_bench(int argc, char **argv)
 				return cli_usage_error("invalid --vma-ra '%s' (on, off or on,off)", optarg);
 			break;
 		}
-		case 'w': {
+		case O_WORKLOAD: {
 			static const char *const wl[] = { "seq", "random", "mt-random", "mixed" };
 
 			n = parse_word_list(optarg, wl, WL_COUNT, list, 16);
@@ -266,36 +303,36 @@ int cmd_bench(int argc, char **argv)
 				so.workloads |= 1u << list[i];
 			break;
 		}
-		case 'A':
+		case O_AUTO:
 			so.with_auto = true;
 			break;
-		case 'i':
+		case O_AUTO_INTERVAL:
 			so.auto_interval = strtod(optarg, &end);
 			if (*end || so.auto_interval < 0.01 || so.auto_interval > 60)
 				return cli_usage_error("invalid interval '%s' (0.01-60 seconds)", optarg);
 			break;
-		case 'S':
+		case O_WSS:
 			if (pc_parse_size(optarg, &so.wss) < 0 || so.wss < (16u << 20))
 				return cli_usage_error("invalid working set '%s' (at least 16M)", optarg);
 			wss_set = true;
 			break;
-		case 'l':
+		case O_LIMIT:
 			if (pc_parse_size(optarg, &so.limit) < 0 || so.limit < (8u << 20))
 				return cli_usage_error("invalid limit '%s' (at least 8M)", optarg);
 			limit_set = true;
 			break;
-		case 'p':
+		case O_PASSES:
 			so.passes = (int)strtol(optarg, &end, 10);
 			if (*end || so.passes < 1 || so.passes > 1000)
 				return cli_usage_error("invalid passes '%s' (1-1000)", optarg);
 			passes_set = true;
 			break;
-		case 'T':
+		case O_THREADS:
 			so.threads = (int)strtol(optarg, &end, 10);
 			if (*end || so.threads < 1 || so.threads > 16)
 				return cli_usage_error("invalid threads '%s' (1-16)", optarg);
 			break;
-		case 'd':
+		case O_SWAPDEV:
 			if (!strcmp(optarg, "zram-loop"))
 				so.device = SWDEV_ZRAM_LOOP;
 			else if (!strcmp(optarg, "zram"))
@@ -306,7 +343,7 @@ int cmd_bench(int argc, char **argv)
 				return cli_usage_error("unknown swap device '%s' (zram-loop, zram, file)",
 						       optarg);
 			break;
-		case 'Q':
+		case O_QUICK:
 			if (!wss_set)
 				so.wss = 96ull << 20;
 			if (!limit_set)
@@ -327,23 +364,23 @@ int cmd_bench(int argc, char **argv)
 			if (!trials_set)
 				wo.trials = 3;
 			break;
-		case 'N':
+		case O_ROWS:
 			wo.rows = strtoull(optarg, &end, 10);
 			if (*end || wo.rows < 10000)
 				return cli_usage_error("invalid row count '%s' (at least 10000)", optarg);
 			rows_set = true;
 			break;
-		case 't':
+		case O_TRIALS:
 			wo.trials = (int)strtol(optarg, &end, 10);
 			if (*end || wo.trials < 1 || wo.trials > 64)
 				return cli_usage_error("invalid trials '%s' (1-64)", optarg);
 			trials_set = true;
 			break;
-		case 'D':
+		case O_DIR:
 			wo.dir = so.dir = optarg;
 			dir_set = true;
 			break;
-		case 'W':
+		case O_WORKER:
 			return bench_warmup_worker(optarg);
 		case 'h':
 			fputs(usage_text, stdout);
@@ -385,6 +422,8 @@ int cmd_bench(int argc, char **argv)
 			return EXIT_PARTIAL;
 		return rc;
 	}
+	out_tag("bench", "warmup");
+	out_list_declare("results");
 	out_list_declare("conditions");
 	out_list_declare("errors");
 	wo.progress = co.fmt == OUT_HUMAN && cli_stderr_tty();

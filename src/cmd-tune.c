@@ -119,6 +119,7 @@ static double sleep_s(double s)
 static int tune_auto(double interval, double duration, int min_pc, int max_pc)
 {
 	struct bench_knob pc_knob = { .path = "/proc/sys/vm/page-cluster" };
+	struct bench_state state;
 	struct sigaction sa = { .sa_handler = on_signal }, old[3];
 	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
 	struct pc_swap_tuner t;
@@ -137,6 +138,22 @@ static int tune_auto(double interval, double duration, int min_pc, int max_pc)
 			     "this kernel lacks vm.page-cluster or the swap_ra counters");
 		return EXIT_PARTIAL;
 	}
+	{
+		long live = 0;
+
+		bench_state_recover("tune", &live);	/* a killed --auto left its page-cluster */
+		bench_state_recover("swapin", &live);
+		if (live) {
+			cli_fail_msg("/proc/sys/vm/page-cluster", "cannot tune", "another tune swap "
+				     "--auto or swapin bench is running");
+			return EXIT_PARTIAL;
+		}
+	}
+	if (bench_read_text(pc_knob.path, v, sizeof(v)) < 0)
+		return EXIT_PARTIAL;
+	if (bench_state_open(&state, "tune") < 0)
+		cli_warn("cannot keep a state file in /run/pagecache: a kill -9 would leave "
+			 "vm.page-cluster changed");
 	pc_swap_tuner_init(&t, atoi(v));
 	t.min_pc = min_pc;
 	t.max_pc = max_pc;
@@ -197,6 +214,8 @@ static int tune_auto(double interval, double duration, int min_pc, int max_pc)
 	if (bench_knob_restore(&pc_knob) < 0) {
 		cli_warn("could not restore vm.page-cluster to %s", pc_knob.orig);
 		rc = -EIO;
+	} else {
+		bench_state_close(&state);
 	}
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &old[i], NULL);
@@ -207,11 +226,16 @@ static int tune_auto(double interval, double duration, int min_pc, int max_pc)
 		orec_f64(&rec, "duration_s", el);
 		orec_u64(&rec, "moves", (uint64_t)moves, 0);
 		orec_f64(&rec, "mean_page_cluster", time_acc > 0 ? pc_time / time_acc : t.pc);
-		orec_str(&rec, "restored_to", pc_knob.saved ? pc_knob.orig : v, 0);
+		if (pc_knob.changed)	/* the restore failed */
+			orec_null(&rec, "restored_to");
+		else
+			orec_str(&rec, "restored_to", pc_knob.saved ? pc_knob.orig : v, 0);
 		out_object("auto", &rec);
-		out_human_line("stopped after %.1f s, %d moves, mean page-cluster %.2f; vm.page-cluster "
-			       "is back to %s", el, moves, time_acc > 0 ? pc_time / time_acc : t.pc,
-			       pc_knob.saved ? pc_knob.orig : v);
+		if (!pc_knob.changed)
+			out_human_line("stopped after %.1f s, %d moves, mean page-cluster %.2f; "
+				       "vm.page-cluster is back to %s", el, moves,
+				       time_acc > 0 ? pc_time / time_acc : t.pc,
+				       pc_knob.saved ? pc_knob.orig : v);
 	}
 	return rc < 0 ? EXIT_PARTIAL : 0;
 }
@@ -238,17 +262,19 @@ static int tune_show(double interval)
 	dt = sleep_s(interval);
 	pc_vmstat_read(vm_names, v1, 4);
 	for (int i = 0; i < n; i++) {
-		struct orec rec = { 0 };
-
 		if (!d[i].zram)
 			only_zram = false;
 		if (d[i].rotational == 1 && !rot[0])
 			memcpy(rot, d[i].name, sizeof(rot));
+	}
+	for (int i = 0; i < n; i++) {
+		struct orec rec = { 0 };
+
 		orec_str(&rec, "name", d[i].name, 0);
 		orec_str(&rec, "type", d[i].type, 0);
 		orec_u64(&rec, "size", d[i].size, OF_BYTES);
 		orec_u64(&rec, "used", d[i].used, OF_BYTES);
-		orec_u64(&rec, "priority", (uint64_t)(int64_t)d[i].prio, 0);
+		orec_f64(&rec, "priority", d[i].prio);	/* swapon's default is negative */
 		if (d[i].rotational < 0)
 			orec_null(&rec, "rotational");
 		else
@@ -318,14 +344,19 @@ static int tune_show(double interval)
 			};
 
 			out_columns("devices", cols, 6);
+			int most = pc >= 0 ? 1 << pc : 0;
+
+			if (vma_on && !rot[0] && pc > 5)
+				most = 32;	/* VMA readahead's window stops at 1 << 5 */
 			out_human_line("page-cluster %d (up to %d pages a readahead); VMA readahead %s%s%s",
-				       pc, pc >= 0 ? 1 << pc : 0, vma_on ? "on" : "off",
+				       pc, most, vma_on ? "on" : "off",
 				       vma_on && rot[0] ? ", but not in effect: rotational swap " : "",
 				       vma_on && rot[0] ? rot : "");
 			if (ratio >= 0)
 				out_human_line("over %.1f s: readahead hits %.1f%% (%llu of %llu), %.0f "
 					       "swap-ins/s, %.0f major faults/s", dt, 100 * ratio,
-					       (unsigned long long)hit, (unsigned long long)ra,
+					       (unsigned long long)(hit < ra ? hit : ra),
+					       (unsigned long long)ra,
 					       (double)in / dt, (double)(v1[3] - v0[3]) / dt);
 			else
 				out_human_line("over %.1f s: no readahead, %.0f swap-ins/s, %.0f major "

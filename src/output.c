@@ -518,7 +518,10 @@ static void field_text(const struct ofield *f, char *buf, size_t len)
 			snprintf(buf, len, "%llu", (unsigned long long)f->u);
 		break;
 	case OF_F64:
-		snprintf(buf, len, "%.4g", f->d);
+		if (f->d == (double)(long long)f->d && f->d > -1e15 && f->d < 1e15)
+			snprintf(buf, len, "%lld", (long long)f->d);	/* 32767, not 3.277e+04 */
+		else
+			snprintf(buf, len, "%.4g", f->d);
 		break;
 	case OF_STR:
 	case OF_JSON:

@@ -24,6 +24,11 @@ t_ok "the restored condition reports its prefetch" \
 	jq -e '.conditions[] | select(.condition=="restored") | .prefetch_ms > 0 and .prefetch_mib > 0' w.json
 t_ok "the database is kept for the next run" test -s "$T_DIR/wu/warmup-20000.db"
 t_is "setup names the rows" "$(jq .setup.rows w.json)" 20000
+t_is "the document names its bench" "$(jq -r .bench w.json)" warmup
+t_is "a results row per condition, for bench compare" "$(jq '.results | length' w.json)" "$(jq '.conditions | length' w.json)"
+t_ok "with per-trial values" jq -e '[.results[].metrics.q1_ms.values | length == 1] | all' w.json
+pc bench compare w.json w.json --json >wc.json 2>/dev/null
+t_is "bench compare reads warmup results" "$(jq -r .setup.bench wc.json)" warmup
 
 # readtwice: shape, and nothing left behind (mounts, loop devices, cgroups), SIGINT too
 left() { echo "$(mount | grep -c pagecache-readtwice) $(find /sys/fs/cgroup -maxdepth 6 -name 'pc-readtwice-*' 2>/dev/null | wc -l) $(losetup -a 2>/dev/null | grep -c pagecache-readtwice)"; }
@@ -37,11 +42,31 @@ t_ok "per-cgroup rows add up to the aggregate" \
 t_is "nothing left behind (mounts, cgroups, loops)" "$(left)" "0 0 0"
 pc bench readtwice --cgroups 2 --layout shared --duration 1 --size 256M --json >rs.json 2>/dev/null
 t_is "--layout shared runs" "$(jq -r .total.layout rs.json)" shared
+t_is "and has one cgroup row, with every reader" "$(jq '.cgroups | length' rs.json) $(jq '[.readers[].cgroup] | unique | length' rs.json)" "1 1"
+t_is "reader rows name their file" "$(jq -c '[.readers[].file] | unique' rs.json)" "[0,1]"
 "$PAGECACHE" bench readtwice --cgroups 2 --duration 30 --size 256M >/dev/null 2>ri.err &
 bp=$!
 sleep 1.5
 kill -INT $bp; wait $bp; rc=$?
 t_is "SIGINT stops it (exit 130)" "$rc" 130
 t_is "and it still cleans up" "$(left)" "0 0 0"
+"$PAGECACHE" bench readtwice --cgroups 2 --duration 30 --size 256M >/dev/null 2>&1 &
+bp=$!
+for i in $(seq 50); do [ "$(left)" != "0 0 0" ] && [ -e /run/pagecache/readtwice-$bp.state ] && break; sleep 0.1; done
+sleep 1
+kill -9 $bp; wait $bp 2>/dev/null
+t_ok "kill -9 leaves mounts behind" test "$(left)" != "0 0 0"
+pc bench readtwice --cgroups 1 --duration 0.5 --size 256M --runs 2 --json >rr.json 2>rr.err
+t_ok "the next run undoes them and says so" grep -q "undid what a killed run (pid $bp)" rr.err
+t_is "nothing is left behind" "$(left)" "0 0 0"
+t_is "--runs 2: one results row" "$(jq '.results | length' rr.json)" 1
+t_is "with runs 2" "$(jq '.results[0].runs' rr.json)" 2
+t_is "and two values per metric" "$(jq '.results[0].metrics.aggregate_mbps.values | length' rr.json)" 2
+t_is "reader rows name their run" "$(jq '[.readers[].run] | unique' -c rr.json)" "[1,2]"
 pc bench readtwice --layout sideways >o 2>e; t_is "a bad layout exits 2" $? 2
+pc bench warmup --page-cluster 3 >o 2>e; t_is "another experiment's option exits 2" $? 2
+t_ok "and names it" grep -q "not an option of warmup" e
+pc bench swapin --kv --page-cluster 0,0 >o 2>e; t_is "--kv does not clash with bench's options" $? 2
+pc bench readtwice --prom --cgroups 0 >o 2>e; t_is "nor --prom" $? 2
+pc bench readtwice --json --cgroups 0 >o 2>e; t_ok "a usage error with --json is one JSON document" jq -e .usage o
 t_done

@@ -76,6 +76,9 @@ t_ok "readahead cuts seq's major faults to under a third of page-cluster 0's" \
 	       ([.results[] | select(.workload == "seq" and .page_cluster == 0 and .vma_ra == "on")][0].metrics.pgmajfault.mean)' s.json
 t_ok "on seq's readahead hits the tuner climbs above 3" \
 	jq -e '[.results[] | select(.workload == "seq" and .page_cluster == "auto") | .metrics.auto_page_cluster.mean > 3] | all' s.json
+t_ok "the tuner is checked against the best fixed setting" \
+	jq -e '.auto_check | has("auto_worst_percent") and has("auto_worst_at") and
+	       (.auto_within_target | type) == "boolean" and (.fixed_worst_percent | has("0") and has("3"))' s.json
 t_is "the system is left as found (sysctls, knobs, swaps, devices, cgroups)" "$(state)" "$before"
 
 # compare reads what the bench wrote
@@ -91,6 +94,29 @@ sleep 3
 kill -INT $bp; wait $bp; rc=$?
 t_is "SIGINT stops bench swapin (exit 130)" "$rc" 130
 t_is "and the system is left as found" "$(state)" "$before"
+
+# kill -9 cannot be caught: the next run undoes what the killed one left
+"$PAGECACHE" bench swapin --workload seq --page-cluster 4 --vma-ra on --runs 20 \
+	--working-set 64M --limit 48M --passes 3 >/dev/null 2>/dev/null &
+bp=$!
+for i in $(seq 50); do [ "$(cat /proc/sys/vm/page-cluster)" = 4 ] && break; sleep 0.1; done
+kill -9 $bp; wait $bp 2>/dev/null
+t_ok "a killed bench leaves swap on" grep -q '^/dev/' /proc/swaps
+t_ok "and a state file naming what it changed" ls /run/pagecache/swapin-$bp.state
+pc tune swap --auto --duration 0.2 -i 0.1 >/dev/null 2>k.err
+t_ok "the next run (tune swap --auto) undoes it and says so" grep -q "undid what a killed run (pid $bp)" k.err
+t_is "the system is as found again" "$(state)" "$before"
+t_ok "and the state file is gone" test ! -e /run/pagecache/swapin-$bp.state
+"$PAGECACHE" tune swap --auto --min 5 --max 5 -i 0.1 >/dev/null 2>&1 &
+tp=$!
+sleep 0.5
+pc bench swapin --quick >o 2>e; t_is "bench swapin refuses to run beside tune swap --auto" $? 1
+t_ok "and says why" grep -q "share vm.page-cluster" e
+kill -9 $tp; wait $tp 2>/dev/null
+t_is "a killed tune swap --auto leaves page-cluster 5" "$(cat /proc/sys/vm/page-cluster)" 5
+pc tune swap --auto --duration 0.2 -i 0.1 --json >k.json 2>k.err
+t_is "the next one puts back 2 first" "$(jq -r .auto.restored_to k.json)" 2
+t_is "and leaves 2" "$(cat /proc/sys/vm/page-cluster)" 2
 
 # the control: plain zram, where the kernel skips readahead for private pages
 pc bench swapin --swap-device zram --workload seq --page-cluster 3 --vma-ra on --runs 1 \

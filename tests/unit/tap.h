@@ -32,6 +32,21 @@ static inline int ok(int cond, const char *fmt, ...)
 	return cond;
 }
 
+/* A small file (a recorded fixture) as a string; NULL if unreadable. */
+static inline char *slurp(const char *path)
+{
+	static char buf[65536];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
 static inline void skip(const char *why, const char *what)
 {
 	printf("ok %d - %s # skip %s\n", ++tap_n, what, why);

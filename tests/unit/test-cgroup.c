@@ -5,20 +5,6 @@
 #include "pagecache.h"
 #include "tap.h"
 
-static char *slurp(const char *path)
-{
-	static char buf[16384];
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
-
 int main(void)
 {
 	struct pc_cgroup_stat s;

@@ -5,20 +5,6 @@
 #include "pagecache.h"
 #include "tap.h"
 
-static char *slurp(const char *path)
-{
-	static char buf[65536];
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
-
 /* Feed the same interval `times` times; the page-cluster at the end. */
 static int feed(struct pc_swap_tuner *t, int times, uint64_t ra, uint64_t hit, uint64_t swpin)
 {
