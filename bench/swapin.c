@@ -622,6 +622,7 @@ static double mean_of(const struct config *c, int m)
 static void auto_check(const struct swapin_opts *o, struct config *cfg, int ncfg)
 {
 	double auto_worst = 0, fixed_worst[10] = { 0 };
+	struct pc_welch welch = { 0 };
 	char worst_at[64] = "", line[400];
 	size_t at = 0;
 	struct orec rec = { 0 };
@@ -629,6 +630,7 @@ static void auto_check(const struct swapin_opts *o, struct config *cfg, int ncfg
 	for (int w = 0; w < WL_COUNT; w++)
 		for (int vi = 0; vi < o->nvma; vi++) {
 			double best = 0, autom = -1;
+			struct config *bc = NULL, *ac = NULL;
 
 			for (int i = 0; i < ncfg; i++) {
 				struct config *c = &cfg[i];
@@ -637,14 +639,23 @@ static void auto_check(const struct swapin_opts *o, struct config *cfg, int ncfg
 				if (c->workload != w || c->vma != o->vmas[vi] || !c->n)
 					continue;
 				m = mean_of(c, M_REAL);
-				if (c->pc == PC_AUTO)
+				if (c->pc == PC_AUTO) {
 					autom = m;
-				else if (best == 0 || m < best)
+					ac = c;
+				} else if (best == 0 || m < best) {
 					best = m;
+					bc = c;
+				}
 			}
 			if (best <= 0 || autom < 0)
 				continue;
 			if (100 * (autom / best - 1) > auto_worst || !worst_at[0]) {
+				struct pc_summary sa, sb;
+
+				/* is the worst loss more than noise? */
+				pc_summarize(bc->v[M_REAL], (size_t)bc->n, &sb);
+				pc_summarize(ac->v[M_REAL], (size_t)ac->n, &sa);
+				pc_welch_test(&sb, &sa, &welch);
 				auto_worst = 100 * (autom / best - 1);
 				snprintf(worst_at, sizeof(worst_at), "%s, vma_ra %s", wl_names[w],
 					 o->vmas[vi] ? "on" : "off");
@@ -662,6 +673,10 @@ static void auto_check(const struct swapin_opts *o, struct config *cfg, int ncfg
 	orec_f64(&rec, "auto_worst_percent", auto_worst);
 	orec_str(&rec, "auto_worst_at", worst_at, 0);
 	orec_bool(&rec, "auto_within_target", auto_worst <= 10);
+	if (welch.valid)
+		orec_f64(&rec, "auto_worst_welch_p", welch.p);
+	else
+		orec_null(&rec, "auto_worst_welch_p");
 	{
 		char js[400];
 		size_t j = 0;
@@ -683,6 +698,9 @@ static void auto_check(const struct swapin_opts *o, struct config *cfg, int ncfg
 	out_object("auto_check", &rec);
 	out_human_line("tuner: real time at most %+.1f%% from the best fixed setting (worst: %s; "
 		       "target within 10%%)", auto_worst, worst_at);
+	if (welch.valid)
+		out_human_line("  that worst difference: Welch's t-test p = %.3f (%s at alpha 0.05)",
+			       welch.p, welch.p < 0.05 ? "significant" : "not significant");
 	out_human_line("fixed settings, worst against the best: %s", line);
 }
 

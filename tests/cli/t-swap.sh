@@ -77,7 +77,7 @@ t_ok "readahead cuts seq's major faults to under a third of page-cluster 0's" \
 t_ok "on seq's readahead hits the tuner climbs above 3" \
 	jq -e '[.results[] | select(.workload == "seq" and .page_cluster == "auto") | .metrics.auto_page_cluster.mean > 3] | all' s.json
 t_ok "the tuner is checked against the best fixed setting" \
-	jq -e '.auto_check | has("auto_worst_percent") and has("auto_worst_at") and
+	jq -e '.auto_check | has("auto_worst_percent") and has("auto_worst_at") and has("auto_worst_welch_p") and
 	       (.auto_within_target | type) == "boolean" and (.fixed_worst_percent | has("0") and has("3"))' s.json
 t_is "the system is left as found (sysctls, knobs, swaps, devices, cgroups)" "$(state)" "$before"
 
