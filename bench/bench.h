@@ -19,8 +19,6 @@ int bench_run_cmd(char *const argv[], bool quiet);
 /* sync, then drop the page cache (root); 0 or -errno. */
 int bench_drop_caches(void);
 
-/* A sysctl or sysfs file's first line (trailing newline cut); 0 or -errno. */
-int bench_read_text(const char *path, char *buf, size_t len);
 int bench_write_text(const char *path, const char *value);
 
 /*

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "pagecache.h"
 #include "stats.h"
 
 #include <dirent.h>
@@ -58,23 +59,6 @@ int bench_drop_caches(void)
 	return 0;
 }
 
-int bench_read_text(const char *path, char *buf, size_t len)
-{
-	ssize_t got;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	got = read(fd, buf, len - 1);
-	close(fd);
-	if (got < 0)
-		return -errno;
-	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
-		got--;
-	buf[got] = 0;
-	return 0;
-}
-
 static struct bench_state *attached;
 
 int bench_write_text(const char *path, const char *value)
@@ -97,7 +81,7 @@ int bench_knob_set(struct bench_knob *k, const char *value)
 	if (!k->saved) {
 		char line[400];
 
-		rc = bench_read_text(k->path, k->orig, sizeof(k->orig));
+		rc = pc_read_text(k->path, k->orig, sizeof(k->orig));
 		if (rc < 0)
 			return rc;
 		k->saved = true;
@@ -191,7 +175,7 @@ static int undo_line(const char *key, char *val)
 
 		/* the workload may outlive us: kill what is left in it first */
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", val);
-		for (int i = 0; i < 50 && bench_read_text(procs, buf, sizeof(buf)) == 0 && buf[0]; i++) {
+		for (int i = 0; i < 50 && pc_read_text(procs, buf, sizeof(buf)) == 0 && buf[0]; i++) {
 			for (p = buf; *p; p = end) {
 				long pid = strtol(p, &end, 10);
 
@@ -259,14 +243,14 @@ int bench_state_recover(const char *kind, long *ret_live)
 
 			/* alive, and pagecache: running now (else a reused pid) */
 			snprintf(cp, sizeof(cp), "/proc/%ld/comm", pid);
-			if (bench_read_text(cp, comm, sizeof(comm)) < 0 || !strcmp(comm, "pagecache")) {
+			if (pc_read_text(cp, comm, sizeof(comm)) < 0 || !strcmp(comm, "pagecache")) {
 				if (ret_live)
 					*ret_live = pid;
 				continue;
 			}
 		}
 		snprintf(path, sizeof(path), STATE_DIR "/%s", e->d_name);
-		if (bench_read_text(path, text, sizeof(text)) < 0)
+		if (pc_read_text(path, text, sizeof(text)) < 0)
 			continue;
 		for (char *save = NULL, *l = strtok_r(text, "\n", &save); l && n < 256;
 		     l = strtok_r(NULL, "\n", &save))

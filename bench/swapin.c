@@ -350,10 +350,10 @@ static int zram_make(uint64_t disksize)
 	char buf[128], p[128], alg[256];
 	int rc;
 
-	if (bench_read_text("/sys/class/zram-control/hot_add", buf, sizeof(buf)) == 0) {
+	if (pc_read_text("/sys/class/zram-control/hot_add", buf, sizeof(buf)) == 0) {
 		S.zram_id = atoi(buf);
 		bench_state_put(&S.state, "zram", buf);
-	} else if (bench_read_text("/sys/block/zram0/disksize", buf, sizeof(buf)) == 0 &&
+	} else if (pc_read_text("/sys/block/zram0/disksize", buf, sizeof(buf)) == 0 &&
 		   !strcmp(buf, "0")) {
 		S.zram_reset0 = true;	/* zram0 exists, unused: borrow it */
 		bench_state_put(&S.state, "zram-borrowed", "0");
@@ -362,7 +362,7 @@ static int zram_make(uint64_t disksize)
 	}
 	snprintf(S.zram_dev, sizeof(S.zram_dev), "/dev/zram%d", S.zram_id >= 0 ? S.zram_id : 0);
 	snprintf(p, sizeof(p), "/sys/block/zram%d/comp_algorithm", S.zram_id >= 0 ? S.zram_id : 0);
-	if (bench_read_text(p, alg, sizeof(alg)) == 0 && strstr(alg, "lz4"))
+	if (pc_read_text(p, alg, sizeof(alg)) == 0 && strstr(alg, "lz4"))
 		bench_write_text(p, "lz4");
 	snprintf(p, sizeof(p), "/sys/block/zram%d/disksize", S.zram_id >= 0 ? S.zram_id : 0);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)disksize);
@@ -391,10 +391,10 @@ static bool other_rotational_swap(char *which, size_t len)
 			continue;
 		d = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
 		snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/queue/rotational", major(d), minor(d));
-		if (bench_read_text(p, v, sizeof(v)) < 0) {
+		if (pc_read_text(p, v, sizeof(v)) < 0) {
 			snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/../queue/rotational", major(d),
 				 minor(d));
-			if (bench_read_text(p, v, sizeof(v)) < 0)
+			if (pc_read_text(p, v, sizeof(v)) < 0)
 				continue;
 		}
 		if (!strcmp(v, "1")) {
@@ -850,7 +850,7 @@ int bench_swapin(const struct swapin_opts *o)
 		char z[8];
 
 		/* zswap would take the swap-outs before they reach the device */
-		if (bench_read_text(S.zswap.path, z, sizeof(z)) == 0 && (z[0] == 'Y' || z[0] == '1'))
+		if (pc_read_text(S.zswap.path, z, sizeof(z)) == 0 && (z[0] == 'Y' || z[0] == '1'))
 			bench_knob_set(&S.zswap, "N");
 	}
 	rc = swap_make(o);

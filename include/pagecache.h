@@ -78,6 +78,8 @@ int pc_parse_size(const char *s, uint64_t *ret_bytes);
 /* "1.5G"-style, into buf; returns buf. */
 char *pc_human_size(uint64_t bytes, char *buf, size_t len);
 double pc_now(void);			/* CLOCK_MONOTONIC seconds */
+/* A small file (sysctl, sysfs, cgroup) into buf, trailing newline cut; 0 or -errno. */
+int pc_read_text(const char *path, char *buf, size_t len);
 
 /* ---- residency.c ----------------------------------------------------- */
 

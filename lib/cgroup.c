@@ -186,21 +186,6 @@ int pc_cgroup_parse_stat(int version, const char *stat, struct pc_cgroup_stat *r
 	return 0;
 }
 
-static int read_text(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	return 0;
-}
-
 int pc_cgroup_read(const char *dir, int version, struct pc_cgroup_stat *ret)
 {
 	char path[700], buf[8192], val[64];
@@ -208,7 +193,7 @@ int pc_cgroup_read(const char *dir, int version, struct pc_cgroup_stat *ret)
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/memory.stat", dir);
-	rc = read_text(path, buf, sizeof(buf));
+	rc = pc_read_text(path, buf, sizeof(buf));
 	if (rc < 0)
 		return rc;
 	rc = pc_cgroup_parse_stat(version, buf, &s);
@@ -217,18 +202,18 @@ int pc_cgroup_read(const char *dir, int version, struct pc_cgroup_stat *ret)
 	s.limit = UINT64_MAX;	/* the v2 root has no memory.max: no limit */
 	snprintf(path, sizeof(path), "%s/%s", dir,
 		 version == 1 ? "memory.limit_in_bytes" : "memory.max");
-	if (read_text(path, val, sizeof(val)) == 0)
+	if (pc_read_text(path, val, sizeof(val)) == 0)
 		s.limit = strncmp(val, "max", 3) ? strtoull(val, NULL, 10) : UINT64_MAX;
 	if (s.limit >= (1ull << 62))
 		s.limit = UINT64_MAX;	/* v1 says "no limit" with a huge number */
 	snprintf(path, sizeof(path), "%s/%s", dir,
 		 version == 1 ? "memory.usage_in_bytes" : "memory.current");
-	if (read_text(path, val, sizeof(val)) == 0) {
+	if (pc_read_text(path, val, sizeof(val)) == 0) {
 		s.usage = strtoull(val, NULL, 10);
 		s.has_usage = true;
 	}
 	snprintf(path, sizeof(path), "%s/memory.pressure", dir);
-	if (read_text(path, buf, sizeof(buf)) == 0 &&
+	if (pc_read_text(path, buf, sizeof(buf)) == 0 &&
 	    sscanf(buf, "some avg10=%lf", &s.psi_some10) == 1) {
 		char *full = strstr(buf, "full avg10=");
 
@@ -240,7 +225,6 @@ int pc_cgroup_read(const char *dir, int version, struct pc_cgroup_stat *ret)
 	return 0;
 }
 
-static int read_text(const char *path, char *buf, size_t len);
 
 int pc_cgroup_create(const char *parent_dir, const char *name, char *ret, size_t len)
 {
@@ -326,7 +310,7 @@ int pc_cgroup_child_parent(char *ret, size_t len, int *ret_version)
 	for (;;) {
 		snprintf(path, sizeof(path), "%s%s/cgroup.subtree_control", root,
 			 strcmp(self, "/") ? self : "");
-		if (read_text(path, ctl, sizeof(ctl)) == 0 && strstr(ctl, "memory")) {
+		if (pc_read_text(path, ctl, sizeof(ctl)) == 0 && strstr(ctl, "memory")) {
 			snprintf(ret, len, "%s%s", root, strcmp(self, "/") ? self : "");
 			return 0;
 		}

@@ -8,11 +8,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 int pc_parse_size(const char *s, uint64_t *ret_bytes)
 {
@@ -74,4 +76,21 @@ double pc_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int pc_read_text(const char *path, char *buf, size_t len)
+{
+	ssize_t got;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	got = read(fd, buf, len - 1);
+	close(fd);
+	if (got < 0)
+		return -errno;
+	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
+		got--;
+	buf[got] = 0;
+	return 0;
 }

@@ -91,10 +91,10 @@ static int read_swaps(struct swap_dev *d, int max)
 			dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
 			snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/queue/rotational", major(dev),
 				 minor(dev));
-			if (bench_read_text(p, v, sizeof(v)) < 0) {	/* a partition */
+			if (pc_read_text(p, v, sizeof(v)) < 0) {	/* a partition */
 				snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/../queue/rotational",
 					 major(dev), minor(dev));
-				if (bench_read_text(p, v, sizeof(v)) < 0)
+				if (pc_read_text(p, v, sizeof(v)) < 0)
 					v[0] = 0;
 			}
 			if (v[0])
@@ -133,7 +133,7 @@ static int tune_auto(double interval, double duration, int min_pc, int max_pc)
 		cli_fail_msg("/proc/sys/vm/page-cluster", "cannot tune", "--auto needs root");
 		return EXIT_PARTIAL;
 	}
-	if (bench_read_text(pc_knob.path, v, sizeof(v)) < 0 || pc_vmstat_read(vm_names, prev, 4) < 4) {
+	if (pc_read_text(pc_knob.path, v, sizeof(v)) < 0 || pc_vmstat_read(vm_names, prev, 4) < 4) {
 		cli_fail_msg("/proc/vmstat", "cannot tune",
 			     "this kernel lacks vm.page-cluster or the swap_ra counters");
 		return EXIT_PARTIAL;
@@ -149,7 +149,7 @@ static int tune_auto(double interval, double duration, int min_pc, int max_pc)
 			return EXIT_PARTIAL;
 		}
 	}
-	if (bench_read_text(pc_knob.path, v, sizeof(v)) < 0)
+	if (pc_read_text(pc_knob.path, v, sizeof(v)) < 0)
 		return EXIT_PARTIAL;
 	if (bench_state_open(&state, "tune") < 0)
 		cli_warn("cannot keep a state file in /run/pagecache: a kill -9 would leave "
@@ -250,9 +250,9 @@ static int tune_show(double interval)
 	bool only_zram = n > 0, vma_on;
 	double dt, ratio = -1;
 
-	if (bench_read_text("/proc/sys/vm/page-cluster", buf, sizeof(buf)) == 0)
+	if (pc_read_text("/proc/sys/vm/page-cluster", buf, sizeof(buf)) == 0)
 		pc = atoi(buf);
-	bench_read_text("/sys/kernel/mm/swap/vma_ra_enabled", vma, sizeof(vma));
+	pc_read_text("/sys/kernel/mm/swap/vma_ra_enabled", vma, sizeof(vma));
 	vma_on = !strcmp(vma, "true") || !strcmp(vma, "1");
 	if (pc_vmstat_read(vm_names, v0, 4) < 4) {
 		cli_fail_msg("/proc/vmstat", "cannot read",
