@@ -19,7 +19,6 @@ int bench_run_cmd(char *const argv[], bool quiet);
 /* sync, then drop the page cache (root); 0 or -errno. */
 int bench_drop_caches(void);
 
-int bench_write_text(const char *path, const char *value);
 
 /*
  * A kernel knob changed for an experiment: the first set remembers the
@@ -39,10 +38,15 @@ struct bench_knob {
  */
 struct bench_state {
 	char path[128];
+	int fd;				/* open and flock()ed while the run lives */
 };
 int bench_state_open(struct bench_state *st, const char *kind);
 int bench_state_put(struct bench_state *st, const char *key, const char *value);
 void bench_state_close(struct bench_state *st);	/* a clean end: forget it */
+/* In a forked child: let go of the file (its lock means "the run lives"). */
+void bench_state_child(struct bench_state *st);
+/* Empty it, to note again only what a failed teardown left. */
+int bench_state_reset(struct bench_state *st);
 /* Undo the state files of dead processes of this kind; how many. A live one's pid: *ret_live. */
 int bench_state_recover(const char *kind, long *ret_live);
 

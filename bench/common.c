@@ -10,11 +10,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <linux/loop.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -61,19 +63,6 @@ int bench_drop_caches(void)
 
 static struct bench_state *attached;
 
-int bench_write_text(const char *path, const char *value)
-{
-	size_t n = strlen(value);
-	int rc = 0, fd = open(path, O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, n) != (ssize_t)n)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 int bench_knob_set(struct bench_knob *k, const char *value)
 {
 	int rc;
@@ -88,7 +77,7 @@ int bench_knob_set(struct bench_knob *k, const char *value)
 		snprintf(line, sizeof(line), "%s %s", k->path, k->orig);
 		bench_state_put(attached, "knob", line);
 	}
-	rc = bench_write_text(k->path, value);
+	rc = pc_write_text(k->path, value);
 	if (rc == 0)
 		k->changed = true;
 	return rc;
@@ -99,7 +88,7 @@ int bench_knob_restore(struct bench_knob *k)
 	int rc = 0;
 
 	if (k->changed) {
-		rc = bench_write_text(k->path, k->orig);
+		rc = pc_write_text(k->path, k->orig);
 		if (rc == 0)
 			k->changed = false;
 	}
@@ -116,18 +105,26 @@ int bench_knob_restore(struct bench_knob *k)
  */
 #define STATE_DIR "/run/pagecache"
 
+/*
+ * The file stays open and flock()ed for the whole run: "dead" is exactly
+ * "its lock can be taken", whatever the pid now belongs to.
+ */
 int bench_state_open(struct bench_state *st, const char *kind)
 {
-	int fd;
-
 	mkdir(STATE_DIR, 0700);
 	snprintf(st->path, sizeof(st->path), STATE_DIR "/%s-%d.state", kind, getpid());
-	fd = open(st->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
+	/* a file with our pid is a dead predecessor's: recover it first */
+	bench_state_recover(kind, NULL);
+	st->fd = open(st->path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+	if (st->fd < 0 || flock(st->fd, LOCK_EX | LOCK_NB) < 0) {
+		int rc = -errno;
+
+		if (st->fd >= 0)
+			close(st->fd);
+		st->fd = -1;
 		st->path[0] = 0;
-		return -errno;
+		return rc;
 	}
-	close(fd);
 	attached = st;
 	return 0;
 }
@@ -135,26 +132,41 @@ int bench_state_open(struct bench_state *st, const char *kind)
 int bench_state_put(struct bench_state *st, const char *key, const char *value)
 {
 	char line[700];
-	int n, fd, rc = 0;
+	int n;
 
 	if (!st || !st->path[0])
 		return 0;
 	n = snprintf(line, sizeof(line), "%s %s\n", key, value);
-	fd = open(st->path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, line, (size_t)n) != n)
-		rc = -errno;
-	fdatasync(fd);
-	close(fd);
-	return rc;
+	if (write(st->fd, line, (size_t)n) != n)
+		return -EIO;
+	fdatasync(st->fd);
+	return 0;
+}
+
+void bench_state_child(struct bench_state *st)
+{
+	if (st->path[0])
+		close(st->fd);	/* a forked child must not hold the run's lock */
+	st->path[0] = 0;
+	st->fd = -1;
+	attached = NULL;
+}
+
+int bench_state_reset(struct bench_state *st)
+{
+	if (!st->path[0])
+		return 0;
+	return ftruncate(st->fd, 0) < 0 ? -errno : 0;
 }
 
 void bench_state_close(struct bench_state *st)
 {
-	if (st->path[0])
-		unlink(st->path);
+	if (!st->path[0])
+		return;		/* never opened (a zeroed struct: fd 0 is not ours) */
+	unlink(st->path);
 	st->path[0] = 0;
+	close(st->fd);		/* the lock goes with it */
+	st->fd = -1;
 	if (attached == st)
 		attached = NULL;
 }
@@ -168,7 +180,7 @@ static int undo_line(const char *key, char *val)
 		if (!sp)
 			return -EINVAL;
 		*sp = 0;
-		return bench_write_text(val, sp + 1);
+		return pc_write_text(val, sp + 1);
 	}
 	if (!strcmp(key, "cgroup")) {
 		char procs[800], buf[4096], *p, *end;
@@ -204,10 +216,10 @@ static int undo_line(const char *key, char *val)
 		int rc;
 
 		snprintf(p, sizeof(p), "/sys/block/zram%s/reset", val);
-		for (int i = 0; i < 50 && (rc = bench_write_text(p, "1")) == -EBUSY; i++)
+		for (int i = 0; i < 50 && (rc = pc_write_text(p, "1")) == -EBUSY; i++)
 			usleep(20000);
 		if (!strcmp(key, "zram"))
-			rc = bench_write_text("/sys/class/zram-control/hot_remove", val);
+			rc = pc_write_text("/sys/class/zram-control/hot_remove", val);
 		return rc == -ENOENT ? 0 : rc;
 	}
 	if (!strcmp(key, "file"))
@@ -229,33 +241,44 @@ int bench_state_recover(const char *kind, long *ret_live)
 	if (!d)
 		return 0;
 	while ((e = readdir(d))) {
-		char path[300], text[16384], *lines[256];
-		int n = 0, failed = 0;
+		char path[300], *text, **lines = NULL;
+		int n = 0, failed = 0, fd;
 		long pid;
+		ssize_t got;
 
 		if (strncmp(e->d_name, kind, klen) || e->d_name[klen] != '-')
 			continue;
 		pid = strtol(e->d_name + klen + 1, NULL, 10);
-		if (pid <= 0 || pid == getpid())
-			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) {
-			char comm[64], cp[64];
-
-			/* alive, and pagecache: running now (else a reused pid) */
-			snprintf(cp, sizeof(cp), "/proc/%ld/comm", pid);
-			if (pc_read_text(cp, comm, sizeof(comm)) < 0 || !strcmp(comm, "pagecache")) {
-				if (ret_live)
-					*ret_live = pid;
-				continue;
-			}
-		}
 		snprintf(path, sizeof(path), STATE_DIR "/%s", e->d_name);
-		if (pc_read_text(path, text, sizeof(text)) < 0)
+		if (attached && !strcmp(path, attached->path))
+			continue;	/* our own, held now */
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
 			continue;
-		for (char *save = NULL, *l = strtok_r(text, "\n", &save); l && n < 256;
-		     l = strtok_r(NULL, "\n", &save))
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {	/* its run holds it: alive */
+			if (ret_live)
+				*ret_live = pid;
+			close(fd);
+			continue;
+		}
+		text = malloc(1 << 20);
+		got = text ? read(fd, text, (1 << 20) - 1) : -1;
+		if (got < 0) {
+			free(text);
+			close(fd);
+			continue;
+		}
+		text[got] = 0;
+		for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
+		     l = strtok_r(NULL, "\n", &save)) {
+			char **nl = realloc(lines, (size_t)(n + 1) * sizeof(*lines));
+
+			if (!nl)
+				break;
+			lines = nl;
 			lines[n++] = l;
-		for (int i = n - 1; i >= 0; i--) {
+		}
+		for (int i = n - 1; i >= 0; i--) {	/* newest first */
 			char *sp = strchr(lines[i], ' ');
 
 			if (!sp)
@@ -266,6 +289,9 @@ int bench_state_recover(const char *kind, long *ret_live)
 		}
 		if (!failed)
 			unlink(path);
+		close(fd);
+		free(lines);
+		free(text);
 		recovered++;
 		fprintf(stderr, "pagecache: undid what a killed run (pid %ld) left behind%s\n", pid,
 			failed ? " (some of it failed: see " STATE_DIR ")" : "");
@@ -274,17 +300,36 @@ int bench_state_recover(const char *kind, long *ret_live)
 	return recovered;
 }
 
+/* JSON has no NaN or infinity: those are null */
+static void json_num(FILE *f, double d)
+{
+	if (isfinite(d))
+		fprintf(f, "%.10g", d);
+	else
+		fputs("null", f);
+}
+
 void bench_metric_json(FILE *f, bool first, const char *name, const double *v, int n,
 		       bool higher_better, const char *unit)
 {
 	struct pc_summary s;
 
 	pc_summarize(v, (size_t)n, &s);
-	fprintf(f, "%s\"%s\": {\"mean\": %.10g, \"stderr\": %.10g, \"stddev\": %.10g, "
-		"\"min\": %.10g, \"max\": %.10g, \"better\": \"%s\", \"unit\": \"%s\", \"values\": [",
-		first ? "" : ", ", name, s.mean, s.stderr_, s.stddev, s.min, s.max,
+	fprintf(f, "%s\"%s\": {\"mean\": ", first ? "" : ", ", name);
+	json_num(f, s.mean);
+	fputs(", \"stderr\": ", f);
+	json_num(f, s.stderr_);
+	fputs(", \"stddev\": ", f);
+	json_num(f, s.stddev);
+	fputs(", \"min\": ", f);
+	json_num(f, s.min);
+	fputs(", \"max\": ", f);
+	json_num(f, s.max);
+	fprintf(f, ", \"better\": \"%s\", \"unit\": \"%s\", \"values\": [",
 		higher_better ? "higher" : "lower", unit);
-	for (int i = 0; i < n; i++)
-		fprintf(f, "%s%.10g", i ? ", " : "", v[i]);
+	for (int i = 0; i < n; i++) {
+		fputs(i ? ", " : "", f);
+		json_num(f, v[i]);
+	}
 	fputs("]}", f);
 }

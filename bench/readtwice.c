@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -133,19 +134,29 @@ static int one_run(struct rt *r, const struct readtwice_opts *o, char file[][400
 	bench_drop_caches();	/* a start from a cold cache; best effort */
 	for (int c = 0; c < o->cgroups; c++)
 		for (int k = 0; k < o->readers; k++) {
-			pid_t pid = fork();
+			pid_t pid = rc < 0 ? -1 : fork();
 
 			if (pid == 0) {
+				prctl(PR_SET_PDEATHSIG, SIGKILL);	/* not past a killed bench */
+				bench_state_child(&r->state);
 				close(startp[1]);
 				close(outp[0]);
 				reader(c * o->readers + k, r->cgdir[o->shared ? 0 : c], file[c],
 				       startp[0], outp[1], o->duration);
 			}
+			if (pid < 0) {
+				if (rc == 0)
+					rc = -errno;	/* the rest are not started */
+				continue;
+			}
 			r->pids[r->npids++] = pid;
 		}
 	close(startp[0]);
 	close(outp[1]);
-	{
+	if (rc < 0) {
+		cli_fail("bench readtwice", -rc, "cannot start every reader in");
+		interrupted = 1;	/* so the started ones are stopped below */
+	} else {
 		char go[MAX_READERS];
 
 		memset(go, 'g', sizeof(go));
@@ -175,7 +186,8 @@ static int one_run(struct rt *r, const struct readtwice_opts *o, char file[][400
 	}
 	if (interrupted)	/* do not wait out the readers' deadline */
 		for (int i = 0; i < r->npids; i++)
-			kill(r->pids[i], SIGKILL);
+			if (r->pids[i] > 0)
+				kill(r->pids[i], SIGKILL);
 	for (int i = 0; i < r->npids; i++) {
 		int st;
 
@@ -183,6 +195,8 @@ static int one_run(struct rt *r, const struct readtwice_opts *o, char file[][400
 			r->pids[i] = 0;
 	}
 	r->npids = 0;
+	if (rc < 0)
+		return rc;
 	if (interrupted) {
 		cli_warn("interrupted: cleaning up");
 		return -EINTR;
@@ -322,7 +336,7 @@ int bench_readtwice(const struct readtwice_opts *o)
 	static uint64_t bytes[MAX_READERS];
 	char parent[700];
 	int version, rc = 0, nreaders = o->cgroups * o->readers;
-	struct sigaction sa = { .sa_handler = on_int }, old_int, old_term, old_hup;
+	struct sigaction sa = { .sa_handler = on_int }, old_int, old_term, old_hup, old_pipe;
 	struct run_figures *runs;
 
 	if (geteuid() != 0) {
@@ -335,6 +349,7 @@ int bench_readtwice(const struct readtwice_opts *o)
 	if (!runs)
 		return EXIT_PARTIAL;
 	memset(&r, 0, sizeof(r));
+	r.state.fd = -1;
 	if (pc_cgroup_child_parent(parent, sizeof(parent), &version) < 0) {
 		cli_fail_msg("/sys/fs/cgroup", "cannot run",
 			     "no memory cgroup controller to make child cgroups with");
@@ -345,6 +360,7 @@ int bench_readtwice(const struct readtwice_opts *o)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
+	sigaction(SIGPIPE, &(struct sigaction){ .sa_handler = SIG_IGN }, &old_pipe);
 	bench_state_recover("readtwice", NULL);	/* what a killed run left */
 	if (bench_state_open(&r.state, "readtwice") < 0)
 		cli_warn("cannot keep a state file in /run/pagecache: a kill -9 would leave "
@@ -437,6 +453,7 @@ out:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
 	{
 		bool cg_left = false;
 
@@ -447,8 +464,19 @@ out:
 			}
 		if (r.tmpfs_mounted || r.img_mounted)
 			cli_warn("could not unmount '%s'", r.top);
-		if (cg_left || r.tmpfs_mounted || r.img_mounted)
+		if (cg_left || r.tmpfs_mounted || r.img_mounted) {
+			/* note only what is left, so the next run undoes no more than that */
+			bench_state_reset(&r.state);
+			bench_state_put(&r.state, "dir", r.top);
+			if (r.tmpfs_mounted)
+				bench_state_put(&r.state, "mount", r.top);
+			if (r.img_mounted)
+				bench_state_put(&r.state, "mount", r.mnt);
+			for (int i = 0; i < r.ncg; i++)
+				if (r.cgdir[i][0])
+					bench_state_put(&r.state, "cgroup", r.cgdir[i]);
 			cli_warn("the next run retries (%s)", r.state.path);
+		}
 		else
 			bench_state_close(&r.state);
 	}

@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -78,6 +79,7 @@ static struct {
 	struct bench_knob page_cluster, vma_ra, zswap, rotational;
 	int zram_id;			/* -1: none made */
 	bool zram_reset0;		/* we used zram0 as found unused */
+	char zram_alg[32];		/* and its compressor then */
 	char zram_dev[64];
 	int loop_fd;			/* -1: none */
 	char loop_dev[64];
@@ -86,7 +88,7 @@ static struct {
 	char cgdir[800];
 	pid_t child;
 	struct bench_state state;	/* for the next run, should we be killed */
-} S = { .zram_id = -1, .loop_fd = -1 };
+} S = { .zram_id = -1, .loop_fd = -1, .state = { .fd = -1 } };
 
 static volatile sig_atomic_t interrupted;
 
@@ -109,30 +111,79 @@ static void teardown(void)
 		S.swap_dev[0] = 0;
 	bench_knob_restore(&S.zswap);
 	bench_knob_restore(&S.rotational);
-	if (S.loop_fd >= 0) {
-		ioctl(S.loop_fd, LOOP_CLR_FD, 0);
+	if (S.loop_fd >= 0 && !S.swap_dev[0] && ioctl(S.loop_fd, LOOP_CLR_FD, 0) == 0) {
 		close(S.loop_fd);
 		S.loop_fd = -1;
 	}
-	if (S.zram_id >= 0 || S.zram_reset0) {
+	if ((S.zram_id >= 0 || S.zram_reset0) && !S.swap_dev[0] && S.loop_fd < 0) {
 		char p[96], id[16];
-		int id_ = S.zram_id >= 0 ? S.zram_id : 0;
+		int id_ = S.zram_id >= 0 ? S.zram_id : 0, rc;
 
 		snprintf(p, sizeof(p), "/sys/block/zram%d/reset", id_);
 		/* the loop device lets go of zram asynchronously: retry a moment */
-		for (int i = 0; i < 50 && bench_write_text(p, "1") == -EBUSY; i++)
+		for (int i = 0; i < 50 && (rc = pc_write_text(p, "1")) == -EBUSY; i++)
 			usleep(20000);
 		if (S.zram_id >= 0) {
 			snprintf(id, sizeof(id), "%d", S.zram_id);
-			if (bench_write_text("/sys/class/zram-control/hot_remove", id) == 0)
+			if (pc_write_text("/sys/class/zram-control/hot_remove", id) == 0)
 				S.zram_id = -1;
+		} else if (rc == 0) {
+			/* a borrowed zram0: its compressor as found, too */
+			if (S.zram_alg[0]) {
+				snprintf(p, sizeof(p), "/sys/block/zram0/comp_algorithm");
+				pc_write_text(p, S.zram_alg);
+			}
+			S.zram_reset0 = false;
 		}
-		S.zram_reset0 = false;
 	}
-	if (S.image[0] && unlink(S.image) == 0)
+	if (S.image[0] && S.loop_fd < 0 && unlink(S.image) == 0)
 		S.image[0] = 0;
 	if (S.cgdir[0] && rmdir(S.cgdir) == 0)
 		S.cgdir[0] = 0;
+}
+
+/*
+ * What teardown could not undo, noted again (alone) in the state file for
+ * the next run; true if anything is left.
+ */
+static bool leftovers(void)
+{
+	struct bench_knob *knobs[] = { &S.page_cluster, &S.vma_ra, &S.zswap, &S.rotational };
+	bool left = false;
+
+	bench_state_reset(&S.state);
+	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+		if (knobs[i]->changed) {
+			char line[400];
+
+			snprintf(line, sizeof(line), "%s %s", knobs[i]->path, knobs[i]->orig);
+			bench_state_put(&S.state, "knob", line);
+			left = true;
+		}
+	if (S.zram_id >= 0 || S.zram_reset0) {
+		char id[16];
+
+		snprintf(id, sizeof(id), "%d", S.zram_id >= 0 ? S.zram_id : 0);
+		bench_state_put(&S.state, S.zram_id >= 0 ? "zram" : "zram-borrowed", id);
+		left = true;
+	}
+	if (S.image[0]) {
+		bench_state_put(&S.state, "file", S.image);
+		left = true;
+	}
+	if (S.loop_fd >= 0) {
+		bench_state_put(&S.state, "loop", S.loop_dev);
+		left = true;
+	}
+	if (S.swap_dev[0]) {
+		bench_state_put(&S.state, "swap", S.swap_dev);
+		left = true;
+	}
+	if (S.cgdir[0]) {
+		bench_state_put(&S.state, "cgroup", S.cgdir);
+		left = true;
+	}
+	return left;
 }
 
 /* ---- the workloads (in the forked child) ---- */
@@ -279,9 +330,9 @@ static void *auto_thread(void *arg)
 	uint64_t prev[3], cur[3];
 	double last = pc_now();
 
-	pc_swap_tuner_init(&t, 3);
-	set_page_cluster(3);
-	pc_vmstat_read(names, prev, 3);
+	pc_swap_tuner_init(&t, 3);	/* run_one has set 3 */
+	if (pc_vmstat_read(names, prev, 3) < 3)
+		return NULL;
 	while (!a->stop) {
 		struct timespec ts = { (time_t)a->interval,
 				       (long)((a->interval - (double)(time_t)a->interval) * 1e9) };
@@ -355,7 +406,12 @@ static int zram_make(uint64_t disksize)
 		bench_state_put(&S.state, "zram", buf);
 	} else if (pc_read_text("/sys/block/zram0/disksize", buf, sizeof(buf)) == 0 &&
 		   !strcmp(buf, "0")) {
+		char alg[256], *l, *r;
+
 		S.zram_reset0 = true;	/* zram0 exists, unused: borrow it */
+		if (pc_read_text("/sys/block/zram0/comp_algorithm", alg, sizeof(alg)) == 0 &&
+		    (l = strchr(alg, '[')) && (r = strchr(l, ']')) && r - l - 1 < 32)
+			snprintf(S.zram_alg, sizeof(S.zram_alg), "%.*s", (int)(r - l - 1), l + 1);
 		bench_state_put(&S.state, "zram-borrowed", "0");
 	} else {
 		return -ENODEV;
@@ -363,10 +419,10 @@ static int zram_make(uint64_t disksize)
 	snprintf(S.zram_dev, sizeof(S.zram_dev), "/dev/zram%d", S.zram_id >= 0 ? S.zram_id : 0);
 	snprintf(p, sizeof(p), "/sys/block/zram%d/comp_algorithm", S.zram_id >= 0 ? S.zram_id : 0);
 	if (pc_read_text(p, alg, sizeof(alg)) == 0 && strstr(alg, "lz4"))
-		bench_write_text(p, "lz4");
+		pc_write_text(p, "lz4");
 	snprintf(p, sizeof(p), "/sys/block/zram%d/disksize", S.zram_id >= 0 ? S.zram_id : 0);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)disksize);
-	rc = bench_write_text(p, buf);
+	rc = pc_write_text(p, buf);
 	for (int i = 0; rc == 0 && i < 100 && access(S.zram_dev, F_OK) < 0; i++)
 		usleep(10000);	/* devtmpfs makes the node */
 	return rc;
@@ -484,72 +540,117 @@ static int wait_byte(int fd, void *buf, size_t len)
 	return got == (ssize_t)len ? 0 : -EIO;
 }
 
+/* The seven counters the table needs, all there? */
+static bool vm_complete(const uint64_t *v)
+{
+	for (int k = 0; k < 7; k++)
+		if (v[k] == PC_VMSTAT_MISSING)
+			return false;
+	return true;
+}
+
 static int run_one(const struct swapin_opts *o, struct config *c, bool *warned)
 {
-	int readyp[2], gop[2], resp[2], st, rc = 0;
+	int readyp[2] = { -1, -1 }, gop[2] = { -1, -1 }, resp[2] = { -1, -1 }, st, rc = 0;
 	uint64_t v0[NVM], v1[NVM];
 	struct child_result res;
 	struct auto_run a = { .interval = o->auto_interval };
-	bool auto_on = false;
+	bool auto_on = false, killed = false;
 	char r;
 
 	if (bench_knob_set(&S.vma_ra, c->vma ? "true" : "false") < 0)
 		return -EIO;
-	if (c->pc != PC_AUTO && set_page_cluster(c->pc) < 0)
+	/* the tuner starts each run from the kernel's default, 3 */
+	if (set_page_cluster(c->pc == PC_AUTO ? 3 : c->pc) < 0)
 		return -EIO;
 	rc = swap_cycle();
 	if (rc < 0)
 		return rc;
-	if (pipe2(readyp, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(gop, O_CLOEXEC) < 0 || pipe2(resp, O_CLOEXEC) < 0)
-		return -errno;
+	if (pipe2(readyp, O_CLOEXEC) < 0 || pipe2(gop, O_CLOEXEC) < 0 ||
+	    pipe2(resp, O_CLOEXEC) < 0) {
+		rc = -errno;
+		goto out;
+	}
 	S.child = fork();
 	if (S.child == 0) {
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* never outlive a killed bench */
+		bench_state_child(&S.state);
+		if (getppid() == 1)
+			_exit(7);
+		close(readyp[0]);	/* the parent's ends: EOF when it dies */
+		close(gop[1]);
+		close(resp[0]);
 		child_main(o, c->workload, readyp[1], gop[0], resp[1]);
+	}
+	if (S.child < 0) {
+		rc = -errno;
+		S.child = 0;
+		goto out;
 	}
 	close(readyp[1]);
 	close(gop[0]);
 	close(resp[1]);
-	if (S.child < 0) {
-		rc = -errno;
-		goto out;
-	}
+	readyp[1] = gop[0] = resp[1] = -1;
 	rc = wait_byte(readyp[0], &r, 1);
 	if (rc < 0)
 		goto out;
-	if (pc_vmstat_read(vm_names, v0, NVM) < 7) {
+	if (pc_vmstat_read(vm_names, v0, NVM) < 0 || !vm_complete(v0)) {
 		rc = -ENOTSUP;
 		goto out;
 	}
 	if (c->pc == PC_AUTO) {
-		if (pthread_create(&a.th, NULL, auto_thread, &a) == 0)
-			auto_on = true;
-		else
-			set_page_cluster(3);
+		sigset_t all, old;
+
+		/* signals go to the main thread, whose read() they must interrupt */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		auto_on = pthread_create(&a.th, NULL, auto_thread, &a) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	if (write(gop[1], "g", 1) != 1) {
 		rc = -EIO;
 		goto out;
 	}
 	rc = wait_byte(resp[0], &res, sizeof(res));
-	pc_vmstat_read(vm_names, v1, NVM);
+	if (auto_on) {	/* stopped before the last sample: the tuner reads vmstat too */
+		a.stop = 1;
+		pthread_join(a.th, NULL);
+		auto_on = false;
+	}
+	if (rc == 0 && (pc_vmstat_read(vm_names, v1, NVM) < 0 || !vm_complete(v1)))
+		rc = -ENOTSUP;
 out:
 	if (auto_on) {
 		a.stop = 1;
 		pthread_join(a.th, NULL);
 	}
-	close(readyp[0]);
-	close(gop[1]);
-	close(resp[0]);
+	for (int i = 0; i < 2; i++) {
+		if (readyp[i] >= 0)
+			close(readyp[i]);
+		if (gop[i] >= 0)
+			close(gop[i]);
+		if (resp[i] >= 0)
+			close(resp[i]);
+	}
 	if (S.child > 0) {
-		if (rc < 0)
+		pid_t got = 0;
+
+		/* -EIO is an EOF: the child is gone or going; give it a moment */
+		for (int i = 0; rc == -EIO && i < 100 && (got = waitpid(S.child, &st, WNOHANG)) == 0; i++)
+			usleep(10000);
+		if (rc < 0 && got != S.child) {
 			kill(S.child, SIGKILL);
-		waitpid(S.child, &st, 0);
+			killed = true;
+		}
+		if (got != S.child)
+			waitpid(S.child, &st, 0);
 		S.child = 0;
-		if (rc == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+		/* a child that died on its own: the OOM killer, or a failure of its own */
+		if (!killed && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
 			rc = WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? -ENOMEM : -EIO;
 	}
 	if (rc < 0)
@@ -567,7 +668,8 @@ out:
 		c->v[M_AUTO_PC][n] = c->pc == PC_AUTO ? (a.time > 0 ? a.pc_time / a.time : 3)
 						       : (double)c->pc;
 		for (size_t k = 7; k < NVM; k++)
-			if (v1[k] != PC_VMSTAT_MISSING && v1[k] != v0[k] && !warned[k]) {
+			if (v0[k] != PC_VMSTAT_MISSING && v1[k] != PC_VMSTAT_MISSING &&
+			    v1[k] != v0[k] && !warned[k]) {
 				warned[k] = true;
 				cli_warn("%s moved during a run (%llu): it distorts swap I/O", vm_names[k],
 					 (unsigned long long)(v1[k] - v0[k]));
@@ -783,7 +885,7 @@ static void report(const struct swapin_opts *o, struct config *cfg, int ncfg)
 
 int bench_swapin(const struct swapin_opts *o)
 {
-	struct sigaction sa = { .sa_handler = on_signal }, old[3];
+	struct sigaction sa = { .sa_handler = on_signal }, old[3], old_pipe;
 	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
 	struct config *cfg;
 	int ncfg = 0, rc = 0, total, done = 0, version;
@@ -813,18 +915,20 @@ int bench_swapin(const struct swapin_opts *o)
 	{
 		long live = 0;
 
+		/* ours first, locked, so two starting at once see each other */
+		if (bench_state_open(&S.state, "swapin") < 0)
+			cli_warn("cannot keep a state file in /run/pagecache: a kill -9 would "
+				 "leave swap and sysctls behind");
 		bench_state_recover("swapin", &live);	/* what a killed run left */
 		bench_state_recover("tune", &live);
 		if (live) {
 			cli_fail_msg("bench swapin", "cannot run", "another swapin bench or tune swap "
 				     "--auto is running (they share vm.page-cluster)");
+			bench_state_close(&S.state);
 			free(cfg);
 			return EXIT_PARTIAL;
 		}
 	}
-	if (bench_state_open(&S.state, "swapin") < 0)
-		cli_warn("cannot keep a state file in /run/pagecache: a kill -9 would leave "
-			 "swap and sysctls behind");
 	for (int w = 0; w < WL_COUNT; w++) {
 		if (!(o->workloads & (1u << w)))
 			continue;
@@ -845,6 +949,8 @@ int bench_swapin(const struct swapin_opts *o)
 	sigemptyset(&sa.sa_mask);
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &sa, &old[i]);
+	/* a dead child's pipe is an error to handle, not a death without cleanup */
+	sigaction(SIGPIPE, &(struct sigaction){ .sa_handler = SIG_IGN }, &old_pipe);
 
 	{
 		char z[8];
@@ -962,11 +1068,11 @@ out:
 	teardown();
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &old[i], NULL);
-	if (S.swap_dev[0] || S.cgdir[0] || S.zram_id >= 0 || S.page_cluster.changed ||
-	    S.vma_ra.changed || S.zswap.changed)
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	if (leftovers())
 		cli_warn("could not undo everything: check swapon --show, vm.page-cluster and "
 			 "/sys/kernel/mm/swap/vma_ra_enabled (the next run retries, from %s)",
-			 S.state.path);
+			 S.state.path[0] ? S.state.path : "nowhere: no state file");
 	else
 		bench_state_close(&S.state);
 	free(cfg);

@@ -80,6 +80,8 @@ char *pc_human_size(uint64_t bytes, char *buf, size_t len);
 double pc_now(void);			/* CLOCK_MONOTONIC seconds */
 /* A small file (sysctl, sysfs, cgroup) into buf, trailing newline cut; 0 or -errno. */
 int pc_read_text(const char *path, char *buf, size_t len);
+/* Write value (whole, or -EIO) to an existing kernel file; 0 or -errno. */
+int pc_write_text(const char *path, const char *value);
 
 /* ---- residency.c ----------------------------------------------------- */
 

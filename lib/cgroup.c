@@ -278,15 +278,9 @@ int pc_cgroup_drop_cache(const char *dir, int version)
 int pc_cgroup_write(const char *dir, const char *file, const char *value)
 {
 	char path[700];
-	int fd, rc;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	rc = write(fd, value, strlen(value)) < 0 ? -errno : 0;
-	close(fd);
-	return rc;
+	return pc_write_text(path, value);
 }
 
 int pc_cgroup_child_parent(char *ret, size_t len, int *ret_version)

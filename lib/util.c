@@ -94,3 +94,18 @@ int pc_read_text(const char *path, char *buf, size_t len)
 	buf[got] = 0;
 	return 0;
 }
+
+int pc_write_text(const char *path, const char *value)
+{
+	size_t n = strlen(value);
+	ssize_t got;
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	got = write(fd, value, n);
+	close(fd);
+	if (got < 0)
+		return -errno;
+	return (size_t)got == n ? 0 : -EIO;	/* a short write is a failure too */
+}

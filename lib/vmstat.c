@@ -51,20 +51,32 @@ int pc_vmstat_parse(const char *text, const char *const *names, uint64_t *vals, 
 
 int pc_vmstat_read(const char *const *names, uint64_t *vals, size_t n)
 {
-	static char buf[65536];	/* /proc/vmstat is about 5 KiB */
-	ssize_t got;
+	const size_t cap = 65536;	/* /proc/vmstat is about 5 KiB */
+	char *buf;
+	ssize_t got = 0;
 	size_t len = 0;
-	int fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
+	int rc, fd;
 
+	for (size_t i = 0; i < n; i++)
+		vals[i] = PC_VMSTAT_MISSING;
+	fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	while ((got = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+	buf = malloc(cap);	/* per call: safe from several threads */
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (len < cap - 1 && (got = read(fd, buf + len, cap - 1 - len)) > 0)
 		len += (size_t)got;
+	rc = got < 0 ? -errno : 0;
 	close(fd);
-	if (got < 0)
-		return -errno;
-	buf[len] = 0;
-	return pc_vmstat_parse(buf, names, vals, n);
+	if (rc == 0) {
+		buf[len] = 0;
+		rc = pc_vmstat_parse(buf, names, vals, n);
+	}
+	free(buf);
+	return rc;
 }
 
 /* ---- the swap readahead controller ---- */

@@ -119,7 +119,7 @@ static double sleep_s(double s)
 static int tune_auto(double interval, double duration, int min_pc, int max_pc)
 {
 	struct bench_knob pc_knob = { .path = "/proc/sys/vm/page-cluster" };
-	struct bench_state state;
+	struct bench_state state = { .fd = -1 };
 	struct sigaction sa = { .sa_handler = on_signal }, old[3];
 	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
 	struct pc_swap_tuner t;
@@ -133,27 +133,32 @@ static int tune_auto(double interval, double duration, int min_pc, int max_pc)
 		cli_fail_msg("/proc/sys/vm/page-cluster", "cannot tune", "--auto needs root");
 		return EXIT_PARTIAL;
 	}
-	if (pc_read_text(pc_knob.path, v, sizeof(v)) < 0 || pc_vmstat_read(vm_names, prev, 4) < 4) {
-		cli_fail_msg("/proc/vmstat", "cannot tune",
-			     "this kernel lacks vm.page-cluster or the swap_ra counters");
-		return EXIT_PARTIAL;
-	}
 	{
 		long live = 0;
 
+		/* ours first, locked, so two starting at once see each other */
+		if (bench_state_open(&state, "tune") < 0)
+			cli_warn("cannot keep a state file in /run/pagecache: a kill -9 would "
+				 "leave vm.page-cluster changed");
 		bench_state_recover("tune", &live);	/* a killed --auto left its page-cluster */
 		bench_state_recover("swapin", &live);
 		if (live) {
 			cli_fail_msg("/proc/sys/vm/page-cluster", "cannot tune", "another tune swap "
 				     "--auto or swapin bench is running");
+			bench_state_close(&state);
 			return EXIT_PARTIAL;
 		}
 	}
-	if (pc_read_text(pc_knob.path, v, sizeof(v)) < 0)
+	/* after the recovery (its swapoff is swap-in the tuner must not count) */
+	if (pc_read_text(pc_knob.path, v, sizeof(v)) < 0 || pc_vmstat_read(vm_names, prev, 4) < 4) {
+		cli_fail_msg("/proc/vmstat", "cannot tune",
+			     "this kernel lacks vm.page-cluster or the swap_ra counters");
+		bench_state_close(&state);
 		return EXIT_PARTIAL;
-	if (bench_state_open(&state, "tune") < 0)
-		cli_warn("cannot keep a state file in /run/pagecache: a kill -9 would leave "
-			 "vm.page-cluster changed");
+	}
+	sigemptyset(&sa.sa_mask);	/* before the first change */
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
 	pc_swap_tuner_init(&t, atoi(v));
 	t.min_pc = min_pc;
 	t.max_pc = max_pc;
@@ -162,9 +167,6 @@ static int tune_auto(double interval, double duration, int min_pc, int max_pc)
 		snprintf(v, sizeof(v), "%d", t.pc);
 		bench_knob_set(&pc_knob, v);
 	}
-	sigemptyset(&sa.sa_mask);
-	for (int i = 0; i < 3; i++)
-		sigaction(sigs[i], &sa, &old[i]);
 	if (human) {
 		printf("tune swap --auto: page-cluster %d, every %.3g s, between %d and %d; Ctrl-C "
 		       "stops and restores it\n", t.pc, interval, min_pc, max_pc);
@@ -260,7 +262,10 @@ static int tune_show(double interval)
 		return EXIT_PARTIAL;
 	}
 	dt = sleep_s(interval);
-	pc_vmstat_read(vm_names, v1, 4);
+	if (pc_vmstat_read(vm_names, v1, 4) < 4) {
+		cli_fail_msg("/proc/vmstat", "cannot read", "the counters went away");
+		return EXIT_PARTIAL;
+	}
 	for (int i = 0; i < n; i++) {
 		if (!d[i].zram)
 			only_zram = false;

@@ -10,6 +10,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -329,7 +330,10 @@ static void json_rec(FILE *o, const struct orec *r, const char *indent)
 			fprintf(o, "%llu", (unsigned long long)f->u);
 			break;
 		case OF_F64:
-			fprintf(o, "%.10g", f->d);
+			if (isfinite(f->d))
+				fprintf(o, "%.10g", f->d);
+			else
+				fputs("null", o);	/* JSON has no NaN */
 			break;
 		case OF_STR:
 			json_str(o, f->s);
@@ -518,7 +522,7 @@ static void field_text(const struct ofield *f, char *buf, size_t len)
 			snprintf(buf, len, "%llu", (unsigned long long)f->u);
 		break;
 	case OF_F64:
-		if (f->d == (double)(long long)f->d && f->d > -1e15 && f->d < 1e15)
+		if (f->d > -1e15 && f->d < 1e15 && f->d == (double)(long long)f->d)
 			snprintf(buf, len, "%lld", (long long)f->d);	/* 32767, not 3.277e+04 */
 		else
 			snprintf(buf, len, "%.4g", f->d);

@@ -66,7 +66,11 @@ t_is "reader rows name their run" "$(jq '[.readers[].run] | unique' -c rr.json)"
 pc bench readtwice --layout sideways >o 2>e; t_is "a bad layout exits 2" $? 2
 pc bench warmup --page-cluster 3 >o 2>e; t_is "another experiment's option exits 2" $? 2
 t_ok "and names it" grep -q "not an option of warmup" e
-pc bench swapin --kv --page-cluster 0,0 >o 2>e; t_is "--kv does not clash with bench's options" $? 2
-pc bench readtwice --prom --cgroups 0 >o 2>e; t_is "nor --prom" $? 2
+pc bench readtwice --kv --cgroups 1 --duration 0.3 --size 64M >o 2>e
+t_is "--kv works with bench (it used to be taken for --readers-per-cgroup)" $? 0
+t_ok "and prints key=value" grep -q "aggregate_mbps=" o
+pc bench readtwice --prom --cgroups 1 --duration 0.3 --size 64M >o 2>e
+t_is "--prom works with bench" $? 0
+t_ok "and prints metrics" grep -q "^pagecache_aggregate_mbps " o
 pc bench readtwice --json --cgroups 0 >o 2>e; t_ok "a usage error with --json is one JSON document" jq -e .usage o
 t_done
