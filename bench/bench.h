@@ -57,6 +57,9 @@ int bench_state_recover(const char *kind, long *ret_live);
 void bench_metric_json(FILE *f, bool first, const char *name, const double *v, int n,
 		       bool higher_better, const char *unit);
 
+/* Is the device behind path (a block device, or a file's filesystem) rotational? 1, 0, -1 unknown. */
+int bench_rotational(const char *path);
+
 int bench_knob_set(struct bench_knob *k, const char *value);
 int bench_knob_restore(struct bench_knob *k);
 

@@ -21,6 +21,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -332,4 +333,22 @@ void bench_metric_json(FILE *f, bool first, const char *name, const double *v, i
 		json_num(f, v[i]);
 	}
 	fputs("]}", f);
+}
+
+int bench_rotational(const char *path)
+{
+	struct stat st;
+	char p[128], v[16];
+	dev_t d;
+
+	if (stat(path, &st) < 0)
+		return -1;
+	d = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;	/* a device, or a file's disk */
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/queue/rotational", major(d), minor(d));
+	if (pc_read_text(p, v, sizeof(v)) < 0) {	/* a partition: its disk's queue */
+		snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/../queue/rotational", major(d), minor(d));
+		if (pc_read_text(p, v, sizeof(v)) < 0)
+			return -1;
+	}
+	return v[0] == '1';
 }

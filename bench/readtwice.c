@@ -108,13 +108,6 @@ struct run_figures {
 	double agg, mean, median, sd;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Drop the cache, start every reader at once, gather what each read. */
 static int one_run(struct rt *r, const struct readtwice_opts *o, char file[][400], uint64_t *bytes,
 		   double *mbps)
@@ -213,14 +206,13 @@ static int run_report(const struct readtwice_opts *o, int run, const uint64_t *b
 		      const double *mbps, struct run_figures *ret)
 {
 	int nreaders = o->cgroups * o->readers;
-	double cg_mbps[MAX_CG] = { 0 }, sorted[MAX_READERS], agg = 0, mean, sd = 0;
+	double cg_mbps[MAX_CG] = { 0 };
+	struct pc_summary sum;
 
 	for (int i = 0; i < nreaders; i++) {
 		struct orec rec = { 0 };
 
-		agg += mbps[i];
 		cg_mbps[o->shared ? 0 : i / o->readers] += mbps[i];
-		sorted[i] = mbps[i];
 		orec_u64(&rec, "run", (uint64_t)run + 1, 0);
 		orec_u64(&rec, "reader", (uint64_t)i, 0);
 		orec_u64(&rec, "file", (uint64_t)(i / o->readers), 0);
@@ -229,11 +221,7 @@ static int run_report(const struct readtwice_opts *o, int run, const uint64_t *b
 		orec_f64(&rec, "mbps", mbps[i]);
 		out_list_add("readers", &rec);
 	}
-	mean = nreaders ? agg / nreaders : 0;
-	for (int i = 0; i < nreaders; i++)
-		sd += (mbps[i] - mean) * (mbps[i] - mean);
-	sd = nreaders > 1 ? sqrt(sd / (nreaders - 1)) : 0;
-	qsort(sorted, (size_t)nreaders, sizeof(double), cmp_double);
+	pc_summarize(mbps, (size_t)nreaders, &sum);
 	for (int c = 0; c < (o->shared ? 1 : o->cgroups); c++) {	/* shared: all in one */
 		struct orec rec = { 0 };
 
@@ -242,11 +230,10 @@ static int run_report(const struct readtwice_opts *o, int run, const uint64_t *b
 		orec_f64(&rec, "mbps", cg_mbps[c]);
 		out_list_add("cgroups", &rec);
 	}
-	ret->agg = agg;
-	ret->mean = mean;
-	ret->sd = sd;
-	ret->median = nreaders % 2 ? sorted[nreaders / 2]
-				   : (sorted[nreaders / 2 - 1] + sorted[nreaders / 2]) / 2;
+	ret->agg = sum.mean * (double)nreaders;
+	ret->mean = sum.mean;
+	ret->sd = sum.stddev;
+	ret->median = sum.median;
 	return 0;
 }
 

@@ -438,22 +438,10 @@ static bool other_rotational_swap(char *which, size_t len)
 	if (!f)
 		return false;
 	while (!rot && fgets(line, sizeof(line), f)) {
-		struct stat st;
-		char p[160], v[16];
-		dev_t d;
-
 		if (sscanf(line, "%399s", name) != 1 || !strcmp(name, "Filename") ||
-		    !strcmp(name, S.swap_dev) || stat(name, &st) < 0)
+		    !strcmp(name, S.swap_dev))
 			continue;
-		d = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
-		snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/queue/rotational", major(d), minor(d));
-		if (pc_read_text(p, v, sizeof(v)) < 0) {
-			snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/../queue/rotational", major(d),
-				 minor(d));
-			if (pc_read_text(p, v, sizeof(v)) < 0)
-				continue;
-		}
-		if (!strcmp(v, "1")) {
+		if (bench_rotational(name) == 1) {
 			rot = true;
 			snprintf(which, len, "%s", name);
 		}

@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "bench.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -199,21 +200,10 @@ static int run_worker(const char *db, double q[NQ], char **files)
 	return ok && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The median of v[0..n) (n <= 64), v left in trial order. */
+/* The median of v[0..n), v left in trial order. */
 static double median(const double *v, int n)
 {
-	double s[64];
-
-	memcpy(s, v, sizeof(*v) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(*s), cmp_d);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	return pc_median(v, (size_t)n);
 }
 
 /* A "results" row for `bench compare`: per-trial times of one condition. */

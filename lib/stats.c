@@ -10,6 +10,8 @@
 
 #include <float.h>
 #include <math.h>
+#include <string.h>
+#include <stdlib.h>
 
 /* qnorm(0.975), as R computes it for mmtests' confidence intervals */
 #define Z_975 1.959963984540054
@@ -44,6 +46,28 @@ void pc_summarize(const double *v, size_t n, struct pc_summary *ret)
 		ret->stderr_ = ret->stddev / sqrt((double)n);
 	}
 	ret->cov = ret->mean != 0 ? 100 * ret->stddev / ret->mean : 0;
+	ret->median = pc_median(v, n);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double pc_median(const double *v, size_t n)
+{
+	double small[64], *s = n <= 64 ? small : malloc(n * sizeof(*s)), m;
+
+	if (!n || !s)
+		return 0;
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	if (s != small)
+		free(s);
+	return m;
 }
 
 /*

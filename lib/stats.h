@@ -18,11 +18,15 @@ struct pc_summary {
 	double stddev;		/* sample (n - 1); 0 when n < 2 */
 	double stderr_;		/* stddev / sqrt(n) */
 	double min, max;
+	double median;		/* the mean of the middle two for even n */
 	double cov;		/* stddev / mean, in percent; 0 when mean is 0 */
 };
 
 /* Summarise v[0..n); n may be 0 (all zero). */
 void pc_summarize(const double *v, size_t n, struct pc_summary *ret);
+
+/* The median of v[0..n) (v is not reordered); 0 when n is 0. */
+double pc_median(const double *v, size_t n);
 
 /* Student's t distribution: P(T <= t) with df degrees of freedom; NaN if df <= 0 or NaN. */
 double pc_t_cdf(double t, double df);

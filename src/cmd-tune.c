@@ -76,30 +76,14 @@ static int read_swaps(struct swap_dev *d, int max)
 		return 0;
 	while (n < max && fgets(line, sizeof(line), f)) {
 		unsigned long long size, used;
-		struct stat st;
-		char p[128], v[16];
-		dev_t dev;
 
 		if (sscanf(line, "%255s %15s %llu %llu %d", d[n].name, d[n].type, &size, &used,
 			   &d[n].prio) != 5)
 			continue;	/* the header */
 		d[n].size = size << 10;
 		d[n].used = used << 10;
-		d[n].rotational = -1;
 		d[n].zram = !strncmp(d[n].name, "/dev/zram", 9);
-		if (stat(d[n].name, &st) == 0) {
-			dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
-			snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/queue/rotational", major(dev),
-				 minor(dev));
-			if (pc_read_text(p, v, sizeof(v)) < 0) {	/* a partition */
-				snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/../queue/rotational",
-					 major(dev), minor(dev));
-				if (pc_read_text(p, v, sizeof(v)) < 0)
-					v[0] = 0;
-			}
-			if (v[0])
-				d[n].rotational = v[0] == '1';
-		}
+		d[n].rotational = bench_rotational(d[n].name);
 		n++;
 	}
 	fclose(f);

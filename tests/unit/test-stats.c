@@ -242,5 +242,15 @@ int main(void)
 	test_welch();
 	test_mmtests();
 	test_pdiff();
+	{
+		const double odd[] = { 5, 1, 3 }, even[] = { 4, 1, 3, 2 };
+		struct pc_summary sm;
+
+		ok(pc_median(odd, 3) == 3 && pc_median(even, 4) == 2.5 && pc_median(odd, 0) == 0,
+		   "median: odd, even (mean of the middle two), empty");
+		ok(odd[0] == 5 && odd[1] == 1, "median leaves its input in order");
+		pc_summarize(even, 4, &sm);
+		ok(sm.median == 2.5, "pc_summarize fills the median");
+	}
 	return done_testing();
 }
