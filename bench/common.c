@@ -213,14 +213,20 @@ static int undo_line(const char *key, char *val)
 		return 0;
 	}
 	if (!strcmp(key, "zram") || !strcmp(key, "zram-borrowed")) {
-		char p[96];
+		char p[96], *alg = strchr(val, ' ');	/* borrowed: "ID ALGORITHM" */
 		int rc;
 
+		if (alg)
+			*alg++ = 0;
 		snprintf(p, sizeof(p), "/sys/block/zram%s/reset", val);
 		for (int i = 0; i < 50 && (rc = pc_write_text(p, "1")) == -EBUSY; i++)
 			usleep(20000);
-		if (!strcmp(key, "zram"))
+		if (!strcmp(key, "zram")) {
 			rc = pc_write_text("/sys/class/zram-control/hot_remove", val);
+		} else if (rc == 0 && alg && *alg) {
+			snprintf(p, sizeof(p), "/sys/block/zram%s/comp_algorithm", val);
+			pc_write_text(p, alg);	/* its compressor as found */
+		}
 		return rc == -ENOENT ? 0 : rc;
 	}
 	if (!strcmp(key, "file"))

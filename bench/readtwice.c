@@ -153,8 +153,11 @@ static int one_run(struct rt *r, const struct readtwice_opts *o, char file[][400
 		char go[MAX_READERS];
 
 		memset(go, 'g', sizeof(go));
-		if (write(startp[1], go, (size_t)nreaders) != nreaders)
+		if (write(startp[1], go, (size_t)nreaders) != nreaders) {
 			rc = -EIO;
+			cli_fail_msg("bench readtwice", "cannot start", "a reader died before the start");
+			interrupted = 1;	/* so the others are stopped below */
+		}
 	}
 	close(startp[1]);
 	{

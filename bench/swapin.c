@@ -161,9 +161,11 @@ static bool leftovers(void)
 			left = true;
 		}
 	if (S.zram_id >= 0 || S.zram_reset0) {
-		char id[16];
+		char id[48];
 
 		snprintf(id, sizeof(id), "%d", S.zram_id >= 0 ? S.zram_id : 0);
+		if (S.zram_id < 0)	/* borrowed: "0 ALGORITHM" */
+			snprintf(id, sizeof(id), "0 %s", S.zram_alg);
 		bench_state_put(&S.state, S.zram_id >= 0 ? "zram" : "zram-borrowed", id);
 		left = true;
 	}
@@ -412,7 +414,8 @@ static int zram_make(uint64_t disksize)
 		if (pc_read_text("/sys/block/zram0/comp_algorithm", alg, sizeof(alg)) == 0 &&
 		    (l = strchr(alg, '[')) && (r = strchr(l, ']')) && r - l - 1 < 32)
 			snprintf(S.zram_alg, sizeof(S.zram_alg), "%.*s", (int)(r - l - 1), l + 1);
-		bench_state_put(&S.state, "zram-borrowed", "0");
+		snprintf(buf, sizeof(buf), "0 %s", S.zram_alg);
+		bench_state_put(&S.state, "zram-borrowed", buf);
 	} else {
 		return -ENODEV;
 	}
