@@ -5,6 +5,7 @@
 #   make bench      the side-by-side benchmarks (big data; minutes)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   SANITIZE=1      build with ASan+UBSan (objects under build/san)
+#   BUILD=DIR       build under DIR instead (two builds side by side)
 # What the build needs beyond gcc and make is installed here when missing,
 # on Debian as root, through apt-get (see deps).
 
@@ -14,10 +15,10 @@ CC      ?= cc
 V       ?= 0
 
 ifeq ($(SANITIZE),1)
-B       := build/san
+B       := $(or $(BUILD),build/san)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 else
-B       := build
+B       := $(or $(BUILD),build)
 SANFLAGS :=
 endif
 
