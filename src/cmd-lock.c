@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,7 +45,7 @@ static const char usage_text[] =
 	"                         them; on any failure the daemon releases all and\n"
 	"                         exits, and the parent exits 1\n"
 	"  -p, --pidfile FILE     write the locking process's PID to FILE (removed\n"
-	"                         at exit)\n"
+	"                         at exit if it still holds that PID)\n"
 	"      --max-mem SIZE     lock at most SIZE\n"
 	"      --reserve SIZE     keep SIZE of MemAvailable free (default above)\n"
 	"  -v, --verbose          list each file\n"
@@ -119,24 +120,72 @@ static int lock_file(struct pc_walk_entry *e, void *arg)
 	return 0;
 }
 
-static int write_pidfile(const char *path)
+/*
+ * What we wrote at --pidfile, so that exit removes it only while it is
+ * still ours: another process may have written its own there since.
+ */
+struct pidfile {
+	const char *path;
+	dev_t dev;
+	ino_t ino;
+};
+
+/*
+ * Written beside FILE under a name of our own making (mkostemp: O_CREAT |
+ * O_EXCL, so a link planted there makes it fail, never followed), then
+ * renamed into place: rename replaces a symlink at FILE, it never writes
+ * through one.
+ */
+static int write_pidfile(struct pidfile *pf)
 {
 	char tmp[4096], buf[32];
-	int fd, n;
+	struct stat st;
+	int fd, n, err;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", pf->path) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = snprintf(buf, sizeof(buf), "%d\n", getpid());
-	if (write(fd, buf, (size_t)n) != n || fsync(fd) < 0 || close(fd) < 0 ||
-	    rename(tmp, path) < 0) {
-		int err = errno;
-
+	errno = 0;	/* a short write sets none */
+	if (fchmod(fd, 0644) < 0 || fstat(fd, &st) < 0 || write(fd, buf, (size_t)n) != n ||
+	    fsync(fd) < 0) {
+		err = errno ? errno : EIO;
+		close(fd);
 		unlink(tmp);
 		return -err;
 	}
+	if (close(fd) < 0 || rename(tmp, pf->path) < 0) {
+		err = errno;
+		unlink(tmp);
+		return -err;
+	}
+	pf->dev = st.st_dev;
+	pf->ino = st.st_ino;
 	return 0;
+}
+
+/* Remove the pidfile if the file there is still the one we wrote, with our pid. */
+static void remove_pidfile(const struct pidfile *pf)
+{
+	char buf[32], want[32];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	fd = open(pf->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == pf->dev &&
+	    st.st_ino == pf->ino ? read(fd, buf, sizeof(buf) - 1) : -1;
+	close(fd);
+	if (n < 0)
+		return;
+	buf[n] = 0;
+	snprintf(want, sizeof(want), "%d\n", getpid());
+	if (!strcmp(buf, want))
+		unlink(pf->path);
 }
 
 int cmd_lock(int argc, char **argv)
@@ -154,7 +203,7 @@ int cmd_lock(int argc, char **argv)
 	struct lock_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct cli_opts co = { OUT_HUMAN };
 	struct cli_budget bo = CLI_BUDGET_INIT;
-	const char *pidfile = NULL;
+	struct pidfile pf = { NULL };
 	bool daemon = false;
 	struct orec rec = { 0 };
 	int opt, rc, pipefd[2] = { -1, -1 }, sig;
@@ -170,7 +219,7 @@ int cmd_lock(int argc, char **argv)
 			daemon = true;
 			break;
 		case 'p':
-			pidfile = optarg;
+			pf.path = optarg;
 			break;
 		case 'M': case 'S': case 'T':
 			if (cli_budget_opt(&bo, opt, optarg) < 0)
@@ -243,9 +292,9 @@ int cmd_lock(int argc, char **argv)
 	if (c.stopped)
 		cli_warn("stopped early: %s; %zu files locked (%s)",
 			 pc_budget_reason(c.budget.stopped), c.n, pc_human_size(c.bytes, a, sizeof(a)));
-	if (pidfile && c.n && (rc = write_pidfile(pidfile)) < 0) {
-		cli_warn("cannot write pidfile '%s': %s", pidfile, strerror(-rc));
-		pidfile = NULL;
+	if (pf.path && c.n && (rc = write_pidfile(&pf)) < 0) {
+		cli_warn("cannot write pidfile '%s': %s", pf.path, strerror(-rc));
+		pf.path = NULL;
 		c.stopped = true;
 	}
 
@@ -294,8 +343,8 @@ int cmd_lock(int argc, char **argv)
 	for (size_t i = 0; i < c.n; i++)
 		pc_unlock(&c.locks[i]);
 	free(c.locks);
-	if (pidfile)
-		unlink(pidfile);
+	if (pf.path)
+		remove_pidfile(&pf);
 	pc_budget_release(&c.budget);
 	targets_release(&c.t);
 	return c.n ? status : EXIT_PARTIAL;

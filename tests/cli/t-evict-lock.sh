@@ -45,6 +45,22 @@ t_ok "and removes the pidfile" test ! -e lock.pid
 pc evict tree/a >/dev/null
 t_is "after unlock, evict works" "$(cached_pages tree/a)" 0
 
+# --pidfile on hostile ground: a link planted at the temporary name the
+# old code used (FILE.tmp.PID: bash's pid, which exec keeps) is never
+# written through, and a pidfile that another process replaced is its own
+echo victim-data >victim
+bash -c 'ln -s "$1/victim" "$1/fg.pid.tmp.$$"; exec "$2" lock -p "$1/fg.pid" "$1/tree/a"' \
+	_ "$T_DIR" "$PAGECACHE" >/dev/null 2>&1 &
+lp=$!
+T_CLEANUP+=("kill $lp")
+for i in $(seq 50); do [ -s fg.pid ] && break; sleep 0.1; done
+t_is "a link planted at FILE.tmp.PID is not written through" "$(cat victim)" victim-data
+t_ok "the pidfile is a file of its own, not the link" test ! -L fg.pid
+t_is "it holds the locking pid" "$(cat fg.pid)" "$lp"
+echo 1 >other.pid && mv other.pid fg.pid	# another process's pidfile now
+kill -TERM $lp; wait $lp
+t_is "a pidfile another process replaced is not removed at exit" "$(cat fg.pid 2>/dev/null)" 1
+
 # foreground lock, SIGINT
 "$PAGECACHE" lock --json tree/a >l.json 2>/dev/null &
 lp=$!
