@@ -277,10 +277,28 @@ int pc_fd_evict(int fd, uint64_t size, uint64_t off, uint64_t len,
 struct pc_mapper {
 	int pid;
 	bool locked;			/* the mapping is mlocked */
-	char comm[32];
+	char comm[32];			/* as the process set it: any bytes */
 };
 /* Up to max processes mapping (dev, ino); returns how many were found. */
 int pc_file_mappers(dev_t dev, ino_t ino, struct pc_mapper *ret, int max);
+
+/* One record of /proc/PID/maps (or an smaps header line). */
+struct pc_map {
+	uint64_t start, end;		/* the address range [start, end) */
+	uint64_t offset;		/* in the file, bytes */
+	dev_t dev;
+	uint64_t ino;			/* 0: not a file */
+	char perms[5];			/* "r-xp" */
+	const char *name;		/* into the line: "" if none; a path
+					   as the kernel prints it (a newline
+					   as \012, maybe " (deleted)") */
+};
+/*
+ * Parse one whole line (as getline returns it, with or without its '\n'):
+ * every field must be there and well formed, or -EINVAL. Never give it a
+ * piece of a line: a name may be 4 KiB long.
+ */
+int pc_map_parse(char *line, struct pc_map *ret);
 
 /* ---- lock.c ----------------------------------------------------------- */
 

@@ -1,10 +1,16 @@
 /*
- * proc.c: which processes map a file, and whether they lock it.
+ * proc.c: which processes map a file, and whether they lock it; and the
+ * one parser of /proc/PID/maps records.
  *
  * Used to explain pages that eviction could not drop. /proc/PID/maps of
  * every process is read (cheap); /proc/PID/smaps only for the few that map
  * the file, to read the VMA's "lo" (mlocked) flag. Processes we may not
  * inspect are skipped: this explains, it does not pry.
+ *
+ * A maps line ends with a path the process chose (up to PATH_MAX bytes),
+ * so lines are read whole (getline) and a record is taken only when every
+ * field is well formed: a piece of a long name can never pass for a record
+ * of its own.
  */
 #define _GNU_SOURCE
 #include "pagecache.h"
@@ -17,22 +23,101 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-/* Does this maps/smaps header line name (dev, ino)? */
-static bool line_is(const char *line, dev_t dev, ino_t ino)
+/* Lowercase hex, 1 to 16 digits (the kernel pads to 8 or 2). */
+static const char *hex_field(const char *p, uint64_t *ret)
 {
-	unsigned long long start, end, pgoff, inode;
-	unsigned maj, min;
-	char perms[8];
+	uint64_t v = 0;
+	int n = 0;
 
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &start, &end, perms, &pgoff,
-		   &maj, &min, &inode) != 7)
-		return false;
-	return inode == (unsigned long long)ino && makedev(maj, min) == dev;
+	for (; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++, n++) {
+		if (n == 16)
+			return NULL;
+		v = v << 4 | (uint64_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+	}
+	*ret = v;
+	return n ? p : NULL;
+}
+
+static const char *dec_field(const char *p, uint64_t *ret)
+{
+	uint64_t v = 0;
+	int n = 0;
+
+	for (; *p >= '0' && *p <= '9'; p++, n++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return NULL;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	*ret = v;
+	return n ? p : NULL;
+}
+
+/*
+ * START-END PERMS OFFSET MAJ:MIN INODE, a space, then padding and the name
+ * (or nothing), as show_map_vma() prints them.
+ */
+int pc_map_parse(char *line, struct pc_map *ret)
+{
+	struct pc_map m = { 0 };
+	uint64_t maj, min;
+	const char *p = line;
+	size_t len = strlen(line);
+
+	if (len && line[len - 1] == '\n')
+		line[--len] = 0;
+	if (memchr(line, '\n', len))
+		return -EINVAL;
+	if (!(p = hex_field(p, &m.start)) || *p++ != '-' || !(p = hex_field(p, &m.end)) ||
+	    *p++ != ' ' || m.end <= m.start)
+		return -EINVAL;
+	for (int i = 0; i < 4; i++, p++) {
+		static const char ok[4][3] = { "r-", "w-", "x-", "sp" };
+
+		if (!*p || !strchr(ok[i], *p))
+			return -EINVAL;
+		m.perms[i] = *p;
+	}
+	if (*p++ != ' ' || !(p = hex_field(p, &m.offset)) || *p++ != ' ' ||
+	    !(p = hex_field(p, &maj)) || *p++ != ':' || !(p = hex_field(p, &min)) ||
+	    *p++ != ' ' || !(p = dec_field(p, &m.ino)) || *p++ != ' ')
+		return -EINVAL;
+	if (maj > 0xfff || min > 0xfffff)
+		return -EINVAL;
+	m.dev = makedev((unsigned)maj, (unsigned)min);
+	while (*p == ' ')
+		p++;
+	m.name = p;
+	*ret = m;
+	return 0;
+}
+
+/* Does this whole maps/smaps line name (dev, ino)? */
+static bool line_is(char *line, dev_t dev, ino_t ino)
+{
+	struct pc_map m;
+
+	return pc_map_parse(line, &m) == 0 && m.ino == (uint64_t)ino && m.dev == dev;
+}
+
+/* Is "lo" one of the words of this "VmFlags: rd ex mr ..." line? */
+static bool has_lo(const char *flags)
+{
+	for (const char *p = flags; *p;) {
+		size_t n;
+
+		p += strspn(p, " \t\n");
+		n = strcspn(p, " \t\n");
+		if (n == 2 && !strncmp(p, "lo", 2))
+			return true;
+		p += n;
+	}
+	return false;
 }
 
 static bool smaps_locked(int pid, dev_t dev, ino_t ino)
 {
-	char path[64], line[512];
+	char path[64], *line = NULL;
+	size_t cap = 0;
 	bool in = false, locked = false;
 	FILE *f;
 
@@ -40,13 +125,15 @@ static bool smaps_locked(int pid, dev_t dev, ino_t ino)
 	f = fopen(path, "re");
 	if (!f)
 		return false;
-	while (!locked && fgets(line, sizeof(line), f)) {
-		if (isxdigit((unsigned char)line[0]) && strchr(line, '-') &&
-		    strchr(line, '-') < strchr(line, ' '))
-			in = line_is(line, dev, ino);
-		else if (in && !strncmp(line, "VmFlags:", 8) && strstr(line, " lo"))
-			locked = true;
+	while (!locked && getline(&line, &cap, f) > 0) {
+		struct pc_map m;
+
+		if (!strncmp(line, "VmFlags:", 8))
+			locked = in && has_lo(line + 8);
+		else if (isxdigit((unsigned char)line[0]) && pc_map_parse(line, &m) == 0)
+			in = m.ino == (uint64_t)ino && m.dev == dev;
 	}
+	free(line);
 	fclose(f);
 	return locked;
 }
@@ -55,12 +142,14 @@ int pc_file_mappers(dev_t dev, ino_t ino, struct pc_mapper *ret, int max)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
+	char *line = NULL;
+	size_t cap = 0;
 	int found = 0;
 
 	if (!d)
 		return -errno;
 	while ((de = readdir(d)) && found < max) {
-		char path[300], line[512];
+		char path[300];
 		int pid = atoi(de->d_name);
 		FILE *f;
 
@@ -70,7 +159,7 @@ int pc_file_mappers(dev_t dev, ino_t ino, struct pc_mapper *ret, int max)
 		f = fopen(path, "re");
 		if (!f)
 			continue;
-		while (fgets(line, sizeof(line), f)) {
+		while (getline(&line, &cap, f) > 0) {
 			if (!line_is(line, dev, ino))
 				continue;
 			ret[found].pid = pid;
@@ -88,6 +177,7 @@ int pc_file_mappers(dev_t dev, ino_t ino, struct pc_mapper *ret, int max)
 		}
 		fclose(f);
 	}
+	free(line);
 	closedir(d);
 	return found;
 }
