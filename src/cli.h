@@ -95,6 +95,7 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 bool cli_stderr_tty(void);
 
 /* ---- targets.c: which files ---- */
+struct proc_file;
 struct targets {
 	const char **paths;
 	size_t npaths, cap;
@@ -108,6 +109,10 @@ struct targets {
 	size_t npids;
 	const char *cgroup;		/* --cgroup: every process in it */
 	bool children;			/* --children */
+	struct proc_file *procs;	/* their files, pinned (targets.c) */
+	size_t nprocs;
+	int (*file)(struct pc_walk_entry *, void *);	/* the command's */
+	void *file_arg;
 	/* counters filled by the walk's events */
 	uint64_t dirs, vanished, special, symlinks, loops, mounts, toobig, excluded, dups;
 };

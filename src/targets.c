@@ -9,11 +9,12 @@
 #include "cli.h"
 
 #include <dirent.h>
-#include <sys/sysmacros.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 void targets_init(struct targets *t)
@@ -164,6 +165,45 @@ static bool has_path(struct targets *t, const char *p)
 	return false;
 }
 
+/*
+ * A file of a process (--pid, --cgroup), pinned: fd is an O_PATH fd on the
+ * file itself, kept open for the walk, which is handed "/proc/self/fd/FD"
+ * and so reopens exactly that file; name is what people see.
+ */
+struct proc_file {
+	int fd;			/* O_PATH, on a regular file */
+	char link[32];		/* "/proc/self/fd/FD": the walk's root */
+	char *name;		/* shown and recorded instead of link */
+	dev_t dev;
+	ino_t ino;
+};
+
+static bool has_file(struct targets *t, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < t->nprocs; i++)
+		if (t->procs[i].dev == dev && t->procs[i].ino == ino)
+			return true;
+	return false;
+}
+
+/* The name the walk's path stands for, if it is a pinned process file. */
+static const char *proc_name(const struct targets *t, const char *path)
+{
+	static const char pfx[] = "/proc/self/fd/";
+	char *end;
+	long fd;
+
+	if (!t->nprocs || strncmp(path, pfx, sizeof(pfx) - 1))
+		return NULL;
+	fd = strtol(path + sizeof(pfx) - 1, &end, 10);
+	if (*end || end == path + sizeof(pfx) - 1)
+		return NULL;
+	for (size_t i = 0; i < t->nprocs; i++)	/* few: a linear look is fine */
+		if (t->procs[i].fd == fd && !strcmp(t->procs[i].link, path))
+			return t->procs[i].name;
+	return NULL;
+}
+
 static bool same_file(const char *p, dev_t dev, ino_t ino)
 {
 	struct stat st;
@@ -171,95 +211,221 @@ static bool same_file(const char *p, dev_t dev, ino_t ino)
 	return stat(p, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
 }
 
+/* A symlink's target, whatever its length; NULL if unreadable. */
+static char *readlink_alloc(int dirfd, const char *name)
+{
+	for (size_t cap = 256; cap <= 65536; cap *= 2) {
+		char *b = malloc(cap);
+		ssize_t n;
+
+		if (!b)
+			return NULL;
+		n = readlinkat(dirfd, name, b, cap);
+		if (n >= 0 && (size_t)n < cap) {
+			b[n] = 0;
+			return b;
+		}
+		free(b);
+		if (n < 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* "x (deleted)": how the kernel names a file that is gone */
+static bool deleted(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 10 && !strcmp(name + n - 10, " (deleted)");
+}
+
 /*
- * One file a process uses, by a path that reaches that very file (dev,
- * ino) from here: the path as the kernel prints it; else through the
- * process's root (a container, a chroot); else the magic link itself.
+ * Which name to show for the pinned file st: the process's name for it if
+ * that reaches the very file (dev, ino) from here; else through the
+ * process's root (a container, a chroot); else the magic link (`link`:
+ * /proc/PID/map_files/A-B or /proc/PID/fd/N). Files of special
+ * filesystems and deleted files are left out: NULL.
  */
-static void add_proc_path(struct targets *t, int pid, const char *path, dev_t dev, ino_t ino,
-			  const char *link)
+static char *show_name(int pid, const char *name, const struct stat *st, const char *link)
 {
 	char *p = NULL;
 
-	if (path[0] != '/' || strstr(path, " (deleted)") || !strncmp(path, "/dev/", 5) ||
-	    !strncmp(path, "/proc/", 6) || !strncmp(path, "/sys/", 5) || !strncmp(path, "/memfd:", 7))
-		return;
-	if (same_file(path, dev, ino))
-		p = strdup(path);
-	else if (asprintf(&p, "/proc/%d/root%s", pid, path) >= 0 && !same_file(p, dev, ino)) {
-		free(p);
-		p = link ? strdup(link) : NULL;
-	}
-	if (!p || has_path(t, p)) {
-		free(p);
-		return;
-	}
-	push_str(&t->paths, &t->npaths, p);
+	if (name[0] != '/' || !strncmp(name, "/dev/", 5) || !strncmp(name, "/proc/", 6) ||
+	    !strncmp(name, "/sys/", 5) || !strncmp(name, "/memfd:", 7))
+		return NULL;
+	if (same_file(name, st->st_dev, st->st_ino))
+		return strdup(name);
+	if (asprintf(&p, "/proc/%d/root%s", pid, name) < 0)
+		return NULL;
+	if (same_file(p, st->st_dev, st->st_ino))
+		return p;
+	free(p);
+	return deleted(name) ? NULL : strdup(link);
 }
 
-/* The files process `pid` maps (maps) or holds open (fd), and its children's. */
+/*
+ * Keep pinned file fd (O_PATH) of process pid if it is a regular file not
+ * kept already; name: the process's name for it. Takes fd.
+ */
+static void add_proc_file(struct targets *t, int pid, int fd, const char *name, const char *link)
+{
+	struct proc_file *np, *pf;
+	struct stat st;
+	char *show;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || has_file(t, st.st_dev, st.st_ino) ||
+	    !(show = show_name(pid, name, &st, link))) {
+		close(fd);
+		return;
+	}
+	if (has_path(t, show) ||	/* named on the command line too */
+	    !(np = realloc(t->procs, (t->nprocs + 1) * sizeof(*np)))) {
+		free(show);
+		close(fd);
+		return;
+	}
+	t->procs = np;
+	pf = &t->procs[t->nprocs];
+	pf->fd = fd;
+	pf->name = show;
+	pf->dev = st.st_dev;
+	pf->ino = st.st_ino;
+	snprintf(pf->link, sizeof(pf->link), "/proc/self/fd/%d", fd);
+	if (push_str(&t->paths, &t->npaths, strdup(pf->link)) < 0) {
+		free(show);
+		close(fd);
+		return;
+	}
+	t->nprocs++;
+}
+
+/*
+ * Pin the file of one mapping. Through map_files (the mapping itself, no
+ * name parsed; following those links needs CAP_SYS_ADMIN); else by the
+ * name, as the process sees it or through its root, kept only if it is
+ * the very file the record names (dev, ino).
+ */
+static void add_mapping(struct targets *t, int pid, int procfd, const struct pc_map *m)
+{
+	char rel[64], link[96], *name, *alt = NULL;
+	int fd;
+
+	snprintf(rel, sizeof(rel), "map_files/%llx-%llx", (unsigned long long)m->start,
+		 (unsigned long long)m->end);
+	snprintf(link, sizeof(link), "/proc/%d/%s", pid, rel);
+	/* the link's text has no \012 for a newline, unlike maps */
+	name = readlink_alloc(procfd, rel);
+	if (!name && !(name = strdup(m->name)))
+		return;
+	fd = openat(procfd, rel, O_PATH | O_CLOEXEC);
+	if (fd < 0 && (errno == EPERM || errno == EACCES) && name[0] == '/') {
+		struct stat st;
+
+		fd = open(name, O_PATH | O_CLOEXEC);
+		if (fd < 0 && asprintf(&alt, "/proc/%d/root%s", pid, name) >= 0)
+			fd = open(alt, O_PATH | O_CLOEXEC);
+		if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != m->dev ||
+				(uint64_t)st.st_ino != m->ino)) {
+			close(fd);	/* not the file the process maps */
+			fd = -1;
+		}
+	}
+	if (fd >= 0)
+		add_proc_file(t, pid, fd, name, link);
+	free(alt);
+	free(name);
+}
+
+/*
+ * The files process `pid` maps (maps) or holds open (fd), and its
+ * children's. /proc/PID is opened once: should the process exit and its
+ * PID be reused, what follows fails instead of reading another process.
+ * Every maps line is read whole and must be a well-formed record (a name
+ * is up to PATH_MAX bytes and chosen by the process). Nothing the process
+ * names is opened for reading here: files are pinned with O_PATH (which
+ * opens no device, FIFO or socket), kept if regular, and read by the walk
+ * through that pin.
+ */
 static int add_pid(struct targets *t, int pid, bool children, int depth)
 {
-	char path[128], line[4200];
-	struct stat a;
-	FILE *f;
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	int procfd, fd;
+	FILE *f = NULL;
 	DIR *d;
 	struct dirent *de;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f) {
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = procfd >= 0 ? openat(procfd, "maps", O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0 || !(f = fdopen(fd, "r"))) {
 		char who[32];
+		int err = errno;
 
 		snprintf(who, sizeof(who), "pid %d", pid);
-		cli_fail(who, errno, "cannot read the files of");
+		cli_fail(who, err, "cannot read the files of");
+		if (fd >= 0)
+			close(fd);
+		if (procfd >= 0)
+			close(procfd);
 		return -1;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off, inode;
-		unsigned maj, min;
-		char perms[8], link[128];
-		char *p = strchr(line, '/');
+	while (getline(&line, &cap, f) > 0) {
+		struct pc_map m;
 
-		line[strcspn(line, "\n")] = 0;
-		if (!p || sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &start, &end, perms, &off, &maj,
-				 &min, &inode) != 7 || !inode)
-			continue;
-		snprintf(link, sizeof(link), "/proc/%d/map_files/%llx-%llx", pid, start, end);
-		add_proc_path(t, pid, p, makedev(maj, min), (ino_t)inode, link);
+		if (pc_map_parse(line, &m) < 0 || !m.ino || !*m.name)
+			continue;	/* anonymous, or not a record */
+		if (has_file(t, m.dev, (ino_t)m.ino))
+			continue;	/* another mapping of a file kept */
+		add_mapping(t, pid, procfd, &m);
 	}
+	free(line);
 	fclose(f);
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	d = opendir(path);
+	fd = openat(procfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d && fd >= 0)
+		close(fd);
 	while (d && (de = readdir(d))) {
-		char link[300], target[4096];
-		ssize_t n;
+		char link[300], *name;
+		int pin;
 
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
+		/* the magic link: the very file the process holds, not a name */
+		pin = openat(dirfd(d), de->d_name, O_PATH | O_CLOEXEC);
+		if (pin < 0)
+			continue;
+		name = readlink_alloc(dirfd(d), de->d_name);
 		snprintf(link, sizeof(link), "/proc/%d/fd/%s", pid, de->d_name);
-		n = readlink(link, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		target[n] = 0;
-		if (stat(link, &a) == 0 && S_ISREG(a.st_mode))
-			add_proc_path(t, pid, target, a.st_dev, a.st_ino, link);
+		if (name)
+			add_proc_file(t, pid, pin, name, link);
+		else
+			close(pin);
+		free(name);
 	}
 	if (d)
 		closedir(d);
-	if (!children || depth > 64)
+	if (!children || depth > 64) {
+		close(procfd);
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
+	}
+	fd = openat(procfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d && fd >= 0)
+		close(fd);
 	while (d && (de = readdir(d))) {
-		char cpath[600];
+		char cpath[300];
 		FILE *cf;
-		int child;
+		int child, cfd;
 
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", pid, de->d_name);
-		cf = fopen(cpath, "re");
+		snprintf(cpath, sizeof(cpath), "%s/children", de->d_name);
+		cfd = openat(dirfd(d), cpath, O_RDONLY | O_CLOEXEC);
+		cf = cfd >= 0 ? fdopen(cfd, "r") : NULL;
+		if (!cf && cfd >= 0)
+			close(cfd);
 		while (cf && fscanf(cf, "%d", &child) == 1)
 			add_pid(t, child, true, depth + 1);
 		if (cf)
@@ -267,6 +433,7 @@ static int add_pid(struct targets *t, int pid, bool children, int depth)
 	}
 	if (d)
 		closedir(d);
+	close(procfd);
 	return 0;
 }
 
@@ -310,6 +477,15 @@ int targets_finish(struct targets *t, int argc, char **argv)
 		read_batch(t);	/* a failure is named and makes the exit 1 */
 	if (t->children && !t->npids)
 		return cli_usage_error("--children needs --pid"), -1;
+	if (t->npids || t->cgroup) {
+		struct rlimit rl;
+
+		/* a pinned fd per file of theirs: allow as many as we may */
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	for (size_t i = 0; i < t->npids; i++)
 		add_pid(t, t->pids[i], t->children, 0);
 	if (t->cgroup) {
@@ -334,6 +510,10 @@ int targets_finish(struct targets *t, int argc, char **argv)
 static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg)
 {
 	struct targets *t = arg;
+	const char *name = proc_name(t, path);
+
+	if (name)
+		path = name;
 
 	switch (ev) {
 	case PC_WALK_ERROR:
@@ -378,10 +558,23 @@ static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg
 	}
 }
 
+/* A process's pinned file reaches the command under its name. */
+static int on_file(struct pc_walk_entry *e, void *arg)
+{
+	struct targets *t = arg;
+	const char *name = proc_name(t, e->path);
+
+	if (name)
+		e->path = name;
+	return t->file(e, t->file_arg);
+}
+
 int targets_walk(struct targets *t, int (*file)(struct pc_walk_entry *, void *), void *arg)
 {
-	t->walk.file = file;
-	t->walk.arg = arg;
+	t->file = file;
+	t->file_arg = arg;
+	t->walk.file = t->nprocs ? on_file : file;
+	t->walk.arg = t->nprocs ? (void *)t : arg;
 	t->walk.event = on_event;
 	t->walk.event_arg = t;
 	return pc_walk(t->paths, t->npaths, &t->walk);
@@ -395,6 +588,11 @@ void targets_release(struct targets *t)
 	free(t->include);
 	free(t->exclude);
 	free(t->pids);
+	for (size_t i = 0; i < t->nprocs; i++) {
+		close(t->procs[i].fd);
+		free(t->procs[i].name);
+	}
+	free(t->procs);
 }
 
 void cli_begin(int argc, char **argv)

@@ -42,6 +42,50 @@ fi
 pc stat --pid 4000000 >o 2>e; t_is "a PID that does not exist exits 1" $? 1
 kill $lp; wait $lp 2>/dev/null
 
+# --pid and a hostile process: it maps a file whose name is so long that a
+# fixed-size line buffer splits its maps line, and the piece after the split
+# reads as a record of its own naming a victim file (dev and inode are
+# public) that it never mapped. The victim must not be listed.
+mkfile victim 64
+cat >bait.py <<'PY'
+import mmap, os, sys, time
+tdir, victim, ready = sys.argv[1:4]
+vst = os.stat(victim)
+with open(os.path.join(tdir, "short"), "wb") as f:
+    f.write(b"x" * 4096)
+f0 = open(os.path.join(tdir, "short"), "rb")
+m0 = mmap.mmap(f0.fileno(), 4096, prot=mmap.PROT_READ)
+off = [l.index(tdir) for l in open("/proc/self/maps") if l.rstrip("\n").endswith("/short")][0]
+need = 4199 - off          # the forged record starts at byte 4199 of the line
+fd, cur = os.open(tdir, os.O_RDONLY | os.O_DIRECTORY), len(tdir)
+def sub(name):             # beyond PATH_MAX: one directory at a time
+    global fd, cur
+    os.mkdir(name, dir_fd=fd)
+    fd, cur = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd), cur + 1 + len(name)
+while need - cur - 2 > 255:
+    sub("a" * 200)
+sub("b" * (need - cur - 2))
+sub("1000-2000 r--p 00000000 %02x:%02x %d " % (os.major(vst.st_dev), os.minor(vst.st_dev), vst.st_ino))
+for part in os.path.dirname(victim).strip("/").split("/"):
+    sub(part)
+bfd = os.open(os.path.basename(victim), os.O_RDWR | os.O_CREAT, 0o600, dir_fd=fd)
+os.write(bfd, b"y" * 4096)
+m = mmap.mmap(bfd, 4096, prot=mmap.PROT_READ)
+open(ready, "w").write("%d\n" % cur)
+time.sleep(60)            # until the test kills us
+PY
+python3 bait.py "$T_DIR" "$T_DIR/victim" "$T_DIR/bait.ready" &
+bp=$!
+T_CLEANUP+=("kill $bp")
+for i in $(seq 50); do [ -s bait.ready ] && break; sleep 0.1; done
+pc stat --pid $bp --json >bait.json 2>bait.err; rc=$?
+t_is "stat --pid of a process with a 4 KiB name exits 0" "$rc" 0
+t_is "a file the process never mapped is not listed" \
+	"$(jq "[.files[].path] | index(\"$T_DIR/victim\")" bait.json)" null
+t_ok "the file it maps is (through map_files, its name being too long)" \
+	jq -e '[.files[] | select(.size == 4096 and (.path | test("^/proc/[0-9]+/map_files/")))] | length == 1' bait.json
+kill $bp 2>/dev/null; wait $bp 2>/dev/null
+
 if ! t_root; then
 	t_skip "run --no-cache" "needs root (creates memory cgroups)"
 	t_done; exit
@@ -57,6 +101,40 @@ t_is "what CMD brought in is gone" "$(cached_pages cold)" 0
 t_is "no temporary cgroup is left" "$(find /sys/fs/cgroup -maxdepth 6 -name 'pagecache-run-*' 2>/dev/null | wc -l)" 0
 pc run --no-cache -- sh -c 'exit 7'; t_is "CMD's exit status comes through" $? 7
 pc run --no-cache -- no-such-command-xyz 2>e; t_is "a missing command exits 127" $? 127
+# what CMD inherits: no ignored signal, no blocked one, and its status always comes back
+(trap '' PIPE CHLD; "$PAGECACHE" run --no-cache -- sh -c 'exit 7'); rc=$?
+t_is "CMD's status comes through an inherited ignored SIGCHLD" "$rc" 7
+(trap '' PIPE HUP CHLD; "$PAGECACHE" run --no-cache -- grep -E '^Sig(Ign|Blk)' /proc/self/status) >sig.txt
+t_is "CMD starts with no signal ignored (not SIGPIPE either)" "$(awk '$1=="SigIgn:"{print $2}' sig.txt)" 0000000000000000
+if command -v python3 >/dev/null; then
+	python3 -c 'import os, signal, sys; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGTERM}); os.execvp(sys.argv[1], sys.argv[1:])' \
+		"$PAGECACHE" run --no-cache -- grep -E '^SigBlk' /proc/self/status >sig.txt
+	t_is "and none blocked" "$(awk '{print $2}' sig.txt)" 0000000000000000
+else
+	t_skip "blocked signals" "python3 missing"
+fi
+
+# kill -9 of run: CMD and its cgroup stay, noted in a state file; the next
+# run ends what is left in it and removes it
+"$PAGECACHE" run --no-cache -- sleep 300 >/dev/null 2>&1 &
+rp=$!
+T_CLEANUP+=("kill $rp")
+cg=
+for i in $(seq 50); do
+	cg=$(find /sys/fs/cgroup -maxdepth 8 -type d -name "pagecache-run-$rp" 2>/dev/null | head -1)
+	[ -n "$cg" ] && [ -s "$cg/cgroup.procs" ] && break
+	sleep 0.1
+done
+sp=$(head -1 "$cg/cgroup.procs" 2>/dev/null)
+T_CLEANUP+=("kill ${sp:-0}")
+kill -KILL $rp; wait $rp 2>/dev/null
+t_ok "after kill -9, CMD still runs in its cgroup" kill -0 "${sp:-0}"
+pc run --no-cache -- true; rc=$?
+t_is "the next run exits 0" "$rc" 0
+t_ok "and has removed the dead run's cgroup" test -n "$cg" -a ! -d "$cg"
+for i in $(seq 50); do kill -0 "${sp:-0}" 2>/dev/null || break; sleep 0.1; done
+t_ok "and ended what was left running in it" sh -c "! kill -0 ${sp:-0} 2>/dev/null"
+t_ok "and its state file is gone" test ! -e "/run/pagecache/run-$rp.state"
 pc run -- true 2>e; t_is "run without --no-cache or --cache-limit exits 2" $? 2
 
 # writes: dirty pages are written, then dropped
