@@ -1,15 +1,34 @@
 /*
  * walk.c: visit every regular file under a set of roots, in parallel.
  *
- * Promises: each directory is read with getdents64 through its own fd and
- * each file opened relative to it (no path re-walks); d_type avoids a stat
- * per entry; FIFOs, sockets and devices inside trees are never opened (and
- * files are opened O_NONBLOCK, so one swapped in by a race cannot hang
- * us); symlinks inside trees are followed only with `follow`; a directory
- * reached twice (symlink loop, bind mount) is walked once; a file with
- * several hardlinks is visited once; -x is judged per root. Files that
- * vanish between listing and opening are reported as such, not as errors.
- * Roots named explicitly are followed if they are symlinks, like ls does.
+ * Promises: a root named by the caller is followed if it is a symlink
+ * (like ls) and opened once; everything beneath it is reached from that
+ * fd, one component at a time, with openat(parent fd, name, O_NOFOLLOW):
+ * no path is ever walked again, so a directory swapped for a symlink
+ * mid-walk cannot lead out of the tree. Symlinks inside trees are
+ * followed only with `follow`. A file is opened only after fstatat (not
+ * following) says it is a regular file, with O_NONBLOCK|O_NOCTTY, and is
+ * handed over only if fstat on the fd finds that same regular file (dev,
+ * ino): a FIFO or device swapped in by a race is never processed. FIFOs,
+ * sockets and devices inside trees are skipped unopened; named as roots
+ * they are refused unopened (a block device too: opening a device can
+ * have effects, and its buffer cache is not a file's page cache). d_type
+ * avoids a stat per directory entry; a directory reached twice (symlink
+ * loop, bind mount) is walked once; a file with several hardlinks is
+ * visited once; -x is judged per root. Files and directories that vanish
+ * or change between listing and opening are reported as vanished, not as
+ * errors.
+ *
+ * Descriptors are bounded. A queued directory holds a reference on its
+ * parent's node (name, dev, ino, fd), not an fd of its own. A node keeps
+ * its fd while it is in use or among the most recently used idle ones
+ * (at most RLIMIT_NOFILE/8, within 8..256); an evicted one is re-derived
+ * when needed by openat from the nearest ancestor still open, one
+ * component at a time, each checked against its recorded dev and ino (a
+ * mismatch: the directory changed, reported as vanished). Roots keep
+ * their fds while anything beneath them is queued; the LIFO queue keeps
+ * few roots in flight at once. So open fds stay below the cap plus two
+ * per worker, whatever the tree's width or depth.
  */
 #define _GNU_SOURCE
 #include "pagecache.h"
@@ -18,21 +37,37 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <linux/fs.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #define DENTS_BUF (64 * 1024)
+#define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK)
+#define FILE_FLAGS (O_RDONLY | O_NOATIME | O_NONBLOCK | O_NOCTTY)
+
+/* A directory entered, kept while anything beneath it is queued. */
+struct dnode {
+	struct dnode *parent;		/* referenced; NULL for a root */
+	struct dnode *prev, *next;	/* on the idle list */
+	const char *name;		/* in parent (points into path) */
+	char *path;			/* as reached from the root, for display */
+	dev_t dev, root_dev;
+	ino_t ino;			/* what a re-derived fd must be */
+	int fd;				/* -1 while evicted */
+	unsigned refs;			/* queued children, child nodes, lister */
+	unsigned busy;			/* threads using fd now */
+	bool idle;			/* on the idle list: fd may be evicted */
+};
 
 struct item {
 	struct item *next;
-	char *path;
-	dev_t root_dev;
-	bool is_root;		/* named by the user: follow a symlink */
+	struct dnode *parent;		/* referenced; NULL: a root */
+	char *path;			/* as reached from the root */
+	const char *name;		/* in parent (into path); a root: path */
 };
 
 struct idset {
@@ -50,14 +85,18 @@ struct walker {
 	int stop;		/* first non-zero from file() */
 	struct idset dirs, links;
 	pthread_mutex_t ev_lock;
+	pthread_mutex_t nlock;	/* nodes: refs, busy, fds, the idle list */
+	struct dnode *idle_head, *idle_tail;	/* most recently used first */
+	unsigned nopen;		/* evictable (non-root) fds open */
+	unsigned maxopen;	/* ... kept open at most when idle */
 };
 
 struct worker {
 	struct walker *w;
 	unsigned id;
-	char *path;		/* scratch for file paths */
-	size_t pathcap;
 	char *dents;
+	struct dnode **chain;	/* scratch for re-deriving */
+	size_t chaincap;
 };
 
 static uint64_t mix(uint64_t a, uint64_t b)
@@ -133,22 +172,180 @@ static bool matches(const char *const *pats, const char *name)
 	return false;
 }
 
-static int push(struct walker *w, const char *path, dev_t root_dev, bool is_root)
+/* ---- nodes and their fds (all under w->nlock) ------------------------ */
+
+static void idle_remove(struct walker *w, struct dnode *d)
+{
+	if (!d->idle)
+		return;
+	if (d->prev)
+		d->prev->next = d->next;
+	else
+		w->idle_head = d->next;
+	if (d->next)
+		d->next->prev = d->prev;
+	else
+		w->idle_tail = d->prev;
+	d->prev = d->next = NULL;
+	d->idle = false;
+}
+
+static void pin(struct walker *w, struct dnode *d)
+{
+	d->busy++;
+	idle_remove(w, d);
+}
+
+/* Done with d's fd: a root keeps it; others go idle, the oldest closed. */
+static void unpin(struct walker *w, struct dnode *d)
+{
+	if (--d->busy || !d->parent || d->fd < 0)
+		return;
+	d->next = w->idle_head;
+	if (w->idle_head)
+		w->idle_head->prev = d;
+	else
+		w->idle_tail = d;
+	w->idle_head = d;
+	d->idle = true;
+	while (w->nopen > w->maxopen && w->idle_tail) {
+		struct dnode *old = w->idle_tail;
+
+		idle_remove(w, old);
+		close(old->fd);
+		old->fd = -1;
+		w->nopen--;
+	}
+}
+
+static void unref(struct walker *w, struct dnode *d)
+{
+	while (d && --d->refs == 0) {
+		struct dnode *p = d->parent;
+
+		idle_remove(w, d);
+		if (d->fd >= 0) {
+			close(d->fd);
+			if (p)
+				w->nopen--;
+		}
+		free(d->path);
+		free(d);
+		d = p;
+	}
+}
+
+static void node_unpin(struct walker *w, struct dnode *d)
+{
+	pthread_mutex_lock(&w->nlock);
+	unpin(w, d);
+	pthread_mutex_unlock(&w->nlock);
+}
+
+static void node_unref(struct walker *w, struct dnode *d)
+{
+	pthread_mutex_lock(&w->nlock);
+	unref(w, d);
+	pthread_mutex_unlock(&w->nlock);
+}
+
+/* Open directory `name` beneath dirfd: never through a symlink unless -L. */
+static int open_dir_at(struct walker *w, int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, DIR_FLAGS | (w->o->follow ? 0 : O_NOFOLLOW));
+
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * d's fd, pinned until node_unpin(); reopened from the nearest ancestor
+ * still open when it was evicted, each step checked against its dev and
+ * ino. -ESTALE (or the open's -errno) if the tree changed on the way.
+ */
+static int node_fd(struct worker *wk, struct dnode *d)
+{
+	struct walker *w = wk->w;
+	struct dnode *cur;
+	size_t n = 0;
+
+	pthread_mutex_lock(&w->nlock);
+	for (cur = d; cur->fd < 0; cur = cur->parent) {
+		if (n == wk->chaincap) {
+			size_t ncap = n ? 2 * n : 64;
+			struct dnode **nc = realloc(wk->chain, ncap * sizeof(*nc));
+
+			if (!nc) {
+				pthread_mutex_unlock(&w->nlock);
+				return -ENOMEM;
+			}
+			wk->chain = nc;
+			wk->chaincap = ncap;
+		}
+		wk->chain[n++] = cur;	/* a root is never evicted: this ends */
+	}
+	pin(w, cur);
+	pthread_mutex_unlock(&w->nlock);
+	while (n-- > 0) {
+		struct dnode *x = wk->chain[n];
+		int fd = open_dir_at(w, cur->fd, x->name);
+		struct stat st;
+
+		if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != x->dev || st.st_ino != x->ino)) {
+			close(fd);
+			fd = -ESTALE;
+		}
+		pthread_mutex_lock(&w->nlock);
+		if (fd >= 0 && x->fd < 0) {
+			x->fd = fd;
+			w->nopen++;
+		} else if (fd >= 0) {
+			close(fd);	/* another thread got there first */
+		}
+		if (fd >= 0)
+			pin(w, x);
+		unpin(w, cur);
+		pthread_mutex_unlock(&w->nlock);
+		if (fd < 0)
+			return fd;
+		cur = x;
+	}
+	return cur->fd;
+}
+
+/* ---- the queue -------------------------------------------------------- */
+
+/* Queue directory `name` of parent (referenced here), or a root (path). */
+static int push(struct walker *w, struct dnode *parent, const char *path)
 {
 	struct item *it = calloc(1, sizeof(*it));
+	const char *slash;
 
 	if (!it || !(it->path = strdup(path))) {
 		free(it);
 		return -ENOMEM;
 	}
-	it->root_dev = root_dev;
-	it->is_root = is_root;
+	slash = strrchr(it->path, '/');
+	it->name = parent && slash ? slash + 1 : it->path;
+	it->parent = parent;
+	if (parent) {
+		pthread_mutex_lock(&w->nlock);
+		parent->refs++;
+		pthread_mutex_unlock(&w->nlock);
+	}
 	pthread_mutex_lock(&w->lock);
 	it->next = w->stack;
 	w->stack = it;
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	return 0;
+}
+
+static void item_free(struct walker *w, struct item *it)
+{
+	if (it->parent)
+		node_unref(w, it->parent);
+	free(it->path);
+	free(it);
 }
 
 static void set_stop(struct walker *w, int rc)
@@ -160,59 +357,26 @@ static void set_stop(struct walker *w, int rc)
 	pthread_mutex_unlock(&w->lock);
 }
 
-/* Open and hand over one regular file; dirfd/name locate it. */
-static void do_file(struct worker *wk, int dirfd, const char *name, const char *path,
-		    dev_t root_dev, bool follow, bool is_root)
+/* ---- files ------------------------------------------------------------ */
+
+/* Hand over one open regular file (st: its fstat) to file(); closes fd. */
+static void hand_over(struct worker *wk, int fd, const struct stat *st, const char *path,
+		      dev_t root_dev, bool is_root)
 {
 	struct walker *w = wk->w;
 	const struct pc_walk_opts *o = w->o;
-	struct pc_walk_entry e = { .path = path, .worker = wk->id };
-	int fd;
+	struct pc_walk_entry e = { .path = path, .fd = fd, .st = *st, .worker = wk->id };
 
-	if (!is_root && ((o->include && *o->include && !matches(o->include, name)) ||
-			 matches(o->exclude, name))) {
-		event(w, PC_WALK_SKIP_PATTERN, path, 0);
-		return;
-	}
-	fd = pc_sys_openat(dirfd, name, O_RDONLY | O_NOATIME | O_NONBLOCK |
-					    (follow ? 0 : O_NOFOLLOW));
-	if (fd < 0) {
-		if (fd == -ENOENT && !is_root)
-			event(w, PC_WALK_VANISHED, path, ENOENT);
-		else if (fd == -ELOOP && !follow)
-			event(w, PC_WALK_SKIP_SYMLINK, path, 0);
-		else
-			event(w, PC_WALK_ERROR, path, -fd);
-		return;
-	}
-	if (fstat(fd, &e.st) < 0) {
-		event(w, PC_WALK_ERROR, path, errno);
-		goto out;
-	}
-	if (S_ISBLK(e.st.st_mode) && is_root) {
-		uint64_t sz;
-
-		/* A device named explicitly: its buffer cache, like fincore. */
-		if (ioctl(fd, BLKGETSIZE64, &sz) < 0) {
-			event(w, PC_WALK_ERROR, path, errno);
-			goto out;
-		}
-		e.st.st_size = (off_t)sz;
-	} else if (!S_ISREG(e.st.st_mode)) {
-		event(w, is_root ? PC_WALK_ERROR : PC_WALK_SKIP_SPECIAL, path,
-		      is_root ? EINVAL : 0);
-		goto out;
-	}
-	if (o->one_fs && !is_root && e.st.st_dev != root_dev) {
+	if (o->one_fs && !is_root && st->st_dev != root_dev) {
 		event(w, PC_WALK_SKIP_MOUNT, path, 0);
 		goto out;
 	}
-	if (o->max_size && (uint64_t)e.st.st_size > o->max_size) {
+	if (o->max_size && (uint64_t)st->st_size > o->max_size) {
 		event(w, PC_WALK_SKIP_SIZE, path, 0);
 		goto out;
 	}
-	if (!o->all_links && (e.st.st_nlink > 1 || is_root)) {
-		int r = idset_add(&w->links, e.st.st_dev, e.st.st_ino);
+	if (!o->all_links && (st->st_nlink > 1 || is_root)) {
+		int r = idset_add(&w->links, st->st_dev, st->st_ino);
 
 		if (r < 0) {
 			event(w, PC_WALK_ERROR, path, -r);
@@ -223,37 +387,142 @@ static void do_file(struct worker *wk, int dirfd, const char *name, const char *
 			goto out;
 		}
 	}
-	e.fd = fd;
 	if (o->file) {
 		int rc = o->file(&e, o->arg);
 
 		if (rc)
 			set_stop(w, rc);
 	}
-	fd = e.fd;	/* -1 if file() kept it */
 out:
-	if (fd >= 0)
-		close(fd);
+	if (e.fd >= 0)	/* -1 if file() kept it */
+		close(e.fd);
 }
 
-static char *join(struct worker *wk, const char *dir, const char *name)
+/*
+ * One entry of a directory that looks like a regular file. st0: what
+ * fstatat said, if the caller asked already (else NULL). Opened only if
+ * it is a regular file; handed over only if the fd is that same file.
+ */
+static void do_file(struct worker *wk, int dirfd, const char *name, const char *path,
+		    dev_t root_dev, const struct stat *st0)
 {
-	size_t dl = strlen(dir), nl = strlen(name), need = dl + nl + 2;
+	struct walker *w = wk->w;
+	const struct pc_walk_opts *o = w->o;
+	struct stat lst, st;
+	int fd;
 
-	if (need > wk->pathcap) {
-		char *p = realloc(wk->path, need * 2);
-
-		if (!p)
-			return NULL;
-		wk->path = p;
-		wk->pathcap = need * 2;
+	if ((o->include && *o->include && !matches(o->include, name)) ||
+	    matches(o->exclude, name)) {
+		event(w, PC_WALK_SKIP_PATTERN, path, 0);
+		return;
 	}
-	memcpy(wk->path, dir, dl);
+	if (!st0) {
+		if (fstatat(dirfd, name, &lst, o->follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
+			event(w, errno == ENOENT ? PC_WALK_VANISHED : PC_WALK_ERROR, path, errno);
+			return;
+		}
+		st0 = &lst;
+	}
+	if (S_ISLNK(st0->st_mode)) {
+		event(w, PC_WALK_SKIP_SYMLINK, path, 0);
+		return;
+	}
+	if (S_ISDIR(st0->st_mode)) {	/* was a file when listed */
+		event(w, PC_WALK_VANISHED, path, ENOENT);
+		return;
+	}
+	if (!S_ISREG(st0->st_mode)) {
+		event(w, PC_WALK_SKIP_SPECIAL, path, 0);
+		return;
+	}
+	fd = pc_sys_openat(dirfd, name, FILE_FLAGS | (o->follow ? 0 : O_NOFOLLOW));
+	if (fd < 0) {
+		if (fd == -ENOENT)
+			event(w, PC_WALK_VANISHED, path, ENOENT);
+		else if (fd == -ELOOP && !o->follow)
+			event(w, PC_WALK_SKIP_SYMLINK, path, 0);
+		else
+			event(w, PC_WALK_ERROR, path, -fd);
+		return;
+	}
+	if (fstat(fd, &st) < 0) {
+		event(w, PC_WALK_ERROR, path, errno);
+		close(fd);
+		return;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_dev != st0->st_dev || st.st_ino != st0->st_ino) {
+		event(w, PC_WALK_VANISHED, path, ENOENT);	/* replaced after the fstatat */
+		close(fd);
+		return;
+	}
+	hand_over(wk, fd, &st, path, root_dev, false);
+}
+
+/*
+ * A regular file named as a root (st: stat() of path, followed). Opened
+ * O_PATH first and, if that is still a regular file, reopened through
+ * /proc/self/fd: what is read is what was checked, whatever a race puts
+ * at the path. Without /proc: the path again, checked after the open.
+ */
+static void do_root_file(struct worker *wk, const char *path, const struct stat *st)
+{
+	struct walker *w = wk->w;
+	struct stat pst, fst;
+	char proc[64];
+	int pfd, fd;
+
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0) {
+		event(w, PC_WALK_ERROR, path, errno);
+		return;
+	}
+	if (fstat(pfd, &pst) < 0) {
+		event(w, PC_WALK_ERROR, path, errno);
+		close(pfd);
+		return;
+	}
+	if (!S_ISREG(pst.st_mode)) {
+		event(w, PC_WALK_ERROR, path, EINVAL);	/* swapped since the stat */
+		close(pfd);
+		return;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = pc_sys_openat(AT_FDCWD, proc, FILE_FLAGS);
+	if (fd == -ENOENT && access("/proc/self/fd", F_OK) < 0)
+		fd = pc_sys_openat(AT_FDCWD, path, FILE_FLAGS);
+	close(pfd);
+	if (fd < 0) {
+		event(w, PC_WALK_ERROR, path, -fd);
+		return;
+	}
+	if (fstat(fd, &fst) < 0) {
+		event(w, PC_WALK_ERROR, path, errno);
+		close(fd);
+		return;
+	}
+	if (!S_ISREG(fst.st_mode) || fst.st_dev != pst.st_dev || fst.st_ino != pst.st_ino) {
+		event(w, PC_WALK_ERROR, path, S_ISREG(fst.st_mode) ? ESTALE : EINVAL);
+		close(fd);
+		return;
+	}
+	hand_over(wk, fd, &fst, path, st->st_dev, true);
+}
+
+/* ---- directories ------------------------------------------------------ */
+
+static char *join(const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	char *p = malloc(dl + nl + 2);
+
+	if (!p)
+		return NULL;
+	memcpy(p, dir, dl);
 	if (dl && dir[dl - 1] == '/')
 		dl--;
-	wk->path[dl] = '/';
-	memcpy(wk->path + dl + 1, name, nl + 1);
-	return wk->path;
+	p[dl] = '/';
+	memcpy(p + dl + 1, name, nl + 1);
+	return p;
 }
 
 struct linux_dirent64 {
@@ -264,107 +533,189 @@ struct linux_dirent64 {
 	char d_name[];
 };
 
-static void do_dir(struct worker *wk, struct item *it)
+/* List d (pinned, one reference held by the caller) and queue what is in it. */
+static void list_dir(struct worker *wk, struct dnode *d)
 {
 	struct walker *w = wk->w;
 	const struct pc_walk_opts *o = w->o;
 	struct stat st;
-	int fd, r;
 	long n;
 
-	fd = open(it->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK |
-				    (it->is_root || o->follow ? 0 : O_NOFOLLOW));
-	if (fd < 0) {
-		event(w, errno == ENOENT && !it->is_root ? PC_WALK_VANISHED : PC_WALK_ERROR,
-		      it->path, errno);
-		return;
-	}
-	if (fstat(fd, &st) < 0) {
-		event(w, PC_WALK_ERROR, it->path, errno);
-		goto out;
-	}
-	if (it->is_root)
-		it->root_dev = st.st_dev;
-	else if (o->one_fs && st.st_dev != it->root_dev) {
-		event(w, PC_WALK_SKIP_MOUNT, it->path, 0);
-		goto out;
-	}
-	r = idset_add(&w->dirs, st.st_dev, st.st_ino);
-	if (r <= 0) {
-		event(w, r < 0 ? PC_WALK_ERROR : PC_WALK_SKIP_LOOP, it->path, r < 0 ? -r : 0);
-		goto out;
-	}
-	event(w, PC_WALK_DIR, it->path, 0);
-	while ((n = syscall(SYS_getdents64, fd, wk->dents, DENTS_BUF)) > 0) {
+	event(w, PC_WALK_DIR, d->path, 0);
+	while ((n = syscall(SYS_getdents64, d->fd, wk->dents, DENTS_BUF)) > 0) {
 		for (long off = 0; off < n;) {
-			struct linux_dirent64 *d = (void *)(wk->dents + off);
-			const char *name = d->d_name;
-			unsigned char type = d->d_type;
+			struct linux_dirent64 *de = (void *)(wk->dents + off);
+			const char *name = de->d_name;
+			unsigned char type = de->d_type;
+			const struct stat *known = NULL;
 			char *path;
 
-			off += d->d_reclen;
+			off += de->d_reclen;
 			if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
 				continue;
 			if (w->stop)
-				goto out;
-			path = join(wk, it->path, name);
+				return;
+			path = join(d->path, name);
 			if (!path) {
-				event(w, PC_WALK_ERROR, it->path, ENOMEM);
-				goto out;
+				event(w, PC_WALK_ERROR, d->path, ENOMEM);
+				return;
 			}
 			if (type == DT_UNKNOWN) {
-				if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+				if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 					event(w, errno == ENOENT ? PC_WALK_VANISHED : PC_WALK_ERROR,
 					      path, errno);
+					free(path);
 					continue;
 				}
 				type = IFTODT(st.st_mode);
+				known = o->follow && type == DT_LNK ? NULL : &st;
 			}
 			if (type == DT_LNK) {
 				if (!o->follow) {
 					event(w, PC_WALK_SKIP_SYMLINK, path, 0);
+					free(path);
 					continue;
 				}
-				if (fstatat(fd, name, &st, 0) < 0) {
+				if (fstatat(d->fd, name, &st, 0) < 0) {
 					event(w, PC_WALK_ERROR, path, errno);
+					free(path);
 					continue;
 				}
 				type = IFTODT(st.st_mode);
+				known = &st;
 			}
 			if (type == DT_DIR) {
-				if (matches(o->exclude, name)) {
+				if (matches(o->exclude, name))
 					event(w, PC_WALK_SKIP_PATTERN, path, 0);
-					continue;
-				}
-				if (push(w, path, it->root_dev, false) < 0)
+				else if (push(w, d, path) < 0)
 					event(w, PC_WALK_ERROR, path, ENOMEM);
 			} else if (type == DT_REG) {
-				do_file(wk, fd, name, path, it->root_dev, o->follow, false);
+				do_file(wk, d->fd, name, path, d->root_dev, known);
 			} else {
 				event(w, PC_WALK_SKIP_SPECIAL, path, 0);
 			}
+			free(path);
 		}
 	}
 	if (n < 0)
-		event(w, PC_WALK_ERROR, it->path, errno);
-out:
-	close(fd);
+		event(w, PC_WALK_ERROR, d->path, errno);
 }
 
-static void do_root(struct worker *wk, struct item *it)
+/*
+ * Enter a directory: fd open (ours), st its fstat. Becomes a node that
+ * takes over path and the reference on parent, is listed, and lives on
+ * while anything beneath it is queued.
+ */
+static void enter_dir(struct worker *wk, struct dnode *parent, char *path, const char *name,
+		      int fd, const struct stat *st)
 {
-	struct stat st;
+	struct walker *w = wk->w;
+	struct dnode *d = calloc(1, sizeof(*d));
+	int r;
 
-	if (stat(it->path, &st) < 0) {
-		event(wk->w, PC_WALK_ERROR, it->path, errno);
+	if (!d) {
+		event(w, PC_WALK_ERROR, path, ENOMEM);
+		close(fd);
+		free(path);
+		node_unref(w, parent);
 		return;
 	}
-	if (S_ISDIR(st.st_mode))
-		do_dir(wk, it);
-	else if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
-		do_file(wk, AT_FDCWD, it->path, it->path, st.st_dev, true, true);
+	d->parent = parent;
+	d->path = path;
+	d->name = name;
+	d->dev = st->st_dev;
+	d->ino = st->st_ino;
+	d->root_dev = parent ? parent->root_dev : st->st_dev;
+	d->fd = fd;
+	d->refs = 1;
+	d->busy = 1;
+	if (parent) {
+		pthread_mutex_lock(&w->nlock);
+		w->nopen++;
+		pthread_mutex_unlock(&w->nlock);
+	}
+	r = idset_add(&w->dirs, st->st_dev, st->st_ino);
+	if (r <= 0)
+		event(w, r < 0 ? PC_WALK_ERROR : PC_WALK_SKIP_LOOP, path, r < 0 ? -r : 0);
 	else
-		event(wk->w, PC_WALK_ERROR, it->path, EINVAL);	/* FIFO etc. */
+		list_dir(wk, d);
+	pthread_mutex_lock(&w->nlock);
+	unpin(w, d);
+	unref(w, d);
+	pthread_mutex_unlock(&w->nlock);
+}
+
+/* A queued directory beneath a root: opened from its parent's fd. */
+static void do_dir(struct worker *wk, struct item *it)
+{
+	struct walker *w = wk->w;
+	struct dnode *parent = it->parent;
+	struct stat st;
+	int pfd, fd;
+
+	pfd = node_fd(wk, parent);
+	if (pfd < 0) {
+		/* an ancestor was removed, or replaced by another directory or a link */
+		event(w, pfd == -ENOMEM ? PC_WALK_ERROR : PC_WALK_VANISHED, it->path,
+		      pfd == -ENOMEM ? ENOMEM : ENOENT);
+		return;
+	}
+	fd = open_dir_at(w, pfd, it->name);
+	node_unpin(w, parent);
+	if (fd < 0) {
+		/* ENOTDIR, or ELOOP without -L: replaced by a file or a symlink */
+		bool gone = fd == -ENOENT || fd == -ENOTDIR || (fd == -ELOOP && !w->o->follow);
+
+		event(w, gone ? PC_WALK_VANISHED : PC_WALK_ERROR, it->path, -fd);
+		return;
+	}
+	if (fstat(fd, &st) < 0) {
+		event(w, PC_WALK_ERROR, it->path, errno);
+		close(fd);
+		return;
+	}
+	if (w->o->one_fs && st.st_dev != parent->root_dev) {
+		event(w, PC_WALK_SKIP_MOUNT, it->path, 0);
+		close(fd);
+		return;
+	}
+	enter_dir(wk, parent, it->path, it->name, fd, &st);
+	it->parent = NULL;	/* the node took both */
+	it->path = NULL;
+}
+
+/* A root named by the caller: followed if a symlink, never opened unless a file or directory. */
+static void do_root(struct worker *wk, struct item *it)
+{
+	struct walker *w = wk->w;
+	struct stat st;
+	int fd;
+
+	if (stat(it->path, &st) < 0) {
+		event(w, PC_WALK_ERROR, it->path, errno);
+		return;
+	}
+	if (S_ISREG(st.st_mode)) {
+		do_root_file(wk, it->path, &st);
+		return;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		/* FIFOs, sockets, character and block devices: never opened */
+		event(w, PC_WALK_ERROR, it->path, EINVAL);
+		return;
+	}
+	fd = open(it->path, DIR_FLAGS);	/* O_DIRECTORY: nothing else is opened */
+	if (fd < 0) {
+		event(w, PC_WALK_ERROR, it->path, errno);
+		return;
+	}
+	if (fstat(fd, &st) < 0) {
+		event(w, PC_WALK_ERROR, it->path, errno);
+		close(fd);
+		return;
+	}
+	enter_dir(wk, NULL, it->path, it->path, fd, &st);
+	it->path = NULL;
 }
 
 static void *worker_main(void *arg)
@@ -388,12 +739,11 @@ static void *worker_main(void *arg)
 		w->active++;
 		pthread_mutex_unlock(&w->lock);
 
-		if (it->is_root)
-			do_root(wk, it);
-		else
+		if (it->parent)
 			do_dir(wk, it);
-		free(it->path);
-		free(it);
+		else
+			do_root(wk, it);
+		item_free(w, it);
 
 		pthread_mutex_lock(&w->lock);
 		w->active--;
@@ -402,6 +752,18 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&w->lock);
 	}
 	return NULL;
+}
+
+/* Idle directory fds kept open: an eighth of what we may open, 8..256. */
+static unsigned fd_cap(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 64;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / 8 > 256)
+		return 256;
+	return rl.rlim_cur / 8 < 8 ? 8 : (unsigned)(rl.rlim_cur / 8);
 }
 
 unsigned pc_walk_threads(const struct pc_walk_opts *o)
@@ -428,14 +790,16 @@ int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *
 		free(tids);
 		return -ENOMEM;
 	}
+	w.maxopen = fd_cap();
 	pthread_mutex_init(&w.lock, NULL);
 	pthread_mutex_init(&w.ev_lock, NULL);
+	pthread_mutex_init(&w.nlock, NULL);
 	pthread_cond_init(&w.cond, NULL);
 	pthread_mutex_init(&w.dirs.lock, NULL);
 	pthread_mutex_init(&w.links.lock, NULL);
 	/* Pushed in reverse so the stack pops them in the order given. */
 	for (size_t i = nroots; i-- > 0 && rc == 0;)
-		rc = push(&w, roots[i], 0, true);
+		rc = push(&w, NULL, roots[i]);
 	for (unsigned i = 0; i < nt && rc == 0; i++) {
 		wks[i].w = &w;
 		wks[i].id = i;
@@ -459,12 +823,11 @@ int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *
 		struct item *it = w.stack;
 
 		w.stack = it->next;
-		free(it->path);
-		free(it);
+		item_free(&w, it);	/* closes what they held open */
 	}
 	for (unsigned i = 0; i < nt; i++) {
 		free(wks[i].dents);
-		free(wks[i].path);
+		free(wks[i].chain);
 	}
 	free(wks);
 	free(tids);
@@ -472,6 +835,7 @@ int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *
 	free(w.links.keys);
 	pthread_mutex_destroy(&w.lock);
 	pthread_mutex_destroy(&w.ev_lock);
+	pthread_mutex_destroy(&w.nlock);
 	pthread_cond_destroy(&w.cond);
 	pthread_mutex_destroy(&w.dirs.lock);
 	pthread_mutex_destroy(&w.links.lock);

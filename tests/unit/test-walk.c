@@ -1,13 +1,21 @@
 /*
  * walk.c: every regular file once; FIFOs, sockets and devices never
  * opened; symlinks followed only when asked, loops survived; hardlinks
- * once; patterns, size caps; errors named.
+ * once; patterns, size caps; errors named. A directory swapped for a
+ * symlink mid-walk never leads outside the tree; special files named as
+ * roots are refused unopened; deep trees walk within a few descriptors.
  */
+#define _GNU_SOURCE
 #include "pagecache.h"
 #include "tap.h"
 
+#include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
@@ -76,6 +84,206 @@ static char *p(const char *rel)
 	i = (i + 1) % 4;
 	snprintf(buf[i], sizeof(buf[i]), "%s/%s", scratch_dir(), rel);
 	return buf[i];
+}
+
+
+static void touch(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * The race: root/a holds b0..b15 (each with a file f); out/ (outside the
+ * tree) holds b0..b15 each with SENTINEL; lnk is a symlink to out. One
+ * thread keeps exchanging root/a and lnk while the walk runs: a walker
+ * that reopens root/a/bN by path follows the symlink out of the tree.
+ */
+struct race {
+	char root[512], a[600], lnk[512], hold[512], out[512];
+	atomic_int stop;
+	atomic_int swaps;
+	atomic_int sentinels, files;
+};
+
+static void *swapper(void *arg)
+{
+	struct race *r = arg;
+	bool exchange = true;
+
+	while (!atomic_load(&r->stop)) {
+		if (exchange && renameat2(AT_FDCWD, r->a, AT_FDCWD, r->lnk, RENAME_EXCHANGE) == 0) {
+			atomic_fetch_add(&r->swaps, 1);
+			continue;
+		}
+		exchange = false;	/* no RENAME_EXCHANGE here: the same in three steps */
+		if (rename(r->a, r->hold) == 0) {
+			if (symlink(r->out, r->a) == 0) {
+				atomic_fetch_add(&r->swaps, 1);
+				unlink(r->a);
+			}
+			rename(r->hold, r->a);
+		}
+	}
+	/* leave the real directory in place */
+	{
+		struct stat st;
+
+		if (lstat(r->a, &st) == 0 && S_ISLNK(st.st_mode))
+			renameat2(AT_FDCWD, r->a, AT_FDCWD, r->lnk, RENAME_EXCHANGE);
+	}
+	return NULL;
+}
+
+static int race_file(struct pc_walk_entry *e, void *arg)
+{
+	struct race *r = arg;
+
+	if (strstr(e->path, "SENTINEL"))
+		atomic_fetch_add(&r->sentinels, 1);
+	else
+		atomic_fetch_add(&r->files, 1);
+	return 0;
+}
+
+static void race_test(void)
+{
+	struct race r = { 0 };
+	pthread_t t;
+	char path[700];
+	const char *roots[1] = { r.root };
+	int walks = 300;
+
+	snprintf(r.root, sizeof(r.root), "%s/race/root", scratch_dir());
+	snprintf(r.a, sizeof(r.a), "%s/a", r.root);
+	snprintf(r.lnk, sizeof(r.lnk), "%s/race/lnk", scratch_dir());
+	snprintf(r.hold, sizeof(r.hold), "%s/race/hold", scratch_dir());
+	snprintf(r.out, sizeof(r.out), "%s/race/out", scratch_dir());
+	snprintf(path, sizeof(path), "%s/race", scratch_dir());
+	mkdir(path, 0755);
+	mkdir(r.root, 0755);
+	mkdir(r.a, 0755);
+	mkdir(r.out, 0755);
+	symlink(r.out, r.lnk);
+	for (int i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), "%s/b%d", r.a, i);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/b%d/f", r.a, i);
+		touch(path);
+		snprintf(path, sizeof(path), "%s/b%d", r.out, i);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/b%d/SENTINEL", r.out, i);
+		touch(path);
+	}
+	pthread_create(&t, NULL, swapper, &r);
+	for (int i = 0; i < walks; i++) {
+		struct pc_walk_opts o = { .threads = 2, .file = race_file, .arg = &r };
+
+		pc_walk(roots, 1, &o);
+	}
+	atomic_store(&r.stop, 1);
+	pthread_join(t, NULL);
+	ok(atomic_load(&r.swaps) > 0 && atomic_load(&r.files) > 0,
+	   "the race ran: %d swaps, %d files found in %d walks", atomic_load(&r.swaps),
+	   atomic_load(&r.files), walks);
+	ok(atomic_load(&r.sentinels) == 0,
+	   "a directory swapped for a symlink mid-walk never leads outside the tree "
+	   "(%d files from outside)", atomic_load(&r.sentinels));
+}
+
+/*
+ * A FIFO with no writer (an open without O_NONBLOCK would block), a
+ * character and a block device named as roots: refused, never opened
+ * (inotify sees no open), file() never called.
+ */
+static void special_roots_test(void)
+{
+	char fifo[600], chr[600], blk[600];
+	const char *roots[3] = { fifo, chr, blk };
+	struct pc_walk_opts o = { .threads = 2 };
+	struct seen s;
+	int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), nroots = 1, opened = 0;
+	char buf[4096];
+
+	snprintf(fifo, sizeof(fifo), "%s/root-fifo", scratch_dir());
+	snprintf(chr, sizeof(chr), "%s/root-chr", scratch_dir());
+	snprintf(blk, sizeof(blk), "%s/root-blk", scratch_dir());
+	mkfifo(fifo, 0600);
+	if (mknod(chr, S_IFCHR | 0600, makedev(1, 3)) == 0 &&	/* /dev/null */
+	    mknod(blk, S_IFBLK | 0600, makedev(7, 0)) == 0)	/* /dev/loop0 */
+		nroots = 3;
+	for (int i = 0; i < nroots; i++)
+		if (in < 0 || inotify_add_watch(in, roots[i], IN_OPEN) < 0)
+			opened = -1;
+	memset(&s, 0, sizeof(s));
+	pthread_mutex_init(&s.lock, NULL);
+	o.file = on_file;
+	o.event = on_event;
+	o.arg = &s;
+	o.event_arg = &s;
+	pc_walk(roots, (size_t)nroots, &o);
+	if (opened == 0)
+		while (read(in, buf, sizeof(buf)) > 0)
+			opened++;
+	ok(s.n == 0 && s.ev[PC_WALK_ERROR] == nroots && s.last_err == EINVAL,
+	   "%s named as roots are refused (%d errors, %d files)",
+	   nroots == 3 ? "a FIFO, a character and a block device" : "a FIFO",
+	   s.ev[PC_WALK_ERROR], s.n);
+	ok(opened == 0, "and never opened (%d inotify opens)", opened);
+	if (nroots < 3)
+		skip("mknod not permitted here", "device nodes named as roots");
+	if (in >= 0)
+		close(in);
+}
+
+/*
+ * A comb 200 levels deep (each level: the next level and four leaf
+ * directories, each with a file) under RLIMIT_NOFILE 40: a walker that
+ * held a descriptor for every directory with children still queued would
+ * run out; this one finds every file without an error.
+ */
+static void deep_tree_test(void)
+{
+	char path[8192];
+	size_t len;
+	pid_t pid;
+	int st;
+
+	len = (size_t)snprintf(path, sizeof(path), "%s/comb", scratch_dir());
+	mkdir(path, 0755);
+	for (int d = 0; d < 200; d++) {
+		for (int l = 0; l < 4; l++) {
+			snprintf(path + len, sizeof(path) - len, "/l%d", l);
+			mkdir(path, 0755);
+			snprintf(path + len, sizeof(path) - len, "/l%d/f", l);
+			touch(path);
+		}
+		len += (size_t)snprintf(path + len, sizeof(path) - len, "/d");
+		mkdir(path, 0755);
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit rl = { 40, 40 };
+		struct pc_walk_opts o = { .threads = 3 };
+		struct seen s;
+		char root[600];
+
+		snprintf(root, sizeof(root), "%s/comb", scratch_dir());
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			_exit(9);
+		walk(root, &o, &s);
+		_exit(s.ev[PC_WALK_ERROR] == 0 && s.ev[PC_WALK_DIR] == 1 + 200 * 5 ? 0 :
+		      s.ev[PC_WALK_ERROR] ? 2 : 3);
+	}
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	   "a 200-deep tree is walked whole under RLIMIT_NOFILE 40 (exit %d)",
+	   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
 int main(void)
@@ -168,6 +376,10 @@ int main(void)
 		o = (struct pc_walk_opts){ .threads = 2, .file = stop_cb };
 		ok(pc_walk(roots, 1, &o) == 7, "a non-zero return from file() stops the walk");
 	}
+
+	race_test();
+	special_roots_test();
+	deep_tree_test();
 
 	if (geteuid() == 0) {
 		pid_t pid;
