@@ -47,6 +47,14 @@ timeout 20 "$PAGECACHE" stat lonely-fifo >o 2>e; rc=$?
 t_is "a FIFO named on the command line is an error, not a hang" "$rc" 1
 t_ok "and the message says why" grep -q "not a regular file" e
 timeout 20 "$PAGECACHE" stat /dev/null >o 2>e; t_is "a character device is refused" $? 1
+blk=$(find /dev -maxdepth 1 -type b 2>/dev/null | head -n1)
+if [ -n "$blk" ]; then
+	timeout 20 "$PAGECACHE" stat "$blk" >o 2>e; rc=$?
+	t_is "a block device named on the command line is refused" "$rc" 1
+	t_ok "unopened, and the message says why" grep -q "'$blk': not a regular file or directory" e
+else
+	t_skip "a block device is refused" "no block device in /dev"
+fi
 
 # symlink loops under -L: terminate, say so
 timeout 20 "$PAGECACHE" stat -L tree >o 2>e; rc=$?
