@@ -42,6 +42,7 @@ enum pc_sys_call {
 	PC_SYS_MLOCK,
 	PC_SYS_OPEN,
 	PC_SYS_URING,
+	PC_SYS_OPENAT2,
 	PC_SYS_NCALLS
 };
 
@@ -64,12 +65,35 @@ long pc_sys_pread(int fd, void *buf, size_t len, uint64_t off);
 void *pc_sys_mmap(size_t len, int prot, int flags, int fd, uint64_t off, int *ret_err);
 int pc_sys_mlock(const void *addr, size_t len);
 int pc_sys_openat(int dirfd, const char *path, int flags);
+/* openat2(2) with flags and resolve; -ENOSYS where the kernel lacks it. */
+int pc_sys_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve);
 /* 0 if io_uring may be tried (the "uring" fault point says no). */
 int pc_sys_uring_check(void);
 
 /* Does this kernel have cachestat(2)? Probed once. */
 bool pc_have_cachestat(void);
 uint64_t pc_page_size(void);
+
+/* ---- beneath.c: opening what a hostile list of paths names ------------ */
+
+/*
+ * Open the regular file `path` (relative: no leading '/', no "." or ".."
+ * component) beneath the directory `rootfd`, for reading. Nothing outside
+ * the root is reached and no symbolic link is followed, on the way or at
+ * the end: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS), or where openat2 is missing (before 5.6, or a
+ * seccomp filter that refuses it) one component at a time with
+ * openat(O_PATH | O_NOFOLLOW). The file is reached with O_PATH and
+ * fstat()ed before any real open, so a FIFO, socket or device is never
+ * opened; a regular file is then reopened through /proc/self/fd with
+ * O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC and `extra_flags` (O_NOATIME
+ * is dropped where the kernel refuses it). Returns the fd, or -ELOOP (a
+ * symbolic link on the way or at the end), -EXDEV (the path would leave
+ * the root), -EINVAL (not a regular file: *ret_st says what it is),
+ * -ENOENT, -ENOTDIR, -EACCES, ... *ret_st is filled on success and on
+ * -EINVAL.
+ */
+int pc_open_beneath(int rootfd, const char *path, int extra_flags, struct stat *ret_st);
 
 /* ---- util.c ---------------------------------------------------------- */
 
@@ -430,14 +454,20 @@ void pc_profile_file_release(struct pc_profile_file *f);
 struct pc_profile_writer;
 int pc_profile_create(const char *path, const struct pc_profile_meta *m,
 		      struct pc_profile_writer **ret);
+/*
+ * The file is created 0600. A path already added is -EEXIST, active runs
+ * that are not inside the cached runs -EINVAL: readers refuse both.
+ */
 int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f);
 int pc_profile_commit(struct pc_profile_writer *w);	/* frees w */
 void pc_profile_abort(struct pc_profile_writer *w);	/* frees w, NULL-safe */
 
 /*
  * Reading treats the file as hostile: every length and offset is checked,
- * memory stays bounded (one section at a time), and a bad file is
- * -EBADMSG with pc_profile_error() saying what and where.
+ * memory stays bounded (one section at a time, and 16 bytes a file for the
+ * set of paths seen), and a bad file is -EBADMSG with pc_profile_error()
+ * saying what and where: a path listed twice, or active pages outside the
+ * cached runs, are bad too.
  */
 struct pc_profile_reader;
 /* On -EBADMSG, err (if given) says what is wrong and where. */

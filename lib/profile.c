@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -82,6 +84,79 @@ static size_t put_varint(uint8_t *p, uint64_t v)
 	return n;
 }
 
+/*
+ * The set of paths seen so far, for refusing a path twice: 64-bit hashes
+ * in an open-addressed table (8 bytes a path, not the path). FNV-1a from
+ * a random basis, so nobody can name two files that collide on purpose;
+ * by chance, two of a million paths collide once in 10^7 snapshots.
+ */
+struct pathset {
+	uint64_t *slot;			/* 0: empty */
+	size_t cap, n;
+	uint64_t basis;
+};
+
+static uint64_t path_hash(const struct pathset *s, const char *p)
+{
+	uint64_t h = s->basis;
+
+	for (; *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
+/* 0: added, -EEXIST: there already, -ENOMEM */
+static int pathset_add(struct pathset *s, const char *p)
+{
+	uint64_t h;
+	size_t i;
+
+	if (!s->basis) {
+		if (getrandom(&s->basis, sizeof(s->basis), 0) != sizeof(s->basis))
+			s->basis = (uint64_t)(uintptr_t)s ^ (uint64_t)time(NULL);
+		s->basis = s->basis ^ 0xcbf29ce484222325ull;
+	}
+	if (2 * (s->n + 1) > s->cap) {
+		size_t nc = s->cap ? 2 * s->cap : 1024;
+		uint64_t *ns = calloc(nc, sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		for (size_t k = 0; k < s->cap; k++)
+			if (s->slot[k]) {
+				for (i = s->slot[k] & (nc - 1); ns[i]; i = (i + 1) & (nc - 1))
+					;
+				ns[i] = s->slot[k];
+			}
+		free(s->slot);
+		s->slot = ns;
+		s->cap = nc;
+	}
+	h = path_hash(s, p);
+	for (i = h & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
+		if (s->slot[i] == h)
+			return -EEXIST;
+	s->slot[i] = h;
+	s->n++;
+	return 0;
+}
+
+/* Does every page of runs `b` lie in runs `a`? Both ascending, disjoint. */
+static bool runs_cover(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+{
+	size_t i = 0;
+
+	for (size_t k = 0; k < nb; k++) {
+		uint64_t s = b[2 * k], e = s + b[2 * k + 1];
+
+		while (i < na && a[2 * i] + a[2 * i + 1] <= s)
+			i++;
+		if (i == na || a[2 * i] > s || a[2 * i] + a[2 * i + 1] < e)
+			return false;
+	}
+	return true;
+}
+
 void pc_profile_file_release(struct pc_profile_file *f)
 {
 	if (!f)
@@ -101,6 +176,7 @@ struct pc_profile_writer {
 	size_t rawlen, rawcap;
 	uint64_t nfiles, nruns;
 	uint64_t prev_mtime, prev_dev, prev_ino;	/* deltas within a section */
+	struct pathset paths;		/* each path once */
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -170,12 +246,17 @@ int pc_profile_create(const char *path, const struct pc_profile_meta *m,
 		return -ENOMEM;
 	w->fd = -1;
 	w->path = strdup(path);
-	if (!w->path || asprintf(&w->tmp, "%s.tmp.%d", path, getpid()) < 0) {
+	if (!w->path || asprintf(&w->tmp, "%s.tmp.XXXXXX", path) < 0) {
 		w->tmp = NULL;
 		rc = -ENOMEM;
 		goto fail;
 	}
-	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	/*
+	 * A fresh name nobody could plant a link at (O_EXCL), mode 0600: a
+	 * snapshot says what is cached in files its reader may not be allowed
+	 * to ask about, so it is its writer's alone (chmod to share it).
+	 */
+	w->fd = mkostemp(w->tmp, O_CLOEXEC);
 	if (w->fd < 0) {
 		rc = -errno;
 		free(w->tmp);
@@ -234,6 +315,11 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 		return -ENAMETOOLONG;
 	if (need > SECT_RAW_MAX)
 		return -EFBIG;	/* too fragmented for one record */
+	if (!runs_cover(f->runs, f->nruns, f->active, f->nactive))
+		return -EINVAL;	/* a reader refuses active pages that were not cached */
+	rc = pathset_add(&w->paths, f->path);	/* ... and a path twice */
+	if (rc < 0)
+		return rc;
 	if (w->rawlen && w->rawlen + need > SECT_FLUSH) {
 		rc = write_section(w, SECT_FILES, w->raw, w->rawlen);
 		if (rc < 0)
@@ -317,6 +403,7 @@ void pc_profile_abort(struct pc_profile_writer *w)
 	free(w->tmp);
 	free(w->path);
 	free(w->raw);
+	free(w->paths.slot);
 	free(w);
 }
 
@@ -333,6 +420,7 @@ struct pc_profile_reader {
 	uint64_t section, nfiles, nruns;
 	uint64_t prev_mtime, prev_dev, prev_ino;	/* deltas within a section */
 	bool ended;
+	struct pathset paths;		/* each path once */
 	char err[256];
 };
 
@@ -677,6 +765,15 @@ int pc_profile_next(struct pc_profile_reader *r, struct pc_profile_file *ret)
 		free(f.runs);
 		return rc;
 	}
+	if (!runs_cover(f.runs, f.nruns, f.active, f.nactive)) {
+		pc_profile_file_release(&f);
+		return bad(r, "active pages of '%s' that are not cached", path);
+	}
+	rc = pathset_add(&r->paths, path);
+	if (rc < 0) {
+		pc_profile_file_release(&f);
+		return rc == -EEXIST ? bad(r, "'%s' is listed twice", path) : rc;
+	}
 	f.path = strdup(path);
 	if (!f.path) {
 		pc_profile_file_release(&f);
@@ -699,5 +796,6 @@ void pc_profile_close(struct pc_profile_reader *r)
 		close(r->fd);
 	free(r->raw);
 	free(r->comp);
+	free(r->paths.slot);
 	free(r);
 }

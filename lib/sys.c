@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -81,7 +82,7 @@ static const struct {
 	{ "readahead", PC_SYS_READAHEAD }, { "fadvise", PC_SYS_FADVISE },
 	{ "pread", PC_SYS_PREAD },	   { "mmap", PC_SYS_MMAP },
 	{ "mlock", PC_SYS_MLOCK },	   { "open", PC_SYS_OPEN },
-	{ "uring", PC_SYS_URING },
+	{ "uring", PC_SYS_URING },	   { "openat2", PC_SYS_OPENAT2 },
 };
 
 static const struct {
@@ -91,6 +92,7 @@ static const struct {
 	{ "EPERM", EPERM },   { "EIO", EIO },	    { "ENOMEM", ENOMEM },
 	{ "EINTR", EINTR },   { "ENOSYS", ENOSYS }, { "EACCES", EACCES },
 	{ "EAGAIN", EAGAIN }, { "EINVAL", EINVAL }, { "short", -1 },
+	{ "EXDEV", EXDEV },   { "ELOOP", ELOOP },
 };
 
 int pc_sys_inject_env(const char *spec)
@@ -272,6 +274,24 @@ int pc_sys_openat(int dirfd, const char *path, int flags)
 		while (fd < 0 && errno == EINTR);
 	}
 	return fd < 0 ? -errno : fd;
+}
+
+int pc_sys_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
+{
+	struct open_how how = { .flags = flags | O_CLOEXEC, .resolve = resolve };
+	int e, tries = 0;
+	long fd;
+
+	while ((e = injected(PC_SYS_OPENAT2)) == EINTR)
+		;
+	if (e > 0)
+		return -e;
+	/* EAGAIN: a rename or mount raced a RESOLVE_BENEATH walk; bounded,
+	   since whoever renames may be doing it on purpose */
+	do
+		fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	while (fd < 0 && (errno == EINTR || (errno == EAGAIN && ++tries < 64)));
+	return fd < 0 ? -errno : (int)fd;
 }
 
 int pc_sys_uring_check(void)

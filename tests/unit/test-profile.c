@@ -5,6 +5,7 @@
  */
 #include "pagecache.h"
 #include "tap.h"
+#include "snapcraft.h"
 
 static char *file_bytes(const char *path, size_t *len)
 {
@@ -77,6 +78,15 @@ int main(void)
 	}
 	f.path = "../etc/shadow";
 	ok(pc_profile_add(w, &f) == 0, "the writer does not judge paths (the reader does)");
+	ok(pc_profile_add(w, &f) == -EEXIST, "the writer refuses a path twice");
+	{
+		uint64_t outside[] = { 11, 10 };	/* pages 11-20: 20 is not cached */
+		struct pc_profile_file y = f;
+
+		y.path = "other";
+		y.active = outside;
+		ok(pc_profile_add(w, &y) == -EINVAL, "the writer refuses active pages not cached");
+	}
 	pc_profile_abort(w);
 	ok(access(path, F_OK) != 0, "abort leaves no file");
 
@@ -155,6 +165,39 @@ int main(void)
 		rc = read_all(b2, len, err, sizeof(err));
 		ok(rc == -EBADMSG && strstr(err, "out of range"), "a huge length: '%s'", err);
 		free(b2);
+	}
+
+	/* a hostile writer's: a path twice, active pages outside the cached ones */
+	{
+		uint64_t four[] = { 0, 4 }, in[] = { 1, 2 }, out[] = { 2, 4 };
+		struct pc_profile_file h[3] = {
+			{ .path = "a", .size = 16 * 4096, .runs = four, .nruns = 1, .active = in, .nactive = 1 },
+			{ .path = "b/c", .size = 16 * 4096, .runs = four, .nruns = 1 },
+			{ .path = "d", .size = 16 * 4096, .runs = four, .nruns = 1 },
+		};
+		size_t l;
+		uint8_t *b;
+
+		b = craft_snapshot(&m, h, 3, &l);
+		ok(read_all(b, l, err, sizeof(err)) == 3, "a hand-made snapshot reads (the test's encoder is right)");
+		free(b);
+		h[2].path = "a";
+		b = craft_snapshot(&m, h, 3, &l);
+		rc = read_all(b, l, err, sizeof(err));
+		ok(rc == -EBADMSG && strstr(err, "'a' is listed twice"), "a path twice: '%s'", err);
+		free(b);
+		h[2].path = "d";
+		h[0].active = out;
+		b = craft_snapshot(&m, h, 3, &l);
+		rc = read_all(b, l, err, sizeof(err));
+		ok(rc == -EBADMSG && strstr(err, "not cached"), "active pages not cached: '%s'", err);
+		free(b);
+	}
+	{
+		struct stat st;
+
+		ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600,
+		   "a snapshot is its writer's alone: mode %o", st.st_mode & 0777);
 	}
 
 	/* atomic replace: the old file stays if the new one is never committed */

@@ -1,0 +1,133 @@
+/*
+ * beneath.c: open what a hostile list of paths names, and nothing else.
+ *
+ * A snapshot names files by paths relative to a root; whoever wrote it
+ * (or can write the tree beneath the root) may try to make root open
+ * something else: a path with "..", a directory swapped for a symbolic
+ * link, a FIFO that blocks the reader, a device whose open has effects
+ * (/dev/watchdog). pc_open_beneath() promises that the fd it returns is a
+ * regular file reached beneath the root without following any link, and
+ * that nothing else was ever opened for reading: the last component is
+ * reached with O_PATH (which runs no driver's open and cannot block),
+ * checked with fstat, and only then reopened through /proc/self/fd, which
+ * reopens that very inode whatever has happened to the path since.
+ */
+#define _GNU_SOURCE
+#include "pagecache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* openat2 is missing or refused: this kernel or this sandbox */
+static bool no_openat2(int rc)
+{
+	return rc == -ENOSYS || rc == -EPERM || rc == -E2BIG;
+}
+
+/* Relative, and no empty, "." or ".." component: else -EXDEV or -EINVAL. */
+static int check_path(const char *path)
+{
+	if (!*path)
+		return -ENOENT;
+	if (*path == '/')
+		return -EXDEV;
+	for (const char *s = path; s;) {
+		const char *e = strchr(s, '/');
+		size_t l = e ? (size_t)(e - s) : strlen(s);
+
+		if (l == 2 && s[0] == '.' && s[1] == '.')
+			return -EXDEV;
+		if (l == 0 || (l == 1 && s[0] == '.'))
+			return -EINVAL;
+		if (l > 255)
+			return -ENAMETOOLONG;
+		s = e ? e + 1 : NULL;
+	}
+	return 0;
+}
+
+/*
+ * The component walk for kernels without openat2: each directory on the
+ * way is opened O_PATH|O_NOFOLLOW|O_DIRECTORY relative to the last, so a
+ * symbolic link anywhere stops it (ELOOP or ENOTDIR, told apart with
+ * fstatat). Returns an O_PATH fd of the last component, which may itself
+ * be a link (O_PATH|O_NOFOLLOW opens the link): the caller's fstat sees it.
+ */
+static int walk_components(int rootfd, const char *path)
+{
+	char comp[256];
+	int dfd = rootfd, fd = -1;
+
+	for (const char *s = path;;) {
+		const char *e = strchr(s, '/');
+		size_t l = e ? (size_t)(e - s) : strlen(s);
+
+		memcpy(comp, s, l);
+		comp[l] = 0;
+		fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC | (e ? O_DIRECTORY : 0));
+		if (fd < 0) {
+			int err = errno;
+			struct stat st;
+
+			if (err == ENOTDIR && e && fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode))
+				err = ELOOP;
+			if (dfd != rootfd)
+				close(dfd);
+			return -err;
+		}
+		if (dfd != rootfd)
+			close(dfd);
+		if (!e)
+			return fd;
+		dfd = fd;
+		s = e + 1;
+	}
+}
+
+int pc_open_beneath(int rootfd, const char *path, int extra_flags, struct stat *ret_st)
+{
+	struct stat st, st2;
+	char self[64];
+	int pfd, fd, rc;
+
+	rc = check_path(path);
+	if (rc < 0)
+		return rc;
+	pfd = pc_sys_openat2(rootfd, path, O_PATH | O_NOFOLLOW,
+			     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (pfd < 0 && no_openat2(pfd))
+		pfd = walk_components(rootfd, path);
+	if (pfd < 0)
+		return pfd;
+	if (fstat(pfd, &st) < 0) {
+		rc = -errno;
+		close(pfd);
+		return rc;
+	}
+	if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
+		close(pfd);
+		if (S_ISLNK(st.st_mode))
+			return -ELOOP;
+		*ret_st = st;
+		return -EINVAL;
+	}
+	/* the same inode, now opened for reading: no path is walked again */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = pc_sys_openat(AT_FDCWD, self, O_RDONLY | O_NONBLOCK | O_NOCTTY | extra_flags);
+	close(pfd);
+	if (fd < 0)
+		return fd == -ENOENT ? -ENOMEDIUM : fd;	/* no /proc: said, not "missing" */
+	if (fstat(fd, &st2) < 0 || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino ||
+	    !S_ISREG(st2.st_mode)) {
+		close(fd);
+		return -ESTALE;
+	}
+	*ret_st = st2;
+	return fd;
+}
