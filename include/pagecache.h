@@ -363,11 +363,47 @@ int pc_cgroup_parse_stat(int version, const char *stat, struct pc_cgroup_stat *r
 /* Read one cgroup directory's memory.stat, limit, usage and PSI. */
 int pc_cgroup_read(const char *dir, int version, struct pc_cgroup_stat *ret);
 /*
- * Where this process can make memory cgroups of its own: v1, under its
- * own; v2, under the deepest ancestor whose cgroup.subtree_control
- * already has memory (-EOPNOTSUPP if none).
+ * Where this process can make memory cgroups of its own, as things stand:
+ * its own cgroup (v1: always; v2: only if its cgroup.subtree_control
+ * already has memory, else -EOPNOTSUPP). Never an ancestor: a child there
+ * would escape the caller's limits. pc_cgroup_nest_init makes the room
+ * where v2 does not have it yet.
  */
 int pc_cgroup_child_parent(char *ret, size_t len, int *ret_version);
+/*
+ * v2: what it takes to give children of the caller's cgroup `dir` the
+ * memory controller, from dir's cgroup.subtree_control, cgroup.controllers,
+ * cgroup.type (absent at the root) and cgroup.procs; reads only.
+ * -EOPNOTSUPP: memory is not delegated to dir (its parent keeps it);
+ * -EBUSY: a process other than `self` is in dir, and a non-root cgroup
+ * with processes may not hand controllers on (v2's no-internal-process rule).
+ */
+struct pc_cgroup_plan {
+	bool leaf;			/* move self into a leaf beneath dir first */
+	bool enable;			/* write +memory to dir's cgroup.subtree_control */
+};
+int pc_cgroup_plan_v2(const char *dir, pid_t self, struct pc_cgroup_plan *ret);
+/*
+ * Room for memory cgroups beneath the caller's own: v1, its memory cgroup
+ * as it is; v2, made as pc_cgroup_plan_v2 says (the caller moved into
+ * PARENT/pagecache-run-PID-self, memory turned on in PARENT's
+ * subtree_control). _release undoes it, once the children are gone.
+ */
+struct pc_cgroup_nest {
+	int version;			/* 1 or 2 */
+	char parent[512];		/* the caller's cgroup: children go here */
+	char leaf[600];			/* v2: where the caller moved to; "" if it did not */
+	bool enabled;			/* v2: we turned memory on in parent's subtree_control */
+};
+int pc_cgroup_nest_init(struct pc_cgroup_nest *n);
+int pc_cgroup_nest_release(struct pc_cgroup_nest *n);
+/* Move every process in cgroup `from` to `to`; how many moved, or -errno. */
+int pc_cgroup_move_procs(const char *from, const char *to);
+/*
+ * Empty and remove a cgroup that a dead run left: a lowered v1 limit lifted,
+ * its processes killed, its page cache dropped, rmdir. 0 or -errno.
+ */
+int pc_cgroup_remove(const char *dir);
 /* mkdir; then check the memory controller is there (-EOPNOTSUPP, removed). */
 int pc_cgroup_create(const char *parent_dir, const char *name, char *ret, size_t len);
 int pc_cgroup_enter(const char *dir, pid_t pid);

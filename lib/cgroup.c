@@ -1,14 +1,19 @@
 /*
- * cgroup.c: memory cgroups, v1 and v2 behind one interface. For now what
- * restore needs: move the calling process into a memory cgroup, so the
- * page cache it reads is charged there (a page stays charged to the memcg
- * of the process that first read it, for its whole life).
+ * cgroup.c: memory cgroups, v1 and v2 behind one interface: find them, read
+ * them, move a process into one (the page cache it reads is charged there:
+ * a page stays charged to the memcg of the process that first read it, for
+ * its whole life), and make ones of our own. Those are always made beneath
+ * the caller's own cgroup, never beside it or higher up: a child there
+ * stays inside every limit the caller is under (memory.max, pids.max,
+ * cpu.max). On v2 that may need the caller to move into a leaf first, since
+ * a cgroup with processes of its own cannot hand controllers on.
  */
 #define _GNU_SOURCE
 #include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,37 +288,215 @@ int pc_cgroup_write(const char *dir, const char *file, const char *value)
 	return pc_write_text(path, value);
 }
 
-int pc_cgroup_child_parent(char *ret, size_t len, int *ret_version)
+/* Is `word` one of the space-separated words of `list`? */
+static bool has_word(const char *list, const char *word)
 {
-	char root[64], self[512], path[700], ctl[256];
+	size_t wl = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += wl)
+		if ((p == list || p[-1] == ' ' || p[-1] == '\n') &&
+		    (p[wl] == 0 || p[wl] == ' ' || p[wl] == '\n'))
+			return true;
+	return false;
+}
+
+/* The caller's own memory cgroup directory, C. Never a guess: no C, no answer. */
+static int self_dir(char *ret, size_t len, int *ret_version)
+{
+	char root[64], self[512];
 	int rc = pc_cgroup_root(root, sizeof(root), ret_version);
 
 	if (rc < 0)
 		return rc;
-	if (pc_cgroup_self(self, sizeof(self)) < 0)
-		snprintf(self, sizeof(self), "/");
-	if (*ret_version == 1) {
-		snprintf(ret, len, "%s%s", root, strcmp(self, "/") ? self : "");
+	rc = pc_cgroup_self(self, sizeof(self));
+	if (rc < 0)
+		return rc;
+	if ((size_t)snprintf(ret, len, "%s%s", root, strcmp(self, "/") ? self : "") >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int pc_cgroup_plan_v2(const char *dir, pid_t self, struct pc_cgroup_plan *ret)
+{
+	struct pc_cgroup_plan p = { 0 };
+	char path[700], buf[1024];
+	FILE *f;
+	long pid;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	rc = pc_read_text(path, buf, sizeof(buf));
+	if (rc < 0)
+		return rc;
+	if (has_word(buf, "memory")) {	/* its children get memory already */
+		*ret = p;
 		return 0;
 	}
-	/*
-	 * v2: a child has memory files only if its parent lists memory in
-	 * cgroup.subtree_control, and a cgroup with processes in it (ours)
-	 * may not turn that on. So: the deepest ancestor that already has.
-	 */
-	for (;;) {
-		snprintf(path, sizeof(path), "%s%s/cgroup.subtree_control", root,
-			 strcmp(self, "/") ? self : "");
-		if (pc_read_text(path, ctl, sizeof(ctl)) == 0 && strstr(ctl, "memory")) {
-			snprintf(ret, len, "%s%s", root, strcmp(self, "/") ? self : "");
-			return 0;
-		}
-		if (!strcmp(self, "/"))
-			return -EOPNOTSUPP;
-		char *slash = strrchr(self, '/');
-		if (slash == self)
-			snprintf(self, sizeof(self), "/");
-		else
-			*slash = 0;
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", dir);
+	rc = pc_read_text(path, buf, sizeof(buf));
+	if (rc < 0)
+		return rc;
+	if (!has_word(buf, "memory"))
+		return -EOPNOTSUPP;	/* not ours to hand on: the parent keeps it */
+	p.enable = true;
+	/* the root (no cgroup.type) may have processes and controllers both */
+	snprintf(path, sizeof(path), "%s/cgroup.type", dir);
+	if (!file_exists(path)) {
+		*ret = p;
+		return 0;
 	}
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%ld", &pid) == 1) {
+		if (pid != (long)self) {
+			fclose(f);
+			return -EBUSY;	/* another's: it would block +memory, and is not ours to move */
+		}
+		p.leaf = true;
+	}
+	fclose(f);
+	*ret = p;
+	return 0;
+}
+
+int pc_cgroup_child_parent(char *ret, size_t len, int *ret_version)
+{
+	struct pc_cgroup_plan p;
+	int rc = self_dir(ret, len, ret_version);
+
+	if (rc < 0 || *ret_version == 1)
+		return rc;
+	/* v2: our own cgroup only, and only if it hands memory on as it is */
+	rc = pc_cgroup_plan_v2(ret, getpid(), &p);
+	if (rc < 0)
+		return rc;
+	return p.leaf || p.enable ? -EOPNOTSUPP : 0;
+}
+
+int pc_cgroup_move_procs(const char *from, const char *to)
+{
+	char path[700];
+	int moved = 0, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", from);
+	/* a process that forks while we move it leaves a child behind: again */
+	for (int round = 0; round < 10; round++) {
+		FILE *f = fopen(path, "re");
+		long pid;
+		int n = 0;
+
+		if (!f)
+			return errno == ENOENT ? moved : -errno;
+		while (fscanf(f, "%ld", &pid) == 1) {
+			n++;
+			rc = pc_cgroup_enter(to, (pid_t)pid);
+			if (rc == 0)
+				moved++;
+			else if (rc == -ESRCH)
+				rc = 0;
+		}
+		fclose(f);
+		if (!n || rc < 0)
+			break;
+	}
+	return rc < 0 ? rc : moved;
+}
+
+int pc_cgroup_nest_init(struct pc_cgroup_nest *n)
+{
+	struct pc_cgroup_plan p;
+	int rc;
+
+	memset(n, 0, sizeof(*n));
+	rc = self_dir(n->parent, sizeof(n->parent), &n->version);
+	if (rc < 0 || n->version == 1)
+		return rc;
+	rc = pc_cgroup_plan_v2(n->parent, getpid(), &p);
+	if (rc < 0)
+		return rc;
+	if (p.leaf) {
+		snprintf(n->leaf, sizeof(n->leaf), "%s/pagecache-run-%d-self", n->parent, getpid());
+		if (mkdir(n->leaf, 0755) < 0) {
+			rc = -errno;
+			n->leaf[0] = 0;
+			return rc;
+		}
+		rc = pc_cgroup_enter(n->leaf, getpid());
+		if (rc < 0) {
+			rmdir(n->leaf);
+			n->leaf[0] = 0;
+			return rc;
+		}
+	}
+	if (p.enable) {
+		/* EBUSY here: a process joined C since the plan was made */
+		rc = pc_cgroup_write(n->parent, "cgroup.subtree_control", "+memory");
+		if (rc < 0) {
+			pc_cgroup_nest_release(n);
+			return rc;
+		}
+		n->enabled = true;
+	}
+	return 0;
+}
+
+int pc_cgroup_nest_release(struct pc_cgroup_nest *n)
+{
+	int rc = 0;
+
+	if (n->enabled) {
+		/* first: C takes processes back only with no controller handed on */
+		rc = pc_cgroup_write(n->parent, "cgroup.subtree_control", "-memory");
+		if (rc < 0)
+			return rc;	/* we stay in the leaf: still beneath C */
+		n->enabled = false;
+	}
+	if (n->leaf[0]) {
+		rc = pc_cgroup_move_procs(n->leaf, n->parent);
+		if (rc < 0)
+			return rc;
+		if (rmdir(n->leaf) < 0 && errno != ENOENT)
+			return -errno;
+		n->leaf[0] = 0;
+	}
+	return 0;
+}
+
+int pc_cgroup_remove(const char *dir)
+{
+	char path[700];
+	int rc = 0, version;
+
+	snprintf(path, sizeof(path), "%s/memory.limit_in_bytes", dir);
+	version = file_exists(path) ? 1 : 2;
+	/* v1: a limit left lowered (a kill between trims) goes first */
+	if (version == 1)
+		pc_write_text(path, "-1");
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	for (int i = 0; i < 50; i++) {
+		FILE *f = fopen(path, "re");
+		long pid;
+		int n = 0;
+
+		if (!f)
+			return errno == ENOENT ? 0 : -errno;
+		while (fscanf(f, "%ld", &pid) == 1)
+			if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
+				n++;
+		fclose(f);
+		if (!n)
+			break;
+		usleep(20000);
+	}
+	sync();
+	pc_cgroup_drop_cache(dir, version);
+	for (int i = 0; i < 50; i++) {
+		if (rmdir(dir) == 0 || errno == ENOENT)
+			return 0;
+		rc = -errno;
+		usleep(20000);
+	}
+	return rc;
 }

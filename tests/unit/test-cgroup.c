@@ -1,9 +1,138 @@
 /*
  * cgroup.c: memory.stat of v1 and v2 read into one shape (from recorded
- * files, so v2 is tested on a v1 machine), and the live hierarchy found.
+ * files, so v2 is tested on a v1 machine); what v2 takes to make a child
+ * beneath the caller (decided from a cgroup's files, here a made-up one in
+ * a temporary directory: the v2 memory controller cannot be had on a host
+ * whose v1 hierarchy holds it); the live hierarchy found, and as root a
+ * child made beneath ours, and one with a process in it removed.
  */
 #include "pagecache.h"
 #include "tap.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+static char fake[64];
+
+/* A made-up v2 cgroup: name, and its files (NULL: absent). */
+static const char *fake_cg(const char *name, const char *controllers, const char *subtree,
+			   const char *type, const char *procs)
+{
+	static char dir[128];
+	const char *files[][2] = { { "cgroup.controllers", controllers },
+				   { "cgroup.subtree_control", subtree },
+				   { "cgroup.type", type },
+				   { "cgroup.procs", procs } };
+
+	snprintf(dir, sizeof(dir), "%s/%s", fake, name);
+	mkdir(dir, 0755);
+	for (size_t i = 0; i < 4; i++) {
+		char path[256];
+		FILE *f;
+
+		if (!files[i][1])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
+		f = fopen(path, "w");
+		fputs(files[i][1], f);
+		fclose(f);
+	}
+	return dir;
+}
+
+static void test_plan_v2(void)
+{
+	struct pc_cgroup_plan p;
+	char me[32], me_and[64];
+	int rc;
+
+	snprintf(fake, sizeof(fake), "/tmp/pc-test-cgroup-XXXXXX");
+	if (!mkdtemp(fake)) {
+		skip("cannot make a temporary directory", "v2 plans");
+		return;
+	}
+	snprintf(me, sizeof(me), "%d\n", getpid());
+	snprintf(me_and, sizeof(me_and), "%d\n%d\n", getpid(), getpid() + 1);
+
+	memset(&p, 0xff, sizeof(p));
+	rc = pc_cgroup_plan_v2(fake_cg("root-on", "cpu io memory pids\n", "cpu memory\n", NULL, me),
+			       getpid(), &p);
+	ok(rc == 0 && !p.leaf && !p.enable, "v2: a cgroup that hands memory on already needs nothing");
+	rc = pc_cgroup_plan_v2(fake_cg("root", "cpu io memory pids\n", "\n", NULL, me), getpid(), &p);
+	ok(rc == 0 && !p.leaf && p.enable,
+	   "v2: the root (no cgroup.type) may keep its processes and enable memory");
+	rc = pc_cgroup_plan_v2(fake_cg("alone", "cpu memory pids\n", "\n", "domain\n", me),
+			       getpid(), &p);
+	ok(rc == 0 && p.leaf && p.enable,
+	   "v2: alone in our cgroup: into a leaf beneath it first, then enable memory there");
+	rc = pc_cgroup_plan_v2(fake_cg("shared", "cpu memory pids\n", "\n", "domain\n", me_and),
+			       getpid(), &p);
+	ok(rc == -EBUSY, "v2: another process in our cgroup: refused (not moved, no ancestor)");
+	rc = pc_cgroup_plan_v2(fake_cg("undelegated", "cpu pids\n", "\n", "domain\n", me),
+			       getpid(), &p);
+	ok(rc == -EOPNOTSUPP, "v2: memory not delegated to our cgroup: refused (no ancestor)");
+	rc = pc_cgroup_plan_v2(fake_cg("lookalike", "cpu memoryx pids\n", "xmemory\n", "domain\n", me),
+			       getpid(), &p);
+	ok(rc == -EOPNOTSUPP, "v2: controllers are matched as whole words");
+	rc = pc_cgroup_plan_v2(fake_cg("empty", "memory\n", "\n", "domain\n", ""), getpid(), &p);
+	ok(rc == 0 && !p.leaf && p.enable, "v2: a cgroup without processes just enables memory");
+	rc = pc_cgroup_plan_v2(fake_cg("broken", NULL, NULL, NULL, NULL), getpid(), &p);
+	ok(rc == -ENOENT, "v2: not a cgroup directory: -ENOENT");
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fake);
+		if (system(cmd) != 0)
+			fprintf(stderr, "# could not remove %s\n", fake);
+	}
+}
+
+/* As root: a child beneath ours, with a process in it, moved out and removed. */
+static void test_live_nest(void)
+{
+	struct pc_cgroup_nest n;
+	char root[64], self[512], want[700], dir[800], name[64];
+	int version, rc;
+	pid_t pid;
+
+	if (pc_cgroup_root(root, sizeof(root), &version) < 0 || pc_cgroup_self(self, sizeof(self)) < 0) {
+		skip("no memory cgroup controller mounted", "live nest");
+		return;
+	}
+	if (geteuid() != 0) {
+		skip("not root", "live nest");
+		return;
+	}
+	snprintf(want, sizeof(want), "%s%s", root, strcmp(self, "/") ? self : "");
+	rc = pc_cgroup_nest_init(&n);
+	if (rc == -EBUSY || rc == -EOPNOTSUPP) {
+		skip("v2, and our cgroup cannot hand memory on", "live nest");
+		return;
+	}
+	ok(rc == 0 && !strcmp(n.parent, want), "nest: children go beneath our own cgroup (%s)", n.parent);
+	snprintf(name, sizeof(name), "pc-test-nest-%d", getpid());
+	rc = pc_cgroup_create(n.parent, name, dir, sizeof(dir));
+	ok(rc == 0, "nest: a child cgroup is made there");
+	pid = fork();
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	ok(pc_cgroup_enter(dir, pid) == 0, "a process enters it");
+	ok(pc_cgroup_move_procs(dir, n.leaf[0] ? n.leaf : n.parent) == 1, "and is moved out again");
+	ok(rmdir(dir) == 0, "the empty child is removed");
+	rc = pc_cgroup_create(n.parent, name, dir, sizeof(dir));
+	ok(rc == 0 && pc_cgroup_enter(dir, pid) == 0, "again, with the process in it");
+	ok(pc_cgroup_remove(dir) == 0, "pc_cgroup_remove: killed, dropped, removed");
+	{
+		int st = 0;
+
+		ok(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+		   "its process was killed");
+	}
+	ok(access(dir, F_OK) < 0 && errno == ENOENT, "and the cgroup is gone");
+	ok(pc_cgroup_nest_release(&n) == 0 && !n.leaf[0] && !n.enabled, "nest released");
+}
 
 int main(void)
 {
@@ -44,8 +173,14 @@ int main(void)
 		}
 		ok(pc_cgroup_dir(self, dir, sizeof(dir)) == 0, "pc_cgroup_dir finds it");
 		ok(pc_cgroup_dir("../etc", dir, sizeof(dir)) == -EINVAL, "'..' is refused");
+		ok(pc_cgroup_child_parent(dir, sizeof(dir), &version) < 0 ||
+		   (!strncmp(dir, root, strlen(root)) &&
+		    !strcmp(dir + strlen(root), strcmp(self, "/") ? self : "")),
+		   "child_parent is our own cgroup or none, never an ancestor");
 	} else {
 		skip("no memory cgroup controller mounted", "live hierarchy");
 	}
+	test_plan_v2();
+	test_live_nest();
 	return done_testing();
 }
