@@ -3,17 +3,23 @@
  * leaves the page cache as it found it. nocache does this with
  * LD_PRELOAD, which static binaries, mmap readers, io_uring and raw
  * syscalls bypass; a memory cgroup sees them all. CMD runs in a fresh
- * memory cgroup under ours; a page is charged to the cgroup of the
+ * memory cgroup beneath ours, never beside it, so every limit we are under
+ * binds CMD too (on v2 we may first move into a leaf of our own cgroup, so
+ * that it can hand the memory controller on); a page is charged to the cgroup of the
  * process that first read it, so what CMD brings in is charged there, and
  * pages that were cached before stay charged where they were. When CMD
  * exits, the cgroup's cache is written back and dropped (v1 force_empty,
  * v2 memory.reclaim) and the cgroup removed, on every path. With
  * --cache-limit, its cache is also held under a size while it runs, by
  * reclaiming the excess: never by a limit that could OOM-kill a command
- * whose anonymous memory needs more.
+ * whose anonymous memory needs more. The cgroup is noted in a state file
+ * (/run/pagecache/run-PID.state, bench/common.c's), so that after a kill -9
+ * the next run kills what is left in it and removes it. CMD starts with
+ * every signal at its default and none blocked, whatever we inherited.
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "bench.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -28,11 +34,14 @@ static const char usage_text[] =
 	"       pagecache run --cache-limit SIZE [OPTIONS] -- CMD [ARG...]\n"
 	"\n"
 	"Run CMD so that it leaves the page cache as it found it: it runs in a fresh\n"
-	"memory cgroup, and what it brought into the cache is dropped when it exits\n"
-	"(pages that were cached before it started stay). Unlike nocache's\n"
-	"LD_PRELOAD, this covers static binaries, mmap readers and io_uring.\n"
+	"memory cgroup beneath ours (inside all our limits), and what it brought\n"
+	"into the cache is dropped when it exits (pages that were cached before it\n"
+	"started stay). Unlike nocache's LD_PRELOAD, this covers static binaries,\n"
+	"mmap readers and io_uring.\n"
 	"Needs root (cgroups). The exit status is CMD's (128+N if signal N killed\n"
-	"it); signals sent to pagecache are passed on to CMD.\n"
+	"it); signals sent to pagecache are passed on to CMD, which starts with\n"
+	"every signal at its default and none blocked. After a kill -9, the next\n"
+	"run ends and removes what the killed one left (/run/pagecache).\n"
 	"\n"
 	"Options:\n"
 	"      --no-cache         drop what CMD cached when it exits\n"
@@ -62,7 +71,7 @@ static uint64_t cache_bytes(const char *dir, int version)
 }
 
 /* Hold the cgroup's page cache under `limit` by reclaiming the excess. */
-static void trim(const char *dir, int version, uint64_t limit)
+static void trim(const char *dir, int version, uint64_t limit, const char *orig)
 {
 	struct pc_cgroup_stat s;
 	char val[32];
@@ -74,10 +83,50 @@ static void trim(const char *dir, int version, uint64_t limit)
 		pc_cgroup_write(dir, "memory.reclaim", val);
 	} else {
 		/* v1 has no memory.reclaim: lower the limit to make the kernel
-		 * reclaim (EBUSY, never OOM, if it cannot), then lift it again */
+		 * reclaim (EBUSY, never OOM, if it cannot), then lift it again at
+		 * once. Only CMD's own cgroup: a kill between the two leaves it
+		 * for the next run, which removes that cgroup. */
 		snprintf(val, sizeof(val), "%llu\n", (unsigned long long)(s.usage - (s.file - limit)));
 		pc_cgroup_write(dir, "memory.limit_in_bytes", val);
-		pc_cgroup_write(dir, "memory.limit_in_bytes", "-1\n");
+		pc_cgroup_write(dir, "memory.limit_in_bytes", orig);
+	}
+}
+
+/* CMD starts clean: every signal at its default (an ignored SIGPIPE, ours or
+ * our caller's, would make `CMD | head` run on), and none blocked. */
+static void exec_prep(void)
+{
+	struct sigaction cur;
+	sigset_t none;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &cur) == 0 &&
+		    cur.sa_handler != SIG_DFL)
+			signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static void nest_error(int rc, const char *self)
+{
+	switch (rc) {
+	case -ENOENT:
+		cli_warn("cannot run: no memory cgroup controller (v1 or v2) is mounted");
+		break;
+	case -EOPNOTSUPP:
+		cli_warn("cannot run: our cgroup '%s' is not given the memory controller (it is "
+			 "not in its cgroup.controllers); a cgroup beside it or above would "
+			 "escape its limits", self);
+		break;
+	case -EBUSY:
+		cli_warn("cannot run: other processes share our cgroup '%s', so it cannot hand "
+			 "the memory controller on (cgroup v2: a cgroup with processes of its "
+			 "own has no controllers for children); run it from a cgroup of its "
+			 "own, e.g. systemd-run --scope -p Delegate=yes pagecache run ...", self);
+		break;
+	default:
+		cli_warn("cannot run: cannot make room for a memory cgroup beneath '%s': %s%s",
+			 self, strerror(-rc), rc == -EACCES || rc == -EPERM ? " (run as root)" : "");
 	}
 }
 
@@ -91,11 +140,14 @@ int cmd_run(int argc, char **argv)
 		{ 0 }
 	};
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-	char parent[700], dir[800], name[64];
-	bool no_cache = false, verbose = false;
+	char dir[800], name[64], orig[32] = "-1";
+	bool no_cache = false, verbose = false, clean = true;
 	uint64_t limit = 0, left = 0, after = 0;
-	int opt, version, rc, st = 0, status;
+	int opt, rc, st = 0, status, moved;
 	struct sigaction sa = { .sa_handler = forward };
+	struct pc_cgroup_nest nest;
+	struct bench_state state;
+	sigset_t set;
 	pid_t pid;
 
 	optind = 1;
@@ -125,29 +177,56 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("say --no-cache or --cache-limit SIZE");
 	if (optind >= argc)
 		return cli_usage_error("no command given (pagecache run --no-cache -- CMD)");
-	rc = pc_cgroup_child_parent(parent, sizeof(parent), &version);
+	/* first, what runs killed with kill -9 left: emptied and removed */
+	rc = bench_state_open(&state, "run");
+	if (rc < 0 && geteuid() == 0)
+		cli_warn("cannot keep a state file in /run/pagecache: %s (after a kill -9, "
+			 "CMD's cgroup would stay)", strerror(-rc));
+	rc = pc_cgroup_nest_init(&nest);
 	if (rc < 0) {
-		cli_warn("cannot run: %s", rc == -EOPNOTSUPP
-			 ? "no cgroup v2 ancestor delegates the memory controller to its children"
-			 : "no memory cgroup controller (v1 or v2) is mounted");
+		nest_error(rc, nest.parent);
+		bench_state_close(&state);
 		return EXIT_PARTIAL;
 	}
+	if (nest.leaf[0])
+		bench_state_put(&state, "cgroup", nest.leaf);
 	snprintf(name, sizeof(name), "pagecache-run-%d", getpid());
-	rc = pc_cgroup_create(parent, name, dir, sizeof(dir));
+	snprintf(dir, sizeof(dir), "%s/%s", nest.parent, name);
+	bench_state_put(&state, "cgroup", dir);	/* before it exists: no window */
+	rc = pc_cgroup_create(nest.parent, name, dir, sizeof(dir));
 	if (rc < 0) {
-		cli_warn("cannot create memory cgroup '%s/%s': %s%s", parent, name, strerror(-rc),
+		cli_warn("cannot create memory cgroup '%s/%s': %s%s", nest.parent, name, strerror(-rc),
 			 rc == -EACCES || rc == -EPERM ? " (run as root)" : "");
+		pc_cgroup_nest_release(&nest);
+		bench_state_close(&state);
 		return EXIT_PARTIAL;
 	}
+	if (limit && nest.version == 1) {	/* what trim lifts the limit back to */
+		char path[900];
+
+		snprintf(path, sizeof(path), "%s/memory.limit_in_bytes", dir);
+		if (pc_read_text(path, orig, sizeof(orig)) < 0)
+			snprintf(orig, sizeof(orig), "-1");
+	}
+	/*
+	 * An ignored SIGCHLD would let the kernel reap CMD and lose its status;
+	 * the signals we pass on must reach us even if our caller blocked them.
+	 */
+	signal(SIGCHLD, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		sigaction(sigs[i], &sa, NULL);
+		sigaddset(&set, sigs[i]);
+	}
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
 	if (pid == 0) {
-		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-			signal(sigs[i], SIG_DFL);
+		bench_state_child(&state);
+		exec_prep();
 		rc = pc_cgroup_enter(dir, getpid());
 		if (rc < 0) {
 			fprintf(stderr, "pagecache: cannot enter '%s': %s\n", dir, strerror(-rc));
@@ -159,9 +238,9 @@ int cmd_run(int argc, char **argv)
 	}
 	if (pid < 0) {
 		rc = -errno;
-		rmdir(dir);
 		cli_warn("cannot fork: %s", strerror(-rc));
-		return EXIT_PARTIAL;
+		status = EXIT_PARTIAL;
+		goto teardown;
 	}
 	child = pid;
 	for (;;) {
@@ -170,40 +249,34 @@ int cmd_run(int argc, char **argv)
 		if (w == pid)
 			break;
 		if (w < 0 && errno != EINTR) {
-			st = 0;
+			cli_warn("cannot wait for '%s': %s", argv[optind], strerror(errno));
+			st = -1;
 			break;
 		}
 		if (limit) {
 			struct timespec ts = { 0, 50 * 1000 * 1000 };
 
-			trim(dir, version, limit);
+			trim(dir, nest.version, limit, orig);
 			nanosleep(&ts, NULL);
 		}
 	}
 	child = 0;
-	status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+	status = st == -1 ? EXIT_PARTIAL : WIFEXITED(st) ? WEXITSTATUS(st)
+		 : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : EXIT_PARTIAL;
 
-	/* CMD is gone: move any process it left behind out, then drop and remove */
-	{
-		char procs[900], line[32];
-		FILE *f;
-		int moved = 0;
-
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
-		f = fopen(procs, "re");
-		while (f && fgets(line, sizeof(line), f))
-			if (pc_cgroup_enter(parent, atoi(line)) == 0)
-				moved++;
-		if (f)
-			fclose(f);
-		if (moved)
-			cli_warn("%d processes outlived the command; moved back to '%s' (what they "
-				 "cache from now on stays)", moved, parent);
-	}
+teardown:
+	/* CMD is gone: what it left running goes back with us, then drop and remove */
+	moved = pc_cgroup_move_procs(dir, nest.leaf[0] ? nest.leaf : nest.parent);
+	if (moved > 0)
+		cli_warn("%d processes outlived the command; moved back to '%s' (what they "
+			 "cache from now on stays)", moved, nest.parent);
+	else if (moved < 0)
+		cli_warn("cannot move what '%s' left running out of '%s': %s", argv[optind], dir,
+			 strerror(-moved));
 	sync();	/* dirty pages must be written before they can be dropped */
-	left = cache_bytes(dir, version);
-	rc = pc_cgroup_drop_cache(dir, version);
-	after = cache_bytes(dir, version);
+	left = cache_bytes(dir, nest.version);
+	rc = pc_cgroup_drop_cache(dir, nest.version);
+	after = cache_bytes(dir, nest.version);
 	if (rc < 0)
 		cli_warn("cannot drop the cache of '%s': %s", dir, strerror(-rc));
 	for (int i = 0; i < 50; i++) {
@@ -212,9 +285,20 @@ int cmd_run(int argc, char **argv)
 		if (rmdir(dir) == 0 || errno == ENOENT)
 			break;
 		nanosleep(&ts, NULL);
-		if (i == 49)
+		if (i == 49) {
 			cli_warn("cannot remove '%s': %s", dir, strerror(errno));
+			clean = false;
+		}
 	}
+	rc = pc_cgroup_nest_release(&nest);
+	if (rc < 0) {
+		cli_warn("cannot move back to '%s' and undo its cgroup.subtree_control: %s",
+			 nest.parent, strerror(-rc));
+		clean = false;
+	}
+	/* what could not be undone stays noted, for the next run */
+	if (clean)
+		bench_state_close(&state);
 	if (verbose) {
 		char a[32], b[32], c[32];
 
