@@ -76,13 +76,13 @@ $(B)/libpagecache.a: $(LIB_OBJ)
 $(B)/pagecache: $(CLI_OBJ) $(B)/libpagecache.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libpagecache.a $(CLI_LIBS) $(LIBS)
 
-$(B)/tests/%: tests/unit/%.c tests/unit/tap.h $(B)/libpagecache.a
+$(B)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/snapcraft.h $(B)/libpagecache.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libpagecache.a $(LIBS)
 
 # ---- tests, demo, bench ----------------------------------------------------
-check: test-deps $(B)/pagecache $(UNIT_BIN)
-	PAGECACHE=$(CURDIR)/$(B)/pagecache prove --exec '' $(if $(filter 1,$(V)),-v) \
+check: test-deps $(B)/pagecache $(UNIT_BIN) $(B)/tests/mksnap
+	PAGECACHE=$(CURDIR)/$(B)/pagecache MKSNAP=$(CURDIR)/$(B)/tests/mksnap prove --exec '' $(if $(filter 1,$(V)),-v) \
 	  $(UNIT_BIN) tests/cli/t-*.sh
 
 demo: deps $(B)/pagecache

@@ -17,7 +17,7 @@
 /* ---- output.c: one record model, several renderers ---- */
 enum out_fmt { OUT_HUMAN, OUT_JSON, OUT_PROM, OUT_KV };
 
-enum ofield_type { OF_U64, OF_F64, OF_STR, OF_NULL, OF_BOOL, OF_RANGES, OF_JSON };
+enum ofield_type { OF_U64, OF_F64, OF_STR, OF_NULL, OF_BOOL, OF_RANGES, OF_JSON, OF_LIST };
 #define OF_BYTES 1		/* a size: human form unless --bytes */
 #define OF_HUMAN 2		/* human output only (bars) */
 #define OF_LABEL 4		/* prom: a label, not a metric */
@@ -31,8 +31,22 @@ struct ofield {
 	uint64_t u;
 	double d;
 	char *s;		/* owned */
-	uint64_t *ranges;	/* owned: pairs (first, count) */
-	size_t nranges;
+	union {
+		struct {
+			uint64_t *ranges;	/* owned: pairs (first, count) */
+			size_t nranges;
+		};
+		struct {
+			struct oitem *items;	/* owned: OF_LIST's records */
+			size_t nitems;
+		};
+	};
+};
+
+/* One record of a nested list (OF_LIST): its own fields, as many as it has. */
+struct oitem {
+	struct ofield *f;
+	int n;
 };
 
 #define OREC_MAX 32
@@ -46,8 +60,18 @@ void orec_f64(struct orec *r, const char *key, double v);
 void orec_str(struct orec *r, const char *key, const char *v, int flags);
 void orec_null(struct orec *r, const char *key);
 void orec_nolimit(struct orec *r, const char *key);	/* null, "max" for people */
-/* Pre-rendered JSON (a nested list): in JSON output only. */
+/*
+ * Pre-rendered JSON, in JSON output only: only what json.c's writer made
+ * (pc_json_canonical). Never text built by hand: use orec_list_add.
+ */
 void orec_json(struct orec *r, const char *key, const char *json);
+/*
+ * A nested list of records under key: JSON [{...}, ...], escaped like any
+ * field; not shown in the other formats (give people a text field too).
+ * The first call makes the list (item may be NULL: an empty list); item's
+ * fields move into it.
+ */
+void orec_list_add(struct orec *r, const char *key, struct orec *item);
 void orec_bool(struct orec *r, const char *key, bool v);
 void orec_ranges(struct orec *r, const char *key, uint64_t *pairs, size_t n);
 const struct ofield *orec_get(const struct orec *r, const char *key);
@@ -73,7 +97,12 @@ void out_tag(const char *key, const char *value);
 /* Sort list records by a string key before rendering. */
 void out_sort(const char *list, const char *key);
 void out_columns(const char *list, const struct ocol *cols, size_t n);
-/* Human lines printed after the tables, in order: "label: value". */
+/*
+ * Human lines printed after the tables, in order: "label: value". Like
+ * every string people see, control characters, backslashes and bytes that
+ * are not UTF-8 come out as C escapes (\n, \\, \x1b): a name can neither
+ * forge a line nor move the cursor. Newlines that begin fmt are kept.
+ */
 void out_human_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Render everything to stdout; returns 0 or -errno of the write. */
 int out_flush(void);

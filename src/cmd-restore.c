@@ -8,6 +8,16 @@
  * active are read twice, so the kernel activates them again. With
  * --cgroup, a child that joined that memory cgroup does the reading, so
  * the pages are charged to the container that will use them.
+ *
+ * A snapshot is hostile input (copied between hosts, pulled from a
+ * registry), and so is the tree it names: the whole snapshot is read
+ * before anything is opened; every file is reached beneath the root with
+ * pc_open_beneath (no "..", no symbolic link, never a FIFO or a device);
+ * the root is the user's (--root) or "/" and said so, never one the
+ * snapshot chose; fds are held only while a file is checked or read (a
+ * reopen must find the same inode), so a snapshot of more files than
+ * RLIMIT_NOFILE restores whole; and every page read, the second read of
+ * active pages included, counts against the budget.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -24,15 +34,13 @@
 #include <unistd.h>
 
 struct item {
-	struct pc_profile_file f;
-	char *full;			/* root + path */
-	int fd;
-	struct stat st;
+	struct pc_profile_file f;	/* path relative to the root, runs */
+	uint64_t dev, ino;		/* as checked: a reopen must find them */
 	uint64_t disk;			/* physical byte of the first run, for --order disk */
 	uint64_t pages;			/* pages the snapshot wants */
 	size_t order;			/* position in the snapshot */
+	bool ok;			/* checked: to be read */
 };
-
 static const char usage_text[] =
 	"Usage: pagecache restore [OPTIONS] SNAPSHOT\n"
 	"\n"
@@ -43,11 +51,16 @@ static const char usage_text[] =
 	"page read is verified resident, as with warm, and the memory budget holds:\n"
 	"it stops before MemAvailable (or the cgroup's headroom) falls below the\n"
 	"reserve, and says how far it got. Pages that were active are read twice.\n"
+	"The snapshot is read whole before any file is opened; files are opened\n"
+	"beneath the root only, never through a symbolic link, and a FIFO or device\n"
+	"in a file's place is never opened.\n"
 	"\n"
 	"Options:\n"
-	"      --root DIR         the tree the snapshot's paths are relative to\n"
-	"                         (default: the root recorded in the snapshot)\n"
-	"      --allow-changed    warm changed files anyway\n"
+	"      --root DIR         the tree the snapshot's paths are relative to, and\n"
+	"                         beneath which every file is opened (default /; a\n"
+	"                         snapshot taken beneath another root needs it)\n"
+	"      --allow-changed    warm changed regular files anyway (never links,\n"
+	"                         FIFOs, devices, or anything outside the root)\n"
 	"      --order ORDER      disk (default: by position on disk, FIEMAP) or file\n"
 	"                         (the snapshot's order)\n"
 	"      --cgroup PATH      read from inside memory cgroup PATH (v1 or v2, as\n"
@@ -89,8 +102,8 @@ static int by_disk(const void *a, const void *b)
 {
 	const struct item *x = *(struct item *const *)a, *y = *(struct item *const *)b;
 
-	if (x->st.st_dev != y->st.st_dev)
-		return x->st.st_dev < y->st.st_dev ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
 	if (x->disk != y->disk)
 		return x->disk < y->disk ? -1 : 1;
 	return x->order < y->order ? -1 : x->order > y->order;
@@ -106,46 +119,118 @@ static void skip_row(const char *path, const char *why)
 	cli_warn("skipping '%s': %s", path, why);
 }
 
+/* The path a user reads: root and the snapshot's relative path. */
+static const char *shown(const char *root, const struct item *it, char *buf, size_t len)
+{
+	size_t rl = strlen(root);
+
+	snprintf(buf, len, "%s%s%s", root, rl && root[rl - 1] == '/' ? "" : "/", it->f.path);
+	return buf;
+}
+
+/* Why pc_open_beneath refused a file, in words; NULL: a plain failure. */
+static const char *refusal(int rc, const struct stat *st)
+{
+	switch (rc) {
+	case -ELOOP:
+		return "a symbolic link on the way or at the end (not followed)";
+	case -EXDEV:
+		return "outside the root";
+	case -ENOTDIR:
+		return "a directory on the way is not a directory any more";
+	case -EINVAL:
+		return S_ISDIR(st->st_mode)  ? "now a directory" :
+		       S_ISFIFO(st->st_mode) ? "now a FIFO (not opened)" :
+		       S_ISSOCK(st->st_mode) ? "now a socket (not opened)" :
+		       S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ? "now a device (not opened)" :
+							       "no longer a regular file";
+	}
+	return NULL;
+}
+
 /*
  * Why the file is not the snapshot's any more, or NULL. `same_place`: the
  * paths resolve under the root the snapshot was taken in, so the device,
  * inode and generation must match too; a copy elsewhere (--root) is
  * judged by size and mtime only.
  */
-static const char *changed(const struct item *it, bool same_place)
+static const char *changed(const struct item *it, int fd, const struct stat *st, bool same_place)
 {
-	if (!S_ISREG(it->st.st_mode))
-		return "no longer a regular file";
-	if ((uint64_t)it->st.st_size != it->f.size)
+	if ((uint64_t)st->st_size != it->f.size)
 		return "size changed";
-	if (it->st.st_mtim.tv_sec != it->f.mtime_s || (uint32_t)it->st.st_mtim.tv_nsec != it->f.mtime_ns)
+	if (st->st_mtim.tv_sec != it->f.mtime_s || (uint32_t)st->st_mtim.tv_nsec != it->f.mtime_ns)
 		return "modified since the snapshot";
-	if (same_place && it->st.st_dev == it->f.dev) {
+	if (same_place && st->st_dev == it->f.dev) {
 		int gen = 0;
 
 		/* same filesystem: the same inode too, or it was replaced */
-		if (it->st.st_ino != it->f.ino)
+		if (st->st_ino != it->f.ino)
 			return "replaced (another inode)";
-		if (it->f.gen && ioctl(it->fd, FS_IOC_GETVERSION, &gen) == 0 &&
-		    (uint32_t)gen != it->f.gen)
+		if (it->f.gen && ioctl(fd, FS_IOC_GETVERSION, &gen) == 0 && (uint32_t)gen != it->f.gen)
 			return "replaced (another inode generation)";
 	}
 	return NULL;
 }
 
-/* Read the active runs twice: the second read activates the pages. */
-static void reactivate(const struct item *it, uint64_t ps, char *buf, size_t buflen)
+/*
+ * Open a checked file again, beneath the root; it must be the very inode
+ * that was checked (-ESTALE otherwise: replaced while we worked).
+ */
+static int reopen(int rootfd, const struct item *it, struct stat *st)
 {
-	int fd = open(it->full, O_RDONLY | O_NOATIME | O_CLOEXEC | O_NONBLOCK);
+	int fd = pc_open_beneath(rootfd, it->f.path, O_NOATIME, st);
 
-	if (fd < 0)
-		fd = open(it->full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && ((uint64_t)st->st_dev != it->dev || (uint64_t)st->st_ino != it->ino)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* A checked file could not be opened again: say why, and count it. */
+static void reopen_failed(const char *root, const struct item *it, int err, uint64_t *nchanged,
+			  uint64_t *nmissing)
+{
+	char show[8192];
+	struct stat st = { 0 };
+	const char *why = err == -ESTALE ? "replaced while restoring" : refusal(err, &st);
+
+	shown(root, it, show, sizeof(show));
+	if (err == -ENOENT) {
+		(*nmissing)++;
+		skip_row(show, "missing (removed while restoring)");
+	} else if (why) {
+		(*nchanged)++;
+		skip_row(show, why);
+	} else {
+		cli_fail(show, -err, "cannot open");
+	}
+}
+
+/*
+ * Read the active runs twice: the second read activates the pages. They
+ * lie inside the cached runs (the reader checks), which the warmer has
+ * just read, but what was reclaimed since is read again: that counts
+ * against the budget like any read, and a refusal stops here.
+ */
+static void reactivate(int rootfd, const struct item *it, uint64_t ps, char *buf, size_t buflen,
+		       struct pc_budget *budget)
+{
+	struct stat st;
+	int fd = reopen(rootfd, it, &st);
+
 	if (fd < 0)
 		return;
 	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < it->f.nactive; i++) {
+		for (size_t i = 0; i < it->f.nactive && !budget->stopped; i++) {
 			uint64_t off = it->f.active[2 * i] * ps, end = off + it->f.active[2 * i + 1] * ps;
+			struct pc_residency r;
 
+			if (pc_fd_residency(fd, (uint64_t)st.st_size, off, end - off, &r) < 0 ||
+			    r.source == PC_SRC_NONE)
+				r.pages = (end - off) / ps, r.cached = 0;
+			if (r.pages > r.cached && !pc_budget_take(budget, (r.pages - r.cached) * ps))
+				break;
 			while (off < end) {
 				size_t n = end - off < buflen ? (size_t)(end - off) : buflen;
 				long got = pc_sys_pread(fd, buf, n, off);
@@ -186,11 +271,12 @@ int cmd_restore(int argc, char **argv)
 	struct pc_profile_reader *r;
 	struct pc_profile_file f;
 	struct item *items = NULL, **order = NULL;
-	size_t n = 0, cap = 0, nwarm = 0;
+	size_t n = 0, cap = 0, nwarm = 0, nlisted = 0;
+	int rootfd = -1;
 	struct pc_budget budget = { 0 };
 	struct pc_warmer *w = NULL;
 	struct orec rec = { 0 };
-	char err[256], root[4096];
+	char err[256], root[4096] = "/";
 	bool same_place = true;
 	size_t ndone = 0;
 	double t0 = pc_now();
@@ -286,34 +372,20 @@ int cmd_restore(int argc, char **argv)
 		cli_fail_msg(snap, "cannot read snapshot", err);
 		goto report;
 	}
-	snprintf(root, sizeof(root), "%s", rootarg ? rootarg : pc_profile_get_meta(r)->root);
-	{
-		char *a = cli_abspath(root), *b = cli_abspath(pc_profile_get_meta(r)->root);
-
-		same_place = a && b && !strcmp(a, b);
-		free(a);
-		free(b);
-	}
 	snap_ps = (int)pc_profile_get_meta(r)->page_size;
+	/* the whole snapshot first: nothing is opened from one that is not whole */
 	while ((rc = pc_profile_next(r, &f)) > 0) {
 		struct item *it;
-		const char *why;
 
-		if (n == cap) {
-			struct item *ni = realloc(items, (cap = cap ? cap * 2 : 256) * sizeof(*ni));
-
-			if (!ni) {
-				pc_profile_file_release(&f);
-				rc = -ENOMEM;
-				break;
-			}
-			items = ni;
+		if (cli_grow(&items, &cap, n, sizeof(*items)) < 0) {
+			pc_profile_file_release(&f);
+			rc = -ENOMEM;
+			break;
 		}
 		it = &items[n];
 		memset(it, 0, sizeof(*it));
 		it->f = f;
-		it->order = n;
-		it->fd = -1;
+		it->order = n++;
 		if (snap_ps != (int)ps) {
 			/* runs are in the snapshot's pages: widen to ours, merging overlaps */
 			size_t m = 0;
@@ -338,58 +410,88 @@ int cmd_restore(int argc, char **argv)
 		}
 		for (size_t k = 0; k < f.nruns; k++)
 			it->pages += f.runs[2 * k + 1];
-		if (asprintf(&it->full, "%s%s%s", root,
-			     root[0] && root[strlen(root) - 1] == '/' ? "" : "/", f.path) < 0) {
-			it->full = NULL;
-			pc_profile_file_release(&it->f);
-			continue;
-		}
-		n++;
-		it->fd = pc_sys_openat(AT_FDCWD, it->full,
-				       O_RDONLY | O_NOATIME | O_NONBLOCK | O_NOFOLLOW);
-		if (it->fd < 0) {
-			if (it->fd == -ENOENT) {
-				nmissing++;
-				skip_row(it->full, "missing");
-			} else if (it->fd == -ELOOP) {
-				nchanged++;
-				skip_row(it->full, "now a symbolic link");
-			} else {
-				cli_fail(it->full, -it->fd, "cannot open");
-			}
-			continue;
-		}
-		if (fstat(it->fd, &it->st) < 0)
-			memset(&it->st, 0, sizeof(it->st));
-		why = changed(it, same_place);
-		/* --allow-changed warms changed files, never non-files */
-		if (why && (!allow || !S_ISREG(it->st.st_mode))) {
-			nchanged++;
-			skip_row(it->full, why);
-			close(it->fd);
-			it->fd = -1;
-			continue;
-		}
-		wanted += it->pages;
-		if (!by_file && f.nruns)
-			it->disk = first_physical(it->fd, f.runs[0] * ps);
 	}
 	if (rc < 0) {
 		/* nothing is done from a snapshot that is not whole */
 		cli_fail_msg(snap, "corrupt snapshot", rc == -EBADMSG ? pc_profile_error(r)
 								       : strerror(-rc));
-		for (size_t i = 0; i < n; i++)
-			if (items[i].fd >= 0) {
-				close(items[i].fd);
-				items[i].fd = -1;
-			}
-		wanted = 0;
+		pc_profile_close(r);
+		goto report;
+	}
+
+	/*
+	 * The root: the user's, or "/"; a snapshot taken beneath another
+	 * root names it, but only the user may say to restore there.
+	 */
+	{
+		const char *recorded = pc_profile_get_meta(r)->root;
+		char *a, *b;
+
+		if (!rootarg && strcmp(recorded, "/")) {
+			char why[8800];
+
+			snprintf(why, sizeof(why), "its paths are relative to '%s' on %s; say where "
+				 "to restore them with --root (--root '%s' for the same place)",
+				 recorded, pc_profile_get_meta(r)->host, recorded);
+			cli_fail_msg(snap, "cannot restore", why);
+			pc_profile_close(r);
+			goto report;
+		}
+		snprintf(root, sizeof(root), "%s", rootarg ? rootarg : "/");
+		a = cli_abspath(root);
+		b = cli_abspath(recorded);
+		same_place = a && b && !strcmp(a, b);
+		free(a);
+		free(b);
 	}
 	pc_profile_close(r);
+	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		cli_fail(root, errno, "cannot open the root");
+		goto report;
+	}
+
+	/* check each file: one open, beneath the root, closed again */
+	for (size_t i = 0; i < n; i++) {
+		struct item *it = &items[i];
+		const char *why;
+		char show[8192];
+		struct stat st;
+		int fd = pc_open_beneath(rootfd, it->f.path, O_NOATIME, &st);
+
+		if (fd < 0) {
+			why = refusal(fd, &st);
+			if (fd == -ENOENT) {
+				nmissing++;
+				skip_row(shown(root, it, show, sizeof(show)), "missing");
+			} else if (why) {
+				nchanged++;
+				skip_row(shown(root, it, show, sizeof(show)), why);
+			} else {
+				cli_fail(shown(root, it, show, sizeof(show)), -fd, "cannot open");
+			}
+			continue;
+		}
+		why = changed(it, fd, &st, same_place);
+		/* --allow-changed warms changed regular files; it lifts no other rule */
+		if (why && !allow) {
+			nchanged++;
+			skip_row(shown(root, it, show, sizeof(show)), why);
+			close(fd);
+			continue;
+		}
+		it->ok = true;
+		it->dev = st.st_dev;
+		it->ino = st.st_ino;
+		wanted += it->pages;
+		if (!by_file && it->f.nruns)
+			it->disk = first_physical(fd, it->f.runs[0] * ps);
+		close(fd);
+	}
 
 	order = calloc(n ? n : 1, sizeof(*order));
 	for (size_t i = 0; i < n && order; i++)
-		if (items[i].fd >= 0)
+		if (items[i].ok)
 			order[nwarm++] = &items[i];
 	if (!by_file && order)
 		qsort(order, nwarm, sizeof(*order), by_disk);
@@ -398,24 +500,31 @@ int cmd_restore(int argc, char **argv)
 		for (size_t i = 0; i < nwarm; i++) {
 			struct item *it = order[i];
 			uint64_t cached = 0;
+			char show[8192];
+			struct stat st;
+			int fd = reopen(rootfd, it, &st);
 
+			if (fd < 0) {
+				reopen_failed(root, it, fd, &nchanged, &nmissing);
+				continue;
+			}
 			for (size_t k = 0; k < it->f.nruns; k++) {
 				struct pc_residency res;
 
-				if (pc_fd_residency(it->fd, (uint64_t)it->st.st_size,
-						    it->f.runs[2 * k] * ps, it->f.runs[2 * k + 1] * ps,
-						    &res) == 0 && res.source != PC_SRC_NONE)
+				if (pc_fd_residency(fd, (uint64_t)st.st_size, it->f.runs[2 * k] * ps,
+						    it->f.runs[2 * k + 1] * ps, &res) == 0 &&
+				    res.source != PC_SRC_NONE)
 					cached += res.cached;
 			}
+			close(fd);
 			cached_before += cached;
-			orec_str(&rec, "path", it->full, OF_LABEL);
+			orec_str(&rec, "path", shown(root, it, show, sizeof(show)), OF_LABEL);
 			orec_u64(&rec, "pages", it->pages, OF_PAGES);
 			orec_u64(&rec, "cached", cached, OF_PAGES);
 			orec_u64(&rec, "to_read", it->pages - cached, OF_PAGES);
 			orec_u64(&rec, "runs", it->f.nruns, 0);
 			out_list_add("files", &rec);
-			close(it->fd);
-			it->fd = -1;
+			nlisted++;
 		}
 		list = true;
 	} else if (nwarm) {
@@ -434,9 +543,22 @@ int cmd_restore(int argc, char **argv)
 			prog = cli_progress_start(&progress, "restoring");
 		for (size_t i = 0; i < nwarm && rc == 0; i++) {
 			struct item *it = order[i];
+			char show[8192];
+			struct stat st;
+			int fd = reopen(rootfd, it, &st);
 
-			rc = pc_warmer_add_runs(w, it->fd, it->full, &it->st, it->f.runs, it->f.nruns);
-			it->fd = -1;	/* the warmer has it */
+			if (fd == -EMFILE || fd == -ENFILE) {
+				/* out of fds: let the files in flight finish, then again */
+				pc_warmer_drain(w);
+				fd = reopen(rootfd, it, &st);
+			}
+			if (fd < 0) {
+				it->ok = false;
+				reopen_failed(root, it, fd, &nchanged, &nmissing);
+				continue;
+			}
+			rc = pc_warmer_add_runs(w, fd, shown(root, it, show, sizeof(show)), &st,
+						it->f.runs, it->f.nruns);
 			if (rc == -ENOSPC)
 				break;
 			rc = 0;
@@ -469,8 +591,8 @@ int cmd_restore(int argc, char **argv)
 			}
 		}
 		for (size_t i = 0; i < nwarm && buf && !budget.stopped; i++)
-			if (order[i]->f.nactive)
-				reactivate(order[i], ps, buf, 1 << 20);
+			if (order[i]->ok && order[i]->f.nactive)
+				reactivate(rootfd, order[i], ps, buf, 1 << 20, &budget);
 		free(buf);
 		pc_warmer_free(w);
 		if (budget.stopped)
@@ -479,12 +601,10 @@ int cmd_restore(int argc, char **argv)
 				 (unsigned long long)wanted);
 	}
 report:
-	for (size_t i = 0; i < n; i++) {
-		if (items[i].fd >= 0)
-			close(items[i].fd);
-		free(items[i].full);
+	if (rootfd >= 0)
+		close(rootfd);
+	for (size_t i = 0; i < n; i++)
 		pc_profile_file_release(&items[i].f);
-	}
 	free(items);
 	free(order);
 
@@ -504,8 +624,9 @@ report:
 			out_columns("files", wcols, 5);
 	}
 	orec_str(&rec, "snapshot", snap, 0);
+	orec_str(&rec, "root", root, 0);
 	orec_bool(&rec, "dry_run", dry);
-	orec_u64(&rec, "files", dry ? nwarm : ndone, 0);
+	orec_u64(&rec, "files", dry ? nlisted : ndone, 0);
 	orec_u64(&rec, "pages", wanted, OF_PAGES);
 	orec_u64(&rec, "cached_before", cached_before, OF_PAGES);
 	orec_u64(&rec, "read", dry ? 0 : read, OF_PAGES);
@@ -522,9 +643,9 @@ report:
 
 		if (list)
 			out_human_line("%s", "");
-		out_human_line("%s %zu files: %llu pages wanted, %llu already cached, %llu %s (%s), "
-			       "%llu changed, %llu missing, %.3g s",
-			       dry ? "Would restore" : "Restored", dry ? nwarm : ndone,
+		out_human_line("%s %zu files beneath '%s': %llu pages wanted, %llu already cached, "
+			       "%llu %s (%s), %llu changed, %llu missing, %.3g s",
+			       dry ? "Would restore" : "Restored", dry ? nlisted : ndone, root,
 			       (unsigned long long)wanted,
 			       (unsigned long long)cached_before,
 			       (unsigned long long)(dry ? wanted - cached_before : read),

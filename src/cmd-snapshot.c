@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <linux/fs.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 struct snap_ctx {
 	struct targets t;
 	const char *root;		/* absolute, normalised */
+	bool lexical;			/* a root through /proc: paths as given */
 	size_t rootlen;
 	bool active;
 	pthread_mutex_t lock;
@@ -55,6 +57,39 @@ static const char usage_text[] =
 	"Exit status: 0 written, 1 written but some files failed (named), or not\n"
 	"written; 2 usage.\n";
 
+/*
+ * The path with no symbolic link in it (malloc'd), as restore will look
+ * for it: restore follows no link beneath its root, so a file reached
+ * through one (a soname link named on the command line, a data directory
+ * that is a link, -L) is recorded where it really is. The directory's
+ * realpath is kept per walker thread: files come a directory at a time.
+ * Paths through /proc (a process's root, a container's files) are kept as
+ * they are: their links mean paths in another mount namespace.
+ */
+static char *canonical(const char *path)
+{
+	static __thread char last_dir[PATH_MAX], last_real[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX], *out = NULL;
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		return realpath(path, NULL);
+	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : slash ? (int)(slash - path) : 1,
+		 slash ? path : ".");
+	if (!last_dir[0] || strcmp(dir, last_dir)) {
+		if (!realpath(dir, last_real)) {
+			last_dir[0] = 0;
+			return NULL;
+		}
+		snprintf(last_dir, sizeof(last_dir), "%s", dir);
+	}
+	if (asprintf(&out, "%s/%s", strcmp(last_real, "/") ? last_real : "",
+		     slash ? slash + 1 : path) < 0)
+		return NULL;
+	return out;
+}
+
 static int snap_file(struct pc_walk_entry *e, void *arg)
 {
 	struct snap_ctx *c = arg;
@@ -79,8 +114,12 @@ static int snap_file(struct pc_walk_entry *e, void *arg)
 		return 0;
 	}
 	abs = cli_abspath(e->path);
+	if (abs && !c->lexical && strncmp(abs, "/proc/", 6)) {
+		free(abs);
+		abs = canonical(e->path);
+	}
 	if (!abs) {
-		cli_fail(e->path, ENOMEM, "cannot snapshot");
+		cli_fail(e->path, errno, "cannot resolve");
 		return 0;
 	}
 	if (strncmp(abs, c->root, c->rootlen) ||
@@ -177,7 +216,18 @@ int cmd_snapshot(int argc, char **argv)
 		return cli_usage_error("-o FILE is required");
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
+	/*
+	 * The files' paths are recorded without links (restore follows none),
+	 * and so is the root; but a root through /proc (/proc/PID/root: a
+	 * container's files as it sees them) is kept as given, since its
+	 * links mean paths in the container, not here.
+	 */
 	root = cli_abspath(rootarg);
+	c.lexical = root && !strncmp(root, "/proc/", 6);
+	if (root && !c.lexical) {
+		free(root);
+		root = realpath(rootarg, NULL);
+	}
 	if (!root || stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		free(root);
 		return cli_usage_error("--root '%s' is not a directory", rootarg);

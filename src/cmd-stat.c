@@ -244,12 +244,18 @@ static int owner_cb(uint64_t page, uint64_t flags, uint64_t cg, void *arg)
 	return 0;
 }
 
-/* JSON list and a human line of who owns the file's cached pages. */
-static int owners_of(struct stat_ctx *c, const struct pc_walk_entry *e, char **json, char **human)
+/*
+ * Who owns the file's cached pages: a "cgroups" list in rec (path and
+ * pages of each) and an "owners" line for people ("/a=12,/b=3").
+ */
+static int owners_of(struct stat_ctx *c, const struct pc_walk_entry *e, struct orec *rec)
 {
 	uint64_t *runs = NULL;
-	size_t nruns = 0, jl = 0, hl = 0;
+	size_t nruns = 0;
 	struct owners o = { .k = 0 };
+	char *human = NULL;
+	size_t hlen = 0;
+	FILE *h;
 	int rc = cli_resident_runs(e->fd, (uint64_t)e->st.st_size, c->t.off, c->t.len, &runs, &nruns);
 
 	if (rc == 0)
@@ -257,13 +263,12 @@ static int owners_of(struct stat_ctx *c, const struct pc_walk_entry *e, char **j
 	free(runs);
 	if (rc < 0)
 		return rc;
-	*json = malloc(64 + (size_t)o.k * 4200);
-	*human = malloc(16 + (size_t)o.k * 4200);
-	if (!*json || !*human)
+	h = open_memstream(&human, &hlen);
+	if (!h)
 		return -ENOMEM;
-	jl += (size_t)sprintf(*json, "[");
-	(*human)[0] = 0;
+	orec_list_add(rec, "cgroups", NULL);
 	for (int i = 0; i < o.k; i++) {
+		struct orec item = { 0 };
 		const char *name = NULL;
 		char num[32];
 
@@ -275,12 +280,17 @@ static int owners_of(struct stat_ctx *c, const struct pc_walk_entry *e, char **j
 				 (unsigned long long)o.ino[i]);
 			name = num;
 		}
-		jl += (size_t)sprintf(*json + jl, "%s{\"path\": \"%s\", \"cached\": %llu}",
-				      i ? ", " : "", name, (unsigned long long)o.n[i]);
-		hl += (size_t)sprintf(*human + hl, "%s%s=%llu", i ? "," : "", name,
-				      (unsigned long long)o.n[i]);
+		orec_str(&item, "path", name, 0);
+		orec_u64(&item, "cached", o.n[i], 0);
+		orec_list_add(rec, "cgroups", &item);
+		fprintf(h, "%s%s=%llu", i ? "," : "", name, (unsigned long long)o.n[i]);
 	}
-	sprintf(*json + jl, "]");
+	if (fclose(h) != 0) {
+		free(human);
+		return -ENOMEM;
+	}
+	orec_str(rec, "owners", human, OF_HUMAN);	/* escaped when shown */
+	free(human);
 	return 0;
 }
 
@@ -377,19 +387,11 @@ static int stat_file(struct pc_walk_entry *e, void *arg)
 			free(b.ranges);
 	}
 	if (c->by_cgroup && r.cached) {
-		char *json = NULL, *human = NULL;
-
-		rc = owners_of(c, e, &json, &human);
-		if (rc < 0) {
+		rc = owners_of(c, e, &rec);
+		if (rc < 0)
 			cli_fail(e->path, -rc, "cannot tell the memory cgroups of");
-		} else {
-			orec_json(&rec, "cgroups", json);
-			orec_str(&rec, "owners", human, OF_HUMAN);
-		}
-		free(json);
-		free(human);
 	} else if (c->by_cgroup) {
-		orec_json(&rec, "cgroups", "[]");
+		orec_list_add(&rec, "cgroups", NULL);
 	}
 	out_list_add("files", &rec);
 	return 0;

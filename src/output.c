@@ -5,6 +5,15 @@
  * are an API (tests/cli check them field by field). With --json, stdout is
  * valid JSON on every path: per-file errors go to stderr as text and into
  * the document's "errors" list.
+ *
+ * Every string reaches the output through this file's escapers, whoever
+ * chose it (file names, cgroup names, a process's comm): JSON escapes
+ * quotes, backslashes and control characters, and writes a byte that is
+ * not UTF-8 as \u00XX; Prometheus label values escape \\, \" and \n
+ * (the exposition format) and write a byte that is not UTF-8 as U+FFFD;
+ * key=value quotes and escapes; people get C escapes (\n, \t, \\,
+ * \x1b) for control characters (C1 too), backslashes and bytes that are
+ * not UTF-8, so a name cannot forge a row or move the cursor.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -99,6 +108,37 @@ void orec_json(struct orec *r, const char *key, const char *json)
 	f->s = strdup(json ? json : "null");
 }
 
+void orec_list_add(struct orec *r, const char *key, struct orec *item)
+{
+	struct ofield *f = NULL;
+	struct oitem *ni;
+
+	for (int i = 0; i < r->n && !f; i++)
+		if (r->f[i].type == OF_LIST && !strcmp(r->f[i].key, key))
+			f = &r->f[i];
+	if (!f)
+		f = add(r, key, OF_LIST, 0);
+	if (!item)
+		return;
+	ni = realloc(f->items, (f->nitems + 1) * sizeof(*ni));
+	if (!ni) {
+		orec_release(item);
+		return;
+	}
+	f->items = ni;
+	ni = &f->items[f->nitems];
+	ni->n = 0;
+	ni->f = malloc((size_t)(item->n ? item->n : 1) * sizeof(*ni->f));
+	if (!ni->f) {
+		orec_release(item);
+		return;
+	}
+	memcpy(ni->f, item->f, (size_t)item->n * sizeof(*ni->f));
+	ni->n = item->n;
+	item->n = 0;
+	f->nitems++;
+}
+
 void orec_nolimit(struct orec *r, const char *key)
 {
 	add(r, key, OF_NULL, OF_MAX);
@@ -125,12 +165,25 @@ const struct ofield *orec_get(const struct orec *r, const char *key)
 	return NULL;
 }
 
+static void fields_release(struct ofield *f, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(f[i].s);
+		if (f[i].type == OF_RANGES) {
+			free(f[i].ranges);
+		} else if (f[i].type == OF_LIST) {
+			for (size_t k = 0; k < f[i].nitems; k++) {
+				fields_release(f[i].items[k].f, f[i].items[k].n);
+				free(f[i].items[k].f);
+			}
+			free(f[i].items);
+		}
+	}
+}
+
 void orec_release(struct orec *r)
 {
-	for (int i = 0; i < r->n; i++) {
-		free(r->f[i].s);
-		free(r->f[i].ranges);
-	}
+	fields_release(r->f, r->n);
 	r->n = 0;
 }
 
@@ -222,15 +275,85 @@ void out_columns(const char *list, const struct ocol *cols, size_t n)
 	l->ncols = n;
 }
 
+/* Length of a valid UTF-8 sequence at s (shortest form, no surrogates), or 0. */
+static int utf8_len(const unsigned char *s)
+{
+	int n;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;	/* stops at the NUL too */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xf0 && s[1] < 0x90))
+		return 0;		/* overlong */
+	if ((s[0] == 0xed && s[1] >= 0xa0) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;		/* a surrogate, or past U+10FFFF */
+	return n;
+}
+
+/*
+ * s for people, malloc'd: C escapes for control characters (C0, DEL and
+ * C1), backslashes and bytes that are not UTF-8; the rest as it is.
+ */
+static char *human_text(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char *out = malloc(strlen(s) * 4 + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		int n = *p < 0x80 ? 1 : utf8_len(p), hex = 0;
+
+		if (*p == '\\' || *p == '\n' || *p == '\t' || *p == '\r') {
+			*o++ = '\\';
+			*o++ = *p == '\n' ? 'n' : *p == '\t' ? 't' : *p == '\r' ? 'r' : '\\';
+			p++;
+			continue;
+		}
+		if (*p < 0x20 || *p == 0x7f || n == 0)
+			hex = 1;
+		else if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+			hex = 2;	/* U+0080..U+009F, the C1 controls (CSI is U+009B) */
+		if (hex) {
+			while (hex--)
+				o += sprintf(o, "\\x%02x", *p++);
+		} else {
+			memcpy(o, p, (size_t)n);
+			o += n;
+			p += n;
+		}
+	}
+	*o = 0;
+	return out;
+}
+
 void out_human_line(const char *fmt, ...)
 {
 	va_list ap;
-	char *s, **nl;
+	char *s, *esc, *line = NULL, **nl;
+	size_t lead = strspn(fmt, "\n");
 
 	va_start(ap, fmt);
 	if (vasprintf(&s, fmt, ap) < 0)
 		s = NULL;
 	va_end(ap);
+	if (!s)
+		return;
+	/* the format's own leading newlines (blank lines) stay; nothing else */
+	esc = human_text(s + lead);
+	if (esc && asprintf(&line, "%.*s%s", (int)lead, s, esc) < 0)
+		line = NULL;
+	free(esc);
+	free(s);
+	s = line;
 	nl = s ? realloc(doc.lines, (doc.nlines + 1) * sizeof(*nl)) : NULL;
 	if (!nl) {
 		free(s);
@@ -271,19 +394,6 @@ bool is_json_flag(const char *arg)
 
 /* ---- JSON ---- */
 
-/* Length of a valid UTF-8 sequence at s, or 0. */
-static int utf8_len(const unsigned char *s)
-{
-	int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-
-	if (s[0] >= 0xf8)
-		return 0;
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 static void json_str(FILE *o, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -311,17 +421,21 @@ static void json_str(FILE *o, const char *s)
 	fputc('"', o);
 }
 
-static void json_rec(FILE *o, const struct orec *r, const char *indent)
+/* An object of n fields; indent NULL: on one line. */
+static void json_obj(FILE *o, const struct ofield *fields, int n, const char *indent)
 {
 	bool first = true;
 
 	fputc('{', o);
-	for (int i = 0; i < r->n; i++) {
-		const struct ofield *f = &r->f[i];
+	for (int i = 0; i < n; i++) {
+		const struct ofield *f = &fields[i];
 
 		if ((f->flags & OF_HUMAN) && f->type != OF_JSON)
 			continue;
-		fprintf(o, "%s\n%s  ", first ? "" : ",", indent);
+		if (indent)
+			fprintf(o, "%s\n%s  ", first ? "" : ",", indent);
+		else
+			fputs(first ? "" : ", ", o);
 		first = false;
 		json_str(o, f->key);
 		fputs(": ", o);
@@ -355,9 +469,25 @@ static void json_rec(FILE *o, const struct orec *r, const char *indent)
 					(unsigned long long)f->ranges[2 * k + 1]);
 			fputc(']', o);
 			break;
+		case OF_LIST:
+			fputc('[', o);
+			for (size_t k = 0; k < f->nitems; k++) {
+				fputs(k ? ", " : "", o);
+				json_obj(o, f->items[k].f, f->items[k].n, NULL);
+			}
+			fputc(']', o);
+			break;
 		}
 	}
-	fprintf(o, "\n%s}", indent);
+	if (indent)
+		fprintf(o, "\n%s}", indent);
+	else
+		fputc('}', o);
+}
+
+static void json_rec(FILE *o, const struct orec *r, const char *indent)
+{
+	json_obj(o, r->f, r->n, indent);
 }
 
 static void render_json(FILE *o)
@@ -397,15 +527,25 @@ static void render_json(FILE *o)
 
 /* ---- Prometheus text ---- */
 
+/* The exposition format: \\, \" and \n escaped; the text must be UTF-8. */
 static void prom_label(FILE *o, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fprintf(o, "\\%c", *s);
-		else if (*s == '\n')
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		int n = *p < 0x80 ? 1 : utf8_len(p);
+
+		if (*p == '\\' || *p == '"') {
+			fprintf(o, "\\%c", *p);
+		} else if (*p == '\n') {
 			fputs("\\n", o);
-		else
-			fputc(*s, o);
+		} else if (n == 0) {
+			fputs("\xef\xbf\xbd", o);	/* not UTF-8: U+FFFD */
+			n = 1;
+		} else {
+			fwrite(p, 1, (size_t)n, o);
+		}
+		p += n;
 	}
 }
 
@@ -512,7 +652,8 @@ static void render_prom(FILE *o)
 
 /* ---- key=value and human ---- */
 
-static void field_text(const struct ofield *f, char *buf, size_t len)
+/* Numbers, ranges and such; strings are f->s itself (not copied). */
+static const char *field_text(const struct ofield *f, char *buf, size_t len)
 {
 	switch (f->type) {
 	case OF_U64:
@@ -529,13 +670,15 @@ static void field_text(const struct ofield *f, char *buf, size_t len)
 		break;
 	case OF_STR:
 	case OF_JSON:
-		snprintf(buf, len, "%s", f->s);
-		break;
+		return f->s;
 	case OF_NULL:
 		snprintf(buf, len, "%s", f->flags & OF_MAX ? "max" : "unknown");
 		break;
 	case OF_BOOL:
 		snprintf(buf, len, "%s", f->u ? "yes" : "no");
+		break;
+	case OF_LIST:	/* JSON only: commands give people a text field */
+		snprintf(buf, len, "-");
 		break;
 	case OF_RANGES: {
 		size_t used = 0;
@@ -553,6 +696,44 @@ static void field_text(const struct ofield *f, char *buf, size_t len)
 		break;
 	}
 	}
+	return buf;
+}
+
+/*
+ * key=value: a value with a space, quote, backslash, control
+ * character or a byte that is not UTF-8 is quoted, with \" \\ \n \t \r
+ * and \xNN inside; so one record stays one line of pairs.
+ */
+static void kv_value(FILE *o, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	bool quote = !*p;
+
+	for (const unsigned char *q = p; *q && !quote;) {
+		int n = *q < 0x80 ? 1 : utf8_len(q);
+
+		quote = n == 0 || *q <= ' ' || *q == 0x7f || *q == '"' || *q == '\\';
+		q += n ? n : 1;
+	}
+	if (!quote) {
+		fputs(s, o);
+		return;
+	}
+	fputc('"', o);
+	while (*p) {
+		int n = *p < 0x80 ? 1 : utf8_len(p);
+
+		if (*p == '"' || *p == '\\')
+			fprintf(o, "\\%c", *p);
+		else if (*p == '\n' || *p == '\t' || *p == '\r')
+			fprintf(o, "\\%c", *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r');
+		else if (n == 0 || *p < 0x20 || *p == 0x7f)
+			fprintf(o, "\\x%02x", *p);
+		else
+			fwrite(p, 1, (size_t)n, o);
+		p += n ? n : 1;
+	}
+	fputc('"', o);
 }
 
 static void kv_rec(FILE *o, const struct orec *r)
@@ -561,30 +742,32 @@ static void kv_rec(FILE *o, const struct orec *r)
 	bool first = true;
 
 	for (int i = 0; i < r->n; i++) {
-		if (r->f[i].flags & OF_HUMAN)
+		const struct ofield *f = &r->f[i];
+
+		if ((f->flags & OF_HUMAN) || f->type == OF_LIST)
 			continue;
-		if (r->f[i].type == OF_U64)
-			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)r->f[i].u);
-		else
-			field_text(&r->f[i], buf, sizeof(buf));
-		fprintf(o, "%s%s=", first ? "" : " ", r->f[i].key);
+		fprintf(o, "%s%s=", first ? "" : " ", f->key);
 		first = false;
-		if (strpbrk(buf, " \t\n\"\\") || !*buf) {
-			fputc('"', o);
-			for (char *p = buf; *p; p++)
-				fprintf(o, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p == '\n' ? ' ' : *p);
-			fputc('"', o);
-		} else {
-			fputs(buf, o);
-		}
+		if (f->type == OF_U64)
+			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)f->u);
+		kv_value(o, f->type == OF_U64 ? buf : field_text(f, buf, sizeof(buf)));
 	}
 	fputc('\n', o);
+}
+
+/* A table cell for people, escaped; malloc'd (NULL: out of memory). */
+static char *cell_text(const struct ofield *f)
+{
+	char buf[4096];
+
+	if (!f)
+		return strdup("-");
+	return human_text(field_text(f, buf, sizeof(buf)));
 }
 
 static void render_table(FILE *o, struct olist *l)
 {
 	size_t w[16] = { 0 };
-	char buf[4096];
 
 	if (!l->cols || !l->n)
 		return;
@@ -592,29 +775,19 @@ static void render_table(FILE *o, struct olist *l)
 		w[c] = doc.noheadings ? 0 : strlen(l->cols[c].header);
 		for (size_t r = 0; r < l->n; r++) {
 			const struct ofield *f = orec_get(&l->recs[r], l->cols[c].key);
+			char *text = f ? cell_text(f) : NULL;
 
-			if (f) {
-				field_text(f, buf, sizeof(buf));
-				if (strlen(buf) > w[c])
-					w[c] = strlen(buf);
-			}
+			if (text && strlen(text) > w[c])
+				w[c] = strlen(text);
+			free(text);
 		}
 	}
 	for (size_t r = doc.noheadings ? 1 : 0; r <= l->n; r++) {
 		for (size_t c = 0; c < l->ncols && c < 16; c++) {
-			const char *text = buf;
 			bool last = c + 1 == l->ncols;
+			char *cell = r ? cell_text(orec_get(&l->recs[r - 1], l->cols[c].key)) : NULL;
+			const char *text = r ? (cell ? cell : "?") : l->cols[c].header;
 
-			if (r == 0) {
-				text = l->cols[c].header;
-			} else {
-				const struct ofield *f = orec_get(&l->recs[r - 1], l->cols[c].key);
-
-				if (f)
-					field_text(f, buf, sizeof(buf));
-				else
-					snprintf(buf, sizeof(buf), "-");
-			}
 			if (l->cols[c].left)
 				if (last)
 					fputs(text, o);
@@ -622,6 +795,7 @@ static void render_table(FILE *o, struct olist *l)
 					fprintf(o, "%-*s ", (int)w[c], text);
 			else
 				fprintf(o, "%*s%s", (int)w[c], text, last ? "" : " ");
+			free(cell);
 		}
 		fputc('\n', o);
 	}

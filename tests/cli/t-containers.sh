@@ -209,6 +209,41 @@ else
 	t_skip "stat --cgroup" "cannot create a memory cgroup here"
 fi
 
+# names chosen by others reach every format escaped: a memory cgroup named
+# like a JSON fragment, with ESC, a tab and a byte that is not UTF-8 (the
+# kernel refuses a newline in a cgroup's name)
+EVIL=$'pc-test-x", "cached": 999999}, {"path": "INJ\e[2J\tz\xff'"-$$"
+EV="$root${self%/}/$EVIL"
+if mkdir "$EV" 2>/dev/null; then
+	T_CLEANUP+=('rmdir "$EV"')
+	mkfile evil 256
+	drop evil
+	EV="$EV" bash -c 'echo $$ >"$EV/cgroup.procs"; exec cat evil >/dev/null'
+	pc cgroups --json >ev.json 2>ev.err
+	t_ok "cgroups --json stays JSON with a hostile cgroup name" jq -e . ev.json
+	t_is "and it is one record" "$(jq '[.cgroups[] | select(.path | test("INJ"))] | length' ev.json)" 1
+	t_is "with no forged field" "$(jq '[.cgroups[] | select(has("cached"))] | length' ev.json)" 0
+	t_is "the name comes back whole" "$(jq -r '.cgroups[] | select(.path | test("INJ")) | .path | test("x\", \"cached\": 999999}, \\{\"path\": \"INJ\u001b\\[2J\tz\u00ff-")' ev.json)" true
+	pc cgroups >ev.txt 2>ev.err
+	t_is "cgroups for people: no raw control character" "$(LC_ALL=C grep -c '[[:cntrl:]]' ev.txt)" 0
+	t_ok "but the name, escaped" grep -qF 'INJ\x1b[2J\tz\xff-' ev.txt
+	pc cgroups --prom >ev.prom 2>ev.err
+	t_ok "prom escapes the label's quotes" grep -qF 'pc-test-x\", \"cached\": 999999}, {\"path\": \"INJ' ev.prom
+	t_is "and writes only UTF-8" "$(LC_ALL=C grep -c $'\xff' ev.prom)" 0
+	pc stat --by-cgroup --json evil >evs.json 2>evs.err
+	t_ok "stat --by-cgroup --json stays JSON" jq -e . evs.json
+	t_is "the owner is one record" "$(jq '[.files[0].cgroups[] | select(.path | test("INJ"))] | length' evs.json)" 1
+	t_is "no forged owner" "$(jq '[.files[0].cgroups[] | select(.cached == 999999 or (.path | startswith("INJ")))] | length' evs.json)" 0
+	t_is "and it owns the pages read in it" \
+		"$(jq '[.files[0].cgroups[] | select(.path | test("INJ")) | .cached] | add' evs.json)" \
+		"$(jq '.files[0].cached' evs.json)"
+	pc stat --by-cgroup evil >evs.txt 2>evs.err
+	t_is "stat --by-cgroup for people: no raw control character" "$(LC_ALL=C grep -c '[[:cntrl:]]' evs.txt)" 0
+	rmdir "$EV"
+else
+	t_skip "hostile cgroup names" "cannot create a memory cgroup here"
+fi
+
 # --cache-limit: held under the limit while it runs (no OOM: anon is not limited)
 drop cold
 pc run --cache-limit 8M -- sh -c "cat '$T_DIR/cold' >/dev/null; sleep 0.5; \

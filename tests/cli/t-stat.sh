@@ -101,4 +101,28 @@ PAGECACHE_FAULT=cachestat:ENOSYS pc stat --json a >m.json
 t_is "mincore fallback gives the same count" "$(jget m.json '.files[0].cached')" "$(cached_pages a)"
 t_is "and says where it came from" "$(jget m.json '.files[0].source')" mincore
 
+# A file name with a newline, ESC, a C1 CSI, a backslash and a byte that is
+# not UTF-8: one row for people, escaped (\n \x1b \xc2\x9b \\ \xff), never a
+# forged row or a terminal control; JSON and Prometheus keep it exact.
+mkdir names
+evil=$'names/x\n  4K 1 4K 100% 0 0 FORGED\e[2J\xc2\x9bq\\b\xff'
+mkfile "$evil" 4
+mkfile names/plain 4
+pc stat -v names >n.txt 2>n.err
+t_is "stat -v: no raw control character" "$(LC_ALL=C grep -c $'[\x01-\x1f\x7f]\|\xc2[\x80-\x9f]' n.txt)" 0
+t_is "one row each (2 files)" "$(awk 'NR > 1 && /^$/ { exit } NR > 1' n.txt | wc -l)" 2
+t_ok "the name is shown escaped" grep -qF 'names/x\n  4K 1 4K 100% 0 0 FORGED\x1b[2J\xc2\x9bq\\b\xff' n.txt
+pc stat -o FILE,SIZE -b - <<<"$T_DIR/names/plain" >o1.txt 2>o1.err
+t_ok "a plain name is shown as it is" grep -qx "$T_DIR/names/plain *4K" o1.txt
+pc stat --kv -v names >n.kv
+t_is "kv: one line a file" "$(grep -c '^path=' n.kv)" 2
+t_is "kv: no raw control character" "$(LC_ALL=C grep -c $'[\x01-\x1f\x7f]' n.kv)" 0
+pc stat --json -v names >n.json
+t_is "JSON has the exact name" "$(jq -r '[.files[].path | select(test("FORGED"))] | length' n.json)" 1
+t_ok "JSON escapes the control characters" grep -qF 'FORGED\u001b[2J' n.json
+pc stat --prom -v names >n.prom
+t_is "prom: the newline is \\n in the label, one sample a metric" \
+	"$(grep -c 'path=".*names/x\\n  4K.*FORGED' n.prom)" "$(grep -c 'names/plain' n.prom)"
+t_is "prom: only UTF-8" "$(LC_ALL=C grep -c $'\xff' n.prom)" 0
+
 t_done

@@ -1,0 +1,152 @@
+/*
+ * mksnap: make a snapshot for the CLI tests, as a hostile party could:
+ * with libpagecache's own writer (any root, any path it accepts, files
+ * that are FIFOs or links on this machine), or with --raw by hand, so what
+ * the writer refuses (a path twice, active pages not cached) goes in too.
+ *
+ *   mksnap [-r ROOT] [-c CREATED] [--raw] [-n N] OUT ENTRY...
+ *   ENTRY: PATH[=RUNS[/ACTIVE]], RUNS like 0+4,8+2 (first page + count);
+ *          default: every page of the file. With -n N, PATH holds a %d and
+ *          the entry is repeated for 0..N-1.
+ * Size, mtime, device and inode come from lstat(ROOT/PATH), so restore
+ * takes the file for unchanged; a path that is not there gets 1 MiB.
+ */
+#define _GNU_SOURCE
+#include "pagecache.h"
+#include "snapcraft.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static size_t parse_runs(const char *s, uint64_t **ret)
+{
+	size_t n = 0;
+	uint64_t *r = NULL;
+
+	while (s && *s && *s != '/') {
+		unsigned long long a, b;
+		int used;
+
+		if (sscanf(s, "%llu+%llu%n", &a, &b, &used) != 2) {
+			fprintf(stderr, "mksnap: bad runs '%s'\n", s);
+			exit(2);
+		}
+		r = realloc(r, (n + 1) * 2 * sizeof(*r));
+		r[2 * n] = a, r[2 * n + 1] = b;
+		n++;
+		s += used;
+		if (*s == ',')
+			s++;
+	}
+	*ret = r;
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	struct pc_profile_meta m = { .created = 1700000000, .page_size = (uint32_t)pc_page_size() };
+	struct pc_profile_file *fs = NULL;
+	size_t nf = 0;
+	const char *root = "/", *out;
+	bool raw = false;
+	long rep = 0;
+	int opt, rc;
+
+	while ((opt = getopt(argc, argv, "r:c:n:R")) != -1) {
+		if (opt == 'r')
+			root = optarg;
+		else if (opt == 'c')
+			m.created = strtoull(optarg, NULL, 0);
+		else if (opt == 'n')
+			rep = strtol(optarg, NULL, 10);
+		else if (opt == 'R')
+			raw = true;
+		else
+			return 2;
+	}
+	if (argc - optind < 1)
+		return 2;
+	out = argv[optind++];
+	snprintf(m.root, sizeof(m.root), "%s", root);
+	snprintf(m.host, sizeof(m.host), "testhost");
+	for (int a = optind; a < argc; a++)
+		for (long k = 0; k < (rep ? rep : 1); k++) {
+			char *spec = strdup(argv[a]), *eq = strchr(spec, '='), full[8192];
+			struct pc_profile_file f = { 0 };
+			struct stat st;
+
+			if (eq)
+				*eq++ = 0;
+			if (rep) {
+				char *p;
+
+				if (asprintf(&p, spec, (int)k) < 0)
+					return 1;
+				f.path = p;
+			} else {
+				f.path = strdup(spec);
+			}
+			snprintf(full, sizeof(full), "%s/%s", root, f.path);
+			if (lstat(full, &st) == 0) {
+				f.size = (uint64_t)st.st_size;
+				f.mtime_s = st.st_mtim.tv_sec;
+				f.mtime_ns = (uint32_t)st.st_mtim.tv_nsec;
+				f.dev = st.st_dev;
+				f.ino = st.st_ino;
+			} else {
+				f.size = 1 << 20;
+			}
+			if (eq) {
+				char *slash = strchr(eq, '/');
+
+				f.nruns = parse_runs(eq, &f.runs);
+				if (slash)
+					f.nactive = parse_runs(slash + 1, &f.active);
+				/* a hostile writer may give any file pages */
+				for (size_t i = 0; i < f.nruns; i++)
+					if ((f.runs[2 * i] + f.runs[2 * i + 1]) * m.page_size > f.size)
+						f.size = (f.runs[2 * i] + f.runs[2 * i + 1]) * m.page_size;
+			} else if (f.size) {
+				f.runs = malloc(2 * sizeof(*f.runs));
+				f.runs[0] = 0;
+				f.runs[1] = (f.size + m.page_size - 1) / m.page_size;
+				f.nruns = 1;
+			}
+			fs = realloc(fs, (nf + 1) * sizeof(*fs));
+			fs[nf++] = f;
+			free(spec);
+		}
+	if (raw) {
+		size_t len;
+		uint8_t *b = craft_snapshot(&m, fs, nf, &len);
+		FILE *o = fopen(out, "wb");
+
+		if (!b || !o || fwrite(b, 1, len, o) != len || fclose(o) != 0) {
+			perror(out);
+			return 1;
+		}
+		free(b);
+	} else {
+		struct pc_profile_writer *w;
+
+		rc = pc_profile_create(out, &m, &w);
+		for (size_t i = 0; rc == 0 && i < nf; i++)
+			rc = pc_profile_add(w, &fs[i]);
+		if (rc == 0)
+			rc = pc_profile_commit(w);
+		else
+			pc_profile_abort(w);
+		if (rc < 0) {
+			fprintf(stderr, "mksnap: %s\n", strerror(-rc));
+			return 1;
+		}
+	}
+	for (size_t i = 0; i < nf; i++)
+		pc_profile_file_release(&fs[i]);
+	free(fs);
+	return 0;
+}
