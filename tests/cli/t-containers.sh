@@ -90,6 +90,9 @@ if ! t_root; then
 	t_skip "run --no-cache" "needs root (creates memory cgroups)"
 	t_done; exit
 fi
+# our own memory cgroup: where run's cgroups must go (others' runs on this host are not ours to count)
+MYSELF=$(awk -F: '$2=="memory"{print $3} $1=="0"{print $3}' /proc/self/cgroup | head -1)
+MYCG=$(ls -d /sys/fs/cgroup/memory 2>/dev/null || echo /sys/fs/cgroup)${MYSELF%/}
 mkfile pre 16384
 mkfile cold 16384
 drop pre cold
@@ -98,7 +101,10 @@ pc run --no-cache -- cat pre cold >/dev/null; rc=$?
 t_is "run --no-cache exits with CMD's status" "$rc" 0
 t_is "a file cached before stays cached" "$(cached_pages pre)" 4096
 t_is "what CMD brought in is gone" "$(cached_pages cold)" 0
-t_is "no temporary cgroup is left" "$(find /sys/fs/cgroup -maxdepth 6 -name 'pagecache-run-*' 2>/dev/null | wc -l)" 0
+t_is "no temporary cgroup is left" "$(find "$MYCG" -maxdepth 1 -name 'pagecache-run-*' 2>/dev/null | wc -l)" 0
+pc run --no-cache -- cat /proc/self/cgroup >cmdcg.txt
+t_ok "CMD's cgroup is directly beneath ours, inside our limits" \
+	grep -qE "^(0:|[0-9]+:memory):${MYSELF%/}/pagecache-run-[0-9]+\$" cmdcg.txt
 pc run --no-cache -- sh -c 'exit 7'; t_is "CMD's exit status comes through" $? 7
 pc run --no-cache -- no-such-command-xyz 2>e; t_is "a missing command exits 127" $? 127
 # what CMD inherits: no ignored signal, no blocked one, and its status always comes back
@@ -121,7 +127,7 @@ rp=$!
 T_CLEANUP+=("kill $rp")
 cg=
 for i in $(seq 50); do
-	cg=$(find /sys/fs/cgroup -maxdepth 8 -type d -name "pagecache-run-$rp" 2>/dev/null | head -1)
+	cg=$(find "$MYCG" -maxdepth 1 -type d -name "pagecache-run-$rp" 2>/dev/null | head -1)
 	[ -n "$cg" ] && [ -s "$cg/cgroup.procs" ] && break
 	sleep 0.1
 done
@@ -168,7 +174,7 @@ rp=$!
 sleep 0.5
 kill -TERM $rp; wait $rp; rc=$?
 t_is "SIGTERM is passed to CMD (it exits 42)" "$rc" 42
-t_is "and no cgroup is left" "$(find /sys/fs/cgroup -maxdepth 6 -name 'pagecache-run-*' 2>/dev/null | wc -l)" 0
+t_is "and no cgroup is left" "$(find "$MYCG" -maxdepth 1 -name 'pagecache-run-*' 2>/dev/null | wc -l)" 0
 
 # --cgroup: every process in a memory cgroup (a temporary one)
 root=$(ls -d /sys/fs/cgroup/memory 2>/dev/null || echo /sys/fs/cgroup)
