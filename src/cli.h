@@ -104,6 +104,12 @@ void out_columns(const char *list, const struct ocol *cols, size_t n);
  * forge a line nor move the cursor. Newlines that begin fmt are kept.
  */
 void out_human_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * s for people, malloc'd (NULL: no memory): C escapes for control
+ * characters (C0, DEL and C1: \n \t \r \x1b \xc2\x9b), backslashes (\\)
+ * and bytes that are not UTF-8 (\xff); the rest as it is.
+ */
+char *out_escape(const char *s);
 /* Render everything to stdout; returns 0 or -errno of the write. */
 int out_flush(void);
 char *fmt_size(uint64_t bytes, char *buf, size_t len);

@@ -42,13 +42,19 @@ void cli_warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	pthread_mutex_lock(&msg_lock);
-	fprintf(stderr, "pagecache: ");
+	char *msg, *esc = NULL;
+
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	va_end(ap);
-	fputc('\n', stderr);
+	if (msg)
+		esc = out_escape(msg);	/* a name may hold ESC or a newline */
+	pthread_mutex_lock(&msg_lock);
+	fprintf(stderr, "pagecache: %s\n", esc ? esc : "(out of memory)");
 	pthread_mutex_unlock(&msg_lock);
+	free(esc);
+	free(msg);
 }
 
 void cli_fail_msg(const char *path, const char *what, const char *reason)
@@ -81,7 +87,13 @@ int cli_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "pagecache %s: %s\nTry 'pagecache %s --help'.\n", cli_cmd, msg, cli_cmd);
+	{
+		char *esc = out_escape(msg);
+
+		fprintf(stderr, "pagecache %s: %s\nTry 'pagecache %s --help'.\n", cli_cmd,
+			esc ? esc : msg, cli_cmd);
+		free(esc);
+	}
 	if (out_format() == OUT_JSON) {
 		struct orec r = { 0 };
 

@@ -298,11 +298,7 @@ static int utf8_len(const unsigned char *s)
 	return n;
 }
 
-/*
- * s for people, malloc'd: C escapes for control characters (C0, DEL and
- * C1), backslashes and bytes that are not UTF-8; the rest as it is.
- */
-static char *human_text(const char *s)
+char *out_escape(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	char *out = malloc(strlen(s) * 4 + 1), *o = out;
@@ -348,7 +344,7 @@ void out_human_line(const char *fmt, ...)
 	if (!s)
 		return;
 	/* the format's own leading newlines (blank lines) stay; nothing else */
-	esc = human_text(s + lead);
+	esc = out_escape(s + lead);
 	if (esc && asprintf(&line, "%.*s%s", (int)lead, s, esc) < 0)
 		line = NULL;
 	free(esc);
@@ -762,7 +758,7 @@ static char *cell_text(const struct ofield *f)
 
 	if (!f)
 		return strdup("-");
-	return human_text(field_text(f, buf, sizeof(buf)));
+	return out_escape(field_text(f, buf, sizeof(buf)));
 }
 
 static void render_table(FILE *o, struct olist *l)

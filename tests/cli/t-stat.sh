@@ -124,5 +124,7 @@ pc stat --prom -v names >n.prom
 t_is "prom: the newline is \\n in the label, one sample a metric" \
 	"$(grep -c 'path=".*names/x\\n  4K.*FORGED' n.prom)" "$(grep -c 'names/plain' n.prom)"
 t_is "prom: only UTF-8" "$(LC_ALL=C grep -c $'\xff' n.prom)" 0
+pc stat "names/gone"$'\e[2J\n' >/dev/null 2>g.err
+t_is "a warning on stderr is escaped too" "$(cat g.err)" "pagecache: cannot open 'names/gone\x1b[2J\n': No such file or directory"
 
 t_done
