@@ -371,10 +371,10 @@ int pc_cgroup_read(const char *dir, int version, struct pc_cgroup_stat *ret);
  */
 int pc_cgroup_child_parent(char *ret, size_t len, int *ret_version);
 /*
- * v2: what it takes to give children of the caller's cgroup `dir` the
- * memory controller, from dir's cgroup.subtree_control, cgroup.controllers,
+ * v2: what it takes to give children of the caller's cgroup `dir` a
+ * controller ("memory"), from dir's cgroup.subtree_control, cgroup.controllers,
  * cgroup.type (absent at the root) and cgroup.procs; reads only.
- * -EOPNOTSUPP: memory is not delegated to dir (its parent keeps it);
+ * -EOPNOTSUPP: the controller is not delegated to dir (its parent keeps it);
  * -EBUSY: a process other than `self` is in dir, and a non-root cgroup
  * with processes may not hand controllers on (v2's no-internal-process rule).
  */
@@ -382,20 +382,25 @@ struct pc_cgroup_plan {
 	bool leaf;			/* move self into a leaf beneath dir first */
 	bool enable;			/* write +memory to dir's cgroup.subtree_control */
 };
-int pc_cgroup_plan_v2(const char *dir, pid_t self, struct pc_cgroup_plan *ret);
+int pc_cgroup_plan_v2(const char *dir, const char *controller, pid_t self,
+		      struct pc_cgroup_plan *ret);
 /*
  * Room for memory cgroups beneath the caller's own: v1, its memory cgroup
  * as it is; v2, made as pc_cgroup_plan_v2 says (the caller moved into
  * PARENT/pagecache-run-PID-self, memory turned on in PARENT's
  * subtree_control). _release undoes it, once the children are gone.
+ * pc_cgroup_nest_at: the v2 part, for cgroup dir and any controller (the
+ * tests use hugetlb where the v2 memory controller cannot be had).
  */
 struct pc_cgroup_nest {
 	int version;			/* 1 or 2 */
 	char parent[512];		/* the caller's cgroup: children go here */
 	char leaf[600];			/* v2: where the caller moved to; "" if it did not */
-	bool enabled;			/* v2: we turned memory on in parent's subtree_control */
+	bool enabled;			/* v2: we turned it on in parent's subtree_control */
+	char controller[16];		/* v2: which ("memory") */
 };
 int pc_cgroup_nest_init(struct pc_cgroup_nest *n);
+int pc_cgroup_nest_at(struct pc_cgroup_nest *n, const char *dir, const char *controller);
 int pc_cgroup_nest_release(struct pc_cgroup_nest *n);
 /* Move every process in cgroup `from` to `to`; how many moved, or -errno. */
 int pc_cgroup_move_procs(const char *from, const char *to);

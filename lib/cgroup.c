@@ -316,7 +316,8 @@ static int self_dir(char *ret, size_t len, int *ret_version)
 	return 0;
 }
 
-int pc_cgroup_plan_v2(const char *dir, pid_t self, struct pc_cgroup_plan *ret)
+int pc_cgroup_plan_v2(const char *dir, const char *controller, pid_t self,
+		      struct pc_cgroup_plan *ret)
 {
 	struct pc_cgroup_plan p = { 0 };
 	char path[700], buf[1024];
@@ -328,7 +329,7 @@ int pc_cgroup_plan_v2(const char *dir, pid_t self, struct pc_cgroup_plan *ret)
 	rc = pc_read_text(path, buf, sizeof(buf));
 	if (rc < 0)
 		return rc;
-	if (has_word(buf, "memory")) {	/* its children get memory already */
+	if (has_word(buf, controller)) {	/* its children get it already */
 		*ret = p;
 		return 0;
 	}
@@ -336,7 +337,7 @@ int pc_cgroup_plan_v2(const char *dir, pid_t self, struct pc_cgroup_plan *ret)
 	rc = pc_read_text(path, buf, sizeof(buf));
 	if (rc < 0)
 		return rc;
-	if (!has_word(buf, "memory"))
+	if (!has_word(buf, controller))
 		return -EOPNOTSUPP;	/* not ours to hand on: the parent keeps it */
 	p.enable = true;
 	/* the root (no cgroup.type) may have processes and controllers both */
@@ -369,7 +370,7 @@ int pc_cgroup_child_parent(char *ret, size_t len, int *ret_version)
 	if (rc < 0 || *ret_version == 1)
 		return rc;
 	/* v2: our own cgroup only, and only if it hands memory on as it is */
-	rc = pc_cgroup_plan_v2(ret, getpid(), &p);
+	rc = pc_cgroup_plan_v2(ret, "memory", getpid(), &p);
 	if (rc < 0)
 		return rc;
 	return p.leaf || p.enable ? -EOPNOTSUPP : 0;
@@ -404,16 +405,19 @@ int pc_cgroup_move_procs(const char *from, const char *to)
 	return rc < 0 ? rc : moved;
 }
 
-int pc_cgroup_nest_init(struct pc_cgroup_nest *n)
+int pc_cgroup_nest_at(struct pc_cgroup_nest *n, const char *dir, const char *controller)
 {
 	struct pc_cgroup_plan p;
+	char val[40];
 	int rc;
 
 	memset(n, 0, sizeof(*n));
-	rc = self_dir(n->parent, sizeof(n->parent), &n->version);
-	if (rc < 0 || n->version == 1)
-		return rc;
-	rc = pc_cgroup_plan_v2(n->parent, getpid(), &p);
+	n->version = 2;
+	if ((size_t)snprintf(n->parent, sizeof(n->parent), "%s", dir) >= sizeof(n->parent) ||
+	    (size_t)snprintf(n->controller, sizeof(n->controller), "%s", controller) >=
+		    sizeof(n->controller))
+		return -ENAMETOOLONG;
+	rc = pc_cgroup_plan_v2(n->parent, controller, getpid(), &p);
 	if (rc < 0)
 		return rc;
 	if (p.leaf) {
@@ -431,8 +435,9 @@ int pc_cgroup_nest_init(struct pc_cgroup_nest *n)
 		}
 	}
 	if (p.enable) {
-		/* EBUSY here: a process joined C since the plan was made */
-		rc = pc_cgroup_write(n->parent, "cgroup.subtree_control", "+memory");
+		/* EBUSY here: a process joined the cgroup since the plan was made */
+		snprintf(val, sizeof(val), "+%s", controller);
+		rc = pc_cgroup_write(n->parent, "cgroup.subtree_control", val);
 		if (rc < 0) {
 			pc_cgroup_nest_release(n);
 			return rc;
@@ -442,15 +447,33 @@ int pc_cgroup_nest_init(struct pc_cgroup_nest *n)
 	return 0;
 }
 
+int pc_cgroup_nest_init(struct pc_cgroup_nest *n)
+{
+	char dir[sizeof(n->parent)];
+	int rc, version;
+
+	memset(n, 0, sizeof(*n));
+	rc = self_dir(dir, sizeof(dir), &version);
+	if (rc < 0)
+		return rc;
+	if (version == 2)
+		return pc_cgroup_nest_at(n, dir, "memory");
+	n->version = 1;
+	snprintf(n->parent, sizeof(n->parent), "%s", dir);
+	return 0;
+}
+
 int pc_cgroup_nest_release(struct pc_cgroup_nest *n)
 {
+	char val[40];
 	int rc = 0;
 
 	if (n->enabled) {
-		/* first: C takes processes back only with no controller handed on */
-		rc = pc_cgroup_write(n->parent, "cgroup.subtree_control", "-memory");
+		/* first: the cgroup takes processes back only with no controller handed on */
+		snprintf(val, sizeof(val), "-%s", n->controller);
+		rc = pc_cgroup_write(n->parent, "cgroup.subtree_control", val);
 		if (rc < 0)
-			return rc;	/* we stay in the leaf: still beneath C */
+			return rc;	/* we stay in the leaf: still beneath it */
 		n->enabled = false;
 	}
 	if (n->leaf[0]) {

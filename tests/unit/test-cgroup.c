@@ -10,6 +10,7 @@
 #include "tap.h"
 
 #include <signal.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 
 static char fake[64];
@@ -40,6 +41,14 @@ static const char *fake_cg(const char *name, const char *controllers, const char
 	return dir;
 }
 
+static int plan(const char *name, const char *controllers, const char *subtree, const char *type,
+		const char *procs, struct pc_cgroup_plan *p)
+{
+	memset(p, 0xff, sizeof(*p));
+	return pc_cgroup_plan_v2(fake_cg(name, controllers, subtree, type, procs), "memory",
+				 getpid(), p);
+}
+
 static void test_plan_v2(void)
 {
 	struct pc_cgroup_plan p;
@@ -54,29 +63,23 @@ static void test_plan_v2(void)
 	snprintf(me, sizeof(me), "%d\n", getpid());
 	snprintf(me_and, sizeof(me_and), "%d\n%d\n", getpid(), getpid() + 1);
 
-	memset(&p, 0xff, sizeof(p));
-	rc = pc_cgroup_plan_v2(fake_cg("root-on", "cpu io memory pids\n", "cpu memory\n", NULL, me),
-			       getpid(), &p);
+	rc = plan("root-on", "cpu io memory pids\n", "cpu memory\n", NULL, me, &p);
 	ok(rc == 0 && !p.leaf && !p.enable, "v2: a cgroup that hands memory on already needs nothing");
-	rc = pc_cgroup_plan_v2(fake_cg("root", "cpu io memory pids\n", "\n", NULL, me), getpid(), &p);
+	rc = plan("root", "cpu io memory pids\n", "\n", NULL, me, &p);
 	ok(rc == 0 && !p.leaf && p.enable,
 	   "v2: the root (no cgroup.type) may keep its processes and enable memory");
-	rc = pc_cgroup_plan_v2(fake_cg("alone", "cpu memory pids\n", "\n", "domain\n", me),
-			       getpid(), &p);
+	rc = plan("alone", "cpu memory pids\n", "\n", "domain\n", me, &p);
 	ok(rc == 0 && p.leaf && p.enable,
 	   "v2: alone in our cgroup: into a leaf beneath it first, then enable memory there");
-	rc = pc_cgroup_plan_v2(fake_cg("shared", "cpu memory pids\n", "\n", "domain\n", me_and),
-			       getpid(), &p);
+	rc = plan("shared", "cpu memory pids\n", "\n", "domain\n", me_and, &p);
 	ok(rc == -EBUSY, "v2: another process in our cgroup: refused (not moved, no ancestor)");
-	rc = pc_cgroup_plan_v2(fake_cg("undelegated", "cpu pids\n", "\n", "domain\n", me),
-			       getpid(), &p);
+	rc = plan("undelegated", "cpu pids\n", "\n", "domain\n", me, &p);
 	ok(rc == -EOPNOTSUPP, "v2: memory not delegated to our cgroup: refused (no ancestor)");
-	rc = pc_cgroup_plan_v2(fake_cg("lookalike", "cpu memoryx pids\n", "xmemory\n", "domain\n", me),
-			       getpid(), &p);
+	rc = plan("lookalike", "cpu memoryx pids\n", "xmemory\n", "domain\n", me, &p);
 	ok(rc == -EOPNOTSUPP, "v2: controllers are matched as whole words");
-	rc = pc_cgroup_plan_v2(fake_cg("empty", "memory\n", "\n", "domain\n", ""), getpid(), &p);
+	rc = plan("empty", "memory\n", "\n", "domain\n", "", &p);
 	ok(rc == 0 && !p.leaf && p.enable, "v2: a cgroup without processes just enables memory");
-	rc = pc_cgroup_plan_v2(fake_cg("broken", NULL, NULL, NULL, NULL), getpid(), &p);
+	rc = plan("broken", NULL, NULL, NULL, NULL, &p);
 	ok(rc == -ENOENT, "v2: not a cgroup directory: -ENOENT");
 	{
 		char cmd[128];
@@ -85,6 +88,105 @@ static void test_plan_v2(void)
 		if (system(cmd) != 0)
 			fprintf(stderr, "# could not remove %s\n", fake);
 	}
+}
+
+/* Our cgroup in the v2 hierarchy ("0::PATH" in /proc/self/cgroup). */
+static const char *v2_self(void)
+{
+	static char line[512];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	line[0] = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = 0;
+			fclose(f);
+			return line + 3;
+		}
+	if (f)
+		fclose(f);
+	return "";
+}
+
+static int put(const char *dir, const char *file, const char *val)
+{
+	return pc_cgroup_write(dir, file, val);
+}
+
+/*
+ * The v2 steps for real, on this kernel's v2 hierarchy, with a controller
+ * it has there: hugetlb (on a hybrid host the memory controller is v1's).
+ * Only on a hybrid host's /sys/fs/cgroup/unified, which nothing else here
+ * uses: the controller is turned on in its root, and off again if it was off.
+ */
+static void test_real_v2(void)
+{
+	static const char U[] = "/sys/fs/cgroup/unified", CTL[] = "hugetlb";
+	char c[128], child[160], buf[512], orig[512];
+	struct pc_cgroup_nest n;
+	struct statfs sf;
+	bool root_on;
+	pid_t other;
+	int rc;
+
+	if (statfs(U, &sf) < 0 || sf.f_type != 0x63677270 ||
+	    pc_read_text("/sys/fs/cgroup/unified/cgroup.controllers", buf, sizeof(buf)) < 0 ||
+	    !strstr(buf, CTL)) {
+		skip("no hybrid v2 hierarchy with hugetlb (/sys/fs/cgroup/unified)", "real v2 nest");
+		return;
+	}
+	if (geteuid() != 0) {
+		skip("not root", "real v2 nest");
+		return;
+	}
+	snprintf(orig, sizeof(orig), "%s%s", U, v2_self());
+	pc_read_text("/sys/fs/cgroup/unified/cgroup.subtree_control", buf, sizeof(buf));
+	root_on = strstr(buf, CTL) != NULL;
+	if (!root_on && put(U, "cgroup.subtree_control", "+hugetlb") < 0) {
+		skip("cannot turn hugetlb on in the v2 root", "real v2 nest");
+		return;
+	}
+	snprintf(c, sizeof(c), "%s/pc-test-v2-%d", U, getpid());
+	snprintf(child, sizeof(child), "%s/child", c);
+	if (mkdir(c, 0755) < 0 || pc_cgroup_enter(c, getpid()) < 0) {
+		skip("cannot make a v2 cgroup and enter it", "real v2 nest");
+		goto out;
+	}
+	rc = pc_cgroup_nest_at(&n, c, CTL);
+	ok(rc == 0 && n.leaf[0] && n.enabled,
+	   "real v2: alone in our cgroup, we move into a leaf and turn the controller on (%d)", rc);
+	snprintf(buf, sizeof(buf), "%s/pagecache-run-%d-self", c + strlen(U), getpid());
+	ok(!strcmp(v2_self(), buf), "real v2: we are in the leaf (%s)", v2_self());
+	ok(mkdir(child, 0755) == 0 && pc_read_text(strcat(strcpy(buf, child), "/cgroup.controllers"),
+						  buf, sizeof(buf)) == 0 && strstr(buf, CTL),
+	   "real v2: a child made beside the leaf has the controller");
+	other = fork();
+	if (other == 0) {
+		pause();
+		_exit(0);
+	}
+	ok(pc_cgroup_enter(child, other) == 0 && pc_cgroup_move_procs(child, n.leaf) == 1,
+	   "real v2: what a command leaves in its cgroup moves into our leaf");
+	ok(rmdir(child) == 0, "real v2: the child is removed");
+	rc = pc_cgroup_nest_release(&n);
+	ok(rc == 0 && !n.leaf[0] && !n.enabled, "real v2: released (%d)", rc);
+	ok(!strcmp(v2_self(), c + strlen(U)), "real v2: we are back in our cgroup");
+	ok(pc_read_text(strcat(strcpy(buf, c), "/cgroup.subtree_control"), buf, sizeof(buf)) == 0 &&
+	   !strstr(buf, CTL), "real v2: its subtree_control is as it was");
+	snprintf(buf, sizeof(buf), "%s/pagecache-run-%d-self", c, getpid());
+	ok(access(buf, F_OK) < 0, "real v2: the leaf is gone");
+	/* the leftover came back with us: now another process shares our cgroup */
+	rc = pc_cgroup_nest_at(&n, c, CTL);
+	ok(rc == -EBUSY && access(buf, F_OK) < 0 && !strcmp(v2_self(), c + strlen(U)),
+	   "real v2: with another process in our cgroup: -EBUSY, nothing changed (%d)", rc);
+	kill(other, SIGKILL);
+	waitpid(other, NULL, 0);
+out:
+	pc_cgroup_enter(orig, getpid());
+	rmdir(child);
+	rmdir(c);
+	if (!root_on)
+		put(U, "cgroup.subtree_control", "-hugetlb");
 }
 
 /* As root: a child beneath ours, with a process in it, moved out and removed. */
@@ -182,5 +284,6 @@ int main(void)
 	}
 	test_plan_v2();
 	test_live_nest();
+	test_real_v2();
 	return done_testing();
 }
