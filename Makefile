@@ -38,6 +38,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+FUZZERS := profile json
 
 .PHONY: all deps test-deps check demo bench fuzz install clean
 all: deps $(B)/pagecache
@@ -81,9 +82,10 @@ $(B)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/snapcraft.h $(B)/libpag
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libpagecache.a $(LIBS)
 
 # ---- tests, demo, bench ----------------------------------------------------
-check: test-deps $(B)/pagecache $(UNIT_BIN) $(B)/tests/mksnap
+REPLAY_BIN := $(FUZZERS:%=$(B)/tests/replay-%)
+check: test-deps $(B)/pagecache $(UNIT_BIN) $(B)/tests/mksnap $(REPLAY_BIN)
 	PAGECACHE=$(CURDIR)/$(B)/pagecache MKSNAP=$(CURDIR)/$(B)/tests/mksnap prove --exec '' $(if $(filter 1,$(V)),-v) \
-	  $(UNIT_BIN) tests/cli/t-*.sh
+	  $(UNIT_BIN) $(REPLAY_BIN) tests/cli/t-*.sh
 
 demo: deps $(B)/pagecache
 	@PAGECACHE=$(CURDIR)/$(B)/pagecache sh tests/demo.sh
@@ -94,16 +96,25 @@ bench: deps $(B)/pagecache
 	PAGECACHE=$(CURDIR)/$(B)/pagecache bash bench/foundation.sh
 	PAGECACHE=$(CURDIR)/$(B)/pagecache bash bench/nocache.sh
 
-# libFuzzer on the snapshot decoder (needs clang); FUZZ_SECONDS=60 by default
+# libFuzzer harnesses: the snapshot decoder with restore's path handling,
+# and the JSON reader (needs clang); FUZZ_SECONDS=60 each by default.
+# `make check` replays their corpora (tests/fuzz/replay.c, gcc).
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	$(call need,command -v clang,clang)
-	@mkdir -p build/fuzz build/fuzz/corpus
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -Iinclude -Ilib \
-	  -o build/fuzz/fuzz-profile tests/fuzz/fuzz-profile.c $(LIB_SRC) $(LIBS)
-	cp tests/fuzz/corpus/* build/fuzz/corpus/
-	build/fuzz/fuzz-profile -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
-	  -rss_limit_mb=1024 build/fuzz/corpus
+	@mkdir -p build/fuzz
+	set -e; for h in $(FUZZERS); do \
+	  clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -Iinclude -Ilib \
+	    -o build/fuzz/fuzz-$$h tests/fuzz/fuzz-$$h.c $(LIB_SRC) $(LIBS); \
+	  rm -rf build/fuzz/corpus-$$h; cp -r tests/fuzz/corpus-$$h build/fuzz/corpus-$$h; \
+	  build/fuzz/fuzz-$$h -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	    -rss_limit_mb=1024 build/fuzz/corpus-$$h; \
+	done
+
+$(B)/tests/replay-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(B)/libpagecache.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -DCORPUS='"$(CURDIR)/tests/fuzz/corpus-$*"' \
+	  -o $@ $< tests/fuzz/replay.c $(B)/libpagecache.a $(LIBS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \

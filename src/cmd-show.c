@@ -159,8 +159,13 @@ int cmd_show(int argc, char **argv)
 		if (co.fmt == OUT_HUMAN) {
 			time_t t = (time_t)m->created;
 			char when[64], a[32];
+			struct tm tm;
 
-			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", localtime(&t));
+			/* the header's time is the writer's word: any 64-bit value */
+			if (m->created > (uint64_t)INT64_MAX || !localtime_r(&t, &tm) ||
+			    !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", &tm))
+				snprintf(when, sizeof(when), "an impossible time (%llu)",
+					 (unsigned long long)m->created);
 			out_human_line("%s", "");
 			out_human_line("Snapshot of %s on %s, %s (pages of %u bytes)", m->root,
 				       m->host, when, m->page_size);

@@ -106,7 +106,13 @@ for i in $(seq 0 299); do drop root/many/f$i; done
 t_is "300 files under ulimit -n 64: exit 0" "$rc" 0
 t_is "all 300 restored" "$(jq .total.files s8.json)" 300
 
-# 7. restore follows no link, so snapshot records where files really are:
+# 7. show: a created time no clock can show is said, not a crash
+mk -c $((1 << 62)) s11.snap "${T_DIR#/}/root/d/f"
+pc show s11.snap >o 2>e; rc=$?
+t_is "show of a snapshot made in the year 10^11: exit 0" "$rc" 0
+t_ok "says the time is impossible" grep -q "an impossible time (4611686018427387904)" o
+
+# 8. restore follows no link, so snapshot records where files really are:
 # a soname link named on the command line, a data directory that is a link
 mkdir -p root/real
 mkfile root/real/data 64
