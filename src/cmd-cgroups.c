@@ -41,14 +41,20 @@ static const char usage_text[] =
 	"Example:\n"
 	"  pagecache cgroups --json | jq '.cgroups[0]'\n";
 
+/*
+ * Cgroups nest as deep as whoever may make them likes (a delegated
+ * subtree), so a level costs the stack a few words, not a path buffer:
+ * paths are on the heap.
+ */
 static void walk(const char *mount, const char *rel, int version, struct rows *r)
 {
-	char dir[4096];
 	struct row row = { 0 };
+	char *dir;
 	DIR *d;
 	struct dirent *de;
 
-	snprintf(dir, sizeof(dir), "%s%s", mount, rel);
+	if (asprintf(&dir, "%s%s", mount, rel) < 0)
+		return;
 	if (pc_cgroup_read(dir, version, &row.s) == 0 && (row.path = strdup(*rel ? rel : "/"))) {
 		if (r->n == r->cap) {
 			size_t nc = r->cap ? r->cap * 2 : 64;
@@ -56,6 +62,7 @@ static void walk(const char *mount, const char *rel, int version, struct rows *r
 
 			if (!nv) {
 				free(row.path);
+				free(dir);
 				return;
 			}
 			r->v = nv;
@@ -64,13 +71,16 @@ static void walk(const char *mount, const char *rel, int version, struct rows *r
 		r->v[r->n++] = row;
 	}
 	d = opendir(dir);
+	free(dir);
 	while (d && (de = readdir(d))) {
-		char sub[4096];
+		char *sub;
 
 		if (de->d_type != DT_DIR || de->d_name[0] == '.')
 			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name);
+		if (asprintf(&sub, "%s/%s", rel, de->d_name) < 0)
+			break;
 		walk(mount, sub, version, r);
+		free(sub);
 	}
 	if (d)
 		closedir(d);

@@ -190,32 +190,39 @@ static void bar_text(const struct bar_arg *b, char *out)
 	out[cells + 2] = 0;
 }
 
-/* Every memory cgroup's directory inode (what /proc/kpagecgroup gives). */
+/*
+ * Every memory cgroup's directory inode (what /proc/kpagecgroup gives).
+ * Nesting is up to whoever may make cgroups: paths are on the heap, so a
+ * level costs the stack a few words.
+ */
 static void map_cgroups(struct stat_ctx *c, const char *mount, const char *rel)
 {
-	char dir[4096];
 	struct stat st;
 	struct cg_name *n;
+	char *dir;
 	DIR *d;
 	struct dirent *de;
 
-	snprintf(dir, sizeof(dir), "%s%s", mount, rel);
-	if (stat(dir, &st) < 0)
+	if (asprintf(&dir, "%s%s", mount, rel) < 0)
 		return;
-	n = realloc(c->cgs, (c->ncgs + 1) * sizeof(*n));
-	if (!n)
+	if (stat(dir, &st) < 0 || !(n = realloc(c->cgs, (c->ncgs + 1) * sizeof(*n)))) {
+		free(dir);
 		return;
+	}
 	c->cgs = n;
 	c->cgs[c->ncgs].ino = st.st_ino;
 	c->cgs[c->ncgs++].path = strdup(*rel ? rel : "/");
 	d = opendir(dir);
+	free(dir);
 	while (d && (de = readdir(d))) {
-		char sub[4096];
+		char *sub;
 
 		if (de->d_type != DT_DIR || de->d_name[0] == '.')
 			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name);
+		if (asprintf(&sub, "%s/%s", rel, de->d_name) < 0)
+			break;
 		map_cgroups(c, mount, sub);
+		free(sub);
 	}
 	if (d)
 		closedir(d);

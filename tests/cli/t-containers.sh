@@ -250,6 +250,25 @@ else
 	t_skip "hostile cgroup names" "cannot create a memory cgroup here"
 fi
 
+# cgroups nest as deep as a delegated subtree likes: a level must not cost
+# a path buffer on the stack (41 levels under a 256 KiB stack crashed)
+DEEP="$root${self%/}/pc-test-deep-$$"
+rm_deep() {
+	local d="$DEEP$(printf '/d%.0s' $(seq 40))"
+	while [ "${#d}" -ge "${#DEEP}" ]; do rmdir "$d"; d=${d%/*}; done
+}
+if mkdir -p "$DEEP$(printf '/d%.0s' $(seq 40))" 2>/dev/null; then
+	T_CLEANUP+=(rm_deep)
+	(ulimit -s 256; "$PAGECACHE" cgroups --json >deep.json 2>deep.err); rc=$?
+	t_is "cgroups 41 levels deep on a 256 KiB stack: exit 0" "$rc" 0
+	t_is "every level is a row" "$(jq '[.cgroups[] | select(.path | test("pc-test-deep"))] | length' deep.json)" 41
+	(ulimit -s 256; "$PAGECACHE" stat --by-cgroup held >/dev/null 2>&1); rc=$?
+	t_is "stat --by-cgroup too" "$rc" 0
+	rm_deep
+else
+	t_skip "deep cgroups" "cannot create a memory cgroup here"
+fi
+
 # --cache-limit: held under the limit while it runs (no OOM: anon is not limited)
 drop cold
 pc run --cache-limit 8M -- sh -c "cat '$T_DIR/cold' >/dev/null; sleep 0.5; \
