@@ -72,6 +72,14 @@ t_is "and the test" "$(jq -r '"\(.setup.test) \(.setup.alpha)"' c.json)" "welch 
 t_is "no errors" "$(jq '.errors | length' c.json)" 0
 t_is "5 runs a side: no warning" "$(cat c.err)" ""
 
+# ---- pipes: bench compare <(cmd) <(cmd) ----
+pc bench compare <(cat "$A") <(cat "$B") --json >p.json 2>p.err; rc=$?
+t_is "compare reads pipes (exit 0)" $rc 0
+t_is "and finds the same rows" "$(jq '.comparisons | length' p.json)" 5
+pc bench compare <(head -c 70000000 /dev/zero | tr '\0' ' ') "$B" >o 2>e; rc=$?
+t_is "a stream over 64 MiB exits 1" $rc 1
+t_ok "and says so" grep -q "larger than the limit" e
+
 # ---- the comparison, for people ----
 pc bench compare "$A" "$B" >h.txt 2>h.err; rc=$?
 t_is "human compare exits 0" $rc 0
