@@ -10,7 +10,8 @@ PC=${PAGECACHE:-build/pagecache}
 OUT=${OUT:-readtwice-results}
 DUR=${DUR:-5}
 RUNS=${RUNS:-3}
-mkdir -p "$OUT"
+. "$(dirname "$0")/workdir.sh"
+OUT=$(workdir "$OUT") || exit 1	# written as root: only a directory of its own
 echo "# $(nproc) CPUs, $(uname -r), $(awk '/MemTotal/{print $2/1048576 " GiB"}' /proc/meminfo)"
 for t in mkfs.ext4 mount; do command -v $t >/dev/null || echo "# missing: $t"; done
 printf '%-8s %-11s %10s %8s %12s %8s\n' CGROUPS LAYOUT "AGG MB/s" "+-%" "MEAN/READER" "CoV %"

@@ -18,8 +18,10 @@
 # possible, and a peer still missing is skipped with a note.
 #
 # Environment:
-#   BENCH_DIR   data directory (default /var/tmp/pagecache-bench); the data
-#               is made once and reused (marker file $BENCH_DIR/.ready-v1)
+#   BENCH_DIR   data directory (default /var/tmp/pagecache-bench, made 0700);
+#               the data is made once and reused (marker file
+#               $BENCH_DIR/.ready-v1); it must be root's own, not writable by
+#               group or others (bench/workdir.sh), or the script stops
 #   PAGECACHE   the binary to test (default: build/pagecache of this repo)
 #   RUNS        runs per tool for the metadata-cached measurements (default 7)
 #   RUNS_COLD   runs per tool for the cold-cache measurements (default 3)
@@ -79,7 +81,10 @@ HAVE_PY=0;      have python3 && HAVE_PY=1
 [[ $HAVE_GTIME -eq 1 ]]   || note "/usr/bin/time missing: peak RSS is not measured"
 [[ $HAVE_JQ -eq 1 || $HAVE_PY -eq 1 ]] || die "need jq or python3 to read JSON"
 
-mkdir -p "$BENCH_DIR"
+# root writes there: only a directory of its own (bench/workdir.sh)
+. "$HERE/workdir.sh"
+BENCH_DIR=$(workdir "$BENCH_DIR") || die "choose another BENCH_DIR"
+TREE=$BENCH_DIR/tree BIG=$BENCH_DIR/big-1.5G SPARSE=$BENCH_DIR/sparse-1T MARKER=$BENCH_DIR/.ready-v1
 TMP=$(mktemp -d "$BENCH_DIR/.run.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 # Test a private copy, so a concurrent 'make' cannot swap the binary mid-run.

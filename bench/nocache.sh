@@ -7,11 +7,13 @@
 # Targets (issue 4): under 1% of the file left behind, overhead under 5%.
 set -euo pipefail
 PAGECACHE=${PAGECACHE:-$(cd "$(dirname "$0")/.." && pwd)/build/pagecache}
-DIR=${BENCH_DIR:-/var/tmp/pagecache-bench}/nocache
 RUNS=${RUNS:-5}
 [ "$(id -u)" = 0 ] || { echo "bench/nocache.sh: needs root" >&2; exit 1; }
+# root writes there: only a directory of its own (bench/workdir.sh)
+. "$(dirname "$0")/workdir.sh"
+DIR=$(workdir "${BENCH_DIR:-/var/tmp/pagecache-bench}") && DIR=$(workdir "$DIR/nocache") ||
+	{ echo "bench/nocache.sh: choose another BENCH_DIR" >&2; exit 1; }
 command -v nocache >/dev/null || { apt-get update -qq && apt-get install -y -qq nocache >/dev/null; }
-mkdir -p "$DIR"
 F=$DIR/data-1g
 [ -s "$F" ] || { echo "# making $F (1 GiB)"; head -c 1073741824 /dev/urandom >"$F"; sync; }
 cat >"$DIR/reader.c" <<'C'

@@ -3,12 +3,15 @@
 # drop it, see it gone, warm it back (verified), see it all back; then the
 # warm-up story: snapshot what a service has cached, drop it, restore it,
 # and a database's first queries after a restart (bench warmup --quick).
+# The sample stays in DEMO_DIR (default /var/tmp/pagecache-demo) for the
+# next run: only in a directory that is the caller's own (bench/workdir.sh),
+# so that nobody else can plant a link where root writes.
 set -e
 PC=${PAGECACHE:-build/pagecache}
-DIR=${DEMO_DIR:-/var/tmp/pagecache-demo}
+. "$(dirname "$0")/../bench/workdir.sh"
+DIR=$(workdir "${DEMO_DIR:-/var/tmp/pagecache-demo}") || { echo "demo.sh: choose another DEMO_DIR" >&2; exit 1; }
 if [ ! -f "$DIR/.made" ]; then
 	echo "# making a sample tree in $DIR: 2000 files of 4-64 KiB and one 256 MiB file"
-	mkdir -p "$DIR"
 	i=0
 	while [ $i -lt 2000 ]; do
 		d="$DIR/tree/d$((i % 20))"
