@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct warmup_opts {
 	const char *dir;		/* where the database is made and kept */
@@ -16,6 +17,34 @@ struct warmup_opts {
 
 /* Run argv (stdout and stderr to /dev/null if quiet); 0 if it exited 0. */
 int bench_run_cmd(char *const argv[], bool quiet);
+/* In a forked child before exec: SIGPIPE and SIGCHLD default, no signal blocked. */
+void bench_exec_prep(void);
+/* waitpid, again after EINTR; 0 and *ret_status (may be NULL), or -errno. */
+int bench_wait(pid_t pid, int *ret_status);
+
+/*
+ * Work directories root keeps files in. bench_workdir_open: an O_DIRECTORY
+ * fd of DIR (made 0700 if missing, with BENCH_WD_CREATE), which must be no
+ * symbolic link, the caller's own and not writable by group or others
+ * (BENCH_WD_SHARED: root's or the caller's, and sticky if others may write,
+ * like /var/tmp: only fresh directories are made in it); every directory
+ * above it must be root's or the caller's, and sticky if others may write.
+ * Its path without symbolic links in ret_path (if given). -errno, and why
+ * in why[], otherwise.
+ */
+#define BENCH_WD_CREATE 1u
+#define BENCH_WD_SHARED 2u
+int bench_workdir_open(const char *dir, unsigned flags, char *ret_path, size_t plen, char *why,
+		       size_t wlen);
+/* A fresh directory PREFIX + 6 random characters (0700) in parentfd: its fd, name in ret_name. */
+int bench_workdir_fresh(int parentfd, const char *prefix, char *ret_name, size_t nlen);
+/* openat(O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | flags): an fd or -errno. */
+int bench_file_create(int dirfd, const char *name, int flags, mode_t mode);
+/* 0 if name in dirfd is a regular file of ours that only we can write (no link), else -errno. */
+int bench_file_ours(int dirfd, const char *name);
+/* the names of what the benches make, which a state file's lines must match */
+#define READTWICE_TOP_PREFIX "/var/tmp/pagecache-readtwice-"
+#define SWAP_DIR_PREFIX "pagecache-swapin-"
 /* sync, then drop the page cache (root); 0 or -errno. */
 int bench_drop_caches(void);
 

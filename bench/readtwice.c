@@ -45,6 +45,8 @@ static void on_int(int sig)
 struct rt {
 	struct bench_state state;	/* for the next run, should we be killed */
 	char top[256], img[320], mnt[320];
+	int varfd;			/* /var/tmp, checked; -1 */
+	int topfd;			/* top before the tmpfs covers it; -1 */
 	char cgdir[MAX_CG][800];
 	int ncg;
 	bool tmpfs_mounted, img_mounted;
@@ -62,14 +64,22 @@ static void teardown(struct rt *r)
 		if (r->pids[i] > 0)
 			waitpid(r->pids[i], NULL, 0);
 	r->npids = 0;
-	if (r->img_mounted && umount2(r->mnt, 0) == 0)	/* the loop device goes with it */
+	/* the loop device goes with it */
+	if (r->img_mounted && umount2(r->mnt, UMOUNT_NOFOLLOW) == 0)
 		r->img_mounted = false;
-	if (r->tmpfs_mounted && umount2(r->top, 0) == 0)
+	if (r->tmpfs_mounted && umount2(r->top, UMOUNT_NOFOLLOW) == 0)
 		r->tmpfs_mounted = false;
 	for (int i = 0; i < r->ncg; i++)
 		if (r->cgdir[i][0] && rmdir(r->cgdir[i]) == 0)
 			r->cgdir[i][0] = 0;
-	rmdir(r->top);
+	if (r->topfd >= 0)
+		close(r->topfd);
+	r->topfd = -1;
+	if (r->top[0] && !r->tmpfs_mounted && r->varfd >= 0)
+		unlinkat(r->varfd, r->top + sizeof("/var/tmp"), AT_REMOVEDIR);
+	if (r->varfd >= 0)
+		close(r->varfd);
+	r->varfd = -1;
 }
 
 /* A reader: join, open, wait for the start, read to the deadline. */
@@ -83,7 +93,7 @@ static void reader(int idx, const char *cg, const char *file, int startfd, int o
 
 	if (pc_cgroup_enter(cg, getpid()) < 0)
 		_exit(2);
-	fd = open(file, O_RDONLY);
+	fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || read(startfd, &go, 1) != 1)
 		_exit(3);
 	t0 = pc_now();
@@ -114,6 +124,7 @@ static int one_run(struct rt *r, const struct readtwice_opts *o, char file[][400
 {
 	int nreaders = o->cgroups * o->readers, got = 0, rc = 0;
 	int startp[2], outp[2];
+	pid_t parent = getpid();
 
 	if (pipe(startp) < 0)
 		return -errno;
@@ -131,6 +142,8 @@ static int one_run(struct rt *r, const struct readtwice_opts *o, char file[][400
 
 			if (pid == 0) {
 				prctl(PR_SET_PDEATHSIG, SIGKILL);	/* not past a killed bench */
+				if (getppid() != parent)
+					_exit(7);	/* it died before the prctl */
 				bench_state_child(&r->state);
 				close(startp[1]);
 				close(outp[0]);
@@ -340,6 +353,7 @@ int bench_readtwice(const struct readtwice_opts *o)
 		return EXIT_PARTIAL;
 	memset(&r, 0, sizeof(r));
 	r.state.fd = -1;
+	r.varfd = r.topfd = -1;
 	if (pc_cgroup_child_parent(parent, sizeof(parent), &version) < 0) {
 		cli_fail_msg("/sys/fs/cgroup", "cannot run",
 			     "no memory cgroup controller to make child cgroups with");
@@ -356,58 +370,82 @@ int bench_readtwice(const struct readtwice_opts *o)
 		cli_warn("cannot keep a state file in /run/pagecache: a kill -9 would leave "
 			 "mounts and cgroups behind");
 
-	/* a filesystem of our own: an ext4 image on a tmpfs, as vm-scalability */
-	snprintf(r.top, sizeof(r.top), "/var/tmp/pagecache-readtwice-%d", getpid());
-	snprintf(r.img, sizeof(r.img), "%s/fs.img", r.top);
-	snprintf(r.mnt, sizeof(r.mnt), "%s/mnt", r.top);
-	bench_state_put(&r.state, "dir", r.top);
-	bench_state_put(&r.state, "mount", r.top);
-	if (mkdir(r.top, 0700) < 0 || mount("pc-readtwice", r.top, "tmpfs", 0, "size=64m") < 0) {
-		rc = -errno;
-		cli_fail(r.top, -rc, "cannot mount a tmpfs on");
-		goto out;
-	}
-	r.tmpfs_mounted = true;
+	/*
+	 * A filesystem of our own: an ext4 image on a tmpfs, as vm-scalability,
+	 * in a fresh directory in /var/tmp. The tmpfs is root's, mode 0700:
+	 * what mkfs and mount are given by path is out of others' reach. Each
+	 * mount is noted once it exists: the next run detaches only a mount.
+	 */
 	{
-		uint64_t img = (uint64_t)o->cgroups * o->size + (1ull << 30);
-		int fd = open(r.img, O_WRONLY | O_CREAT, 0600);
+		char why[400], prefix[64], name[96], fsopts[64], fdpath[64];
 		char *mkfs[] = { "mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=1", r.img, NULL };
-		char opts[400];
+		char *mnt[] = { "mount", "-o", "loop", r.img, r.mnt, NULL };
+		uint64_t img = (uint64_t)o->cgroups * o->size + (1ull << 30);
+		int tfd = -1, fd = -1;
 
-		if (fd < 0 || ftruncate(fd, (off_t)img) < 0) {
+		r.varfd = bench_workdir_open("/var/tmp", BENCH_WD_SHARED, NULL, 0, why, sizeof(why));
+		if (r.varfd < 0) {
+			rc = r.varfd;
+			cli_fail_msg("/var/tmp", "cannot use the directory", why);
+			goto out;
+		}
+		snprintf(prefix, sizeof(prefix), "%s%d.", READTWICE_TOP_PREFIX + sizeof("/var/tmp"),
+			 getpid());
+		r.topfd = bench_workdir_fresh(r.varfd, prefix, name, sizeof(name));
+		if (r.topfd < 0) {
+			rc = r.topfd;
+			r.topfd = -1;
+			cli_fail("/var/tmp", -rc, "cannot make a directory in");
+			goto out;
+		}
+		snprintf(r.top, sizeof(r.top), "/var/tmp/%s", name);
+		snprintf(r.img, sizeof(r.img), "%s/fs.img", r.top);
+		snprintf(r.mnt, sizeof(r.mnt), "%s/mnt", r.top);
+		bench_state_put(&r.state, "dir", r.top);
+		/* on the directory we made, whatever its name now leads to */
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", r.topfd);
+		snprintf(fsopts, sizeof(fsopts), "size=64m,mode=0700");
+		if (mount("pc-readtwice", fdpath, "tmpfs", MS_NOSUID | MS_NODEV, fsopts) < 0) {
 			rc = -errno;
+			cli_fail(r.top, -rc, "cannot mount a tmpfs on");
+			goto out;
+		}
+		r.tmpfs_mounted = true;
+		bench_state_put(&r.state, "mount", r.top);
+		/* the tmpfs's root: /var/tmp is sticky, so the name is still ours */
+		tfd = openat(r.varfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (tfd >= 0)
+			fd = bench_file_create(tfd, "fs.img", O_WRONLY, 0600);
+		if (tfd < 0 || fd < 0 || ftruncate(fd, (off_t)img) < 0 || mkdirat(tfd, "mnt", 0700) < 0) {
+			rc = tfd < 0 ? -errno : fd < 0 ? fd : -errno;
 			cli_fail(r.img, -rc, "cannot make the image");
 			if (fd >= 0)
 				close(fd);
+			if (tfd >= 0)
+				close(tfd);
 			goto out;
 		}
 		close(fd);
-		mkdir(r.mnt, 0755);
+		close(tfd);
 		if (bench_run_cmd(mkfs, true) < 0) {
 			rc = -EIO;
 			cli_fail_msg(r.img, "cannot make a filesystem on", "mkfs.ext4 failed (e2fsprogs?)");
 			goto out;
 		}
-		snprintf(opts, sizeof(opts), "loop");
-		{
-			char *mnt[] = { "mount", "-o", opts, r.img, r.mnt, NULL };
-
-			bench_state_put(&r.state, "mount", r.mnt);
-
-			if (bench_run_cmd(mnt, true) < 0) {
-				rc = -EIO;
-				cli_fail_msg(r.img, "cannot loop-mount", "mount -o loop failed");
-				goto out;
-			}
+		if (bench_run_cmd(mnt, true) < 0) {
+			rc = -EIO;
+			cli_fail_msg(r.img, "cannot loop-mount", "mount -o loop failed");
+			goto out;
 		}
 		r.img_mounted = true;
+		bench_state_put(&r.state, "mount", r.mnt);
 	}
 	for (int i = 0; i < o->cgroups && rc == 0; i++) {
 		char name[64];
 		int fd;
 
 		snprintf(file[i], sizeof(file[i]), "%s/sparse-%d", r.mnt, i);
-		fd = open(file[i], O_WRONLY | O_CREAT, 0644);
+		fd = open(file[i], O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd < 0 || ftruncate(fd, (off_t)o->size) < 0)
 			rc = -errno;
 		if (fd >= 0)
@@ -457,7 +495,8 @@ out:
 		if (cg_left || r.tmpfs_mounted || r.img_mounted) {
 			/* note only what is left, so the next run undoes no more than that */
 			bench_state_reset(&r.state);
-			bench_state_put(&r.state, "dir", r.top);
+			if (r.top[0])
+				bench_state_put(&r.state, "dir", r.top);
 			if (r.tmpfs_mounted)
 				bench_state_put(&r.state, "mount", r.top);
 			if (r.img_mounted)

@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/loop.h>
 #include <math.h>
 #include <pthread.h>
@@ -84,11 +85,15 @@ static struct {
 	int loop_fd;			/* -1: none */
 	char loop_dev[64];
 	char swap_dev[64];		/* swapped on, or "" */
-	char image[512];		/* SWDEV_FILE */
+	int dirfd;			/* SWDEV_FILE: --dir, checked; -1: none */
+	char dirpath[PATH_MAX];		/* its path, without symbolic links */
+	int imgdirfd;			/* our fresh directory in it, for the image; -1 */
+	char imgdir[PATH_MAX + 100];	/* its path, or "" when removed */
+	char image[PATH_MAX + 120];	/* imgdir/swap.img, or "" when removed */
 	char cgdir[800];
 	pid_t child;
 	struct bench_state state;	/* for the next run, should we be killed */
-} S = { .zram_id = -1, .loop_fd = -1, .state = { .fd = -1 } };
+} S = { .zram_id = -1, .loop_fd = -1, .dirfd = -1, .imgdirfd = -1, .state = { .fd = -1 } };
 
 static volatile sig_atomic_t interrupted;
 
@@ -102,7 +107,7 @@ static void teardown(void)
 {
 	if (S.child > 0) {
 		kill(S.child, SIGKILL);
-		waitpid(S.child, NULL, 0);
+		bench_wait(S.child, NULL);
 		S.child = 0;
 	}
 	bench_knob_restore(&S.page_cluster);
@@ -136,8 +141,17 @@ static void teardown(void)
 			S.zram_reset0 = false;
 		}
 	}
-	if (S.image[0] && S.loop_fd < 0 && unlink(S.image) == 0)
+	if (S.image[0] && S.loop_fd < 0 && unlinkat(S.imgdirfd, "swap.img", 0) == 0)
 		S.image[0] = 0;
+	if (S.imgdir[0] && !S.image[0]) {
+		const char *name = strrchr(S.imgdir, '/') + 1;
+
+		if (unlinkat(S.dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) {
+			S.imgdir[0] = 0;
+			close(S.imgdirfd);
+			S.imgdirfd = -1;
+		}
+	}
 	if (S.cgdir[0] && rmdir(S.cgdir) == 0)
 		S.cgdir[0] = 0;
 }
@@ -167,6 +181,10 @@ static bool leftovers(void)
 		if (S.zram_id < 0)	/* borrowed: "0 ALGORITHM" */
 			snprintf(id, sizeof(id), "0 %s", S.zram_alg);
 		bench_state_put(&S.state, S.zram_id >= 0 ? "zram" : "zram-borrowed", id);
+		left = true;
+	}
+	if (S.imgdir[0]) {
+		bench_state_put(&S.state, "dir", S.imgdir);
 		left = true;
 	}
 	if (S.image[0]) {
@@ -360,11 +378,12 @@ static void *auto_thread(void *arg)
 
 /* ---- setup ---- */
 
-static int loop_attach(const char *backing, bool set_rotational0)
+/* A loop device over bfd (open O_RDWR | O_DIRECT), which stays the caller's to close. */
+static int loop_attach(int bfd, bool set_rotational0)
 {
 	struct loop_config cfg = { 0 };
 	char rot[96];
-	int ctl, n, bfd, rc;
+	int ctl, n, rc;
 
 	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
 	if (ctl < 0)
@@ -374,17 +393,13 @@ static int loop_attach(const char *backing, bool set_rotational0)
 	if (n < 0)
 		return -errno;
 	snprintf(S.loop_dev, sizeof(S.loop_dev), "/dev/loop%d", n);
-	S.loop_fd = open(S.loop_dev, O_RDWR | O_CLOEXEC);
+	S.loop_fd = open(S.loop_dev, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (S.loop_fd < 0)
-		return -errno;
-	bfd = open(backing, O_RDWR | O_CLOEXEC | O_DIRECT);
-	if (bfd < 0)
 		return -errno;
 	cfg.fd = (unsigned)bfd;
 	cfg.block_size = 4096;
 	cfg.info.lo_flags = LO_FLAGS_DIRECT_IO;
 	rc = ioctl(S.loop_fd, LOOP_CONFIGURE, &cfg) < 0 ? -errno : 0;
-	close(bfd);
 	if (rc < 0) {
 		close(S.loop_fd);
 		S.loop_fd = -1;
@@ -459,25 +474,41 @@ static int swap_make(const struct swapin_opts *o)
 	int rc;
 
 	if (o->device == SWDEV_FILE) {
+		char prefix[64], name[96];
 		int fd;
 
-		snprintf(S.image, sizeof(S.image), "%s/pagecache-swapin-%d.img", o->dir, getpid());
-		fd = open(S.image, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0) {
-			S.image[0] = 0;
-			return -errno;
+		/* a fresh directory of ours in --dir: nobody can plant a name in it */
+		snprintf(prefix, sizeof(prefix), SWAP_DIR_PREFIX "%d.", getpid());
+		S.imgdirfd = bench_workdir_fresh(S.dirfd, prefix, name, sizeof(name));
+		if (S.imgdirfd < 0) {
+			rc = S.imgdirfd;
+			S.imgdirfd = -1;
+			return rc;
 		}
+		snprintf(S.imgdir, sizeof(S.imgdir), "%s/%s", S.dirpath, name);
+		bench_state_put(&S.state, "dir", S.imgdir);
+		fd = bench_file_create(S.imgdirfd, "swap.img", O_RDWR, 0600);
+		if (fd < 0)
+			return fd;
+		snprintf(S.image, sizeof(S.image), "%s/swap.img", S.imgdir);
 		bench_state_put(&S.state, "file", S.image);
 		rc = fallocate(fd, 0, 0, (off_t)size) < 0 ? -errno : 0;
-		close(fd);
+		if (rc == 0 && fcntl(fd, F_SETFL, O_DIRECT) < 0)
+			rc = -errno;
 		if (rc == 0)
-			rc = loop_attach(S.image, true);
+			rc = loop_attach(fd, true);
+		close(fd);
 		if (rc == 0)
 			snprintf(S.swap_dev, sizeof(S.swap_dev), "%s", S.loop_dev);
 	} else {
 		rc = zram_make(size);
-		if (rc == 0 && o->device == SWDEV_ZRAM_LOOP)
-			rc = loop_attach(S.zram_dev, true);
+		if (rc == 0 && o->device == SWDEV_ZRAM_LOOP) {
+			int fd = open(S.zram_dev, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_DIRECT);
+
+			rc = fd < 0 ? -errno : loop_attach(fd, true);
+			if (fd >= 0)
+				close(fd);
+		}
 		if (rc == 0)
 			snprintf(S.swap_dev, sizeof(S.swap_dev), "%s",
 				 o->device == SWDEV_ZRAM ? S.zram_dev : S.loop_dev);
@@ -487,7 +518,8 @@ static int swap_make(const struct swapin_opts *o)
 		return rc;
 	}
 	{
-		char *mk[] = { "mkswap", S.swap_dev, NULL };
+		/* the label tells the next run's recovery that this swap is ours */
+		char *mk[] = { "mkswap", "-L", "pc-swapin", S.swap_dev, NULL };
 
 		if (bench_run_cmd(mk, true) < 0) {
 			S.swap_dev[0] = 0;
@@ -637,8 +669,11 @@ out:
 			kill(S.child, SIGKILL);
 			killed = true;
 		}
-		if (got != S.child)
-			waitpid(S.child, &st, 0);
+		if (got != S.child && bench_wait(S.child, &st) < 0) {
+			st = 0;
+			if (rc == 0)
+				rc = -ECHILD;	/* its status is lost: not a result */
+		}
 		S.child = 0;
 		/* a child that died on its own: the OOM killer, or a failure of its own */
 		if (!killed && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
@@ -900,6 +935,17 @@ int bench_swapin(const struct swapin_opts *o)
 			     "this kernel has no writable swap readahead knobs (needs 4.14 or later)");
 		return EXIT_PARTIAL;
 	}
+	if (o->device == SWDEV_FILE) {
+		char why[400];
+
+		/* before anything changes: only a fresh directory is made in it */
+		S.dirfd = bench_workdir_open(o->dir, BENCH_WD_SHARED, S.dirpath, sizeof(S.dirpath),
+					     why, sizeof(why));
+		if (S.dirfd < 0) {
+			cli_fail_msg(o->dir, "cannot use the directory", why);
+			return EXIT_PARTIAL;
+		}
+	}
 	cfg = calloc(MAX_CONFIGS, sizeof(*cfg));
 	if (!cfg)
 		return EXIT_PARTIAL;
@@ -1069,5 +1115,10 @@ out:
 	free(cfg);
 	free((char *)S.rotational.path);
 	S.rotational.path = NULL;
+	if (S.imgdirfd >= 0)
+		close(S.imgdirfd);
+	if (S.dirfd >= 0)
+		close(S.dirfd);
+	S.imgdirfd = S.dirfd = -1;
 	return rc < 0 ? (rc == -EINTR ? 130 : EXIT_PARTIAL) : 0;
 }

@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,24 +54,41 @@ static uint64_t next_rand(void)
 	return rng;
 }
 
-static int build_db(const char *dir, uint64_t rows, char *db, size_t len)
+/*
+ * The database and its ids, made once in the work directory dfd (path dir)
+ * and kept. Every name is made fresh (O_EXCL, no symbolic link followed)
+ * under a temporary name and renamed into place, which replaces whatever
+ * was there, never writes through it.
+ */
+static int build_db(int dfd, const char *dir, uint64_t rows, char *db, size_t len)
 {
-	char tmp[4300], sql[512], ids[4300];
-	struct stat st;
+	char name[64], tmp[80], ids[80], idstmp[96], tmppath[PATH_MAX + 100], sql[512];
 	sqlite3 *h;
 	FILE *f;
-	int rc;
+	int rc, fd;
 
-	snprintf(db, len, "%s/warmup-%llu.db", dir, (unsigned long long)rows);
-	snprintf(ids, sizeof(ids), "%s.ids", db);
-	if (stat(db, &st) == 0 && stat(ids, &st) == 0)
+	snprintf(name, sizeof(name), "warmup-%llu.db", (unsigned long long)rows);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	snprintf(ids, sizeof(ids), "%s.ids", name);
+	snprintf(idstmp, sizeof(idstmp), "%s.tmp", ids);
+	snprintf(db, len, "%s/%s", dir, name);
+	snprintf(tmppath, sizeof(tmppath), "%s/%s", dir, tmp);
+	if (bench_file_ours(dfd, name) == 0 && bench_file_ours(dfd, ids) == 0)
 		return 0;	/* made before: kept across runs */
 	fprintf(stderr, "pagecache: building %s (%llu rows; once, then kept)...\n", db,
 		(unsigned long long)rows);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", db);
-	unlink(tmp);
-	if (sqlite3_open(tmp, &h) != SQLITE_OK)
+	unlinkat(dfd, tmp, 0);		/* a name, not what it may point to */
+	fd = bench_file_create(dfd, tmp, O_RDWR, 0644);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	/* the path has no symbolic link, and SQLite is told to follow none */
+	if (sqlite3_open_v2(tmppath, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
+	    SQLITE_OK) {
+		sqlite3_close(h);
+		unlinkat(dfd, tmp, 0);
 		return -EIO;
+	}
 	snprintf(sql, sizeof(sql),
 		 "PRAGMA page_size=4096; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
 		 "CREATE TABLE mytable(id INTEGER PRIMARY KEY, payload BLOB NOT NULL);"
@@ -79,14 +97,20 @@ static int build_db(const char *dir, uint64_t rows, char *db, size_t len)
 		 (unsigned long long)rows);
 	rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
 	sqlite3_close(h);
-	if (rc != SQLITE_OK || rename(tmp, db) < 0) {
-		unlink(tmp);
+	if (rc != SQLITE_OK || renameat(dfd, tmp, dfd, name) < 0) {
+		unlinkat(dfd, tmp, 0);
 		return -EIO;
 	}
+	unlinkat(dfd, idstmp, 0);
+	fd = bench_file_create(dfd, idstmp, O_WRONLY, 0644);
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
 	/* four disjoint sets of 1000 distinct ids, uniform over [1, rows] */
-	f = fopen(ids, "we");
-	if (!f)
-		return -errno;
 	{
 		uint64_t *all = calloc(NSETS * SETSZ, sizeof(*all));
 		int n = 0;
@@ -104,7 +128,11 @@ static int build_db(const char *dir, uint64_t rows, char *db, size_t len)
 			fprintf(f, "%llu%c", (unsigned long long)all[i], (i + 1) % SETSZ ? ',' : '\n');
 		free(all);
 	}
-	return fclose(f) == 0 ? 0 : -EIO;
+	if (fclose(f) != 0 || renameat(dfd, idstmp, dfd, ids) < 0) {
+		unlinkat(dfd, idstmp, 0);
+		return -EIO;
+	}
+	return 0;
 }
 
 /* The worker: a new process, empty SQLite cache, Q1..Q3 timed. */
@@ -115,10 +143,13 @@ int bench_warmup_worker(const char *db)
 	double t[NQ];
 	sqlite3 *h;
 	FILE *f;
+	int fd;
 
 	snprintf(ids, sizeof(ids), "%s.ids", db);
-	f = fopen(ids, "re");
-	if (!f || sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+	fd = open(ids, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	f = fd < 0 ? NULL : fdopen(fd, "r");
+	if (!f || sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, NULL) !=
+		  SQLITE_OK)
 		return 1;
 	sqlite3_exec(h, "PRAGMA cache_size=-65536", NULL, NULL, NULL);
 	for (int q = 0; q < NQ; q++) {
@@ -170,6 +201,7 @@ static int run_worker(const char *db, double q[NQ], char **files)
 		return -errno;
 	pid = fork();
 	if (pid == 0) {
+		bench_exec_prep();
 		dup2(pfd[1], STDOUT_FILENO);
 		execl("/proc/self/exe", "pagecache", "bench", "warmup", "--worker", db, (char *)NULL);
 		_exit(127);
@@ -196,7 +228,8 @@ static int run_worker(const char *db, double q[NQ], char **files)
 	free(line);
 	if (f)
 		fclose(f);
-	waitpid(pid, &st, 0);
+	if (pid < 0 || bench_wait(pid, &st) < 0)
+		return -ECHILD;
 	return ok && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
@@ -238,23 +271,26 @@ static void results_row(int c, int n, double q[][NQ], const double *pre, int npr
 
 int bench_warmup(const struct warmup_opts *o)
 {
-	char db[4200], snap[4300], exe[4096];
+	char db[PATH_MAX + 100], snap[PATH_MAX + 120], exe[4096], dir[PATH_MAX], why[400];
 	double q[NCOND][64][NQ] = { { { 0 } } }, rt[64] = { 0 }, rbytes[64] = { 0 }, pt[64] = { 0 };
 	int nt[NCOND] = { 0 }, nr = 0, np = 0, failed = 0, trials = o->trials > 64 ? 64 : o->trials;
 	bool have_vmtouch = bench_run_cmd((char *const[]){ "sh", "-c", "command -v vmtouch", NULL }, true) == 0;
 	ssize_t el;
-	int rc;
+	int rc, dfd;
 
 	if (geteuid() != 0) {
 		cli_fail_msg("bench warmup", "cannot run",
 			     "needs root: it drops the page cache between conditions");
 		return EXIT_PARTIAL;
 	}
-	if (mkdir(o->dir, 0755) < 0 && errno != EEXIST) {
-		cli_fail(o->dir, errno, "cannot make the database directory");
+	/* root keeps a database there: only in a directory that is its own */
+	dfd = bench_workdir_open(o->dir, BENCH_WD_CREATE, dir, sizeof(dir), why, sizeof(why));
+	if (dfd < 0) {
+		cli_fail_msg(o->dir, "cannot use the work directory", why);
 		return EXIT_PARTIAL;
 	}
-	rc = build_db(o->dir, o->rows, db, sizeof(db));
+	rc = build_db(dfd, dir, o->rows, db, sizeof(db));
+	close(dfd);
 	if (rc < 0) {
 		cli_fail(o->dir, -rc, "cannot build the database in");
 		return EXIT_PARTIAL;
@@ -324,6 +360,7 @@ int bench_warmup(const struct warmup_opts *o)
 						continue;
 					pid = fork();
 					if (pid == 0) {
+						bench_exec_prep();
 						dup2(pfd[1], STDOUT_FILENO);
 						execv(exe, rargv);
 						_exit(127);
@@ -335,7 +372,8 @@ int bench_warmup(const struct warmup_opts *o)
 					if (f)
 						fclose(f);
 					free(line);
-					waitpid(pid, NULL, 0);
+					if (pid > 0)
+						bench_wait(pid, NULL);
 					rt[nr] = (pc_now() - t0) * 1000.0;
 					rbytes[nr++] = (double)rb;
 				}

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "bench.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,7 +31,8 @@ static const char usage_text[] =
 	"      --rows N           rows in the database (default 15,647,665: about 1.8 GB)\n"
 	"      --trials N         trials (default 5; conditions shuffled in each)\n"
 	"      --dir DIR          where the database is made once and kept\n"
-	"                         (default /var/tmp/pagecache-bench)\n"
+	"                         (default /var/tmp/pagecache-bench, made 0700); it must\n"
+	"                         be yours and not writable by group or others\n"
 	"  -h, --help             this text\n"
 	FORMAT_HELP
 	"\n"
@@ -57,7 +59,8 @@ static const char usage_text[] =
 	"                         where readahead happens), zram (control: the kernel\n"
 	"                         skips readahead on it) or file (a loop device over a\n"
 	"                         file in --dir)\n"
-	"      --dir DIR          with --swap-device file: where the image goes (/var/tmp)\n"
+	"      --dir DIR          with --swap-device file: where the image goes, in a\n"
+	"                         fresh directory of its own (default /var/tmp)\n"
 	"      --quick            96M in 64M, 2 passes, page-cluster 0,3, 2 runs\n"
 	"\n"
 	"They need root: they drop the page cache, make cgroups, mounts and swap\n"
@@ -221,6 +224,8 @@ int cmd_bench(int argc, char **argv)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	cli_begin(argc, argv);
+	/* an inherited SIG_IGN would make the kernel reap the helpers: their status lost */
+	signal(SIGCHLD, SIG_DFL);
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fputs(usage_text, argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;

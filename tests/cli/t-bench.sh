@@ -2,6 +2,7 @@
 # bench warmup runs end to end on a tiny database and reports every
 # condition with the JSON keys scripts rely on (behaviour, never timings).
 . "$(dirname "$0")/lib.sh"
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$T_DIR"
 
 pc bench >o 2>e; t_is "bench without an experiment exits 2" $? 2
@@ -11,6 +12,24 @@ if ! t_root; then
 	t_skip "bench warmup" "needs root (drops the page cache)"
 	t_done; exit
 fi
+# root keeps its database in --dir: only a directory that is its own, refused
+# before any work (nothing is made in it); and no name in it is written through
+mkdir -m 777 w777; mkdir -m 700 wnobody wsafe; chown 65534 wnobody; ln -s wsafe wlink
+for d in w777 wnobody wlink w777/sub; do
+	[ "$d" = w777/sub ] && mkdir -m 700 w777/sub
+	pc bench warmup --rows 20000 --trials 1 --dir "$d" >o 2>e; rc=$?
+	t_is "bench warmup refuses --dir $d (exit 1)" "$rc" 1
+	t_ok "and says why" grep -q "cannot use the work directory '$d'" e
+	t_is "before making anything in it" "$(ls -A "$d" | wc -l)" 0
+done
+t_ok "a directory below one others may write is refused too" grep -q "'.*/w777' above it" e
+DEMO_DIR=$T_DIR/w777 PAGECACHE=$PAGECACHE sh "$REPO/tests/demo.sh" >o 2>e
+t_ok "make demo refuses such a DEMO_DIR" test $? != 0
+t_is "and makes nothing in it" "$(ls -A w777)" sub
+mkdir -m 700 wu
+echo precious >victim
+ln -s "$T_DIR/victim" wu/warmup-20000.db.ids
+ln -s "$T_DIR/victim" wu/warmup-20000.db.ids.tmp
 pc bench warmup --rows 20000 --trials 1 --dir "$T_DIR/wu" --json >w.json 2>w.err; rc=$?
 t_is "bench warmup exits 0" "$rc" 0
 t_ok "its JSON is valid" jq -e . w.json
@@ -23,6 +42,8 @@ done
 t_ok "the restored condition reports its prefetch" \
 	jq -e '.conditions[] | select(.condition=="restored") | .prefetch_ms > 0 and .prefetch_mib > 0' w.json
 t_ok "the database is kept for the next run" test -s "$T_DIR/wu/warmup-20000.db"
+t_is "a link planted where it writes is replaced, never written through" "$(cat victim)" precious
+t_ok "the ids are a file of their own" test -f wu/warmup-20000.db.ids -a ! -L wu/warmup-20000.db.ids
 t_is "setup names the rows" "$(jq .setup.rows w.json)" 20000
 t_is "the document names its bench" "$(jq -r .bench w.json)" warmup
 t_is "a results row per condition, for bench compare" "$(jq '.results | length' w.json)" "$(jq '.conditions | length' w.json)"

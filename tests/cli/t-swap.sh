@@ -30,6 +30,48 @@ if ! t_root; then
 	t_skip "bench swapin and tune swap --auto" "need root (swap devices, cgroups, sysctls)"
 	t_done; exit
 fi
+# --dir of swapin: a directory others may write is refused before anything changes
+mkdir -m 777 w777
+pc bench swapin --swap-device file --dir "$T_DIR/w777" --quick >o 2>e
+t_is "bench swapin refuses a --dir others may write (exit 1)" $? 1
+t_ok "and says why" grep -q "cannot use the directory '$T_DIR/w777'" e
+t_is "and makes nothing in it" "$(ls -A w777 | wc -l)" 0
+
+# forged state files: root's own file, but naming what no run makes (a file,
+# a directory, a knob, a cgroup, a mount of the test's); and files that are
+# not root's own (writable by others, another user's, a link), whose lines
+# would be ours: nothing of either is undone
+mkdir -p /run/pagecache
+echo precious >victim; mkdir victimdir cgvictim victimmnt; echo 1 >knobvictim
+mount -t tmpfs pc-test-victim victimmnt && T_CLEANUP+=("umount $T_DIR/victimmnt")
+f0=/run/pagecache/swapin-99$$0.state
+printf 'file %s\ndir %s\nknob %s 7\ncgroup %s\nmount %s\n' "$T_DIR/victim" "$T_DIR/victimdir" \
+	"$T_DIR/knobvictim" "$T_DIR/cgvictim" "$T_DIR/victimmnt" >$f0
+chmod 600 $f0
+T_CLEANUP+=("rm -f $f0")
+for n in 1 2 3; do
+	d=/var/tmp/pagecache-readtwice-99$$$n
+	mkdir -m 700 $d && T_CLEANUP+=("rmdir $d")
+	f=/run/pagecache/swapin-99$$$n.state
+	T_CLEANUP+=("rm -f $f")
+	case $n in
+	1) echo "dir $d" >$f; chmod 666 $f ;;
+	2) echo "dir $d" >$f; chmod 600 $f; chown 65534 $f ;;
+	3) echo "dir $d" >forged3; chmod 600 forged3; ln -s "$T_DIR/forged3" $f ;;
+	esac
+done
+pc tune swap --auto --duration 0.2 -i 0.1 >/dev/null 2>f.err
+t_ok "a forged state file's file is not removed" test -f victim
+t_ok "nor its directory" test -d victimdir
+t_is "nor its knob written" "$(cat knobvictim)" 1
+t_ok "nor its cgroup removed" test -d cgvictim
+t_ok "nor its mount detached" mountpoint -q victimmnt
+t_ok "and it says so" grep -q "ignoring 'file $T_DIR/victim' in '$f0'" f.err
+for n in 1 2 3; do
+	t_ok "a state file not root's own ($n) is not acted upon" test -d /var/tmp/pagecache-readtwice-99$$$n
+done
+t_ok "and it says so" grep -q "ignoring state file '/run/pagecache/swapin-99$$3.state': a symbolic link" f.err
+
 if [ ! -e /sys/class/zram-control/hot_add ] && ! modprobe zram 2>/dev/null; then
 	t_skip "bench swapin" "this kernel has no zram (modprobe zram failed)"
 	t_done; exit
