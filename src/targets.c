@@ -437,17 +437,22 @@ static int add_pid(struct targets *t, int pid, bool children, int depth)
 	return 0;
 }
 
-/* Every process in memory cgroup `cg` and the cgroups below it. */
+/*
+ * Every process in memory cgroup `dir` and the cgroups below it. Paths are
+ * on the heap: cgroups nest as deep as whoever may make them likes.
+ */
 static int add_cgroup(struct targets *t, const char *dir)
 {
-	char path[4200];
+	char *path;
 	FILE *f;
 	DIR *d;
 	struct dirent *de;
 	int pid;
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if (asprintf(&path, "%s/cgroup.procs", dir) < 0)
+		return -ENOMEM;
 	f = fopen(path, "re");
+	free(path);
 	if (!f)
 		return -errno;
 	while (fscanf(f, "%d", &pid) == 1)
@@ -457,8 +462,10 @@ static int add_cgroup(struct targets *t, const char *dir)
 	while (d && (de = readdir(d))) {
 		if (de->d_type != DT_DIR || de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
+			break;
 		add_cgroup(t, path);
+		free(path);
 	}
 	if (d)
 		closedir(d);
@@ -797,10 +804,19 @@ int cli_budget_opt(struct cli_budget *b, int opt, const char *arg)
 		char *end;
 		double v = strtod(arg, &end);
 
-		/* a plain number is MiB/s; with a suffix, bytes per second */
-		if (end != arg && !*end && v > 0)
+		/*
+		 * A plain number is MiB/s; with a suffix, bytes per second. At
+		 * least a byte a second and at most 2^50 MiB/s: a rate that rounds
+		 * to 0 would mean "no limit", and inf or nan mean nothing.
+		 */
+		if (end != arg && !*end) {
+			if (!(v * 1048576.0 >= 1.0 && v <= 1125899906842624.0)) {
+				cli_usage_error("invalid rate '%s' (a number of MiB/s from 1 byte/s "
+						"up, e.g. 200, or with a unit, e.g. 50M)", arg);
+				return -1;
+			}
 			b->rate = (uint64_t)(v * 1048576.0);
-		else if (pc_parse_size(arg, &b->rate) < 0 || !b->rate) {
+		} else if (pc_parse_size(arg, &b->rate) < 0 || !b->rate) {
 			cli_usage_error("invalid rate '%s' (e.g. 200 for MiB/s, 50M)", arg);
 			return -1;
 		}

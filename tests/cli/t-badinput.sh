@@ -23,6 +23,12 @@ t_ok "bad size is quoted" grep -q "'12q'" e
 pc stat --json --range x-y tree >o.json 2>e; t_is "bad range exits 2" $? 2
 t_ok "usage error under --json is JSON" jq -e '.usage.error' o.json
 pc stat -0 tree >o 2>e; t_is "-0 without -b exits 2" $? 2
+# a rate is a rate: not 0 in disguise ("no limit"), not infinity
+for r in 1e-300 inf nan -5 0; do
+	pc warm --rate "$r" tree >o 2>e; t_is "--rate $r exits 2" $? 2
+done
+t_ok "and says what a rate is" grep -q "from 1 byte/s up" e
+pc warm -q --rate 0.5 tree >o 2>e; t_is "--rate 0.5 (MiB/s) is a rate" $? 0
 
 # help teaches
 for v in stat warm evict lock; do
