@@ -264,6 +264,8 @@ if mkdir -p "$DEEP$(printf '/d%.0s' $(seq 40))" 2>/dev/null; then
 	t_is "every level is a row" "$(jq '[.cgroups[] | select(.path | test("pc-test-deep"))] | length' deep.json)" 41
 	(ulimit -s 256; "$PAGECACHE" stat --by-cgroup held >/dev/null 2>&1); rc=$?
 	t_is "stat --by-cgroup too" "$rc" 0
+	(ulimit -s 128; "$PAGECACHE" stat --cgroup "${self%/}/pc-test-deep-$$" --json >deep2.json 2>&1); rc=$?
+	t_is "stat --cgroup of it on a 128 KiB stack: exit 0" "$rc" 0
 	rm_deep
 else
 	t_skip "deep cgroups" "cannot create a memory cgroup here"
