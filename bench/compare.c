@@ -26,11 +26,9 @@
 #include "stats.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define ALPHA 0.05
 #define MIN_RUNS 5			/* mmtests: with fewer, the marks are noise */
@@ -103,76 +101,18 @@ static void put_num(struct orec *r, const char *key, double v)
 		orec_null(r, key);
 }
 
-/*
- * The whole of a file or a stream (a pipe: `compare <(cmd) <(cmd)`), with
- * read() to EOF, never seeks; at most max bytes (-EFBIG past that).
- */
-static int read_all(const char *path, size_t max, char **ret, size_t *ret_len)
-{
-	size_t len = 0, cap = 0;
-	char *buf = NULL;
-	int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC), rc = 0;
-
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			size_t nc = cap ? cap * 2 : 65536;
-			char *nb;
-
-			if (cap > max) {
-				rc = -EFBIG;
-				break;
-			}
-			nb = realloc(buf, nc > max + 1 ? max + 1 : nc);
-			if (!nb) {
-				rc = -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap = nc > max + 1 ? max + 1 : nc;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (!rc && len > max)
-		rc = -EFBIG;
-	if (rc < 0) {
-		free(buf);
-		return rc;
-	}
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
 static int load(struct ctx *c, struct file *f)
 {
 	const struct pc_json_opts o = { .max_bytes = MAX_FILE };
 	struct pc_json_error e;
 	const struct pc_json *results;
-	char why[200], *text = NULL;
-	size_t len = 0;
+	char why[200];
 	int rc;
 
-	memset(&e, 0, sizeof(e));
-	rc = read_all(f->path, MAX_FILE, &text, &len);
+	/* files and pipes (`compare <(cmd) <(cmd)`) alike, to their end */
+	rc = pc_json_parse_file(f->path, &o, &f->doc, &e);
 	if (rc == -EFBIG)
 		snprintf(e.msg, sizeof(e.msg), "larger than the limit of %u bytes", MAX_FILE);
-	else if (rc == 0)
-		rc = pc_json_parse(text, len, &o, &f->doc, &e);
-	free(text);
 	if (rc == -EINVAL || rc == -EFBIG) {
 		if (rc == -EINVAL)
 			snprintf(why, sizeof(why), "offset %zu (line %u, column %u): %s", e.offset,

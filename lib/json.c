@@ -792,7 +792,15 @@ int pc_json_parse_file(const char *path, const struct pc_json_opts *o,
 			buf = nb;
 			cap = nc;
 		}
-		n = pc_sys_pread(fd, buf + len, cap - len, len);
+		/* a pipe cannot pread: read it (the seam's faults are for files) */
+		if (S_ISREG(st.st_mode))
+			n = pc_sys_pread(fd, buf + len, cap - len, len);
+		else
+			do
+				n = read(fd, buf + len, cap - len);
+			while (n < 0 && errno == EINTR);
+		if (n < 0 && !S_ISREG(st.st_mode))
+			n = -errno;
 		if (n <= 0) {
 			rc = (int)n;
 			break;
