@@ -194,6 +194,8 @@ int cmd_run(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s/%s", nest.parent, name);
 	bench_state_put(&state, "cgroup", dir);	/* before it exists: no window */
 	rc = pc_cgroup_create(nest.parent, name, dir, sizeof(dir));
+	if (rc == -EEXIST && rmdir(dir) == 0)	/* an empty one, left with our pid: stale */
+		rc = pc_cgroup_create(nest.parent, name, dir, sizeof(dir));
 	if (rc < 0) {
 		cli_warn("cannot create memory cgroup '%s/%s': %s%s", nest.parent, name, strerror(-rc),
 			 rc == -EACCES || rc == -EPERM ? " (run as root)" : "");

@@ -105,6 +105,8 @@ t_is "no temporary cgroup is left" "$(find "$MYCG" -maxdepth 1 -name 'pagecache-
 pc run --no-cache -- cat /proc/self/cgroup >cmdcg.txt
 t_ok "CMD's cgroup is directly beneath ours, inside our limits" \
 	grep -qE "^(0:|[0-9]+:memory):${MYSELF%/}/pagecache-run-[0-9]+\$" cmdcg.txt
+bash -c 'mkdir "$1/pagecache-run-$$" && exec "$2" run --no-cache -- true' _ "$MYCG" "$PAGECACHE"
+t_is "an empty cgroup left with run's name and pid does not stop it" $? 0
 pc run --no-cache -- sh -c 'exit 7'; t_is "CMD's exit status comes through" $? 7
 pc run --no-cache -- no-such-command-xyz 2>e; t_is "a missing command exits 127" $? 127
 # what CMD inherits: no ignored signal, no blocked one, and its status always comes back
