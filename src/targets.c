@@ -333,6 +333,8 @@ static void add_mapping(struct targets *t, int pid, int procfd, const struct pc_
 	}
 	if (fd >= 0)
 		add_proc_file(t, pid, fd, name, link);
+	else if (errno == EMFILE || errno == ENFILE)
+		cli_fail(name, errno, "cannot keep");
 	free(alt);
 	free(name);
 }
@@ -394,8 +396,13 @@ static int add_pid(struct targets *t, int pid, bool children, int depth)
 			continue;
 		/* the magic link: the very file the process holds, not a name */
 		pin = openat(dirfd(d), de->d_name, O_PATH | O_CLOEXEC);
-		if (pin < 0)
+		if (pin < 0) {
+			if (errno == EMFILE || errno == ENFILE) {
+				snprintf(link, sizeof(link), "/proc/%d/fd/%s", pid, de->d_name);
+				cli_fail(link, errno, "cannot keep");
+			}
 			continue;
+		}
 		name = readlink_alloc(dirfd(d), de->d_name);
 		snprintf(link, sizeof(link), "/proc/%d/fd/%s", pid, de->d_name);
 		if (name)

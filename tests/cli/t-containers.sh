@@ -40,6 +40,10 @@ if ! t_root; then
 	pc stat --by-cgroup mapped >o 2>e; t_is "--by-cgroup without root is a usage error" $? 2
 fi
 pc stat --pid 4000000 >o 2>e; t_is "a PID that does not exist exits 1" $? 1
+# each file of a process is held by an fd for the walk: out of fds, say so
+(ulimit -n 12; "$PAGECACHE" stat --pid $lp --json >nofd.json 2>nofd.err); rc=$?
+t_is "out of fds: exit 1" "$rc" 1
+t_ok "and each file left out is named" jq -e '[.errors[] | select(.error == "cannot keep" and .reason == "Too many open files")] | length > 0' nofd.json
 kill $lp; wait $lp 2>/dev/null
 
 # --pid and a hostile process: it maps a file whose name is so long that a
