@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,17 +93,29 @@ static void trim(const char *dir, int version, uint64_t limit, const char *orig)
 	}
 }
 
-/* CMD starts clean: every signal at its default (an ignored SIGPIPE, ours or
- * our caller's, would make `CMD | head` run on), and none blocked. */
+/*
+ * CMD starts clean: every signal at its default (an ignored SIGPIPE, ours or
+ * our caller's, would make `CMD | head` run on), and none blocked. The C
+ * library keeps two real-time signals (32 and 33) to itself and refuses to
+ * touch them, yet they can come ignored (make and prove do that): those are
+ * reset with the system call itself. A kernel sigaction that says SIG_DFL,
+ * no flags and no mask is all zeros, whatever its layout on the architecture.
+ */
 static void exec_prep(void)
 {
 	struct sigaction cur;
 	sigset_t none;
 
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &cur) == 0 &&
-		    cur.sa_handler != SIG_DFL)
+	for (int sig = 1; sig < NSIG; sig++) {
+		unsigned long dfl[8] = { 0 };
+
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		if (sigaction(sig, NULL, &cur) < 0)
+			syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
+		else if (cur.sa_handler != SIG_DFL)
 			signal(sig, SIG_DFL);
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }

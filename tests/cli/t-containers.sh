@@ -118,6 +118,28 @@ pc run --no-cache -- no-such-command-xyz 2>e; t_is "a missing command exits 127"
 t_is "CMD's status comes through an inherited ignored SIGCHLD" "$rc" 7
 (trap '' PIPE HUP CHLD; "$PAGECACHE" run --no-cache -- grep -E '^Sig(Ign|Blk)' /proc/self/status) >sig.txt
 t_is "CMD starts with no signal ignored (not SIGPIPE either)" "$(awk '$1=="SigIgn:"{print $2}' sig.txt)" 0000000000000000
+# signals 32 and 33, which the C library keeps to itself, can come ignored too
+cat >ign.c <<'C'
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(int c, char **v)
+{
+	struct { void *h; unsigned long f; void *r; unsigned long m; } a = { SIG_IGN, 0, 0, 0 };
+
+	(void)c;
+	syscall(SYS_rt_sigaction, 32, &a, 0, 8);
+	syscall(SYS_rt_sigaction, 33, &a, 0, 8);
+	execvp(v[1], v + 1);
+	return 127;
+}
+C
+if cc -o ign ign.c 2>/dev/null; then
+	./ign "$PAGECACHE" run --no-cache -- grep -E '^SigIgn' /proc/self/status >sig.txt
+	t_is "nor signals 32 and 33" "$(awk '{print $2}' sig.txt)" 0000000000000000
+else
+	t_skip "signals 32 and 33" "no C compiler"
+fi
 if command -v python3 >/dev/null; then
 	python3 -c 'import os, signal, sys; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGTERM}); os.execvp(sys.argv[1], sys.argv[1:])' \
 		"$PAGECACHE" run --no-cache -- grep -E '^SigBlk' /proc/self/status >sig.txt
