@@ -49,10 +49,15 @@ struct oitem {
 	int n;
 };
 
-#define OREC_MAX 32
+/*
+ * A record: as many fields as were added, on the heap (a list keeps each
+ * row at its own size, so a long list costs its fields, not a fixed 32).
+ * Start one with { 0 }; out_list_add and out_object take its fields and
+ * leave it empty for the next row; orec_release frees what it holds.
+ */
 struct orec {
-	struct ofield f[OREC_MAX];
-	int n;
+	struct ofield *f;
+	int n, cap;
 };
 
 void orec_u64(struct orec *r, const char *key, uint64_t v, int flags);

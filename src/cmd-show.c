@@ -151,7 +151,8 @@ int cmd_show(int argc, char **argv)
 			pc_profile_file_release(&f);
 		}
 		if (rc < 0)
-			cli_fail_msg(argv[optind], "corrupt snapshot", pc_profile_error(r));
+			cli_fail_msg(argv[optind], rc == -EBADMSG ? "corrupt snapshot" : "cannot read snapshot",
+				     rc == -EBADMSG ? pc_profile_error(r) : strerror(-rc));
 		orec_str(&rec, "root", m->root, 0);
 		orec_str(&rec, "host", m->host, 0);
 		orec_u64(&rec, "created", m->created, 0);
@@ -252,7 +253,8 @@ int cmd_diff(int argc, char **argv)
 			ents[n++].seen = false;
 		}
 		if (rc < 0)
-			cli_fail_msg(argv[optind], "corrupt snapshot", pc_profile_error(ra));
+			cli_fail_msg(argv[optind], rc == -EBADMSG ? "corrupt snapshot" : "cannot read snapshot",
+				     rc == -EBADMSG ? pc_profile_error(ra) : strerror(-rc));
 		pc_profile_close(ra);
 		qsort(ents, n, sizeof(*ents), by_path);
 		rb = rc < 0 ? NULL : open_snap(argv[optind + 1]);
@@ -290,7 +292,8 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (rb) {
 		if (rc < 0)
-			cli_fail_msg(argv[optind + 1], "corrupt snapshot", pc_profile_error(rb));
+			cli_fail_msg(argv[optind + 1], rc == -EBADMSG ? "corrupt snapshot" : "cannot read snapshot",
+				     rc == -EBADMSG ? pc_profile_error(rb) : strerror(-rc));
 		pc_profile_close(rb);
 		for (size_t i = 0; i < n; i++)
 			if (!ents[i].seen) {

@@ -45,6 +45,7 @@ static struct {
 	struct { const char *key, *value; } tags[2];
 	int ntags;
 	bool flushed;		/* rendered once (a usage error may flush early) */
+	size_t lost;		/* rows left out for want of memory */
 } doc;
 
 void out_init(enum out_fmt fmt, bool bytes, bool noheadings)
@@ -69,8 +70,15 @@ static struct ofield *add(struct orec *r, const char *key, enum ofield_type t, i
 {
 	struct ofield *f;
 
-	if (r->n >= OREC_MAX)
-		abort();	/* a programming error, caught by the tests */
+	if (r->n == r->cap) {
+		int nc = r->cap ? 2 * r->cap : 8;
+		struct ofield *nf = realloc(r->f, (size_t)nc * sizeof(*nf));
+
+		if (!nf)
+			abort();	/* a few hundred bytes: nothing sensible is left */
+		r->f = nf;
+		r->cap = nc;
+	}
 	f = &r->f[r->n++];
 	memset(f, 0, sizeof(*f));
 	f->key = key;
@@ -126,17 +134,11 @@ void orec_list_add(struct orec *r, const char *key, struct orec *item)
 		return;
 	}
 	f->items = ni;
-	ni = &f->items[f->nitems];
-	ni->n = 0;
-	ni->f = malloc((size_t)(item->n ? item->n : 1) * sizeof(*ni->f));
-	if (!ni->f) {
-		orec_release(item);
-		return;
-	}
-	memcpy(ni->f, item->f, (size_t)item->n * sizeof(*ni->f));
+	ni = &f->items[f->nitems++];
+	ni->f = item->f;	/* the item's fields move, array and all */
 	ni->n = item->n;
-	item->n = 0;
-	f->nitems++;
+	item->f = NULL;
+	item->n = item->cap = 0;
 }
 
 void orec_nolimit(struct orec *r, const char *key)
@@ -184,7 +186,25 @@ static void fields_release(struct ofield *f, int n)
 void orec_release(struct orec *r)
 {
 	fields_release(r->f, r->n);
-	r->n = 0;
+	free(r->f);
+	r->f = NULL;
+	r->n = r->cap = 0;
+}
+
+/* Move r's fields into *to, at their own size; r is left empty. */
+static void orec_move(struct orec *to, struct orec *r)
+{
+	struct ofield *fit = r->n ? realloc(r->f, (size_t)r->n * sizeof(*fit)) : NULL;
+
+	if (fit || !r->n) {
+		if (!r->n)
+			free(r->f);
+		r->f = fit;
+		r->cap = r->n;
+	}
+	*to = *r;
+	r->f = NULL;
+	r->n = r->cap = 0;
 }
 
 static struct olist *list_get(const char *name)
@@ -221,14 +241,14 @@ void out_list_add(const char *list, struct orec *r)
 
 		if (!nr) {
 			orec_release(r);
+			doc.lost++;	/* said at out_flush: never a silently short list */
 			pthread_mutex_unlock(&doc_lock);
 			return;
 		}
 		l->recs = nr;
 		l->cap = nc;
 	}
-	l->recs[l->n++] = *r;
-	r->n = 0;
+	orec_move(&l->recs[l->n++], r);
 	pthread_mutex_unlock(&doc_lock);
 }
 
@@ -237,8 +257,7 @@ void out_object(const char *name, struct orec *r)
 	if (doc.nobjs >= 4)
 		abort();
 	doc.objs[doc.nobjs].name = name;
-	doc.objs[doc.nobjs++].rec = *r;
-	r->n = 0;
+	orec_move(&doc.objs[doc.nobjs++].rec, r);
 }
 
 void out_tag(const char *key, const char *value)
@@ -839,6 +858,12 @@ int out_flush(void)
 	doc.nlists = doc.nobjs = doc.ntags = 0;
 	doc.nlines = 0;
 	doc.lines = NULL;
+	if (doc.lost) {
+		cli_warn("out of memory: %zu rows left out of the output", doc.lost);
+		doc.lost = 0;
+		fflush(o);
+		return -ENOMEM;
+	}
 	if (fflush(o) != 0 || ferror(o))
 		return errno == EPIPE ? 0 : -(errno ? errno : EIO);
 	return 0;

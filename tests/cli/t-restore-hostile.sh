@@ -112,7 +112,14 @@ pc show s11.snap >o 2>e; rc=$?
 t_is "show of a snapshot made in the year 10^11: exit 0" "$rc" 0
 t_ok "says the time is impossible" grep -q "an impossible time (4611686018427387904)" o
 
-# 8. restore follows no link, so snapshot records where files really are:
+# 8. a row costs its fields, not a fixed record: 100,000 files listed in
+# 100 MB of address space (the old 1.8 KB rows were cut at 32,768, silently)
+mk -n 100000 s12.snap 'x/d%d/file'
+(ulimit -v 100000; pc show --json s12.snap >s12.json 2>e); rc=$?
+t_is "show of 100,000 files under ulimit -v 100M: exit 0" "$rc" 0
+t_is "every row is there" "$(jq '.files | length' s12.json)" 100000
+
+# 9. restore follows no link, so snapshot records where files really are:
 # a soname link named on the command line, a data directory that is a link
 mkdir -p root/real
 mkfile root/real/data 64
