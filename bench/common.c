@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "cli.h"
 #include "pagecache.h"
 #include "stats.h"
 
@@ -315,7 +316,7 @@ static int state_dir_open(void)
 
 	if (fd < 0 && !said && geteuid() == 0) {	/* others cannot use it anyway */
 		said = true;
-		fprintf(stderr, "pagecache: not using '%s': %s\n", STATE_DIR, why);
+		cli_warn("not using '%s': %s", STATE_DIR, why);
 	}
 	return fd;
 }
@@ -734,15 +735,15 @@ int bench_state_recover(const char *kind, long *ret_live)
 			continue;	/* our own, held now */
 		fd = openat(dfd, e->d_name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 		if (fd < 0 && errno != ENOENT)
-			fprintf(stderr, "pagecache: ignoring state file '%s': %s\n", path,
+			cli_warn("ignoring state file '%s': %s", path,
 				errno == ELOOP ? "a symbolic link" : strerror(errno));
 		if (fd < 0)
 			continue;
 		/* root's own regular file, that nobody else could have written */
 		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 		    (st.st_mode & 022) || st.st_nlink != 1) {
-			fprintf(stderr, "pagecache: ignoring state file '%s': not a regular file of "
-				"uid %u that only it can write\n", path, (unsigned)geteuid());
+			cli_warn("ignoring state file '%s': not a regular file of "
+				"uid %u that only it can write", path, (unsigned)geteuid());
 			close(fd);
 			continue;
 		}
@@ -778,8 +779,8 @@ int bench_state_recover(const char *kind, long *ret_live)
 			*sp = 0;
 			rc = undo_line(lines[i], sp + 1);
 			if (rc == -EPERM)	/* not ours: left alone, and not retried */
-				fprintf(stderr, "pagecache: ignoring '%s %s' in '%s': not something a "
-					"run of pagecache makes\n", lines[i], sp + 1, path);
+				cli_warn("ignoring '%s %s' in '%s': not something a "
+					"run of pagecache makes", lines[i], sp + 1, path);
 			else if (rc < 0)
 				failed++;
 		}
@@ -789,7 +790,7 @@ int bench_state_recover(const char *kind, long *ret_live)
 		free(lines);
 		free(text);
 		recovered++;
-		fprintf(stderr, "pagecache: undid what a killed run (pid %ld) left behind%s\n", pid,
+		cli_warn("undid what a killed run (pid %ld) left behind%s", pid,
 			failed ? " (some of it failed: see " STATE_DIR ")" : "");
 	}
 	closedir(d);
