@@ -105,7 +105,7 @@ pc run --no-cache -- cat pre cold >/dev/null; rc=$?
 t_is "run --no-cache exits with CMD's status" "$rc" 0
 t_is "a file cached before stays cached" "$(cached_pages pre)" 4096
 t_is "what CMD brought in is gone" "$(cached_pages cold)" 0
-t_is "no temporary cgroup is left" "$(find "$MYCG" -maxdepth 1 -name 'pagecache-run-*' 2>/dev/null | wc -l)" 0
+t_is "no temporary cgroup is left" "$(find "$MYCG" -maxdepth 1 -name 'pagecache-run-*' -printf '%f ' 2>/dev/null)" ""
 pc run --no-cache -- cat /proc/self/cgroup >cmdcg.txt
 t_ok "CMD's cgroup is directly beneath ours, inside our limits" \
 	grep -qE "^(0:|[0-9]+:memory):${MYSELF%/}/pagecache-run-[0-9]+\$" cmdcg.txt
@@ -202,7 +202,7 @@ rp=$!
 sleep 0.5
 kill -TERM $rp; wait $rp; rc=$?
 t_is "SIGTERM is passed to CMD (it exits 42)" "$rc" 42
-t_is "and no cgroup is left" "$(find "$MYCG" -maxdepth 1 -name 'pagecache-run-*' 2>/dev/null | wc -l)" 0
+t_is "and no cgroup is left" "$(find "$MYCG" -maxdepth 1 -name 'pagecache-run-*' -printf '%f ' 2>/dev/null)" ""
 
 # --cgroup: every process in a memory cgroup (a temporary one)
 root=$(ls -d /sys/fs/cgroup/memory 2>/dev/null || echo /sys/fs/cgroup)
