@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/swap.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,11 +45,27 @@
 
 void bench_exec_prep(void)
 {
+	struct sigaction cur;
 	sigset_t none;
 
-	/* what exec keeps: an ignored SIGPIPE or SIGCHLD, and the mask */
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
+	/*
+	 * What exec keeps: ignored signals and the mask (an ignored SIGPIPE
+	 * would make `CMD | head` run on). Every one back to its default; the
+	 * C library keeps 32 and 33 to itself and refuses to touch them, yet
+	 * they can come ignored (make and prove do that): those go through the
+	 * system call itself, whose SIG_DFL with no flags and no mask is all
+	 * zeros, whatever its layout on the architecture.
+	 */
+	for (int sig = 1; sig < NSIG; sig++) {
+		unsigned long dfl[8] = { 0 };
+
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		if (sigaction(sig, NULL, &cur) < 0)
+			syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
+		else if (cur.sa_handler != SIG_DFL)
+			signal(sig, SIG_DFL);
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
@@ -597,27 +614,17 @@ static int undo_line(const char *key, char *val)
 		return pc_write_text(val, sp + 1);
 	}
 	if (!strcmp(key, "cgroup")) {
-		char procs[800], buf[4096], *p, *end;
-
 		if (!cgroup_ours(val)) {
 			struct stat st;
 
 			return lstat(val, &st) < 0 && errno == ENOENT ? 0 : -EPERM;
 		}
-		/* the workload may outlive us: kill what is left in it first */
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", val);
-		for (int i = 0; i < 50 && pc_read_text(procs, buf, sizeof(buf)) == 0 && buf[0]; i++) {
-			for (p = buf; *p; p = end) {
-				long pid = strtol(p, &end, 10);
-
-				if (end == p)
-					break;
-				if (pid > 0)
-					kill((pid_t)pid, SIGKILL);
-			}
-			usleep(20000);
-		}
-		return rmdir(val) == 0 || errno == ENOENT ? 0 : -errno;
+		/*
+		 * The workload may outlive us: what is left in it is killed, a
+		 * lowered v1 limit lifted, its page cache dropped (a killed
+		 * `run --no-cache` leaves nothing cached), then rmdir.
+		 */
+		return pc_cgroup_remove(val);
 	}
 	if (!strcmp(key, "swap")) {
 		if ((dev_number(val, "/dev/zram") < 0 && dev_number(val, "/dev/loop") < 0) ||

@@ -93,33 +93,6 @@ static void trim(const char *dir, int version, uint64_t limit, const char *orig)
 	}
 }
 
-/*
- * CMD starts clean: every signal at its default (an ignored SIGPIPE, ours or
- * our caller's, would make `CMD | head` run on), and none blocked. The C
- * library keeps two real-time signals (32 and 33) to itself and refuses to
- * touch them, yet they can come ignored (make and prove do that): those are
- * reset with the system call itself. A kernel sigaction that says SIG_DFL,
- * no flags and no mask is all zeros, whatever its layout on the architecture.
- */
-static void exec_prep(void)
-{
-	struct sigaction cur;
-	sigset_t none;
-
-	for (int sig = 1; sig < NSIG; sig++) {
-		unsigned long dfl[8] = { 0 };
-
-		if (sig == SIGKILL || sig == SIGSTOP)
-			continue;
-		if (sigaction(sig, NULL, &cur) < 0)
-			syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
-		else if (cur.sa_handler != SIG_DFL)
-			signal(sig, SIG_DFL);
-	}
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
 static void nest_error(int rc, const char *self)
 {
 	switch (rc) {
@@ -241,7 +214,7 @@ int cmd_run(int argc, char **argv)
 	pid = fork();
 	if (pid == 0) {
 		bench_state_child(&state);
-		exec_prep();
+		bench_exec_prep();	/* every signal at its default, none blocked */
 		rc = pc_cgroup_enter(dir, getpid());
 		if (rc < 0) {
 			fprintf(stderr, "pagecache: cannot enter '%s': %s\n", dir, strerror(-rc));
