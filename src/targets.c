@@ -340,6 +340,29 @@ static void add_mapping(struct targets *t, int pid, int procfd, const struct pc_
 }
 
 /*
+ * Was the process's fd N opened to read or write (not O_PATH)? fdinfo
+ * says: 1 yes, 0 no (or gone), -errno when it could not be asked.
+ */
+static int fd_opened_for_io(int procfd, const char *n)
+{
+	char rel[300], buf[512], *fl;
+	ssize_t got;
+	int fd;
+
+	snprintf(rel, sizeof(rel), "fdinfo/%s", n);
+	fd = openat(procfd, rel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == EMFILE || errno == ENFILE ? -errno : 0;
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return 0;
+	buf[got] = 0;
+	fl = strstr(buf, "flags:");
+	return fl && !(strtoul(fl + 6, NULL, 8) & O_PATH);
+}
+
+/*
  * The files process `pid` maps (maps) or holds open (fd), and its
  * children's. /proc/PID is opened once: should the process exit and its
  * PID be reused, what follows fails instead of reading another process.
@@ -394,8 +417,19 @@ static int add_pid(struct targets *t, int pid, bool children, int depth)
 
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
+		/*
+		 * An O_PATH fd needs only search permission on the way: holding
+		 * one of /etc/shadow does not make it the process's file to warm,
+		 * evict or lock. Only fds opened for reading or writing count.
+		 */
+		pin = fd_opened_for_io(procfd, de->d_name);
+		if (pin == 0)
+			continue;
 		/* the magic link: the very file the process holds, not a name */
-		pin = openat(dirfd(d), de->d_name, O_PATH | O_CLOEXEC);
+		if (pin > 0)
+			pin = openat(dirfd(d), de->d_name, O_PATH | O_CLOEXEC);
+		else
+			errno = -pin, pin = -1;
 		if (pin < 0) {
 			if (errno == EMFILE || errno == ENFILE) {
 				snprintf(link, sizeof(link), "/proc/%d/fd/%s", pid, de->d_name);

@@ -90,6 +90,29 @@ t_ok "the file it maps is (through map_files, its name being too long)" \
 	jq -e '[.files[] | select(.size == 4096 and (.path | test("^/proc/[0-9]+/map_files/")))] | length == 1' bait.json
 kill $bp 2>/dev/null; wait $bp 2>/dev/null
 
+# --pid and an O_PATH fd: it needs only search permission, so a process
+# holding one of a file it cannot read does not make that file its own
+if t_root; then
+	mkfile secret 64; chmod 600 secret
+	mkfile mine 64; chmod 644 mine
+	: >opath.ready; chmod 666 opath.ready	# nobody says it is ready there
+	# perl (prove's own): O_PATH is 010000000 on Linux
+	as_nobody perl -e 'sysopen(A, $ARGV[0], 010000000) or die "O_PATH: $!";
+		open(B, "<", $ARGV[1]) or die "open: $!"; open(R, ">>", $ARGV[2]) or die;
+		print R "$$\n"; close R; sleep 60' "$T_DIR/secret" "$T_DIR/mine" "$T_DIR/opath.ready" &
+	op=$!
+	for i in $(seq 50); do [ -s opath.ready ] && break; sleep 0.1; done
+	T_CLEANUP+=("kill $op $(cat opath.ready)")
+	pc stat --pid "$(cat opath.ready)" --json >opath.json 2>/dev/null
+	t_is "--pid: a file held only O_PATH is not the process's (not listed)" \
+		"$(jq "[.files[].path] | index(\"$T_DIR/secret\")" opath.json)" null
+	t_is "--pid: a file it opened to read is" \
+		"$(jq "[.files[].path] | index(\"$T_DIR/mine\") != null" opath.json)" true
+	kill "$(cat opath.ready)" $op 2>/dev/null; wait $op 2>/dev/null
+else
+	t_skip "--pid and O_PATH" "needs root (a process of another user)"
+fi
+
 if ! t_root; then
 	t_skip "run --no-cache" "needs root (creates memory cgroups)"
 	t_done; exit
