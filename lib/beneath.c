@@ -13,7 +13,7 @@
  * reopens that very inode whatever has happened to the path since.
  */
 #define _GNU_SOURCE
-#include "pagecache.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,8 +92,7 @@ static int walk_components(int rootfd, const char *path)
 
 int pc_open_beneath(int rootfd, const char *path, int extra_flags, struct stat *ret_st)
 {
-	struct stat st, st2;
-	char self[64];
+	struct stat st;
 	int pfd, fd, rc;
 
 	rc = check_path(path);
@@ -117,13 +116,23 @@ int pc_open_beneath(int rootfd, const char *path, int extra_flags, struct stat *
 		*ret_st = st;
 		return -EINVAL;
 	}
+	fd = pc_reopen_checked(pfd, &st, extra_flags, ret_st);
+	close(pfd);
+	return fd == -ENOENT ? -ENOMEDIUM : fd;	/* no /proc: said, not "missing" */
+}
+
+int pc_reopen_checked(int pfd, const struct stat *st, int extra_flags, struct stat *ret_st)
+{
+	struct stat st2;
+	char self[64];
+	int fd;
+
 	/* the same inode, now opened for reading: no path is walked again */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
 	fd = pc_sys_openat(AT_FDCWD, self, O_RDONLY | O_NONBLOCK | O_NOCTTY | extra_flags);
-	close(pfd);
 	if (fd < 0)
-		return fd == -ENOENT ? -ENOMEDIUM : fd;	/* no /proc: said, not "missing" */
-	if (fstat(fd, &st2) < 0 || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino ||
+		return fd;
+	if (fstat(fd, &st2) < 0 || st2.st_dev != st->st_dev || st2.st_ino != st->st_ino ||
 	    !S_ISREG(st2.st_mode)) {
 		close(fd);
 		return -ESTALE;

@@ -239,6 +239,98 @@ static void special_roots_test(void)
 }
 
 /*
+ * Names that a thread keeps pointing at a device or a FIFO and back at a
+ * regular file while the tree is walked: with -L, a link retargeted (the
+ * link's owner needs no permission on a device to point at it); without,
+ * a FIFO renamed over the file. Every open is watched with inotify: the
+ * device and the FIFO must never be opened, however the race falls.
+ */
+struct flipper {
+	char dir[600];
+	atomic_int stop, flips;
+	bool follow;
+};
+
+static void *flip(void *arg)
+{
+	struct flipper *f = arg;
+	char a[700], b[700], name[700], reg[700], spec[700];
+
+	snprintf(name, sizeof(name), "%s/t/x", f->dir);
+	snprintf(a, sizeof(a), "%s/t/.a", f->dir);
+	snprintf(b, sizeof(b), "%s/t/.b", f->dir);
+	snprintf(reg, sizeof(reg), "%s/reg", f->dir);
+	snprintf(spec, sizeof(spec), "%s/%s", f->dir, f->follow ? "dev" : "t/.fifo");
+	while (!atomic_load(&f->stop)) {
+		if (f->follow) {	/* x -> reg, x -> dev */
+			unlink(a);
+			(void)!symlink(spec, a);
+			rename(a, name);
+			unlink(b);
+			(void)!symlink(reg, b);
+			rename(b, name);
+		} else {		/* x is the FIFO, then a file */
+			(void)!link(spec, a);
+			rename(a, name);
+			(void)!link(reg, b);
+			rename(b, name);
+		}
+		atomic_fetch_add(&f->flips, 1);
+	}
+	return NULL;
+}
+
+static void flip_test(bool follow)
+{
+	struct flipper f = { .follow = follow };
+	char p[700], root[700], buf[4096];
+	const char *roots[1] = { root };
+	struct pc_walk_opts o = { .threads = 2, .follow = follow };
+	int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), opened = 0, found = 0;
+	pthread_t t;
+
+	snprintf(f.dir, sizeof(f.dir), "%s/flip%d", scratch_dir(), follow);
+	mkdir(f.dir, 0755);
+	snprintf(root, sizeof(root), "%s/t", f.dir);
+	mkdir(root, 0755);
+	snprintf(p, sizeof(p), "%s/reg", f.dir);
+	close(open(p, O_WRONLY | O_CREAT, 0644));
+	if (follow) {
+		snprintf(p, sizeof(p), "%s/dev", f.dir);
+		if (mknod(p, S_IFCHR | 0600, makedev(1, 3)) < 0) {	/* /dev/null */
+			skip("mknod not permitted here", "-L: a link retargeted at a device");
+			return;
+		}
+	} else {
+		snprintf(p, sizeof(p), "%s/t/.fifo", f.dir);
+		mkfifo(p, 0600);
+	}
+	inotify_add_watch(in, p, IN_OPEN);
+	pthread_create(&t, NULL, flip, &f);
+	for (int i = 0; i < 400; i++) {
+		struct seen s;
+
+		memset(&s, 0, sizeof(s));
+		pthread_mutex_init(&s.lock, NULL);
+		o.file = on_file;
+		o.event = on_event;
+		o.arg = &s;
+		o.event_arg = &s;
+		pc_walk(roots, 1, &o);
+		found += s.n;
+	}
+	atomic_store(&f.stop, 1);
+	pthread_join(t, NULL);
+	while (read(in, buf, sizeof(buf)) > 0)
+		opened++;
+	close(in);
+	ok(opened == 0 && atomic_load(&f.flips) > 0,
+	   "%s: never opened in 400 walks (%d opens; %d flips, %d files found)",
+	   follow ? "-L, a link retargeted at a device" : "a FIFO renamed over a file",
+	   opened, atomic_load(&f.flips), found);
+}
+
+/*
  * A comb 200 levels deep (each level: the next level and four leaf
  * directories, each with a file) under RLIMIT_NOFILE 40: a walker that
  * held a descriptor for every directory with children still queued would
@@ -379,6 +471,7 @@ int main(void)
 
 	race_test();
 	special_roots_test();
+	flip_test(true);
 	deep_tree_test();
 
 	if (geteuid() == 0) {
