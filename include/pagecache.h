@@ -90,6 +90,8 @@ uint64_t pc_page_size(void);
  * is dropped where the kernel refuses it). Returns the fd, or -ELOOP (a
  * symbolic link on the way or at the end), -EXDEV (the path would leave
  * the root), -EINVAL (not a regular file: *ret_st says what it is),
+ * -EREMOTEIO (on procfs, sysfs, debugfs or another filesystem of kernel
+ * interfaces, where a read can act: never opened),
  * -ENOENT, -ENOTDIR, -EACCES, ... *ret_st is filled on success and on
  * -EINVAL.
  */

@@ -10,18 +10,47 @@
  * that nothing else was ever opened for reading: the last component is
  * reached with O_PATH (which runs no driver's open and cannot block),
  * checked with fstat, and only then reopened through /proc/self/fd, which
- * reopens that very inode whatever has happened to the path since.
+ * reopens that very inode whatever has happened to the path since. And
+ * it is a file with data: not one of procfs, sysfs, debugfs and their
+ * kin, where a read is an action.
  */
 #define _GNU_SOURCE
 #include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
+
+/*
+ * Filesystems whose regular files are the kernel's interfaces, not data:
+ * a read can act (a sysfs resource file does port I/O, a debugfs counter
+ * clears) and nothing there is page cache. configfs and fusectl have no
+ * constant in linux/magic.h.
+ */
+static bool pseudo_fs(int fd)
+{
+	static const unsigned long magic[] = {
+		PROC_SUPER_MAGIC, SYSFS_MAGIC,	  DEBUGFS_MAGIC,   TRACEFS_MAGIC,
+		SECURITYFS_MAGIC, SELINUX_MAGIC,  SMACK_MAGIC,	   CGROUP_SUPER_MAGIC,
+		CGROUP2_SUPER_MAGIC, BPF_FS_MAGIC, EFIVARFS_MAGIC, PSTOREFS_MAGIC,
+		DEVPTS_SUPER_MAGIC, BINFMTFS_MAGIC, NSFS_MAGIC,	   0x62656570 /* configfs */,
+		0x65735543 /* fusectl */,
+	};
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) < 0)
+		return true;	/* cannot tell: not opened */
+	for (size_t i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
+		if ((unsigned long)sf.f_type == magic[i])
+			return true;
+	return false;
+}
 
 /* openat2 is missing or refused: this kernel or this sandbox */
 static bool no_openat2(int rc)
@@ -115,6 +144,10 @@ int pc_open_beneath(int rootfd, const char *path, int extra_flags, struct stat *
 			return -ELOOP;
 		*ret_st = st;
 		return -EINVAL;
+	}
+	if (pseudo_fs(pfd)) {
+		close(pfd);
+		return -EREMOTEIO;
 	}
 	fd = pc_reopen_checked(pfd, &st, extra_flags, ret_st);
 	close(pfd);

@@ -138,6 +138,8 @@ static const char *refusal(int rc, const struct stat *st)
 		return "outside the root";
 	case -ENOTDIR:
 		return "a directory on the way is not a directory any more";
+	case -EREMOTEIO:
+		return "on a filesystem of kernel interfaces (proc, sys, ...): not read";
 	case -EINVAL:
 		return S_ISDIR(st->st_mode)  ? "now a directory" :
 		       S_ISFIFO(st->st_mode) ? "now a FIFO (not opened)" :

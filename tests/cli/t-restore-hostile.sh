@@ -58,6 +58,14 @@ t_is "a FIFO in a snapshot is not opened" "$(fifo_opened)" "not opened"
 t_is "and is said to be one" "$(jq -r '.skipped[0].reason' s2.json)" "now a FIFO (not opened)"
 t_is "restore exits 1" "$rc" 1
 
+# 2b. files of kernel interfaces (procfs, sysfs) are regular files, and a
+# read of some acts: a snapshot of / cannot name them
+mk s2b.snap proc/version=0+1/0+1 proc/sys/vm/page-cluster=0+1
+pc restore --json s2b.snap >s2b.json 2>/dev/null
+t_is "procfs files in a snapshot are not read" \
+	"$(jq -r '[.skipped[].reason] | unique | join(",")' s2b.json)" \
+	"on a filesystem of kernel interfaces (proc, sys, ...): not read"
+
 # 3. nothing is opened before the whole snapshot is read: a corrupt tail
 mk -r "$R" s3.snap fifo=0+1 d/f
 head -c $(($(stat -c %s s3.snap) - 5)) s3.snap >s3cut.snap

@@ -126,6 +126,20 @@ static void cases(const char *how)
 	}
 	close(in);
 
+	/* procfs and sysfs files are regular files, but reading them can act */
+	{
+		int slash = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		is_err(pc_open_beneath(slash, "proc/version", 0, &st), -EREMOTEIO,
+		       "a procfs file is not opened");
+		if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0)
+			is_err(pc_open_beneath(slash, "sys/kernel/mm/transparent_hugepage/enabled", 0, &st),
+			       -EREMOTEIO, "nor a sysfs one");
+		else
+			skip("no /sys/kernel/mm/transparent_hugepage/enabled", "sysfs file refused");
+		close(slash);
+	}
+
 	/* a magic link (/proc/self/root) is not followed either */
 	{
 		int pfd = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
