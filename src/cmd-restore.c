@@ -109,6 +109,15 @@ static int by_disk(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/*
+ * Skipped files: each in the "skipped" list (JSON has them all), and the
+ * first SKIP_WARN on stderr; then only a count at the end, unless -v: a
+ * snapshot of a tree that is gone would otherwise flood the terminal.
+ */
+#define SKIP_WARN 20
+static uint64_t nskipped;
+static bool warn_all;
+
 static void skip_row(const char *path, const char *why)
 {
 	struct orec r = { 0 };
@@ -116,7 +125,8 @@ static void skip_row(const char *path, const char *why)
 	orec_str(&r, "path", path, 0);
 	orec_str(&r, "reason", why, 0);
 	out_list_add("skipped", &r);
-	cli_warn("skipping '%s': %s", path, why);
+	if (nskipped++ < SKIP_WARN || warn_all)
+		cli_warn("skipping '%s': %s", path, why);
 }
 
 /* The path a user reads: root and the snapshot's relative path. */
@@ -327,6 +337,7 @@ int cmd_restore(int argc, char **argv)
 			break;
 		}
 	}
+	warn_all = list;
 	out_init(co.fmt, co.bytes, false);
 	out_list_declare("files");
 	out_list_declare("skipped");
@@ -603,6 +614,9 @@ int cmd_restore(int argc, char **argv)
 				 (unsigned long long)wanted);
 	}
 report:
+	if (nskipped > SKIP_WARN && !warn_all)
+		cli_warn("and %llu more files skipped (-v names every one; --json lists them)",
+			 (unsigned long long)(nskipped - SKIP_WARN));
 	if (rootfd >= 0)
 		close(rootfd);
 	for (size_t i = 0; i < n; i++)

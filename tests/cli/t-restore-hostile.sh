@@ -128,6 +128,17 @@ mk -n 100000 s12.snap 'x/d%d/file'
 t_is "show of 100,000 files under ulimit -v 100M: exit 0" "$rc" 0
 t_is "every row is there" "$(jq '.files | length' s12.json)" 100000
 
+# 8b. a snapshot of 300 missing files: 20 named on stderr, then a count;
+# -v names every one, JSON lists every one
+mk -n 300 s13.snap 'gone/f%d'
+pc restore s13.snap >o 2>e
+t_is "20 skipped files named, then one line" "$(wc -l <e)" 21
+t_ok "that says how many more" grep -q "and 280 more files skipped" e
+pc restore -v s13.snap >o 2>e
+t_is "-v names all 300" "$(grep -c "skipping" e)" 300
+pc restore --json s13.snap >s13.json 2>/dev/null
+t_is "JSON lists all 300" "$(jq '.skipped | length' s13.json)" 300
+
 # 9. restore follows no link, so snapshot records where files really are:
 # a soname link named on the command line, a data directory that is a link
 mkdir -p root/real

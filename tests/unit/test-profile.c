@@ -200,6 +200,33 @@ int main(void)
 		   "a snapshot is its writer's alone: mode %o", st.st_mode & 0777);
 	}
 
+	/* a decompression bomb: 20,000 alike 4 KB paths, 80 MB in ~0.5 MB */
+	{
+		char bomb[600], p[4200];
+		uint64_t one[] = { 0, 1 };
+		struct pc_profile_file x = { .path = p, .size = 4096, .runs = one, .nruns = 1 };
+		int files = 0;
+
+		snprintf(bomb, sizeof(bomb), "%s/bomb", scratch_dir());
+		memset(p, 'a', 4000);
+		ok(pc_profile_create(bomb, &m, &w) == 0, "bomb: create");
+		for (int i = 0; i < 20000; i++) {
+			snprintf(p + 4000, 16, "/%d", i);
+			pc_profile_add(w, &x);
+		}
+		ok(pc_profile_commit(w) == 0, "bomb: written");
+		rc = pc_profile_open(bomb, &r, err, sizeof(err));
+		while (rc == 0 && (rc = pc_profile_next(r, &g)) > 0) {
+			files++;
+			pc_profile_file_release(&g);
+			rc = 0;
+		}
+		ok(rc == -EBADMSG && strstr(pc_profile_error(r), "over 100 times the file's size"),
+		   "a bomb is refused once past 64 MiB (%d files read): '%s'", files,
+		   pc_profile_error(r));
+		pc_profile_close(r);
+	}
+
 	/* atomic replace: the old file stays if the new one is never committed */
 	ok(pc_profile_create(path, &m, &w) == 0, "start a replacement");
 	pc_profile_abort(w);
