@@ -727,7 +727,9 @@ static void kv_value(FILE *o, const char *s)
 	for (const unsigned char *q = p; *q && !quote;) {
 		int n = *q < 0x80 ? 1 : utf8_len(q);
 
-		quote = n == 0 || *q <= ' ' || *q == 0x7f || *q == '"' || *q == '\\';
+		/* C1 controls (U+0080..U+009F: \xc2\x80..\xc2\x9f) are controls too */
+		quote = n == 0 || *q <= ' ' || *q == 0x7f || *q == '"' || *q == '\\' ||
+			(n == 2 && q[0] == 0xc2 && q[1] < 0xa0);
 		q += n ? n : 1;
 	}
 	if (!quote) {
@@ -744,6 +746,8 @@ static void kv_value(FILE *o, const char *s)
 			fprintf(o, "\\%c", *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r');
 		else if (n == 0 || *p < 0x20 || *p == 0x7f)
 			fprintf(o, "\\x%02x", *p);
+		else if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+			fprintf(o, "\\xc2\\x%02x", p[1]);
 		else
 			fwrite(p, 1, (size_t)n, o);
 		p += n ? n : 1;
