@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -350,7 +351,12 @@ int cmd_restore(int argc, char **argv)
 		pid_t pid;
 		int st;
 
-		/* a child joins and reads; the pages are charged to the cgroup */
+		/*
+		 * A child joins and reads; the pages are charged to the cgroup.
+		 * SIGCHLD inherited as ignored would reap it before we wait and
+		 * lose its status: back to the default first.
+		 */
+		signal(SIGCHLD, SIG_DFL);
 		fflush(stdout);
 		pid = fork();
 		if (pid < 0) {
@@ -358,8 +364,11 @@ int cmd_restore(int argc, char **argv)
 			return EXIT_PARTIAL;
 		}
 		if (pid > 0) {
-			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-				;
+			while (waitpid(pid, &st, 0) < 0)
+				if (errno != EINTR) {
+					cli_warn("cannot wait for the reader: %s", strerror(errno));
+					return EXIT_PARTIAL;
+				}
 			return WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_PARTIAL;
 		}
 		rc = pc_cgroup_join(cgroup);

@@ -182,6 +182,11 @@ if [ -n "$CG" ] && mkdir "$CG" 2>/dev/null; then
 		test $((after - before)) -ge $(( (${want[db/f2]}) * PS ))
 	pc restore --cgroup no-such-cgroup-$$ s.snap >o 2>e; rc=$?
 	t_is "an unknown cgroup exits 1" "$rc" 1
+	"$PAGECACHE" restore --cgroup "$(basename "$CG")" s.snap >o 2>e; rc0=$?
+	(trap '' CHLD; "$PAGECACHE" restore --cgroup "$(basename "$CG")" s.snap >o 2>e); rc=$?
+	t_is "restore --cgroup with SIGCHLD ignored by its caller: the reader's status" "$rc" "$rc0"
+	(trap '' CHLD; "$PAGECACHE" restore --cgroup no-such-cgroup-$$ s.snap >o 2>e); rc=$?
+	t_is "and its failure (1)" "$rc" 1
 	t_ok "and says so" grep -q "no such memory cgroup" e
 	# budget: the cgroup's limit is the budget; never an OOM
 	# (32 MiB: room for the process itself, even an ASan build, and a 64 MiB snapshot)
