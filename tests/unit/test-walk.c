@@ -65,7 +65,8 @@ static bool saw(struct seen *s, const char *name)
 	return k == 1;
 }
 
-static void walk(const char *root, struct pc_walk_opts *o, struct seen *s)
+/* Walk the roots with o, counting files and events in s. */
+static void walk_roots(const char *const *roots, size_t n, struct pc_walk_opts *o, struct seen *s)
 {
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->lock, NULL);
@@ -73,7 +74,12 @@ static void walk(const char *root, struct pc_walk_opts *o, struct seen *s)
 	o->event = on_event;
 	o->arg = s;
 	o->event_arg = s;
-	pc_walk(&root, 1, o);
+	pc_walk(roots, n, o);
+}
+
+static void walk(const char *root, struct pc_walk_opts *o, struct seen *s)
+{
+	walk_roots(&root, 1, o, s);
 }
 
 static char *p(const char *rel)
@@ -217,13 +223,7 @@ static void special_roots_test(void)
 	for (int i = 0; i < nroots; i++)
 		if (in < 0 || inotify_add_watch(in, roots[i], IN_OPEN) < 0)
 			opened = -1;
-	memset(&s, 0, sizeof(s));
-	pthread_mutex_init(&s.lock, NULL);
-	o.file = on_file;
-	o.event = on_event;
-	o.arg = &s;
-	o.event_arg = &s;
-	pc_walk(roots, (size_t)nroots, &o);
+	walk_roots(roots, (size_t)nroots, &o, &s);
 	if (opened == 0)
 		while (read(in, buf, sizeof(buf)) > 0)
 			opened++;
@@ -310,13 +310,7 @@ static void flip_test(bool follow)
 	for (int i = 0; i < 400; i++) {
 		struct seen s;
 
-		memset(&s, 0, sizeof(s));
-		pthread_mutex_init(&s.lock, NULL);
-		o.file = on_file;
-		o.event = on_event;
-		o.arg = &s;
-		o.event_arg = &s;
-		pc_walk(roots, 1, &o);
+		walk_roots(roots, 1, &o, &s);
 		found += s.n;
 	}
 	atomic_store(&f.stop, 1);
@@ -442,11 +436,8 @@ int main(void)
 	{
 		const char *roots[] = { p("a"), p("fifo"), p("nope"), p("link-to-a") };
 
-		memset(&s, 0, sizeof(s));
-		pthread_mutex_init(&s.lock, NULL);
-		o = (struct pc_walk_opts){ .file = on_file, .event = on_event, .arg = &s,
-					   .event_arg = &s };
-		pc_walk(roots, 4, &o);
+		o = (struct pc_walk_opts){ 0 };
+		walk_roots(roots, 4, &o, &s);
 		ok(s.n == 1, "a file named twice (once via symlink) is visited once");
 		ok(s.ev[PC_WALK_ERROR] == 2, "FIFO and missing root are errors (%d)",
 		   s.ev[PC_WALK_ERROR]);
