@@ -96,6 +96,14 @@ uint64_t pc_page_size(void);
  * -EINVAL.
  */
 int pc_open_beneath(int rootfd, const char *path, int extra_flags, struct stat *ret_st);
+/*
+ * Is fd (O_PATH will do) on a filesystem of kernel interfaces (procfs,
+ * sysfs, debugfs, tracefs, cgroupfs, configfs, mqueue, hugetlbfs, ...)?
+ * Their regular files are interfaces, not data: a read can act (a sysfs
+ * resourceN does port I/O, a debugfs counter clears) and nothing there is
+ * page cache to see, warm or keep. True also when it cannot tell.
+ */
+bool pc_fd_kernel_fs(int fd);
 
 /* ---- util.c ---------------------------------------------------------- */
 

@@ -27,20 +27,18 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-/*
- * Filesystems whose regular files are the kernel's interfaces, not data:
- * a read can act (a sysfs resource file does port I/O, a debugfs counter
- * clears) and nothing there is page cache. configfs and fusectl have no
- * constant in linux/magic.h.
- */
-static bool pseudo_fs(int fd)
+bool pc_fd_kernel_fs(int fd)
 {
+	/* configfs, mqueue, rpc_pipefs, nfsd, functionfs, gadgetfs: no constant in linux/magic.h */
 	static const unsigned long magic[] = {
-		PROC_SUPER_MAGIC, SYSFS_MAGIC,	  DEBUGFS_MAGIC,   TRACEFS_MAGIC,
-		SECURITYFS_MAGIC, SELINUX_MAGIC,  SMACK_MAGIC,	   CGROUP_SUPER_MAGIC,
-		CGROUP2_SUPER_MAGIC, BPF_FS_MAGIC, EFIVARFS_MAGIC, PSTOREFS_MAGIC,
-		DEVPTS_SUPER_MAGIC, BINFMTFS_MAGIC, NSFS_MAGIC,	   0x62656570 /* configfs */,
-		0x65735543 /* fusectl */,
+		PROC_SUPER_MAGIC,  SYSFS_MAGIC,		DEBUGFS_MAGIC,	    TRACEFS_MAGIC,
+		SECURITYFS_MAGIC,  SELINUX_MAGIC,	SMACK_MAGIC,	    CGROUP_SUPER_MAGIC,
+		CGROUP2_SUPER_MAGIC, BPF_FS_MAGIC,	EFIVARFS_MAGIC,	    PSTOREFS_MAGIC,
+		DEVPTS_SUPER_MAGIC, BINFMTFS_MAGIC,	NSFS_MAGIC,	    HUGETLBFS_MAGIC,
+		AUTOFS_SUPER_MAGIC, XENFS_SUPER_MAGIC,	RDTGROUP_SUPER_MAGIC, ANON_INODE_FS_MAGIC,
+		0x62656570 /* configfs */, 0x65735543 /* fusectl */, 0x19800202 /* mqueue */,
+		0x67596969 /* rpc_pipefs */, 0x6e667364 /* nfsd */, 0xa647361 /* functionfs */,
+		0xaee71ee7 /* gadgetfs */,
 	};
 	struct statfs sf;
 
@@ -145,7 +143,7 @@ int pc_open_beneath(int rootfd, const char *path, int extra_flags, struct stat *
 		*ret_st = st;
 		return -EINVAL;
 	}
-	if (pseudo_fs(pfd)) {
+	if (pc_fd_kernel_fs(pfd)) {
 		close(pfd);
 		return -EREMOTEIO;
 	}

@@ -445,6 +445,10 @@ static int open_file(int dirfd, const char *name, bool follow, struct stat *ret_
 		*ret_st = pst;
 		return -EINVAL;
 	}
+	if (pc_fd_kernel_fs(pfd)) {	/* a link to /proc/kmsg, say */
+		close(pfd);
+		return -EREMOTEIO;
+	}
 	fd = pc_reopen_checked(pfd, &pst, FILE_FLAGS, &st);
 	close(pfd);
 	if (fd != -ENOENT || access("/proc/self/fd", F_OK) == 0) {
@@ -490,6 +494,8 @@ static void do_file(struct worker *wk, int dirfd, const char *name, const char *
 		/* a directory or a special file now: it was a file when listed */
 		event(w, S_ISDIR(st.st_mode) ? PC_WALK_VANISHED : PC_WALK_SKIP_SPECIAL, path,
 		      S_ISDIR(st.st_mode) ? ENOENT : 0);
+	} else if (fd == -EREMOTEIO) {
+		event(w, PC_WALK_SKIP_SPECIAL, path, 0);	/* procfs, sysfs, ... */
 	} else if (fd == -ENOENT || fd == -ESTALE) {
 		event(w, PC_WALK_VANISHED, path, ENOENT);
 	} else if (fd < 0) {
@@ -547,6 +553,17 @@ static void list_dir(struct worker *wk, struct dnode *d)
 	struct stat st;
 	long n;
 
+	/*
+	 * procfs, sysfs and their kin hold interfaces, not data: a tree there
+	 * is not listed (a root there is refused). Judged per directory: the
+	 * files in one are on its filesystem, but for bind mounts of single
+	 * files, which only root makes.
+	 */
+	if (pc_fd_kernel_fs(d->fd)) {
+		event(w, d->parent ? PC_WALK_SKIP_SPECIAL : PC_WALK_ERROR, d->path,
+		      d->parent ? 0 : EREMOTEIO);
+		return;
+	}
 	event(w, PC_WALK_DIR, d->path, 0);
 	while ((n = syscall(SYS_getdents64, d->fd, wk->dents, DENTS_BUF)) > 0) {
 		for (long off = 0; off < n;) {

@@ -274,8 +274,9 @@ static void add_proc_file(struct targets *t, int pid, int fd, const char *name, 
 	struct stat st;
 	char *show;
 
+	/* files of procfs, sysfs and kin are interfaces, not page cache */
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || has_file(t, st.st_dev, st.st_ino) ||
-	    !(show = show_name(pid, name, &st, link))) {
+	    pc_fd_kernel_fs(fd) || !(show = show_name(pid, name, &st, link))) {
 		close(fd);
 		return;
 	}
@@ -567,6 +568,9 @@ static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg
 	case PC_WALK_ERROR:
 		if (err == EINVAL)
 			cli_fail_msg(path, "skipping", "not a regular file or directory");
+		else if (err == EREMOTEIO)
+			cli_fail_msg(path, "skipping", "on a filesystem of kernel interfaces "
+				     "(procfs, sysfs, ...), not data in the page cache");
 		else if (err == ELOOP)
 			cli_fail_msg(path, "cannot follow", "symbolic link loop");
 		else

@@ -23,6 +23,14 @@ t_ok "bad size is quoted" grep -q "'12q'" e
 pc stat --json --range x-y tree >o.json 2>e; t_is "bad range exits 2" $? 2
 t_ok "usage error under --json is JSON" jq -e '.usage.error' o.json
 pc stat -0 tree >o 2>e; t_is "-0 without -b exits 2" $? 2
+# procfs and sysfs hold interfaces, not data: never opened, a read can act
+pc stat /proc/version >o 2>e; t_is "a procfs file named: exit 1" $? 1
+t_ok "said why" grep -q "'/proc/version': on a filesystem of kernel interfaces" e
+pc stat /proc/sys/vm >o 2>e; t_is "a procfs tree named: exit 1" $? 1
+mkdir -p kif; ln -s /proc/version kif/v; mkfile kif/f 4
+pc stat --json -L kif >o.json 2>e; t_is "-L to a procfs file: skipped, exit 0" $? 0
+t_is "only the data file is seen" "$(jq '.total.files' o.json)" 1
+
 # a rate is a rate: not 0 in disguise ("no limit"), not infinity
 for r in 1e-300 inf nan -5 0; do
 	pc warm --rate "$r" tree >o 2>e; t_is "--rate $r exits 2" $? 2
