@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 void targets_init(struct targets *t)
@@ -342,11 +343,12 @@ static void add_mapping(struct targets *t, int pid, int procfd, const struct pc_
 
 /*
  * Was the process's fd N opened to read or write (not O_PATH)? fdinfo
- * says: 1 yes, 0 no (or gone), -errno when it could not be asked.
+ * says: 1 yes, 0 no (or gone), -errno when it could not be asked. With
+ * ret_ino, also the inode it names now.
  */
-static int fd_opened_for_io(int procfd, const char *n)
+static int fd_opened_for_io(int procfd, const char *n, unsigned long long *ret_ino)
 {
-	char rel[300], buf[512], *fl;
+	char rel[300], buf[512], *fl, *ino;
 	ssize_t got;
 	int fd;
 
@@ -360,7 +362,54 @@ static int fd_opened_for_io(int procfd, const char *n)
 		return 0;
 	buf[got] = 0;
 	fl = strstr(buf, "flags:");
+	ino = strstr(buf, "\nino:");
+	if (ret_ino)
+		*ret_ino = ino ? strtoull(ino + 5, NULL, 10) : 0;
 	return fl && !(strtoul(fl + 6, NULL, 8) & O_PATH);
+}
+
+/*
+ * Pin the file the process holds as fd N, only if it opened it to read
+ * or write: an O_PATH fd needs only search permission on the way, and
+ * holding one of /etc/shadow does not make it the process's file to warm,
+ * evict or lock. pidfd_getfd (5.6; needs ptrace rights over the process)
+ * takes its very file description, whose flags then say, with no window.
+ * Where that is refused: fdinfo says a read or write open, the magic link
+ * is pinned (O_PATH), and fdinfo must say so again, of the pinned inode,
+ * so a dup2 of an O_PATH fd onto N in between is caught. Returns the pin,
+ * -1 to skip, or -errno (EMFILE, ENFILE: to be said).
+ */
+static int pin_fd(int pidfd, int procfd, int fddir, const char *n)
+{
+	unsigned long long ino = 0;
+	struct stat st;
+	int fd = -1, rc;
+
+	if (pidfd >= 0)
+		fd = (int)syscall(__NR_pidfd_getfd, pidfd, atoi(n), 0);
+	if (fd >= 0) {
+		int fl = fcntl(fd, F_GETFL);
+
+		if (fl < 0 || (fl & O_PATH)) {
+			close(fd);
+			return -1;
+		}
+		return fd;
+	}
+	if (errno == EMFILE || errno == ENFILE)
+		return -errno;
+	rc = fd_opened_for_io(procfd, n, NULL);
+	if (rc <= 0)
+		return rc < 0 ? rc : -1;
+	fd = openat(fddir, n, O_PATH | O_CLOEXEC);	/* the magic link: that very file */
+	if (fd < 0)
+		return errno == EMFILE || errno == ENFILE ? -errno : -1;
+	if (fd_opened_for_io(procfd, n, &ino) <= 0 || fstat(fd, &st) < 0 ||
+	    (unsigned long long)st.st_ino != ino) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /*
@@ -377,7 +426,7 @@ static int add_pid(struct targets *t, int pid, bool children, int depth)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
-	int procfd, fd;
+	int procfd, fd, pidfd;
 	FILE *f = NULL;
 	DIR *d;
 	struct dirent *de;
@@ -412,26 +461,24 @@ static int add_pid(struct targets *t, int pid, bool children, int depth)
 	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d && fd >= 0)
 		close(fd);
+	/* a pidfd of that same process: still alive through procfd after it */
+	pidfd = d ? (int)syscall(__NR_pidfd_open, pid, 0) : -1;
+	if (pidfd >= 0 && faccessat(procfd, "fd", F_OK, 0) < 0) {
+		close(pidfd);
+		pidfd = -1;
+	}
 	while (d && (de = readdir(d))) {
 		char link[300], *name;
 		int pin;
 
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
-		/*
-		 * An O_PATH fd needs only search permission on the way: holding
-		 * one of /etc/shadow does not make it the process's file to warm,
-		 * evict or lock. Only fds opened for reading or writing count.
-		 */
-		pin = fd_opened_for_io(procfd, de->d_name);
-		if (pin == 0)
+		/* only files it opened to read or write: see pin_fd */
+		pin = pin_fd(pidfd, procfd, dirfd(d), de->d_name);
+		if (pin == -1)
 			continue;
-		/* the magic link: the very file the process holds, not a name */
-		if (pin > 0)
-			pin = openat(dirfd(d), de->d_name, O_PATH | O_CLOEXEC);
-		else
-			errno = -pin, pin = -1;
 		if (pin < 0) {
+			errno = -pin;
 			if (errno == EMFILE || errno == ENFILE) {
 				snprintf(link, sizeof(link), "/proc/%d/fd/%s", pid, de->d_name);
 				cli_fail(link, errno, "cannot keep");
@@ -448,6 +495,8 @@ static int add_pid(struct targets *t, int pid, bool children, int depth)
 	}
 	if (d)
 		closedir(d);
+	if (pidfd >= 0)
+		close(pidfd);
 	if (!children || depth > 64) {
 		close(procfd);
 		return 0;

@@ -109,6 +109,24 @@ if t_root; then
 	t_is "--pid: a file it opened to read is" \
 		"$(jq "[.files[].path] | index(\"$T_DIR/mine\") != null" opath.json)" true
 	kill "$(cat opath.ready)" $op 2>/dev/null; wait $op 2>/dev/null
+	# ... nor when it keeps swapping (dup2) that O_PATH fd and a readable
+	# one on the same number while root looks (2 in 200 got through once)
+	: >race.ready; chmod 666 race.ready
+	as_nobody perl -MPOSIX -e 'sysopen(A, $ARGV[0], 010000000) or die;
+		open(B, "<", $ARGV[1]) or die; open(R, ">>", $ARGV[2]) or die;
+		print R "$$\n"; close R; alarm 60;
+		while (1) { POSIX::dup2(fileno(B), 10); POSIX::dup2(fileno(A), 10); }' \
+		"$T_DIR/secret" "$T_DIR/mine" "$T_DIR/race.ready" &
+	rp=$!
+	for i in $(seq 50); do [ -s race.ready ] && break; sleep 0.1; done
+	T_CLEANUP+=("kill $rp $(cat race.ready)")
+	leaked=0
+	for i in $(seq 200); do
+		pc stat --pid "$(cat race.ready)" --json 2>/dev/null |
+			jq -e "[.files[].path] | index(\"$T_DIR/secret\")" >/dev/null && leaked=$((leaked + 1))
+	done
+	t_is "--pid: an O_PATH fd swapped in and out by dup2 never gets through (200 looks)" "$leaked" 0
+	kill "$(cat race.ready)" $rp 2>/dev/null; wait $rp 2>/dev/null
 else
 	t_skip "--pid and O_PATH" "needs root (a process of another user)"
 fi
