@@ -58,6 +58,7 @@ struct oitem {
 struct orec {
 	struct ofield *f;
 	int n, cap;
+	bool lost;		/* a field did not fit in memory: the row is said lost */
 };
 
 void orec_u64(struct orec *r, const char *key, uint64_t v, int flags);

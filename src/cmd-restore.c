@@ -559,8 +559,8 @@ int cmd_restore(int argc, char **argv)
 		budget.rate = bo.rate;
 		if (rc == 0)
 			rc = pc_warmer_new(&wo, &w);
-		if (rc < 0)
-			cli_warn("cannot start reading: %s", strerror(-rc));
+		if (rc < 0)	/* nothing is read: a failure, not a warning */
+			cli_fail(snap, -rc, "cannot start reading for");
 		if (!quiet && co.fmt == OUT_HUMAN)
 			prog = cli_progress_start(&progress, "restoring");
 		for (size_t i = 0; i < nwarm && rc == 0; i++) {
@@ -583,6 +583,10 @@ int cmd_restore(int argc, char **argv)
 						it->f.runs, it->f.nruns);
 			if (rc == -ENOSPC)
 				break;
+			if (rc < 0) {
+				it->ok = false;
+				cli_fail(show, -rc, "cannot restore");
+			}
 			rc = 0;
 		}
 		if (w)

@@ -74,8 +74,18 @@ static struct ofield *add(struct orec *r, const char *key, enum ofield_type t, i
 		int nc = r->cap ? 2 * r->cap : 8;
 		struct ofield *nf = realloc(r->f, (size_t)nc * sizeof(*nf));
 
-		if (!nf)
-			abort();	/* a few hundred bytes: nothing sensible is left */
+		if (!nf) {
+			/*
+			 * Out of memory: the row is marked lost (out_flush says how
+			 * many) and the field goes to a scratch one, never a crash.
+			 */
+			static __thread struct ofield scratch;
+
+			free(scratch.s);
+			memset(&scratch, 0, sizeof(scratch));
+			r->lost = true;
+			return &scratch;
+		}
 		r->f = nf;
 		r->cap = nc;
 	}
@@ -189,6 +199,7 @@ void orec_release(struct orec *r)
 	free(r->f);
 	r->f = NULL;
 	r->n = r->cap = 0;
+	r->lost = false;
 }
 
 /* Move r's fields into *to, at their own size; r is left empty. */
@@ -202,9 +213,13 @@ static void orec_move(struct orec *to, struct orec *r)
 		r->f = fit;
 		r->cap = r->n;
 	}
+	if (r->lost)
+		doc.lost++;	/* an object keeps what it has; the loss is said */
 	*to = *r;
+	to->lost = false;
 	r->f = NULL;
 	r->n = r->cap = 0;
+	r->lost = false;
 }
 
 static struct olist *list_get(const char *name)
@@ -234,6 +249,12 @@ void out_list_add(const char *list, struct orec *r)
 
 	pthread_mutex_lock(&doc_lock);
 	l = list_get(list);
+	if (r->lost) {
+		orec_release(r);
+		doc.lost++;
+		pthread_mutex_unlock(&doc_lock);
+		return;
+	}
 
 	if (l->n == l->cap) {
 		size_t nc = l->cap ? l->cap * 2 : 64;
