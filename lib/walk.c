@@ -376,7 +376,8 @@ static void hand_over(struct worker *wk, int fd, const struct stat *st, const ch
 		event(w, PC_WALK_SKIP_SIZE, path, 0);
 		goto out;
 	}
-	if (!o->all_links && (st->st_nlink > 1 || is_root)) {
+	/* a file can be reached twice by a hardlink, as a root, or through a link (-L) */
+	if (!o->all_links && (st->st_nlink > 1 || is_root || o->follow)) {
 		int r = idset_add(&w->links, st->st_dev, st->st_ino);
 
 		if (r < 0) {

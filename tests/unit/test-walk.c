@@ -414,6 +414,9 @@ int main(void)
 	walk(root, &o, &s);
 	ok(s.ev[PC_WALK_SKIP_LOOP] >= 1, "with -L the symlink loop is detected and survived");
 	ok(saw(&s, "c"), "with -L files are still found once each");
+	ok(s.ev[PC_WALK_DUP] == 2,
+	   "with -L a file reached through a link too is visited once (%d duplicates: "
+	   "the hardlink and link-to-a)", s.ev[PC_WALK_DUP]);
 	ok(s.ev[PC_WALK_ERROR] == 1 && s.last_err == ENOENT, "a dangling symlink is an error");
 
 	o = (struct pc_walk_opts){ .threads = 1, .all_links = true };
