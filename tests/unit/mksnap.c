@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 {
 	struct pc_profile_meta m = { .created = 1700000000, .page_size = (uint32_t)pc_page_size() };
 	struct pc_profile_file *fs = NULL;
-	size_t nf = 0;
+	size_t nf = 0, cap = 0;
 	const char *root = "/", *out;
 	bool raw = false;
 	long rep = 0;
@@ -116,7 +116,10 @@ int main(int argc, char **argv)
 				f.runs[1] = (f.size + m.page_size - 1) / m.page_size;
 				f.nruns = 1;
 			}
-			fs = realloc(fs, (nf + 1) * sizeof(*fs));
+			if (nf == cap) {	/* doubling: 100,000 entries under ASan too */
+				cap = cap ? 2 * cap : 64;
+				fs = realloc(fs, cap * sizeof(*fs));
+			}
 			fs[nf++] = f;
 			free(spec);
 		}
