@@ -200,18 +200,20 @@ static int reopen(int rootfd, const struct item *it, struct stat *st)
 	return fd;
 }
 
-/* A checked file could not be opened again: say why, and count it. */
-static void reopen_failed(const char *root, const struct item *it, int err, uint64_t *nchanged,
-			  uint64_t *nmissing)
+/*
+ * A file could not be opened (err from pc_open_beneath or reopen; st as
+ * they filled it): say why, and count it. `missing`: the words for ENOENT.
+ */
+static void open_failed(const char *root, const struct item *it, int err, const struct stat *st,
+			const char *missing, uint64_t *nchanged, uint64_t *nmissing)
 {
 	char show[8192];
-	struct stat st = { 0 };
-	const char *why = err == -ESTALE ? "replaced while restoring" : refusal(err, &st);
+	const char *why = err == -ESTALE ? "replaced while restoring" : refusal(err, st);
 
 	shown(root, it, show, sizeof(show));
 	if (err == -ENOENT) {
 		(*nmissing)++;
-		skip_row(show, "missing (removed while restoring)");
+		skip_row(show, missing);
 	} else if (why) {
 		(*nchanged)++;
 		skip_row(show, why);
@@ -482,16 +484,7 @@ int cmd_restore(int argc, char **argv)
 		int fd = pc_open_beneath(rootfd, it->f.path, O_NOATIME, &st);
 
 		if (fd < 0) {
-			why = refusal(fd, &st);
-			if (fd == -ENOENT) {
-				nmissing++;
-				skip_row(shown(root, it, show, sizeof(show)), "missing");
-			} else if (why) {
-				nchanged++;
-				skip_row(shown(root, it, show, sizeof(show)), why);
-			} else {
-				cli_fail(shown(root, it, show, sizeof(show)), -fd, "cannot open");
-			}
+			open_failed(root, it, fd, &st, "missing", &nchanged, &nmissing);
 			continue;
 		}
 		why = changed(it, fd, &st, same_place);
@@ -527,7 +520,8 @@ int cmd_restore(int argc, char **argv)
 			int fd = reopen(rootfd, it, &st);
 
 			if (fd < 0) {
-				reopen_failed(root, it, fd, &nchanged, &nmissing);
+				open_failed(root, it, fd, &st, "missing (removed while restoring)", &nchanged,
+					    &nmissing);
 				continue;
 			}
 			for (size_t k = 0; k < it->f.nruns; k++) {
@@ -576,7 +570,8 @@ int cmd_restore(int argc, char **argv)
 			}
 			if (fd < 0) {
 				it->ok = false;
-				reopen_failed(root, it, fd, &nchanged, &nmissing);
+				open_failed(root, it, fd, &st, "missing (removed while restoring)", &nchanged,
+					    &nmissing);
 				continue;
 			}
 			rc = pc_warmer_add_runs(w, fd, shown(root, it, show, sizeof(show)), &st,
