@@ -40,8 +40,17 @@ if ! t_root; then
 	pc stat --by-cgroup mapped >o 2>e; t_is "--by-cgroup without root is a usage error" $? 2
 fi
 pc stat --pid 4000000 >o 2>e; t_is "a PID that does not exist exits 1" $? 1
-# each file of a process is held by an fd for the walk: out of fds, say so
-(ulimit -n 12; "$PAGECACHE" stat --pid $lp --json >nofd.json 2>nofd.err); rc=$?
+# each file of a process is held by an fd for the walk: out of fds, say so.
+# The process holds 40 files, more than the limit, whatever fds the test
+# itself inherited (CI passes fewer than a terminal does).
+mkdir many
+opens=""
+for i in $(seq 40); do printf x >many/$i; opens+=" $((i + 19))<many/$i"; done
+bash -c "exec $opens; exec sleep 60" >/dev/null 2>&1 &
+hp=$!
+T_CLEANUP+=("kill $hp")
+for i in $(seq 50); do [ -e /proc/$hp/fd/59 ] && [ "$(readlink /proc/$hp/exe)" != "$(readlink /proc/$$/exe)" ] && break; sleep 0.1; done
+(ulimit -n 24; "$PAGECACHE" stat --pid $hp --json >nofd.json 2>nofd.err); rc=$?
 t_is "out of fds: exit 1" "$rc" 1
 t_ok "and each file left out is named" jq -e '[.errors[] | select(.error == "cannot keep" and .reason == "Too many open files")] | length > 0' nofd.json
 kill $lp; wait $lp 2>/dev/null
