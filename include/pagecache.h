@@ -346,7 +346,36 @@ void pc_unlock(struct pc_lock *l);
 
 /* ---- cgroup.c: memory cgroups, v1 and v2 ------------------------------ */
 
-/* The directory of memory cgroup `path` (relative to the hierarchy's root). */
+/*
+ * The directory of the memory cgroup a user names with `spec`, in the first
+ * of these forms that fits:
+ *   the cgroupfs directory     /sys/fs/cgroup/memory/a/b (v1), /sys/fs/cgroup/a/b (v2);
+ *                              another v1 hierarchy's (/sys/fs/cgroup/systemd/a/b):
+ *                              the same path in the memory hierarchy
+ *   the path in the hierarchy  /a/b (systemctl show -p ControlGroup), a/b, b
+ *   a cgroup's name            mariadb.service, user.slice, foo\x2dbar.service:
+ *                              a directory of exactly that name anywhere below
+ *   a container ID             12 to 64 lowercase hex digits, the start of the ID
+ *                              in libpod-ID.scope, docker-ID.scope,
+ *                              cri-containerd-ID.scope, crio-ID.scope or a
+ *                              directory named ID (cgroupfs drivers)
+ * The search goes 16 levels down and looks at 100,000 cgroups at most; it
+ * follows no link, and nothing resolving outside the hierarchy is taken.
+ * 0, or -EINVAL ('..', empty), -ENOENT, -EXDEV (outside), -ENOTUNIQ (more
+ * than one match), -E2BIG (too many cgroups to search); why (may be NULL)
+ * gets what was tried, or the candidates.
+ */
+int pc_cgroup_resolve(const char *spec, char *ret, size_t len, char *why, size_t whylen);
+/* The same, in a hierarchy given (tests; one mounted elsewhere). */
+struct pc_cgroup_fs {
+	const char *base;		/* where hierarchies are mounted (/sys/fs/cgroup); may be NULL */
+	const char *root;		/* the memory hierarchy's root directory */
+	int version;			/* 1 or 2 */
+	unsigned max_seen;		/* cgroups searched, at most (0: 100,000) */
+};
+int pc_cgroup_resolve_in(const struct pc_cgroup_fs *fs, const char *spec, char *ret, size_t len,
+			 char *why, size_t whylen);
+/* pc_cgroup_resolve without the reason. */
 int pc_cgroup_dir(const char *path, char *ret, size_t len);
 /* Move the calling process into it (cgroup.procs). */
 int pc_cgroup_join(const char *path);

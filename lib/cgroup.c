@@ -11,7 +11,9 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
@@ -21,31 +23,334 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The directory of memory cgroup `path` (as under the hierarchy's root). */
-int pc_cgroup_dir(const char *path, char *ret, size_t len)
+static bool file_exists(const char *p)
 {
-	static const char *const bases[] = {
-		"/sys/fs/cgroup/memory",	/* v1 */
-		"/sys/fs/cgroup",		/* v2, unified */
-	};
 	struct stat st;
 
-	if (strstr(path, ".."))
-		return -EINVAL;
-	while (*path == '/')
-		path++;
-	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
-		char probe[600];
+	return stat(p, &st) == 0;
+}
 
-		/* v1 has memory.limit_in_bytes, v2 memory.max */
-		snprintf(probe, sizeof(probe), "%s/%s/%s", bases[i], path,
-			 i == 0 ? "memory.limit_in_bytes" : "memory.max");
-		if (stat(probe, &st) == 0) {
-			snprintf(ret, len, "%s/%s", bases[i], path);
-			return 0;
+/* Is `word` one of the space-separated words of `list`? */
+static bool has_word(const char *list, const char *word)
+{
+	size_t wl = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += wl)
+		if ((p == list || p[-1] == ' ' || p[-1] == '\n') &&
+		    (p[wl] == 0 || p[wl] == ' ' || p[wl] == '\n'))
+			return true;
+	return false;
+}
+
+/* ---- naming a cgroup: the forms users have at hand ---- */
+
+/*
+ * The search for a name is bounded: systemd and Kubernetes nest a container
+ * 4 to 6 deep (kubepods.slice/kubepods-burstable.slice/...-pod<uid>.slice/
+ * cri-containerd-<id>.scope), rootless podman 6; a node has thousands of
+ * cgroups, not hundreds of thousands.
+ */
+#define CG_DEPTH	16		/* levels below the root searched */
+#define CG_MAX		100000		/* cgroups looked at, at most */
+#define CG_LISTED	8		/* candidates named in an ambiguity */
+#define CG_ID_MIN	12		/* hex digits of a container ID prefix */
+#define CG_ID_LEN	64		/* a full container ID */
+
+/* Runtimes' cgroup names for container ID: PREFIX ID SUFFIX. */
+static const struct {
+	const char *prefix, *suffix;
+} cg_id_forms[] = {
+	{ "libpod-", ".scope" },	 /* podman, systemd driver */
+	{ "docker-", ".scope" },	 /* docker, systemd driver */
+	{ "cri-containerd-", ".scope" }, /* containerd (Kubernetes), systemd driver */
+	{ "crio-", ".scope" },		 /* CRI-O, systemd driver */
+	{ "", "" },			 /* cgroupfs drivers: /docker/ID, /kubepods/.../ID */
+};
+
+struct cg_search {
+	const struct pc_cgroup_fs *fs;
+	const char *name;		/* a unit name: matched whole */
+	bool id;			/* name may be a container ID prefix */
+	char path[4096];		/* where the walk is, relative to the root */
+	char *exact[CG_LISTED], *byid[CG_LISTED];
+	size_t nexact, nbyid;		/* matches (only CG_LISTED kept) */
+	size_t seen;			/* cgroups looked at */
+	bool stopped;			/* CG_MAX reached */
+};
+
+static bool is_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* Is directory entry `name` a runtime's cgroup for an ID beginning with `id`? */
+static bool id_match(const char *name, const char *id)
+{
+	size_t nl = strlen(name), il = strlen(id);
+
+	for (size_t i = 0; i < sizeof(cg_id_forms) / sizeof(cg_id_forms[0]); i++) {
+		size_t pl = strlen(cg_id_forms[i].prefix), sl = strlen(cg_id_forms[i].suffix);
+
+		if (nl == pl + CG_ID_LEN + sl && !strncmp(name, cg_id_forms[i].prefix, pl) &&
+		    !strcmp(name + pl + CG_ID_LEN, cg_id_forms[i].suffix) &&
+		    is_hex(name + pl, CG_ID_LEN) && !strncmp(name + pl, id, il))
+			return true;
+	}
+	return false;
+}
+
+/* Does directory fd `dfd` hold a memory cgroup (not its root)? */
+static bool fd_is_memcg(int dfd, int version)
+{
+	struct stat st;
+
+	return fstatat(dfd, version == 1 ? "memory.limit_in_bytes" : "memory.max", &st, 0) == 0;
+}
+
+static void keep(char **list, size_t *n, const char *path)
+{
+	if (*n < CG_LISTED)
+		list[*n] = strdup(path);
+	(*n)++;
+}
+
+/* Every cgroup below directory fd `dfd` (consumed); no link followed. */
+static void search(struct cg_search *s, int dfd, int depth)
+{
+	size_t plen = strlen(s->path);
+	struct dirent *de;
+	DIR *d = fdopendir(dfd);
+
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	while (!s->stopped && (de = readdir(d))) {
+		const char *n = de->d_name;
+		struct stat st;
+		int sub;
+
+		if (!strcmp(n, ".") || !strcmp(n, ".."))
+			continue;
+		if (de->d_type != DT_DIR &&
+		    (de->d_type != DT_UNKNOWN ||
+		     fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)))
+			continue;	/* a link is DT_LNK: never followed */
+		if (plen + 1 + strlen(n) >= sizeof(s->path))
+			continue;
+		sub = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		if (++s->seen > (s->fs->max_seen ? s->fs->max_seen : CG_MAX)) {
+			s->stopped = true;
+			close(sub);
+			break;
+		}
+		snprintf(s->path + plen, sizeof(s->path) - plen, "/%s", n);
+		if (fd_is_memcg(sub, s->fs->version)) {
+			if (!strcmp(n, s->name))
+				keep(s->exact, &s->nexact, s->path);
+			else if (s->id && id_match(n, s->name))
+				keep(s->byid, &s->nbyid, s->path);
+		}
+		if (depth + 1 < CG_DEPTH)
+			search(s, sub, depth + 1);
+		else
+			close(sub);
+		s->path[plen] = 0;
+	}
+	closedir(d);
+}
+
+static void search_free(struct cg_search *s)
+{
+	for (size_t i = 0; i < CG_LISTED; i++) {
+		free(s->exact[i]);
+		free(s->byid[i]);
+	}
+}
+
+/* "N cgroups: /a, /b, ... and K more" into why. */
+static void say_matches(char *why, size_t whylen, const char *what, char *const *list, size_t n)
+{
+	size_t used;
+
+	if (!why || !whylen)
+		return;
+	snprintf(why, whylen, "%s matches %zu cgroups (name one by its path):", what, n);
+	for (size_t i = 0; i < n && i < CG_LISTED; i++) {
+		used = strlen(why);
+		snprintf(why + used, whylen - used, "%s '%s'", i ? "," : "", list[i] ? list[i] : "?");
+	}
+	if (n > CG_LISTED) {
+		used = strlen(why);
+		snprintf(why + used, whylen - used, " and %zu more", n - CG_LISTED);
+	}
+}
+
+#define WHY(...) (why && whylen ? (void)snprintf(why, whylen, __VA_ARGS__) : (void)0)
+
+/*
+ * Is ROOT/rel a memory cgroup, inside ROOT once every link is resolved?
+ * ret gets it, spelled from ROOT. 0, -ENOENT (not one), -EXDEV (elsewhere).
+ */
+static int check_dir(const struct pc_cgroup_fs *fs, const char *rel, char *ret, size_t len,
+		     bool *ret_nomem)
+{
+	char dir[4200], probe[4300], real[PATH_MAX], realroot[PATH_MAX];
+	size_t rl;
+
+	*ret_nomem = false;
+	while (*rel == '/')
+		rel++;
+	if ((size_t)snprintf(dir, sizeof(dir), "%s%s%s", fs->root, *rel ? "/" : "", rel) >=
+	    sizeof(dir))
+		return -ENAMETOOLONG;
+	rl = strlen(dir);
+	while (rl > strlen(fs->root) && dir[rl - 1] == '/')
+		dir[--rl] = 0;
+	if (!realpath(dir, real) || !realpath(fs->root, realroot))
+		return -ENOENT;
+	rl = strlen(realroot);
+	if (strncmp(real, realroot, rl) || (real[rl] && real[rl] != '/'))
+		return -EXDEV;
+	if (!real[rl]) {
+		/* the root: v1's has memory.limit_in_bytes; v2's no memory.max */
+		if (fs->version == 2) {
+			char buf[512];
+
+			snprintf(probe, sizeof(probe), "%s/cgroup.controllers", real);
+			if (pc_read_text(probe, buf, sizeof(buf)) < 0 || !has_word(buf, "memory"))
+				return -ENOENT;
+			goto found;
 		}
 	}
-	return -ENOENT;
+	snprintf(probe, sizeof(probe), "%s/%s", real,
+		 fs->version == 1 ? "memory.limit_in_bytes" : "memory.max");
+	if (!file_exists(probe)) {
+		*ret_nomem = true;	/* a directory, but no memory cgroup */
+		return -ENOENT;
+	}
+found:
+	if ((size_t)snprintf(ret, len, "%s%s", fs->root, real + rl) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int pc_cgroup_resolve_in(const struct pc_cgroup_fs *fs, const char *spec, char *ret, size_t len,
+			 char *why, size_t whylen)
+{
+	size_t rootl = strlen(fs->root), basel = fs->base ? strlen(fs->base) : 0;
+	const char *rel = spec, *form;
+	struct cg_search *s;
+	bool nomem, bare;
+	int rc;
+
+	if (!*spec) {
+		WHY("an empty name");
+		return -EINVAL;
+	}
+	if (strstr(spec, "..")) {
+		WHY("'..' would leave the memory hierarchy ('%s')", fs->root);
+		return -EINVAL;
+	}
+	bare = !strchr(spec, '/');
+	if (!strncmp(spec, fs->root, rootl) && (!spec[rootl] || spec[rootl] == '/')) {
+		rel = spec + rootl;	/* the cgroupfs directory */
+		form = "the directory";
+	} else if (basel && !strncmp(spec, fs->base, basel) && spec[basel] == '/' &&
+		   strcmp(fs->root, fs->base)) {
+		/* another hierarchy's directory (cpu, systemd, unified): the same path in memory's */
+		rel = strchr(spec + basel + 1, '/');
+		rel = rel ? rel : "";
+		form = "the same cgroup in the memory hierarchy,";
+	} else {
+		form = "the memory cgroup";
+	}
+	rc = check_dir(fs, rel, ret, len, &nomem);
+	if (rc == 0)
+		return 0;
+	if (rc == -EXDEV) {
+		WHY("'%s' resolves outside the memory hierarchy ('%s')", spec, fs->root);
+		return -EXDEV;
+	}
+	if (rc != -ENOENT) {
+		WHY("%s", strerror(-rc));
+		return rc;
+	}
+	if (!bare) {
+		while (*rel == '/')
+			rel++;
+		WHY("no such memory cgroup: tried %s '%s%s%s'%s", form, fs->root, *rel ? "/" : "",
+		    rel, nomem ? ", a cgroup without the memory controller" : "");
+		return -ENOENT;
+	}
+
+	/* a unit name or a container ID: looked for by name, anywhere below */
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->fs = fs;
+	s->name = spec;
+	s->id = strlen(spec) >= CG_ID_MIN && strlen(spec) <= CG_ID_LEN && is_hex(spec, strlen(spec));
+	rc = open(fs->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rc < 0) {
+		rc = -errno;
+		free(s);
+		WHY("cannot open '%s': %s", fs->root, strerror(-rc));
+		return rc;
+	}
+	search(s, rc, 0);
+	if (s->stopped) {
+		WHY("more than %u cgroups under '%s': the search for '%s' stopped; name it by "
+		    "its path", fs->max_seen ? fs->max_seen : CG_MAX, fs->root, spec);
+		rc = -E2BIG;
+	} else if (s->nexact > 1) {
+		say_matches(why, whylen, "the name", s->exact, s->nexact);
+		rc = -ENOTUNIQ;
+	} else if (s->nexact == 1 || s->nbyid == 1) {
+		const char *p = s->nexact ? s->exact[0] : s->byid[0];
+
+		rc = p ? check_dir(fs, p, ret, len, &nomem) : -ENOMEM;
+		if (rc < 0)
+			WHY("'%s' changed while it was looked at: %s", p ? p : spec, strerror(-rc));
+	} else if (s->nbyid > 1) {
+		say_matches(why, whylen, "the container ID prefix", s->byid, s->nbyid);
+		rc = -ENOTUNIQ;
+	} else {
+		WHY("no such memory cgroup: tried %s '%s/%s'%s, and no cgroup of that name%s among "
+		    "the %zu under '%s'", form, fs->root, spec,
+		    nomem ? " (a cgroup without the memory controller)" : "",
+		    s->id ? " or for a container whose ID begins so (libpod-, docker-, "
+			    "cri-containerd-, crio-ID.scope; ID)" : "",
+		    s->seen, fs->root);
+		rc = -ENOENT;
+	}
+	search_free(s);
+	free(s);
+	return rc;
+}
+
+int pc_cgroup_resolve(const char *spec, char *ret, size_t len, char *why, size_t whylen)
+{
+	struct pc_cgroup_fs fs = { .base = "/sys/fs/cgroup" };
+	char root[64];
+	int rc = pc_cgroup_root(root, sizeof(root), &fs.version);
+
+	if (rc < 0) {
+		WHY("no memory cgroup controller (v1 or v2) is mounted under '/sys/fs/cgroup'");
+		return rc;
+	}
+	fs.root = root;
+	return pc_cgroup_resolve_in(&fs, spec, ret, len, why, whylen);
+}
+
+int pc_cgroup_dir(const char *path, char *ret, size_t len)
+{
+	return pc_cgroup_resolve(path, ret, len, NULL, 0);
 }
 
 int pc_cgroup_join(const char *path)
@@ -67,13 +372,6 @@ int pc_cgroup_join(const char *path)
 }
 
 /* ---- the memory hierarchy: find, create, read ---- */
-
-static bool file_exists(const char *p)
-{
-	struct stat st;
-
-	return stat(p, &st) == 0;
-}
 
 int pc_cgroup_root(char *ret, size_t len, int *ret_version)
 {
@@ -286,18 +584,6 @@ int pc_cgroup_write(const char *dir, const char *file, const char *value)
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	return pc_write_text(path, value);
-}
-
-/* Is `word` one of the space-separated words of `list`? */
-static bool has_word(const char *list, const char *word)
-{
-	size_t wl = strlen(word);
-
-	for (const char *p = list; (p = strstr(p, word)); p += wl)
-		if ((p == list || p[-1] == ' ' || p[-1] == '\n') &&
-		    (p[wl] == 0 || p[wl] == ' ' || p[wl] == '\n'))
-			return true;
-	return false;
 }
 
 /* The caller's own memory cgroup directory, C. Never a guess: no C, no answer. */

@@ -4,11 +4,14 @@
  * beneath the caller (decided from a cgroup's files, here a made-up one in
  * a temporary directory: the v2 memory controller cannot be had on a host
  * whose v1 hierarchy holds it); the live hierarchy found, and as root a
- * child made beneath ours, and one with a process in it removed.
+ * child made beneath ours, and one with a process in it removed; a cgroup
+ * named as users name it (directory, path, unit name, container ID),
+ * resolved in a made-up hierarchy of v1 and v2 shape, and on the live one.
  */
 #include "pagecache.h"
 #include "tap.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -189,6 +192,253 @@ out:
 		put(U, "cgroup.subtree_control", "-hugetlb");
 }
 
+/* ---- naming: pc_cgroup_resolve_in on a made-up /sys/fs/cgroup ---- */
+
+static char rtop[64];
+
+/* mkdir -p DIR beneath rtop, with memory file `mem` in it (NULL: none) */
+static void mkcg(const char *rel, const char *mem)
+{
+	char path[PATH_MAX], *p;
+
+	snprintf(path, sizeof(path), "%s/%s", rtop, rel);
+	for (p = path + strlen(rtop) + 1; (p = strchr(p, '/')); p++) {
+		*p = 0;
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	mkdir(path, 0755);
+	if (mem) {
+		FILE *f;
+
+		strcat(path, "/");
+		strcat(path, mem);
+		f = fopen(path, "w");
+		if (f) {
+			fputs("max\n", f);
+			fclose(f);
+		}
+	}
+}
+
+#define V1 "memory.limit_in_bytes"
+#define ID_A "0123456789ab" "cdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define ID_B "abcdefabcdef" "0123456789abcdef0123456789abcdef0123456789abcdef0123"
+#define ID_C "c0ffeec0ffee" "0123456789abcdef0123456789abcdef0123456789abcdef0123"
+#define ID_D "d00dd00dd00d" "0123456789abcdef0123456789abcdef0123456789abcdef0123"
+/* two cgroupfs-driver IDs alike in their first 13 digits */
+#define ID_E "eeeeeeeeeeee" "e000000000000000000000000000000000000000000000000000"
+#define ID_F "eeeeeeeeeeee" "e111111111111111111111111111111111111111111111111111"
+#define ID_K "4b4b4b4b4b4b" "0123456789abcdef0123456789abcdef0123456789abcdef0123"
+
+static int res(const struct pc_cgroup_fs *fs, const char *spec, char *ret, char *why)
+{
+	ret[0] = why[0] = 0;
+	return pc_cgroup_resolve_in(fs, spec, ret, PATH_MAX, why, 1024);
+}
+
+/* ret is the made-up root plus rel */
+static bool at(const char *ret, const char *root, const char *rel)
+{
+	char want[PATH_MAX];
+
+	snprintf(want, sizeof(want), "%s%s", root, rel);
+	return !strcmp(ret, want);
+}
+
+static void test_resolve(void)
+{
+	char base[128], v1[160], v2[160], ret[PATH_MAX], why[1024], spec[PATH_MAX], deep[PATH_MAX];
+	struct pc_cgroup_fs fs1, fs2;
+	int rc;
+
+	snprintf(rtop, sizeof(rtop), "/tmp/pc-test-cgname-XXXXXX");
+	if (!mkdtemp(rtop)) {
+		skip("cannot make a temporary directory", "cgroup names");
+		return;
+	}
+	/* base/memory: v1; base/systemd: another v1 hierarchy; v2: a unified one */
+	snprintf(base, sizeof(base), "%s/cgroup", rtop);
+	snprintf(v1, sizeof(v1), "%s/memory", base);
+	snprintf(v2, sizeof(v2), "%s/v2", rtop);
+	fs1 = (struct pc_cgroup_fs){ .base = base, .root = v1, .version = 1 };
+	fs2 = (struct pc_cgroup_fs){ .base = v2, .root = v2, .version = 2 };
+	mkcg("cgroup/memory", V1);
+	mkcg("cgroup/memory/system.slice", V1);
+	mkcg("cgroup/memory/system.slice/mariadb.service", V1);
+	mkcg("cgroup/memory/system.slice/foo\\x2dbar.service", V1);
+	mkcg("cgroup/memory/system.slice/a \"quoted\" 'name'.service", V1);
+	mkcg("cgroup/memory/system.slice/docker-" ID_A ".scope", V1);
+	mkcg("cgroup/memory/machine.slice/libpod-" ID_B ".scope/container", V1);
+	mkcg("cgroup/memory/machine.slice/libpod-" ID_B ".scope", V1);
+	mkcg("cgroup/memory/machine.slice/libpod-conmon-" ID_B ".scope", V1);
+	mkcg("cgroup/memory/kubepods.slice/kubepods-burstable.slice/"
+	     "kubepods-burstable-pod1234.slice/cri-containerd-" ID_C ".scope", V1);
+	mkcg("cgroup/memory/system.slice/crio-" ID_D ".scope", V1);
+	mkcg("cgroup/memory/system.slice/crio-conmon-" ID_D ".scope", V1);
+	mkcg("cgroup/memory/docker/" ID_E, V1);
+	mkcg("cgroup/memory/docker/" ID_F, V1);
+	mkcg("cgroup/memory/kubepods/burstable/pod5678/" ID_K, V1);
+	mkcg("cgroup/memory/user.slice/dup.service", V1);
+	mkcg("cgroup/memory/other.slice/dup.service", V1);
+	mkcg("cgroup/memory/nomem.service", NULL);
+	mkcg("cgroup/systemd/system.slice/mariadb.service", NULL);
+	mkcg("outside/evil.service", V1);
+	mkcg("v2", NULL);
+	mkcg("v2/system.slice", "memory.max");
+	mkcg("v2/system.slice/x.service", "memory.max");
+	mkcg("v2/system.slice/nomem.service", NULL);
+	{
+		char p[PATH_MAX], t[PATH_MAX];
+		FILE *f;
+
+		snprintf(p, sizeof(p), "%s/v2/cgroup.controllers", rtop);
+		f = fopen(p, "w");
+		if (f) {
+			fputs("cpu io memory pids\n", f);
+			fclose(f);
+		}
+		/* links: one to a cgroup outside the hierarchy, one to a dir holding one */
+		snprintf(p, sizeof(p), "%s/link", v1);
+		snprintf(t, sizeof(t), "%s/outside/evil.service", rtop);
+		if (symlink(t, p) < 0)
+			perror("symlink");
+		snprintf(p, sizeof(p), "%s/system.slice/outlink", v1);
+		snprintf(t, sizeof(t), "%s/outside", rtop);
+		if (symlink(t, p) < 0)
+			perror("symlink");
+	}
+
+	/* the cgroupfs directory, the path, a name */
+	snprintf(spec, sizeof(spec), "%s/system.slice/mariadb.service", v1);
+	rc = res(&fs1, spec, ret, why);
+	ok(rc == 0 && at(ret, v1, "/system.slice/mariadb.service"),
+	   "names: the cgroupfs directory (%d %s)", rc, why);
+	rc = res(&fs1, "/system.slice/mariadb.service", ret, why);
+	ok(rc == 0 && at(ret, v1, "/system.slice/mariadb.service"),
+	   "names: the path in the hierarchy, as systemctl prints it");
+	rc = res(&fs1, "system.slice/mariadb.service/", ret, why);
+	ok(rc == 0 && at(ret, v1, "/system.slice/mariadb.service"),
+	   "names: a relative path, a trailing slash");
+	rc = res(&fs1, "mariadb.service", ret, why);
+	ok(rc == 0 && at(ret, v1, "/system.slice/mariadb.service"),
+	   "names: a unit name, found below (%d %s)", rc, why);
+	rc = res(&fs1, "system.slice", ret, why);
+	ok(rc == 0 && at(ret, v1, "/system.slice"), "names: a slice at the top");
+	rc = res(&fs1, "foo\\x2dbar.service", ret, why);
+	ok(rc == 0 && at(ret, v1, "/system.slice/foo\\x2dbar.service"),
+	   "names: a systemd escape is a literal name (%d %s)", rc, why);
+	rc = res(&fs1, "foo-bar.service", ret, why);
+	ok(rc == -ENOENT, "names: and is not unescaped");
+	rc = res(&fs1, "a \"quoted\" 'name'.service", ret, why);
+	ok(rc == 0 && at(ret, v1, "/system.slice/a \"quoted\" 'name'.service"),
+	   "names: spaces and quotes");
+	snprintf(spec, sizeof(spec), "%s/systemd/system.slice/mariadb.service", base);
+	rc = res(&fs1, spec, ret, why);
+	ok(rc == 0 && at(ret, v1, "/system.slice/mariadb.service"),
+	   "names: another v1 hierarchy's directory: the same cgroup in memory's (%d %s)", rc, why);
+	rc = res(&fs1, v1, ret, why);
+	ok(rc == 0 && !strcmp(ret, v1), "names: the root's directory is the root");
+	rc = res(&fs1, "/", ret, why);
+	ok(rc == 0 && !strcmp(ret, v1), "names: '/' is the root");
+
+	/* ambiguity, absence: the reason names the candidates, what was tried */
+	rc = res(&fs1, "dup.service", ret, why);
+	ok(rc == -ENOTUNIQ && strstr(why, "'/user.slice/dup.service'") &&
+	   strstr(why, "'/other.slice/dup.service'") && !ret[0],
+	   "names: two cgroups of one name: refused, both named (%s)", why);
+	rc = res(&fs1, "nothere.service", ret, why);
+	ok(rc == -ENOENT && strstr(why, "no such memory cgroup") && strstr(why, "nothere.service") &&
+	   strstr(why, v1), "names: none: what was tried (%s)", why);
+	rc = res(&fs1, "nomem.service", ret, why);
+	ok(rc == -ENOENT && strstr(why, "without the memory controller"),
+	   "names: a directory without the memory files is no memory cgroup (%s)", why);
+	rc = res(&fs1, "no/such", ret, why);
+	ok(rc == -ENOENT && strstr(why, "no/such"), "names: a path that is not there (%s)", why);
+
+	/* containers */
+	rc = res(&fs1, "0123456789ab", ret, why);
+	ok(rc == 0 && at(ret, v1, "/system.slice/docker-" ID_A ".scope"),
+	   "containers: a 12-digit prefix finds docker-ID.scope (%d %s)", rc, why);
+	rc = res(&fs1, ID_B, ret, why);
+	ok(rc == 0 && at(ret, v1, "/machine.slice/libpod-" ID_B ".scope"),
+	   "containers: a full ID finds libpod-ID.scope (not conmon's, not the inner cgroup)");
+	rc = res(&fs1, "c0ffeec0ffee01", ret, why);
+	ok(rc == 0 && at(ret, v1, "/kubepods.slice/kubepods-burstable.slice/"
+			  "kubepods-burstable-pod1234.slice/cri-containerd-" ID_C ".scope"),
+	   "containers: cri-containerd-ID.scope, four levels down");
+	rc = res(&fs1, "d00dd00dd00d", ret, why);
+	ok(rc == 0 && at(ret, v1, "/system.slice/crio-" ID_D ".scope"),
+	   "containers: crio-ID.scope, not crio-conmon-ID.scope (%d %s)", rc, why);
+	rc = res(&fs1, "4b4b4b4b4b4b", ret, why);
+	ok(rc == 0 && at(ret, v1, "/kubepods/burstable/pod5678/" ID_K),
+	   "containers: the cgroupfs driver's bare ID (/kubepods/.../ID)");
+	rc = res(&fs1, "eeeeeeeeeeeee", ret, why);
+	ok(rc == -ENOTUNIQ && strstr(why, "/docker/" ID_E) && strstr(why, "/docker/" ID_F),
+	   "containers: a prefix two IDs share: refused, both named");
+	rc = res(&fs1, "eeeeeeeeeeeee1", ret, why);
+	ok(rc == 0 && at(ret, v1, "/docker/" ID_F), "containers: one digit more tells them apart");
+	rc = res(&fs1, "0123456789a", ret, why);
+	ok(rc == -ENOENT, "containers: 11 digits are not taken as an ID prefix");
+	rc = res(&fs1, "0123456789AB", ret, why);
+	ok(rc == -ENOENT, "containers: IDs are lowercase hex");
+
+	/* never outside, no link followed */
+	ok(res(&fs1, "../etc", ret, why) == -EINVAL && strstr(why, ".."), "'..' is refused (%s)", why);
+	ok(res(&fs1, "system.slice/../../outside", ret, why) == -EINVAL, "'..' inside a path too");
+	snprintf(spec, sizeof(spec), "%s/../outside/evil.service", v1);
+	ok(res(&fs1, spec, ret, why) == -EINVAL, "'..' in a directory form too");
+	ok(res(&fs1, "", ret, why) == -EINVAL, "an empty name is refused");
+	rc = res(&fs1, "link", ret, why);
+	ok(rc == -EXDEV && strstr(why, "outside"), "a link out of the hierarchy is refused (%s)", why);
+	rc = res(&fs1, "system.slice/outlink/evil.service", ret, why);
+	ok(rc == -EXDEV, "a path through a link out of the hierarchy is refused (%d)", rc);
+	rc = res(&fs1, "evil.service", ret, why);
+	ok(rc == -ENOENT, "the search follows no link (%d %s)", rc, ret);
+	ok(pc_cgroup_resolve_in(&fs1, "dup.service", ret, PATH_MAX, NULL, 0) == -ENOTUNIQ,
+	   "no reason buffer: the same answer");
+
+	/* bounds: depth and count */
+	strcpy(deep, "cgroup/memory/deep");
+	for (int i = 0; i < 14; i++)	/* deep is level 1, the last d level 15 */
+		strcat(deep, "/d");
+	mkcg(deep, V1);
+	strcat(deep, "/at16.service");
+	mkcg(deep, V1);
+	*strrchr(deep, '/') = 0;
+	strcat(deep, "/d/at17.service");
+	mkcg(deep, V1);
+	ok(res(&fs1, "at16.service", ret, why) == 0, "bounds: found 16 levels down");
+	rc = res(&fs1, "at17.service", ret, why);
+	ok(rc == -ENOENT, "bounds: not searched 17 levels down (%d)", rc);
+	ok(res(&fs1, "deep/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/at17.service", ret, why) == 0,
+	   "bounds: its path still names it");
+	fs1.max_seen = 5;
+	rc = res(&fs1, "mariadb.service", ret, why);
+	ok(rc == -E2BIG && strstr(why, "more than 5 cgroups"),
+	   "bounds: past max_seen cgroups the search stops, saying so (%s)", why);
+	fs1.max_seen = 0;
+
+	/* v2: the root is the hierarchy's mount, which has no memory.max */
+	snprintf(spec, sizeof(spec), "%s/system.slice/x.service", v2);
+	rc = res(&fs2, spec, ret, why);
+	ok(rc == 0 && at(ret, v2, "/system.slice/x.service"), "v2: the cgroupfs directory");
+	rc = res(&fs2, "x.service", ret, why);
+	ok(rc == 0 && at(ret, v2, "/system.slice/x.service"), "v2: a unit name");
+	rc = res(&fs2, "/", ret, why);
+	ok(rc == 0 && !strcmp(ret, v2), "v2: the root (memory in cgroup.controllers)");
+	rc = res(&fs2, "nomem.service", ret, why);
+	ok(rc == -ENOENT, "v2: a cgroup without memory.max is no memory cgroup");
+
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rtop);
+		if (system(cmd) != 0)
+			fprintf(stderr, "# could not remove %s\n", rtop);
+	}
+}
+
 /* As root: a child beneath ours, with a process in it, moved out and removed. */
 static void test_live_nest(void)
 {
@@ -275,6 +525,21 @@ int main(void)
 		}
 		ok(pc_cgroup_dir(self, dir, sizeof(dir)) == 0, "pc_cgroup_dir finds it");
 		ok(pc_cgroup_dir("../etc", dir, sizeof(dir)) == -EINVAL, "'..' is refused");
+		{
+			char spec[1200], got[700], want[700], why[1024];
+			const char *name = strrchr(self, '/') + 1;
+
+			snprintf(want, sizeof(want), "%s%s", root, strcmp(self, "/") ? self : "");
+			snprintf(spec, sizeof(spec), "%s%s", root, self);
+			ok(pc_cgroup_resolve(spec, got, sizeof(got), why, sizeof(why)) == 0 &&
+			   !strcmp(got, want), "live: our cgroup by its directory (%s)", spec);
+			if (*name) {
+				int rc = pc_cgroup_resolve(name, got, sizeof(got), why, sizeof(why));
+
+				ok((rc == 0 && !strcmp(got, want)) || rc == -ENOTUNIQ,
+				   "live: our cgroup by its name '%s' (%d %s)", name, rc, rc ? why : "");
+			}
+		}
 		ok(pc_cgroup_child_parent(dir, sizeof(dir), &version) < 0 ||
 		   (!strncmp(dir, root, strlen(root)) &&
 		    !strcmp(dir + strlen(root), strcmp(self, "/") ? self : "")),
@@ -283,6 +548,7 @@ int main(void)
 		skip("no memory cgroup controller mounted", "live hierarchy");
 	}
 	test_plan_v2();
+	test_resolve();
 	test_live_nest();
 	test_real_v2();
 	return done_testing();
