@@ -187,7 +187,9 @@ struct targets {
 	"  -j, --threads N        walk with N threads (default: 2 per CPU, 2 to 16)\n" \
 	"      --pid PID          the files process PID maps or holds open (repeatable)\n" \
 	"      --children         with --pid, its descendants' files too\n"            \
-	"      --cgroup CG        the files of every process in memory cgroup CG\n"
+	"      --cgroup CG        the files of every process in memory cgroup CG: its\n" \
+	"                         directory, its path (/system.slice/db.service), its\n" \
+	"                         name (db.service) or a container ID (12+ hex digits)\n"
 
 void targets_init(struct targets *t);
 /* 1: handled, 0: not a target option, -1: bad value (already reported) */

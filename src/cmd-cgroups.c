@@ -32,7 +32,9 @@ static const char usage_text[] =
 	"Works on cgroup v1 and v2.\n"
 	"\n"
 	"Options:\n"
-	"      --root CG          only CG and the cgroups below it\n"
+	"      --root CG          only CG and the cgroups below it (CG: any form\n"
+	"                         --cgroup takes: a path, the directory, a unit or\n"
+	"                         cgroup name, a container ID prefix)\n"
 	"  -h, --help             this text\n"
 	FORMAT_HELP
 	"\n"
@@ -135,14 +137,22 @@ int cmd_cgroups(int argc, char **argv)
 		out_flush();
 		return EXIT_PARTIAL;
 	}
-	while (*start == '/')
-		start++;
 	if (strstr(start, ".."))
 		return cli_usage_error("--root '%s' must stay inside the hierarchy", start);
-	snprintf(rel, sizeof(rel), "%s%s", *start ? "/" : "", start);
-	walk(mount, rel, version, &r);
-	if (*start && !r.n)
-		cli_fail_msg(start, "cannot read memory cgroup", "no such memory cgroup");
+	rc = 0;
+	rel[0] = 0;
+	if (*start) {
+		/* any form --cgroup takes: a path, the directory, a unit name, a container */
+		char dir[4096], why[1024];
+
+		rc = pc_cgroup_resolve(start, dir, sizeof(dir), why, sizeof(why));
+		if (rc < 0)
+			cli_fail_msg(start, "cannot read memory cgroup", why);
+		else
+			snprintf(rel, sizeof(rel), "%s", dir + strlen(mount));
+	}
+	if (rc == 0)
+		walk(mount, rel, version, &r);
 	qsort(r.v, r.n, sizeof(*r.v), by_file);
 	for (size_t i = 0; i < r.n; i++) {
 		struct orec rec = { 0 };

@@ -64,8 +64,10 @@ static const char usage_text[] =
 	"                         FIFOs, devices, or anything outside the root)\n"
 	"      --order ORDER      disk (default: by position on disk, FIEMAP) or file\n"
 	"                         (the snapshot's order)\n"
-	"      --cgroup PATH      read from inside memory cgroup PATH (v1 or v2, as\n"
-	"                         under the hierarchy's root), so pages are charged there\n"
+	"      --cgroup PATH      read from inside memory cgroup PATH (v1 or v2), so\n"
+	"                         pages are charged there: its directory, its path\n"
+	"                         (/system.slice/db.service), its name (db.service) or\n"
+	"                         a container ID (12+ hex digits)\n"
 	"      --max-mem SIZE     add at most SIZE of new page cache\n"
 	"      --reserve SIZE     keep SIZE of MemAvailable free (default 5% of RAM,\n"
 	"                         at least 256M)\n"
@@ -291,7 +293,7 @@ int cmd_restore(int argc, char **argv)
 	struct pc_budget budget = { 0 };
 	struct pc_warmer *w = NULL;
 	struct orec rec = { 0 };
-	char err[256], root[4096] = "/";
+	char err[256], root[4096] = "/", cgdir[4096], why[1024];
 	bool same_place = true;
 	size_t ndone = 0;
 	double t0 = pc_now();
@@ -373,20 +375,21 @@ int cmd_restore(int argc, char **argv)
 				}
 			return WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_PARTIAL;
 		}
-		rc = pc_cgroup_join(cgroup);
+		rc = pc_cgroup_resolve(cgroup, cgdir, sizeof(cgdir), why, sizeof(why));
 		if (rc < 0) {
-			cli_fail_msg(cgroup, "cannot join memory cgroup",
-				     rc == -ENOENT ? "no such memory cgroup (v1 or v2)" : strerror(-rc));
+			cli_fail_msg(cgroup, "cannot join memory cgroup", why);
 			goto report;	/* the same JSON shape on every path */
 		}
-	} else if (cgroup) {
-		char dir[512];
-
-		/* a dry run reads nothing, but the cgroup must still exist */
-		rc = pc_cgroup_dir(cgroup, dir, sizeof(dir));
+		rc = pc_cgroup_enter(cgdir, getpid());
 		if (rc < 0) {
-			cli_fail_msg(cgroup, "cannot use memory cgroup",
-				     rc == -ENOENT ? "no such memory cgroup (v1 or v2)" : strerror(-rc));
+			cli_fail(cgdir, -rc, "cannot join memory cgroup");
+			goto report;
+		}
+	} else if (cgroup) {
+		/* a dry run reads nothing, but the cgroup must still exist */
+		rc = pc_cgroup_resolve(cgroup, cgdir, sizeof(cgdir), why, sizeof(why));
+		if (rc < 0) {
+			cli_fail_msg(cgroup, "cannot use memory cgroup", why);
 			goto report;
 		}
 	}

@@ -587,14 +587,13 @@ int targets_finish(struct targets *t, int argc, char **argv)
 	for (size_t i = 0; i < t->npids; i++)
 		add_pid(t, t->pids[i], t->children, 0);
 	if (t->cgroup) {
-		char dir[700];
-		int rc = pc_cgroup_dir(t->cgroup, dir, sizeof(dir));
+		char dir[4096], why[1024];
+		int rc = pc_cgroup_resolve(t->cgroup, dir, sizeof(dir), why, sizeof(why));
 
-		if (rc == 0)
-			rc = add_cgroup(t, dir);
 		if (rc < 0)
-			cli_fail_msg(t->cgroup, "cannot read memory cgroup",
-				     rc == -ENOENT ? "no such memory cgroup (v1 or v2)" : strerror(-rc));
+			cli_fail_msg(t->cgroup, "cannot read memory cgroup", why);
+		else if ((rc = add_cgroup(t, dir)) < 0)
+			cli_fail(t->cgroup, -rc, "cannot read memory cgroup");
 	}
 	if (!t->npaths && !t->batch && !t->npids && !t->cgroup) {
 		cli_usage_error("no PATH given");
