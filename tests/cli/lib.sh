@@ -87,3 +87,48 @@ resident_pages() {
 
 # jget JSON-FILE FILTER
 jget() { jq -r "$2" "$1"; }
+
+# t_v2_memory: a live cgroup v2 hierarchy with the memory controller, for
+# the v2 paths. 0: T_V2 is its root as the commands see it (/sys/fs/cgroup)
+# and t_v2 CMD... runs CMD there: as it is where /sys/fs/cgroup is already
+# one, else in a private mount namespace with a cgroup2 mount over
+# /sys/fs/cgroup (the hierarchy is the kernel's one; only the mount is
+# private). 1: T_V2_WHY says why there is none (a controller is in one
+# hierarchy only: bound to a v1 mount, v2 cannot have it).
+t_v2_memory() {
+	local probe ctl v1
+	T_V2= T_V2_WHY= T_V2_PRIVATE=
+	if [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ] &&
+	   grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+		T_V2=/sys/fs/cgroup
+		return 0
+	fi
+	if ! t_root; then
+		T_V2_WHY="/sys/fs/cgroup is no cgroup v2 hierarchy with memory, and mounting one needs root"
+		return 1
+	fi
+	if ! command -v unshare >/dev/null; then
+		T_V2_WHY="/sys/fs/cgroup is no cgroup v2 hierarchy with memory, and unshare(1) is missing"
+		return 1
+	fi
+	probe=$T_DIR/.v2-probe
+	mkdir -p "$probe"
+	if ! ctl=$(unshare -m sh -c 'mount --make-rprivate / 2>/dev/null; mount -t cgroup2 none "$1" && cat "$1/cgroup.controllers"' sh "$probe" 2>&1); then
+		T_V2_WHY="cannot mount a private cgroup2 hierarchy: $ctl"
+		return 1
+	fi
+	if ! grep -qw memory <<<"$ctl"; then
+		v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/self/mounts)
+		T_V2_WHY="the memory controller is bound to cgroup v1${v1:+ ($v1)}, so a cgroup2 mount gets only: ${ctl:-no controller}"
+		return 1
+	fi
+	T_V2=/sys/fs/cgroup
+	T_V2_PRIVATE=1
+}
+t_v2() {
+	if [ -n "${T_V2_PRIVATE:-}" ]; then
+		unshare -m sh -c 'mount --make-rprivate / 2>/dev/null; mount -t cgroup2 none /sys/fs/cgroup && exec "$@"' sh "$@"
+	else
+		"$@"
+	fi
+}
