@@ -487,22 +487,43 @@ struct pc_swap_tuner {
 void pc_swap_tuner_init(struct pc_swap_tuner *t, int page_cluster);
 int pc_swap_tuner_step(struct pc_swap_tuner *t, uint64_t d_ra, uint64_t d_hit, uint64_t d_swpin);
 
+/* ---- caps.c ----------------------------------------------------------- */
+
+/*
+ * Does this thread hold capability `cap` (CAP_IPC_LOCK, ... from
+ * <linux/capability.h>) in its effective set? Privilege is capabilities,
+ * never uid 0. False is a definite no; true means the kernel may allow
+ * it (a check against the initial user namespace can still refuse a
+ * container's root), so callers still report what the kernel answers.
+ */
+bool pc_have_cap(int cap);
+
 /* ---- kpage.c ---------------------------------------------------------- */
 
 /*
  * Of the resident page runs given (from pc_fd_scan), which pages are on the
- * active LRU list: runs in *ret (malloc'd). Root only (-EPERM otherwise).
+ * active LRU list: runs in *ret (malloc'd). Errors as pc_fd_probe_pages.
  */
 int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 		      uint64_t **ret, size_t *ret_n);
 /*
  * For each resident page of the runs: its /proc/kpageflags bits and, with
  * want_cgroup, the inode of the memory cgroup it is charged to
- * (/proc/kpagecgroup; 0: none). Root only. cb returns non-zero to stop.
+ * (/proc/kpagecgroup; 0: none). cb returns non-zero to stop. -EPERM
+ * without CAP_SYS_ADMIN (in the initial user namespace: pagemap hides page
+ * frame numbers otherwise), checked before any page is touched; -EACCES
+ * where the caller may not read /proc/kpageflags or /proc/kpagecgroup
+ * (root's, mode 0400: uid 0 or CAP_DAC_READ_SEARCH); -ENOENT where the
+ * kernel has neither (CONFIG_PROC_PAGE_MONITOR).
  */
 typedef int (*pc_page_cb)(uint64_t page, uint64_t flags, uint64_t cgroup_ino, void *arg);
 int pc_fd_probe_pages(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 		      bool want_cgroup, pc_page_cb cb, void *arg);
+/*
+ * Why a probe failed, for people: "needs CAP_SYS_ADMIN (kpageflags)" and
+ * the like (kpagecgroup with want_cgroup). A static string.
+ */
+const char *pc_kpage_reason(int err, bool want_cgroup);
 
 /* ---- profile.c: the snapshot file (docs/snapshot-format.md) ------------ */
 

@@ -8,15 +8,21 @@
  * was tried and marks every page accessed (GUP's FOLL_TOUCH), which made
  * the probe activate what it measured. A touch of a page the file no
  * longer has raises SIGBUS; a thread-local jump turns that into -ESTALE.
- * Needs CAP_SYS_ADMIN (PFNs read as 0 without it: -EPERM then). A page
- * evicted between mincore and the touch is read back in and charged to
- * the caller; the kernel offers no way around that race.
+ * Needs CAP_SYS_ADMIN in the initial user namespace: pagemap reads PFNs
+ * as 0 without it (-EPERM then). Without it in our own effective set it
+ * cannot be there either, so that is checked first and no page is
+ * touched for nothing. /proc/kpageflags and /proc/kpagecgroup are root's,
+ * mode 0400: reading them is a file permission (uid 0, or
+ * CAP_DAC_READ_SEARCH), -EACCES. A page evicted between mincore and the
+ * touch is read back in and charged to the caller; the kernel offers no
+ * way around that race.
  */
 #define _GNU_SOURCE
 #include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -107,6 +113,8 @@ int pc_fd_probe_pages(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 	uint64_t ps = pc_page_size(), pm[BATCH];
 	int pmfd, kfd, cfd = -1, rc = 0;
 
+	if (!pc_have_cap(CAP_SYS_ADMIN))
+		return -EPERM;
 	pthread_once(&bus_once, install_bus);
 	pmfd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	kfd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
@@ -143,7 +151,7 @@ int pc_fd_probe_pages(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 				if (!(pm[k] & PM_PRESENT))
 					continue;
 				if (!pfn) {
-					rc = -EPERM;	/* PFNs hidden: not CAP_SYS_ADMIN */
+					rc = -EPERM;	/* PFNs hidden: not CAP_SYS_ADMIN in the initial namespace */
 					break;
 				}
 				if (pread(kfd, &flags, 8, (off_t)(pfn * 8)) != 8)
@@ -186,4 +194,31 @@ int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 	*ret = a.runs;
 	*ret_n = a.n;
 	return 0;
+}
+
+const char *pc_kpage_reason(int err, bool want_cgroup)
+{
+	switch (err) {
+	case EPERM:
+		if (pc_have_cap(CAP_SYS_ADMIN))	/* ours, but not the initial namespace's */
+			return want_cgroup ? "needs CAP_SYS_ADMIN in the initial user namespace "
+					     "(kpagecgroup; a container's is not enough)"
+					   : "needs CAP_SYS_ADMIN in the initial user namespace "
+					     "(kpageflags; a container's is not enough)";
+		return want_cgroup ? "needs CAP_SYS_ADMIN (kpagecgroup)"
+				   : "needs CAP_SYS_ADMIN (kpageflags)";
+	case EACCES:
+		return want_cgroup ? "needs read permission on /proc/kpageflags and /proc/kpagecgroup "
+				     "(root's, mode 0400: uid 0 or CAP_DAC_READ_SEARCH)"
+				   : "needs read permission on /proc/kpageflags (root's, mode 0400: "
+				     "uid 0 or CAP_DAC_READ_SEARCH)";
+	case ENOENT:
+		return want_cgroup ? "this kernel has no /proc/kpageflags or /proc/kpagecgroup "
+				     "(CONFIG_PROC_PAGE_MONITOR, CONFIG_MEMCG)"
+				   : "this kernel has no /proc/kpageflags (CONFIG_PROC_PAGE_MONITOR)";
+	case ESTALE:
+		return "the file shrank while its pages were read";
+	default:
+		return strerror(err);
+	}
 }
