@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,11 +24,13 @@ struct snap_ctx {
 	const char *root;		/* absolute, normalised */
 	bool lexical;			/* a root through /proc: paths as given */
 	size_t rootlen;
-	bool active;
+	bool active;			/* record active pages (the probe may still fail) */
+	bool active_denied;		/* wanted, but no CAP_SYS_ADMIN: not tried */
 	pthread_mutex_t lock;
 	struct pc_profile_file *files;
 	size_t n, cap;
-	uint64_t empty, active_pages, active_failed;
+	uint64_t empty, active_pages, active_failed, active_tried;
+	int active_err;			/* the first probe's errno */
 };
 
 static const char usage_text[] =
@@ -36,10 +39,11 @@ static const char usage_text[] =
 	"Record which pages of these files and trees are in the page cache, with\n"
 	"what tells later whether each file is still the same (size and mtime;\n"
 	"device, inode and generation when restoring on the same filesystem).\n"
-	"Files with nothing cached are left out. As root, the pages on the active\n"
-	"LRU list are recorded too (/proc/kpageflags), so restore can make them hot\n"
-	"again. The snapshot is written atomically: a failure, a full disk\n"
-	"included, leaves the previous FILE intact.\n"
+	"Files with nothing cached are left out. With CAP_SYS_ADMIN, the pages on\n"
+	"the active LRU list are recorded too (/proc/kpageflags), so restore can make\n"
+	"them hot again; without it a warning says they were not. The snapshot is\n"
+	"written atomically: a failure, a full disk included, leaves the previous\n"
+	"FILE intact.\n"
 	"\n"
 	"Options:\n"
 	"  -o, --output FILE      the snapshot to write (required)\n"
@@ -144,9 +148,15 @@ static int snap_file(struct pc_walk_entry *e, void *arg)
 		return 0;
 	}
 	if (c->active && f.nruns) {
+		int none = 0;
+
+		__atomic_add_fetch(&c->active_tried, 1, __ATOMIC_RELAXED);
 		rc = pc_fd_active_runs(e->fd, size, f.runs, f.nruns, &f.active, &f.nactive);
-		if (rc < 0)
+		if (rc < 0) {
 			__atomic_add_fetch(&c->active_failed, 1, __ATOMIC_RELAXED);
+			__atomic_compare_exchange_n(&c->active_err, &none, -rc, false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		}
 		for (size_t i = 0; i < f.nactive; i++)
 			__atomic_add_fetch(&c->active_pages, f.active[2 * i + 1], __ATOMIC_RELAXED);
 	}
@@ -179,12 +189,13 @@ int cmd_snapshot(int argc, char **argv)
 		TARGET_LONGOPTS,
 		{ 0 }
 	};
-	struct snap_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER, .active = geteuid() == 0 };
+	struct snap_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER, .active = true };
 	struct cli_opts co = { OUT_HUMAN };
 	struct pc_profile_meta meta = { 0 };
 	struct pc_profile_writer *w = NULL;
 	const char *out = NULL, *rootarg = "/";
 	uint64_t pages = 0, runs = 0;
+	bool no_active;
 	struct orec rec = { 0 };
 	struct stat st;
 	char *root;
@@ -234,6 +245,11 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	c.root = root;
 	c.rootlen = strlen(root);
+	/* the kernel shows page frame numbers only with it: do not touch pages for nothing */
+	if (c.active && !pc_have_cap(CAP_SYS_ADMIN)) {
+		c.active = false;
+		c.active_denied = true;
+	}
 	t0 = pc_now();
 	rc = targets_walk(&c.t, snap_file, &c);
 	if (rc < 0)
@@ -266,9 +282,13 @@ int cmd_snapshot(int argc, char **argv)
 			     rc == -ENOSPC ? "No space left on device; the previous snapshot, if "
 					     "any, is intact"
 					   : strerror(-rc));
-	if (c.active && c.active_failed)
-		cli_warn("active pages not recorded for %llu files (needs CAP_SYS_ADMIN)",
-			 (unsigned long long)c.active_failed);
+	if (c.active_denied)
+		cli_warn("active pages not recorded: %s", pc_kpage_reason(EPERM, false));
+	else if (c.active && c.active_failed)
+		cli_warn("active pages not recorded for %llu files: %s",
+			 (unsigned long long)c.active_failed, pc_kpage_reason(c.active_err, false));
+	/* none recorded is unknown, not 0 */
+	no_active = c.active_denied || (c.active_tried && c.active_failed == c.active_tried);
 
 	orec_str(&rec, "snapshot", out, 0);
 	orec_bool(&rec, "written", rc == 0);
@@ -276,20 +296,26 @@ int cmd_snapshot(int argc, char **argv)
 	orec_u64(&rec, "pages", pages, OF_PAGES);
 	orec_u64(&rec, "bytes", pages * pc_page_size(), OF_BYTES);
 	orec_u64(&rec, "runs", runs, 0);
-	orec_u64(&rec, "active_pages", c.active_pages, OF_PAGES);
+	if (no_active)
+		orec_null(&rec, "active_pages");
+	else
+		orec_u64(&rec, "active_pages", c.active_pages, OF_PAGES);
 	orec_u64(&rec, "uncached_files", c.empty, 0);
 	orec_str(&rec, "root", root, 0);
 	orec_u64(&rec, "failures", cli_failures(), 0);
 	orec_f64(&rec, "elapsed", pc_now() - t0);
 	out_object("total", &rec);
 	if (co.fmt == OUT_HUMAN) {
-		char a[32];
+		char a[32], act[48] = "active pages not recorded";
 
-		out_human_line("%s %s: %zu files, %llu pages (%s) in %llu runs, %llu active pages",
+		if (!no_active)
+			snprintf(act, sizeof(act), "%llu active pages",
+				 (unsigned long long)c.active_pages);
+		out_human_line("%s %s: %zu files, %llu pages (%s) in %llu runs, %s",
 			       rc == 0 ? "Wrote" : "Did not write", out, c.n,
 			       (unsigned long long)pages,
 			       fmt_size(pages * pc_page_size(), a, sizeof(a)),
-			       (unsigned long long)runs, (unsigned long long)c.active_pages);
+			       (unsigned long long)runs, act);
 		if (c.empty)
 			out_human_line("Left out %llu files with nothing cached",
 				       (unsigned long long)c.empty);

@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,8 +63,8 @@ static const char usage_text[] =
 	"                         RANGES; '+COLS' adds to the default columns\n"
 	"  -n, --noheadings       no header line in the table\n"
 	"      --by-cgroup        which memory cgroup owns each file's cached pages\n"
-	"                         (root; /proc/kpagecgroup; only resident pages are\n"
-	"                         touched, so nothing is charged to us)\n"
+	"                         (CAP_SYS_ADMIN; /proc/kpagecgroup; only resident\n"
+	"                         pages are touched, so nothing is charged to us)\n"
 	"  -h, --help             this text\n"
 	FORMAT_HELP
 	TARGET_HELP
@@ -396,7 +397,8 @@ static int stat_file(struct pc_walk_entry *e, void *arg)
 	if (c->by_cgroup && r.cached) {
 		rc = owners_of(c, e, &rec);
 		if (rc < 0)
-			cli_fail(e->path, -rc, "cannot tell the memory cgroups of");
+			cli_fail_msg(e->path, "cannot tell the memory cgroups of",
+				     pc_kpage_reason(-rc, true));
 	} else if (c->by_cgroup) {
 		orec_list_add(&rec, "cgroups", NULL);
 	}
@@ -487,8 +489,8 @@ int cmd_stat(int argc, char **argv)
 		char mount[64];
 		int version;
 
-		if (geteuid() != 0)
-			return cli_usage_error("--by-cgroup needs root (/proc/kpagecgroup)");
+		if (!pc_have_cap(CAP_SYS_ADMIN))	/* page frame numbers, for kpagecgroup */
+			return cli_usage_error("--by-cgroup %s", pc_kpage_reason(EPERM, true));
 		if (pc_cgroup_root(mount, sizeof(mount), &version) == 0)
 			map_cgroups(&c, mount, "");
 		add_col("CGROUPS");
