@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -35,8 +36,9 @@ static const char usage_text[] =
 	"Usage: pagecache lock [OPTIONS] PATH...\n"
 	"\n"
 	"Load files into the page cache and keep them there (mlock(2)) until\n"
-	"SIGTERM, SIGINT or SIGHUP. Locking needs CAP_IPC_LOCK (root) or a large\n"
-	"enough 'ulimit -l'. It never locks more than MemAvailable minus a reserve\n"
+	"SIGTERM, SIGINT or SIGHUP. Locking needs CAP_IPC_LOCK or a large enough\n"
+	"'ulimit -l' (RLIMIT_MEMLOCK; uid 0 without the capability is limited too).\n"
+	"It never locks more than MemAvailable minus a reserve\n"
 	"(default 5% of RAM, at least 256M), nor past the memory cgroup's headroom.\n"
 	"\n"
 	"Options:\n"
@@ -59,6 +61,11 @@ static const char usage_text[] =
 	"Exit status: 0 all locked (with -d: the daemon holds them; without: released\n"
 	"cleanly at the signal), 1 some files failed or the budget stopped it, 2 usage.\n";
 
+/*
+ * The kernel lets mlock past RLIMIT_MEMLOCK only with CAP_IPC_LOCK (a
+ * limit of 0 without it is EPERM, past a limit ENOMEM), whatever the uid.
+ * With the capability the limit is not what failed.
+ */
 static const char *lock_reason(int err)
 {
 	static char buf[256];
@@ -68,10 +75,11 @@ static const char *lock_reason(int err)
 	case ENOMEM:
 	case EPERM:
 	case EAGAIN:
-		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		if (!pc_have_cap(CAP_IPC_LOCK) && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
+		    rl.rlim_cur != RLIM_INFINITY)
 			snprintf(buf, sizeof(buf),
 				 "locked memory not allowed: RLIMIT_MEMLOCK is %llu KiB "
-				 "(run as root, with CAP_IPC_LOCK, or raise 'ulimit -l'; "
+				 "(needs CAP_IPC_LOCK, or a higher 'ulimit -l'; "
 				 "or vm.max_map_count is reached)",
 				 (unsigned long long)rl.rlim_cur >> 10);
 		else
