@@ -112,7 +112,9 @@ static void nest_error(int rc, const char *self)
 		break;
 	default:
 		cli_warn("cannot run: cannot make room for a memory cgroup beneath '%s': %s%s",
-			 self, strerror(-rc), rc == -EACCES || rc == -EPERM ? " (run as root)" : "");
+			 self, strerror(-rc), rc == -EACCES || rc == -EPERM
+			 ? " (needs write permission on that cgroup: to be its owner (a delegated "
+			   "cgroup) or CAP_DAC_OVERRIDE)" : "");
 	}
 }
 
@@ -184,7 +186,9 @@ int cmd_run(int argc, char **argv)
 		rc = pc_cgroup_create(nest.parent, name, dir, sizeof(dir));
 	if (rc < 0) {
 		cli_warn("cannot create memory cgroup '%s/%s': %s%s", nest.parent, name, strerror(-rc),
-			 rc == -EACCES || rc == -EPERM ? " (run as root)" : "");
+			 rc == -EACCES || rc == -EPERM
+			 ? " (needs write permission on the parent cgroup: to be its owner (a "
+			   "delegated cgroup) or CAP_DAC_OVERRIDE)" : "");
 		pc_cgroup_nest_release(&nest);
 		bench_state_close(&state);
 		return EXIT_PARTIAL;

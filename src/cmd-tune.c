@@ -11,6 +11,7 @@
 #include "bench.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -32,7 +33,9 @@ static const char usage_text[] =
 	"With --auto, adjust vm.page-cluster as the load runs: readahead hits push\n"
 	"it up, misses pull it down (two intervals in a row beyond 75% or below 40%\n"
 	"to move; at 0 it tries 1 now and then). The original value is restored when\n"
-	"stopped (Ctrl-C, SIGTERM, --duration). Needs root.\n"
+	"stopped (Ctrl-C, SIGTERM, --duration). Needs write permission on\n"
+	"/proc/sys/vm/page-cluster: the kernel gives it to uid 0 of the initial user\n"
+	"namespace, and no capability stands in for it (a container's root is refused).\n"
 	"\n"
 	"Options:\n"
 	"  -i, --interval S       sampling interval in seconds (default 1)\n"
@@ -113,9 +116,28 @@ static int tune_auto(double interval, double duration, int min_pc, int max_pc)
 	int rc = 0, moves = 0;
 	bool human = out_format() == OUT_HUMAN;
 
-	if (geteuid() != 0) {
-		cli_fail_msg("/proc/sys/vm/page-cluster", "cannot tune", "--auto needs root");
-		return EXIT_PARTIAL;
+	/*
+	 * May we write it? Opening for writing asks the kernel what the write
+	 * would (a sysctl's permission is its mode against the euid: uid 0 of
+	 * the initial user namespace; no capability counts) and changes nothing.
+	 */
+	{
+		int fd = open(pc_knob.path, O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0) {
+			int err = errno;
+
+			cli_fail_msg(pc_knob.path, "cannot tune",
+				     err == EACCES || err == EPERM
+					     ? "--auto needs write permission on it: a sysctl file, "
+					       "writable only by uid 0 of the initial user namespace "
+					       "(no capability stands in for it)"
+				     : err == EROFS ? "--auto cannot write it: /proc/sys is mounted "
+						      "read-only here (a container's)"
+						    : strerror(err));
+			return EXIT_PARTIAL;
+		}
+		close(fd);
 	}
 	{
 		long live = 0;
