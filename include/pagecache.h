@@ -134,6 +134,10 @@ struct pc_residency {
 	uint64_t recently_evicted;
 	enum pc_source source;
 	int err;			/* why unknown (EPERM: the kernel refuses) */
+	bool stacked;			/* overlayfs: counted from the real file in
+					   its layer (or through a mapping of it);
+					   err, if set, says why the real file
+					   was out of reach */
 };
 
 /*

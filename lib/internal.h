@@ -24,4 +24,23 @@ int pc_fd_scan_mapped(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_
  */
 int pc_reopen_checked(int pfd, const struct stat *st, int extra_flags, struct stat *ret_st);
 
+/*
+ * overlay.c: files of a stacking filesystem (overlayfs) keep their pages in
+ * the cache of the real file in a layer; the overlay inode's own mapping is
+ * empty. pc_fd_is_stacked: is fd such a file. pc_fd_real: an O_RDONLY fd of
+ * the real file, found through the mount's layers as the kernel's lookup
+ * does (the caller closes it), or -errno: why it is out of reach (EPERM: the
+ * overlay's trusted xattrs need CAP_SYS_ADMIN; EXDEV: a mount outside our
+ * mount namespace; EOPNOTSUPP: a redirect; ENOTDIR: layers named by relative
+ * paths; ESTALE: what the layers hold is not what the overlay shows).
+ */
+bool pc_fd_is_stacked(int fd);
+int pc_fd_real(int fd);
+
+/* For the tests: one line of mountinfo text for mount `id`; lookups in it. */
+struct ovl_mount;
+int pc_ovl_parse_mountinfo_line(char *line, int id, struct ovl_mount **ret);
+int pc_ovl_lookup_in(const struct ovl_mount *m, const char *path, uint64_t size);
+void pc_ovl_mount_free(struct ovl_mount *m);
+
 #endif

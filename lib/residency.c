@@ -84,6 +84,9 @@ static int count_run(uint64_t first, uint64_t n, bool resident, void *arg)
 	return 0;
 }
 
+static int scan(int fd, uint64_t size, uint64_t off, uint64_t len, bool precheck,
+		pc_run_cb cb, void *arg);
+
 int pc_fd_residency(int fd, uint64_t size, uint64_t off, uint64_t len,
 		    struct pc_residency *ret)
 {
@@ -101,6 +104,18 @@ int pc_fd_residency(int fd, uint64_t size, uint64_t off, uint64_t len,
 		struct pc_cachestat cs;
 
 		rc = pc_sys_cachestat(fd, first * ps, r.pages * ps, &cs);
+		if (rc == 0 && cs.cache == 0 && pc_fd_is_stacked(fd)) {
+			/* overlayfs: the pages are the real file's */
+			int rfd = pc_fd_real(fd);
+
+			r.stacked = true;
+			if (rfd < 0) {
+				r.err = -rfd;
+				goto by_mapping;
+			}
+			rc = pc_sys_cachestat(rfd, first * ps, r.pages * ps, &cs);
+			close(rfd);
+		}
 		if (rc == 0) {
 			r.source = PC_SRC_CACHESTAT;
 			r.cached = cs.cache;
@@ -120,7 +135,12 @@ int pc_fd_residency(int fd, uint64_t size, uint64_t off, uint64_t len,
 		if (rc != -ENOSYS)
 			return rc;
 	}
-	/* No cachestat: mincore, but only where it tells the truth. */
+	/*
+	 * No cachestat, or a stacked file whose real file is out of reach:
+	 * mincore (a mapping reaches the real file), but only where it tells
+	 * the truth.
+	 */
+by_mapping:
 	{
 		struct stat st;
 		struct count_arg ca = { 0 };
@@ -129,11 +149,12 @@ int pc_fd_residency(int fd, uint64_t size, uint64_t off, uint64_t len,
 			return -errno;
 		if (!pc_fd_residency_allowed(fd, &st)) {
 			r.source = PC_SRC_NONE;
-			r.err = EPERM;
+			if (!r.err)
+				r.err = EPERM;
 			*ret = r;
 			return 0;
 		}
-		rc = pc_fd_scan(fd, size, off, len, count_run, &ca);
+		rc = scan(fd, size, off, len, false, count_run, &ca);
 		if (rc < 0)
 			return rc;
 		r.source = PC_SRC_MINCORE;
@@ -166,25 +187,32 @@ static int run_push(struct run_state *s, uint64_t page, uint64_t n, bool residen
 	return rc;
 }
 
+/* 0 if mincore tells this caller the truth about fd, else -EPERM. */
+static int gate(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	return pc_fd_residency_allowed(fd, &st) ? 0 : -EPERM;
+}
+
 static int scan(int fd, uint64_t size, uint64_t off, uint64_t len, bool precheck,
 		pc_run_cb cb, void *arg)
 {
 	struct run_state s = { .cb = cb, .arg = arg };
 	uint64_t first, end, ps = pc_page_size();
 	unsigned char *vec;
-	bool cs_ok = pc_have_cachestat();
-	int rc = 0;
+	bool cs_ok = pc_have_cachestat(), stack_checked = false;
+	int rc = 0, cfd = fd;	/* cachestat's fd: a stacked file's real one */
 
 	if (!page_span(size, off, len, &first, &end))
 		return 0;
 	if (!cs_ok && precheck) {
-		struct stat st;
-
 		/* Without cachestat's EPERM, ask the gate ourselves. */
-		if (fstat(fd, &st) < 0)
-			return -errno;
-		if (!pc_fd_residency_allowed(fd, &st))
-			return -EPERM;
+		rc = gate(fd);
+		if (rc < 0)
+			return rc;
 	}
 	vec = malloc(SCAN_WINDOW_PAGES);
 	if (!vec)
@@ -197,7 +225,22 @@ static int scan(int fd, uint64_t size, uint64_t off, uint64_t len, bool precheck
 		if (cs_ok && precheck) {
 			struct pc_cachestat cs;
 
-			rc = pc_sys_cachestat(fd, p * ps, n * ps, &cs);
+			rc = pc_sys_cachestat(cfd, p * ps, n * ps, &cs);
+			if (rc == 0 && cs.cache == 0 && !stack_checked) {
+				stack_checked = true;
+				if (pc_fd_is_stacked(fd)) {
+					/* overlayfs: ask the real file, or map every window */
+					cfd = pc_fd_real(fd);
+					if (cfd < 0) {
+						rc = gate(fd);
+						cs_ok = false;
+						if (rc < 0)
+							break;
+						continue;
+					}
+					rc = pc_sys_cachestat(cfd, p * ps, n * ps, &cs);
+				}
+			}
 			if (rc == -ENOSYS) {
 				cs_ok = false;
 				rc = 0;
@@ -233,6 +276,8 @@ static int scan(int fd, uint64_t size, uint64_t off, uint64_t len, bool precheck
 	if (rc == 0 && s.n)
 		rc = cb(s.start, s.n, s.resident, arg);
 	free(vec);
+	if (cfd >= 0 && cfd != fd)
+		close(cfd);
 	return rc;
 }
 

@@ -23,6 +23,7 @@ struct tot {
 	uint64_t files, pages, size, cached, dirty, writeback, evicted, recent;
 	uint64_t unknown_files, unknown_pages;
 	uint64_t counted;		/* files with cachestat's dirty/evicted counts */
+	uint64_t why;			/* the last unknown's reason, as why_code() */
 } __attribute__((aligned(64)));
 
 struct cg_name {
@@ -302,12 +303,35 @@ static int owners_of(struct stat_ctx *c, const struct pc_walk_entry *e, struct o
 	return 0;
 }
 
-static const char *unknown_reason(int err)
+/* An unknown's reason, kept per thread in one number. */
+static uint64_t why_code(const struct pc_residency *r)
 {
-	if (err == EOPNOTSUPP)
-		return "the kernel keeps no page-cache counts for this file (hugetlbfs)";
-	return "the kernel refuses residency to callers who neither own nor may write "
-	       "the file (cachestat: EPERM; mincore would fake 'all cached')";
+	return (uint64_t)r->err << 1 | r->stacked;
+}
+
+static const char *unknown_reason(uint64_t why, char *buf, size_t len)
+{
+	int err = (int)(why >> 1);
+	const char *refused = "the kernel refuses residency to callers who neither own nor may "
+			      "write the file (cachestat: EPERM; mincore would fake 'all cached')";
+	const char *what;
+
+	if (!(why & 1)) {
+		if (err == EOPNOTSUPP)
+			return "the kernel keeps no page-cache counts for this file (hugetlbfs)";
+		return refused;
+	}
+	switch (err) {
+	case EPERM: what = "finding it needs CAP_SYS_ADMIN (the layers' trusted.overlay xattrs)"; break;
+	case EXDEV: what = "its mount is not in this mount namespace"; break;
+	case EOPNOTSUPP: what = "a redirected directory or metacopy file is on its path"; break;
+	case ENOTDIR: what = "the mount names its layers by relative paths"; break;
+	case ESTALE: what = "the layers do not hold what the overlay shows (changing?)"; break;
+	default: what = strerror(err); break;
+	}
+	snprintf(buf, len, "overlayfs keeps the pages in the real file of a layer, out of reach "
+		 "here (%s); and %s", what, refused);
+	return buf;
 }
 
 static int stat_file(struct pc_walk_entry *e, void *arg)
@@ -330,6 +354,7 @@ static int stat_file(struct pc_walk_entry *e, void *arg)
 	if (r.source == PC_SRC_NONE) {
 		t->unknown_files++;
 		t->unknown_pages += r.pages;
+		t->why = why_code(&r);
 	} else {
 		t->cached += r.cached;
 		t->counted += r.source == PC_SRC_CACHESTAT;
@@ -353,7 +378,9 @@ static int stat_file(struct pc_walk_entry *e, void *arg)
 		orec_null(&rec, "recently_evicted");
 		orec_null(&rec, "percent");
 		orec_null(&rec, "source");
-		orec_str(&rec, "reason", unknown_reason(r.err), 0);
+		char why[512];
+
+		orec_str(&rec, "reason", unknown_reason(why_code(&r), why, sizeof(why)), 0);
 		out_list_add("files", &rec);
 		return 0;
 	}
@@ -518,6 +545,10 @@ int cmd_stat(int argc, char **argv)
 	if (rc < 0)
 		cli_warn("walk failed: %s", strerror(-rc));
 	cli_sum_totals(&sum, c.tot, nt, sizeof(sum));
+	sum.why = EPERM << 1;
+	for (unsigned i = 0; i < nt; i++)
+		if (c.tot[i].unknown_files)
+			sum.why = c.tot[i].why;
 	free(c.tot);
 	for (size_t i = 0; i < c.ncgs; i++)
 		free(c.cgs[i].path);
@@ -559,7 +590,7 @@ int cmd_stat(int argc, char **argv)
 	out_object("total", &rec);
 
 	if (co.fmt == OUT_HUMAN) {
-		char a[32], b[32], pct[16];
+		char a[32], b[32], pct[16], whybuf[512];
 		uint64_t known = sum.pages - sum.unknown_pages;
 
 		if (c.list && !co.noheadings && sum.files)
@@ -568,7 +599,8 @@ int cmd_stat(int argc, char **argv)
 		out_human_line("     Directories: %llu", (unsigned long long)c.t.dirs);
 		if (sum.files && sum.unknown_files == sum.files)
 			out_human_line("  Resident Pages: unknown/%llu  (%s)",
-				       (unsigned long long)sum.pages, unknown_reason(EPERM));
+				       (unsigned long long)sum.pages,
+				       unknown_reason(sum.why, whybuf, sizeof(whybuf)));
 		else
 			out_human_line("  Resident Pages: %llu/%llu  %s/%s  %s",
 				       (unsigned long long)sum.cached, (unsigned long long)known,

@@ -1,0 +1,586 @@
+/*
+ * overlay.c: the real file behind a file of a stacking filesystem.
+ *
+ * A file read through an overlayfs mount (every container's root) keeps
+ * its pages in the cache of the real file, in the upper or a lower layer;
+ * the overlay inode's own mapping stays empty, so cachestat on the overlay
+ * fd says 0 while mincore through a mapping of it (mmap reaches the real
+ * file) sees them. To count with cachestat we find the real file as the
+ * kernel's lookup does:
+ *   - the mount, by the fd's mount ID, in /proc/self/mountinfo: its root
+ *     within the overlay, its mount point, and its layers (upperdir, then
+ *     lowerdir in order, in both the "a:b" and the "lowerdir+=" forms;
+ *     data-only layers hold no names and are not searched);
+ *   - the fd's path (readlink of /proc/self/fd/N) less the mount point is
+ *     the path inside the overlay;
+ *   - each directory component, layer by layer: a whiteout (a 0:0 character
+ *     device, or an empty file with the overlay.whiteout xattr) or a
+ *     non-directory hides it and every lower layer; an opaque directory
+ *     (overlay.opaque = "y") hides the lower ones; a missing one drops only
+ *     that layer;
+ *   - the last component: the first layer that has it; a metacopy file
+ *     keeps only metadata, so the data is sought further down.
+ * Every open is beneath the layer's directory, no link followed, and the
+ * file found must be a regular file of the overlay file's size.
+ *
+ * What is not handled (redirected directories, a metacopy with a redirect,
+ * layers given as relative paths, a mount of another mount namespace, the
+ * trusted.* xattrs without CAP_SYS_ADMIN) comes back as an error, and the
+ * caller says "unknown" or counts through the mapping where mincore is
+ * honest; never 0.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#ifndef OVERLAYFS_SUPER_MAGIC
+#define OVERLAYFS_SUPER_MAGIC 0x794c7630
+#endif
+
+#define OVL_MAX_LAYERS 500	/* the kernel's OVL_MAX_STACK */
+
+struct ovl_mount {
+	int mnt_id;
+	dev_t dev;
+	char *point;		/* mount point, as in our mount namespace */
+	char *root;		/* the mount's root inside the overlay */
+	char **layers;		/* upper (if any) first, then the lowers */
+	int nlayers;
+	bool userxattr;
+	int err;		/* why its layers are unusable, else 0 */
+	struct ovl_mount *next;
+};
+
+/* Parsed mounts: a list that lives as long as the process (readers hold no lock). */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ovl_mount *cache;
+
+bool pc_fd_is_stacked(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == OVERLAYFS_SUPER_MAGIC;
+}
+
+static void mount_free(struct ovl_mount *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < m->nlayers; i++)
+		free(m->layers[i]);
+	free(m->layers);
+	free(m->point);
+	free(m->root);
+	free(m);
+}
+
+/* mountinfo's octal escapes (\040 and kin), in place. */
+static void unoctal(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 3;
+		} else {
+			*d++ = *s;
+		}
+	}
+	*d = 0;
+}
+
+static int add_layer(struct ovl_mount *m, const char *path, size_t len)
+{
+	char **nl;
+
+	if (m->nlayers >= OVL_MAX_LAYERS)
+		return -E2BIG;
+	nl = realloc(m->layers, (m->nlayers + 1) * sizeof(*nl));
+	if (!nl)
+		return -ENOMEM;
+	m->layers = nl;
+	if (!(nl[m->nlayers] = strndup(path, len)))
+		return -ENOMEM;
+	m->nlayers++;
+	if (path[0] != '/')
+		m->err = ENOTDIR;	/* relative to the mounter's cwd: unknowable */
+	return 0;
+}
+
+/*
+ * "lowerdir=a:b::c": ':' separates layers, "::" starts the data-only ones,
+ * '\' escapes the next character (the kernel's own unescaping).
+ */
+static int add_lowerdir_list(struct ovl_mount *m, const char *v)
+{
+	size_t len = strlen(v);
+	char *buf = malloc(len + 1);
+	size_t n = 0;
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i <= len && rc == 0; i++) {
+		if (v[i] == '\\' && i + 1 < len) {
+			buf[n++] = v[++i];
+		} else if (v[i] == ':' || v[i] == 0) {
+			if (n)
+				rc = add_layer(m, buf, n);
+			n = 0;
+			if (v[i] == ':' && v[i + 1] == ':')
+				break;		/* data-only layers: never looked up by name */
+		} else {
+			buf[n++] = v[i];
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+/* The superblock options of an overlay mount line (after the fs source). */
+static int parse_superopts(struct ovl_mount *m, char *opts)
+{
+	char *upper = NULL, *save = NULL;
+	int rc = 0;
+	struct ovl_mount lowers = { 0 };
+
+	for (char *o = strtok_r(opts, ",", &save); o && rc == 0; o = strtok_r(NULL, ",", &save)) {
+		unoctal(o);
+		if (!strncmp(o, "upperdir=", 9)) {
+			upper = o + 9;
+		} else if (!strncmp(o, "lowerdir=", 9)) {
+			rc = add_lowerdir_list(&lowers, o + 9);
+		} else if (!strncmp(o, "lowerdir+=", 10)) {
+			rc = add_layer(&lowers, o + 10, strlen(o + 10));
+		} else if (!strcmp(o, "userxattr")) {
+			m->userxattr = true;
+		}
+	}
+	if (rc == 0 && upper) {
+		struct ovl_mount u = { 0 };
+
+		rc = add_lowerdir_list(&u, upper);	/* one path, '\' unescaped */
+		if (rc == 0 && u.nlayers == 1)
+			rc = add_layer(m, u.layers[0], strlen(u.layers[0]));
+		for (int i = 0; i < u.nlayers; i++)
+			free(u.layers[i]);
+		free(u.layers);
+	}
+	for (int i = 0; i < lowers.nlayers; i++) {
+		if (rc == 0)
+			rc = add_layer(m, lowers.layers[i], strlen(lowers.layers[i]));
+		free(lowers.layers[i]);
+	}
+	free(lowers.layers);
+	if (rc == 0 && !m->nlayers)
+		rc = -ENOENT;
+	if (lowers.err && !m->err)
+		m->err = lowers.err;
+	return rc;
+}
+
+/* Parse one line of mountinfo text for mount `id`; 1 if it was that mount. */
+int pc_ovl_parse_mountinfo_line(char *line, int id, struct ovl_mount **ret)
+{
+	char *f[6] = { 0 }, *p = line, *sep, *fstype, *src, *opts;
+	unsigned maj, min;
+	int mid;
+	struct ovl_mount *m;
+	int rc;
+
+	if (sscanf(line, "%d ", &mid) != 1 || mid != id)
+		return 0;
+	for (int i = 0; i < 6; i++) {
+		f[i] = strsep(&p, " ");
+		if (!f[i] || !p)
+			return -EINVAL;
+	}
+	if (sscanf(f[2], "%u:%u", &maj, &min) != 2)
+		return -EINVAL;
+	sep = strstr(p, " - ");
+	if (!sep && strncmp(p, "- ", 2) == 0)
+		sep = p - 1;
+	if (!sep)
+		return -EINVAL;
+	p = sep + 3;
+	fstype = strsep(&p, " ");
+	src = p ? strsep(&p, " ") : NULL;
+	opts = p ? strsep(&p, " \n") : NULL;
+	if (!fstype || !src || !opts)
+		return -EINVAL;
+	if (strcmp(fstype, "overlay"))
+		return -EXDEV;		/* not an overlay after all */
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->mnt_id = id;
+	m->dev = makedev(maj, min);
+	unoctal(f[3]);
+	unoctal(f[4]);
+	m->root = strdup(f[3]);
+	m->point = strdup(f[4]);
+	rc = m->root && m->point ? parse_superopts(m, opts) : -ENOMEM;
+	if (rc < 0) {
+		mount_free(m);
+		return rc;
+	}
+	*ret = m;
+	return 1;
+}
+
+static int mount_id_of(int fd)
+{
+	char path[64], line[128];
+	FILE *f;
+	int id = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "mnt_id: %d", &id) == 1)
+			break;
+	fclose(f);
+	return id >= 0 ? id : -ENOENT;
+}
+
+/* The overlay mount `id`, parsed once and kept. */
+static int mount_get(int id, const struct ovl_mount **ret)
+{
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0;
+	struct ovl_mount *m = NULL;
+	int rc = -EXDEV;	/* not in our mount namespace */
+
+	pthread_mutex_lock(&cache_lock);
+	for (m = cache; m; m = m->next)
+		if (m->mnt_id == id) {
+			*ret = m;
+			pthread_mutex_unlock(&cache_lock);
+			return 0;
+		}
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f) {
+		rc = -errno;
+		goto out;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		int r = pc_ovl_parse_mountinfo_line(line, id, &m);
+
+		if (r == 0)
+			continue;
+		rc = r < 0 ? r : 0;
+		break;
+	}
+	free(line);
+	fclose(f);
+	if (rc == 0) {
+		m->next = cache;
+		cache = m;
+		*ret = m;
+	}
+out:
+	pthread_mutex_unlock(&cache_lock);
+	return rc;
+}
+
+static bool have_cap_sys_admin(void)
+{
+	static int cached = -1;
+
+	if (cached < 0) {
+		FILE *f = fopen("/proc/self/status", "re");
+		char line[256];
+		unsigned long long caps = 0;
+
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "CapEff: %llx", &caps) == 1)
+				break;
+		if (f)
+			fclose(f);
+		cached = !!(caps & (1ull << 21));	/* CAP_SYS_ADMIN */
+	}
+	return cached;
+}
+
+static int xattr_get(int fd, const char *name_at, bool user, const char *what, char *buf,
+		     size_t len)
+{
+	char key[64], path[PATH_MAX + 64];
+	ssize_t n;
+
+	snprintf(key, sizeof(key), "%s.overlay.%s", user ? "user" : "trusted", what);
+	if (name_at) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", fd, name_at);
+		n = lgetxattr(path, key, buf, len);
+	} else {
+		n = fgetxattr(fd, key, buf, len);
+	}
+	if (n < 0 && errno == ERANGE)
+		return (int)len + 1;	/* present, longer than asked for */
+	if (n < 0)
+		return errno == ENODATA || errno == ENOTSUP ? 0 : -errno;
+	return (int)n + 1;	/* > 0: present, n bytes */
+}
+
+/* A whiteout hides the name in this layer and all below. */
+static int is_whiteout(int dfd, const char *name, const struct stat *st, bool user)
+{
+	char v[8];
+
+	if (S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0))
+		return 1;
+	if (S_ISREG(st->st_mode) && st->st_size == 0)
+		return xattr_get(dfd, name, user, "whiteout", v, sizeof(v)) > 0;
+	return 0;
+}
+
+static int open_layer_root(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Find `rel` (no leading '/') through m's layers: an O_RDONLY fd of the real
+ * regular file, which must be `size` bytes long.
+ */
+static int ovl_lookup(const struct ovl_mount *m, const char *rel, uint64_t size)
+{
+	int n = m->nlayers, *dfd, rc = -ENOENT;
+	char *copy = strdup(rel), *save = NULL, *comp, *next;
+
+	dfd = malloc(n * sizeof(*dfd));
+	if (!copy || !dfd) {
+		free(copy);
+		free(dfd);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++)
+		dfd[i] = -1;
+	for (int i = 0; i < n; i++) {
+		dfd[i] = open_layer_root(m->layers[i]);
+		if (dfd[i] < 0) {
+			rc = dfd[i];
+			goto out;
+		}
+	}
+	comp = strtok_r(copy, "/", &save);
+	if (!comp)
+		goto out;
+	for (next = strtok_r(NULL, "/", &save); next; comp = next, next = strtok_r(NULL, "/", &save)) {
+		bool hide = false;
+
+		/* a directory on the way: which layers still have it */
+		for (int i = 0; i < n; i++) {
+			struct stat st, st2;
+			char v[8];
+			int nfd, x;
+
+			if (dfd[i] < 0)
+				continue;
+			if (hide) {
+				close(dfd[i]);
+				dfd[i] = -1;
+				continue;
+			}
+			if (fstatat(dfd[i], comp, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+				if (errno != ENOENT) {
+					rc = -errno;
+					goto out;
+				}
+				close(dfd[i]);
+				dfd[i] = -1;
+				continue;
+			}
+			if (!S_ISDIR(st.st_mode)) {
+				/* a whiteout or a file: nothing of this name below */
+				close(dfd[i]);
+				dfd[i] = -1;
+				hide = true;
+				continue;
+			}
+			nfd = openat(dfd[i], comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (nfd < 0) {
+				rc = -errno;
+				goto out;
+			}
+			close(dfd[i]);
+			dfd[i] = nfd;
+			if (fstat(nfd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev) {
+				rc = -ESTALE;
+				goto out;
+			}
+			x = xattr_get(nfd, NULL, m->userxattr, "redirect", v, sizeof(v));
+			if (x > 0)
+				x = -EOPNOTSUPP;	/* a renamed merged directory */
+			if (x == 0)
+				x = xattr_get(nfd, NULL, m->userxattr, "opaque", v, sizeof(v));
+			if (x < 0) {
+				rc = x;
+				goto out;
+			}
+			if (x == 2 && v[0] == 'y')
+				hide = true;
+		}
+	}
+	/* the file: the first layer that has it */
+	for (int i = 0; i < n; i++) {
+		struct stat st, st2;
+		char v[8];
+		int fd, x;
+
+		if (dfd[i] < 0)
+			continue;
+		if (fstatat(dfd[i], comp, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT) {
+				rc = -errno;
+				goto out;
+			}
+			continue;
+		}
+		x = is_whiteout(dfd[i], comp, &st, m->userxattr);
+		if (x != 0) {
+			rc = x < 0 ? x : -ENOENT;
+			goto out;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			rc = -ESTALE;	/* not what the overlay shows */
+			goto out;
+		}
+		fd = openat(dfd[i], comp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev ||
+		    !S_ISREG(st2.st_mode)) {
+			close(fd);
+			rc = -ESTALE;
+			goto out;
+		}
+		x = xattr_get(fd, NULL, m->userxattr, "metacopy", v, sizeof(v));
+		if (x > 0) {
+			/* metadata only: the data is further down, unless redirected */
+			x = xattr_get(fd, NULL, m->userxattr, "redirect", v, sizeof(v));
+			close(fd);
+			if (x != 0) {
+				rc = x < 0 ? x : -EOPNOTSUPP;
+				goto out;
+			}
+			continue;
+		}
+		if (x < 0 || (uint64_t)st2.st_size != size) {
+			close(fd);
+			rc = x < 0 ? x : -ESTALE;
+			goto out;
+		}
+		rc = fd;
+		goto out;
+	}
+out:
+	for (int i = 0; i < n; i++)
+		if (dfd[i] >= 0)
+			close(dfd[i]);
+	free(dfd);
+	free(copy);
+	return rc;
+}
+
+int pc_ovl_lookup_in(const struct ovl_mount *m, const char *path, uint64_t size)
+{
+	size_t pl = strlen(m->point), rl;
+	const char *tail;
+	char *rel;
+	int rc;
+
+	if (m->err)
+		return -m->err;
+	if (strcmp(m->point, "/") == 0)
+		tail = path;
+	else if (strncmp(path, m->point, pl) == 0 && (path[pl] == '/' || path[pl] == 0))
+		tail = path + pl;
+	else
+		return -EXDEV;		/* not under the mount point we know */
+	rl = strlen(m->root) + strlen(tail) + 2;
+	rel = malloc(rl);
+	if (!rel)
+		return -ENOMEM;
+	snprintf(rel, rl, "%s/%s", m->root, tail);
+	/* the path inside the overlay: no ".", "..", or empty name in it */
+	for (char *s = rel; *s;) {
+		char *e = strchrnul(s, '/');
+		size_t cl = (size_t)(e - s);
+
+		if ((cl == 1 && s[0] == '.') || (cl == 2 && s[0] == '.' && s[1] == '.')) {
+			free(rel);
+			return -EINVAL;
+		}
+		s = *e ? e + 1 : e;
+	}
+	rc = ovl_lookup(m, rel + strspn(rel, "/"), size);
+	free(rel);
+	return rc;
+}
+
+void pc_ovl_mount_free(struct ovl_mount *m)
+{
+	mount_free(m);
+}
+
+int pc_fd_real(int fd)
+{
+	struct stat st;
+	char link[64], *path;
+	const struct ovl_mount *m = NULL;
+	ssize_t n;
+	int id, rc;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (st.st_nlink == 0)
+		return -ENOENT;		/* unlinked: no name to look it up by */
+	id = mount_id_of(fd);
+	if (id < 0)
+		return id;
+	rc = mount_get(id, &m);
+	if (rc < 0)
+		return rc;
+	/* trusted.overlay.* reads as absent without CAP_SYS_ADMIN: opaque
+	 * directories and whiteouts would go unseen */
+	if (!m->userxattr && !have_cap_sys_admin())
+		return -EPERM;
+	path = malloc(PATH_MAX);
+	if (!path)
+		return -ENOMEM;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, PATH_MAX - 1);
+	if (n < 0 || n >= PATH_MAX - 1) {
+		rc = n < 0 ? -errno : -ENAMETOOLONG;
+		free(path);
+		return rc;
+	}
+	path[n] = 0;
+	rc = path[0] == '/' ? pc_ovl_lookup_in(m, path, (uint64_t)st.st_size) : -EXDEV;
+	free(path);
+	return rc;
+}
