@@ -47,8 +47,12 @@ t_is "restore JSON: resident == pages" "$(jq '.total.resident == .total.pages' r
 for k in files pages cached_before read resident changed missing failures; do
 	t_is "restore total has $k" "$(jq ".total | has(\"$k\")" rest.json)" true
 done
+# nothing but what a proactive reclaimer took since (it leaves shadow
+# entries that cachestat counts as evicted; see resident_pages in lib.sh)
+gone=$(pc stat --json db | jq .total.evicted)
 pc restore --json s.snap >again.json
-t_is "a second restore reads nothing" "$(jq .total.read again.json)" 0
+t_ok "a second restore reads nothing ($(jq .total.read again.json) read, $gone reclaimed since)" \
+	test "$(jq .total.read again.json)" -le "$gone"
 
 # dry run reads nothing
 drop db/*/* db/*
