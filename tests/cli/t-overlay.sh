@@ -96,6 +96,27 @@ t_is "--pid: the overlay file has the real file's count" \
 kill "$lp"
 for i in $(seq 50); do kill -0 "$lp" 2>/dev/null || break; sleep 0.1; done
 
+# a container's process: its overlay mounted in its own mount namespace,
+# not in ours. --pid from outside counts what the same command counts inside.
+mkdir u3 w3 m3
+drop l/lower
+unshare -m --propagation private bash -c "mount -t overlay overlay -o 'lowerdir=$T_DIR/l,upperdir=$T_DIR/u3,workdir=$T_DIR/w3' '$T_DIR/m3' && exec '$PAGECACHE' lock '$T_DIR/m3/lower'" >ns.out 2>ns.err &
+np=$!
+T_CLEANUP+=("kill $np")
+for i in $(seq 50); do grep -q "$T_DIR/m3/lower" /proc/$np/maps 2>/dev/null && break; sleep 0.1; done
+if grep -q "$T_DIR/m3/lower" /proc/$np/maps 2>/dev/null; then
+	t_ok "the container's mount is not in ours" sh -c "! mountpoint -q '$T_DIR/m3'"
+	pc stat --pid "$np" --json >nsp.json 2>nsp.err
+	# named through /proc/PID/root: the path is the process's, not ours
+	out=$(jq "[.files[] | select(.path == \"/proc/$np/root$T_DIR/m3/lower\")][0] | .cached" nsp.json)
+	in=$(nsenter -t "$np" -m "$PAGECACHE" stat --json "$T_DIR/m3/lower" | jq '.files[0].cached')
+	t_is "--pid from outside the container: the count seen inside" "$out" "$in"
+	t_is "which is all of the locked file" "$in" 256
+	kill "$np"
+else
+	t_skip "--pid of a process in its own mount namespace" "it did not start: $(cat ns.err)"
+fi
+
 # a caller the kernel refuses: unknown, with the reason, never 0
 cat m/lower >/dev/null
 chmod 755 "$T_DIR" m
