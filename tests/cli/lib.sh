@@ -79,9 +79,13 @@ cached_pages() {
 # with DONTNEED, which leaves none). Some machines run a proactive reclaimer
 # (DAMON pageout here) that takes idle pages within seconds of a warm.
 resident_pages() {
-	local c e
+	local c e p
 	c=$(cached_pages "$1")
-	e=$("$PAGECACHE" stat --json "$1" 2>/dev/null | jq '.files[0].evicted // 0')
+	read -r e p < <("$PAGECACHE" stat --json "$1" 2>/dev/null |
+		jq -r '"\(.files[0].evicted // 0) \(.files[0].pages // 0)"')
+	# taken one after the other: a page reclaimed between the two counts
+	# is in both; no file has more pages than it has
+	[ $((c + e)) -gt "$p" ] && [ "$c" -le "$p" ] && e=$((p - c))
 	echo $((c + e))
 }
 
