@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,25 +301,6 @@ out:
 	return rc;
 }
 
-static bool have_cap_sys_admin(void)
-{
-	static int cached = -1;
-
-	if (cached < 0) {
-		FILE *f = fopen("/proc/self/status", "re");
-		char line[256];
-		unsigned long long caps = 0;
-
-		while (f && fgets(line, sizeof(line), f))
-			if (sscanf(line, "CapEff: %llx", &caps) == 1)
-				break;
-		if (f)
-			fclose(f);
-		cached = !!(caps & (1ull << 21));	/* CAP_SYS_ADMIN */
-	}
-	return cached;
-}
-
 static int xattr_get(int fd, const char *name_at, bool user, const char *what, char *buf,
 		     size_t len)
 {
@@ -567,7 +549,7 @@ int pc_fd_real(int fd)
 		return rc;
 	/* trusted.overlay.* reads as absent without CAP_SYS_ADMIN: opaque
 	 * directories and whiteouts would go unseen */
-	if (!m->userxattr && !have_cap_sys_admin())
+	if (!m->userxattr && !pc_have_cap(CAP_SYS_ADMIN))
 		return -EPERM;
 	path = malloc(PATH_MAX);
 	if (!path)

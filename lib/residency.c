@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,25 +25,6 @@
 #include <unistd.h>
 
 #define SCAN_WINDOW_PAGES 32768u	/* 128 MiB of 4 KiB pages per mapping */
-
-static bool have_cap_fowner(void)
-{
-	static int cached = -1;
-
-	if (cached < 0) {
-		FILE *f = fopen("/proc/self/status", "re");
-		char line[256];
-		unsigned long long caps = 0;
-
-		cached = 0;
-		while (f && fgets(line, sizeof(line), f))
-			if (sscanf(line, "CapEff: %llx", &caps) == 1)
-				cached = !!(caps & (1ull << 3));	/* CAP_FOWNER */
-		if (f)
-			fclose(f);
-	}
-	return cached;
-}
 
 bool pc_fd_residency_allowed(int fd, const struct stat *st)
 {
@@ -52,7 +34,7 @@ bool pc_fd_residency_allowed(int fd, const struct stat *st)
 	/* The kernel's can_do_mincore()/can_do_cachestat(), from outside. */
 	if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY)
 		return true;
-	if (st->st_uid == geteuid() || have_cap_fowner())
+	if (st->st_uid == geteuid() || pc_have_cap(CAP_FOWNER))
 		return true;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	return faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0;
