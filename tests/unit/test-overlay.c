@@ -202,8 +202,10 @@ static void xattrs(void)
 		return;
 	put("xl/gone", "g\n");
 	snprintf(p, sizeof(p), "%s/xu/gone", T);
-	ok(mknod(p, S_IFCHR | 0600, makedev(0, 0)) == 0, "made a whiteout (0:0 device)");
-	ok(look(m, "/m/gone", 2) == -ENOENT, "a whiteout hides the lower file");
+	if (mknod(p, S_IFCHR | 0600, makedev(0, 0)) == 0)
+		ok(look(m, "/m/gone", 2) == -ENOENT, "a whiteout (0:0 device) hides the lower file");
+	else	/* an overlay refuses to make one: this test dir is on one */
+		skip(strerror(errno), "a whiteout device (cannot make a 0:0 device here)");
 	put("xl/gone2", "g\n");
 	put("xu/gone2", "");
 	ok(xset("xu/gone2", "trusted.overlay.whiteout", "") == 0, "made an xattr whiteout");
