@@ -10,7 +10,7 @@
  * `after` covers the whole pages inside the range.
  */
 #define _GNU_SOURCE
-#include "pagecache.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,9 +33,12 @@ int pc_fd_evict(int fd, uint64_t size, uint64_t off, uint64_t len,
 		/*
 		 * sync_file_range works on the file's own mapping: through an
 		 * overlay that is the empty one, so it would write nothing;
-		 * fdatasync goes through to the real file.
+		 * fdatasync goes through to the real file. Without cachestat
+		 * the count came through a mapping, which never sets stacked:
+		 * ask the filesystem.
 		 */
-		if (r.before.stacked) {
+		if (r.before.stacked ||
+		    (r.before.source != PC_SRC_CACHESTAT && pc_fd_is_stacked(fd))) {
 			if (fdatasync(fd) < 0 && errno != EINVAL)
 				return -errno;
 		} else if (sync_file_range(fd, (off64_t)off, (off64_t)n,
