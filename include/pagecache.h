@@ -506,7 +506,10 @@ bool pc_have_cap(int cap);
 
 /*
  * Of the resident page runs given (from pc_fd_scan), which pages are on the
- * active LRU list: runs in *ret (malloc'd). Errors as pc_fd_probe_pages.
+ * active LRU list: runs in *ret (malloc'd). Errors as pc_fd_probe_pages,
+ * and -EOPNOTSUPP where the multi-gen LRU is on (or its state cannot be
+ * read): it keeps pages in generations and clears PG_active on them, so
+ * there is no active list to report.
  */
 int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 		      uint64_t **ret, size_t *ret_n);
@@ -528,6 +531,14 @@ int pc_fd_probe_pages(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
  * the like (kpagecgroup with want_cgroup). A static string.
  */
 const char *pc_kpage_reason(int err, bool want_cgroup);
+/*
+ * The multi-gen LRU's switch: 1 on, 0 off or not built (no
+ * /sys/kernel/mm/lru_gen/enabled), -errno if unreadable. _parse reads the
+ * file's text ("0x0007\n": bit 0, LRU_GEN_CORE, is the switch); -EINVAL
+ * for anything else.
+ */
+int pc_lru_gen_enabled(void);
+int pc_lru_gen_parse(const char *text);
 
 /* ---- profile.c: the snapshot file (docs/snapshot-format.md) ------------ */
 

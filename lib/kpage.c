@@ -16,6 +16,14 @@
  * CAP_DAC_READ_SEARCH), -EACCES. A page evicted between mincore and the
  * touch is read back in and charged to the caller; the kernel offers no
  * way around that race.
+ *
+ * "Active" is the classic LRU's: PG_active, set when a page on the inactive
+ * list is accessed again. The multi-gen LRU (CONFIG_LRU_GEN, 6.1+; on where
+ * /sys/kernel/mm/lru_gen/enabled has bit 0 set) keeps pages in generations
+ * instead, and lru_gen_add_folio() clears PG_active as it puts a folio on
+ * them, so kpageflags' ACTIVE bit says nothing of how hot a page is there;
+ * nor do generations show in kpageflags. There pc_fd_active_runs refuses
+ * (-EOPNOTSUPP) and active pages are unknown, never "none".
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -35,6 +43,7 @@
 #define PM_PRESENT (1ull << 63)
 #define PM_PFN_MASK ((1ull << 55) - 1)
 #define BATCH 512			/* pages per pagemap read */
+#define LRU_GEN_ENABLED "/sys/kernel/mm/lru_gen/enabled"
 
 static __thread sigjmp_buf *touch_jump;
 static struct sigaction old_bus;
@@ -175,6 +184,37 @@ out:
 	return rc;
 }
 
+int pc_lru_gen_parse(const char *text)
+{
+	unsigned long caps;
+	char *end;
+
+	if (!text)
+		return -EINVAL;
+	errno = 0;
+	caps = strtoul(text, &end, 16);	/* "0x0007\n": LRU_GEN_CORE is bit 0 */
+	if (errno || end == text || (*end && strcmp(end, "\n")))
+		return -EINVAL;
+	return caps & 1;
+}
+
+int pc_lru_gen_enabled(void)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(LRU_GEN_ENABLED, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;	/* not built: classic LRU */
+	n = read(fd, buf, sizeof(buf) - 1);
+	rc = n < 0 ? -errno : 0;
+	close(fd);
+	if (rc < 0)
+		return rc;
+	buf[n] = 0;
+	return pc_lru_gen_parse(buf);
+}
+
 static int active_cb(uint64_t page, uint64_t flags, uint64_t cg, void *arg)
 {
 	(void)cg;
@@ -185,8 +225,12 @@ int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 		      uint64_t **ret, size_t *ret_n)
 {
 	struct acc a = { 0 };
-	int rc = pc_fd_probe_pages(fd, size, runs, nruns, false, active_cb, &a);
+	int rc = pc_lru_gen_enabled();
 
+	/* on, or cannot tell: PG_active would read as "nothing is hot" */
+	if (rc != 0)
+		return -EOPNOTSUPP;
+	rc = pc_fd_probe_pages(fd, size, runs, nruns, false, active_cb, &a);
 	if (rc < 0) {
 		free(a.runs);
 		return rc;
@@ -218,6 +262,10 @@ const char *pc_kpage_reason(int err, bool want_cgroup)
 				   : "this kernel has no /proc/kpageflags (CONFIG_PROC_PAGE_MONITOR)";
 	case ESTALE:
 		return "the file shrank while its pages were read";
+	case EOPNOTSUPP:
+		return "the multi-gen LRU is on (" LRU_GEN_ENABLED "): pages are kept in "
+		       "generations, not on an active list, and kpageflags' ACTIVE bit is "
+		       "cleared on them, so active pages are unknown";
 	default:
 		return strerror(err);
 	}
