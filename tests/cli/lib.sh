@@ -7,9 +7,11 @@ T_N=0
 T_FAILED=0
 T_DIR=$(mktemp -d "${PAGECACHE_TEST_DIR:-/var/tmp}/pc-cli-XXXXXX")
 T_CLEANUP=()
-t_cleanup() {
-	local c
-	for c in "${T_CLEANUP[@]}"; do eval "$c" >/dev/null 2>&1 || true; done
+t_cleanup() {	# last in, first out: a process is killed before its cgroup is removed
+	local i
+	for ((i = ${#T_CLEANUP[@]} - 1; i >= 0; i--)); do
+		eval "${T_CLEANUP[i]}" >/dev/null 2>&1 || true
+	done
 	rm -rf "$T_DIR"
 }
 trap t_cleanup EXIT
@@ -46,6 +48,76 @@ t_done() {
 }
 
 t_root() { [ "$(id -u)" = 0 ]; }
+
+# t_cap NAME: this process holds capability CAP_NAME (sys_admin, ipc_lock...)
+# in its effective set. Privilege is capabilities, not uid 0: root in a
+# container may lack them. T_WHY says what is missing, for t_skip.
+T_CAPS=(chown dac_override dac_read_search fowner fsetid kill setgid setuid setpcap
+	linux_immutable net_bind_service net_broadcast net_admin net_raw ipc_lock ipc_owner
+	sys_module sys_rawio sys_chroot sys_ptrace sys_pacct sys_admin sys_boot sys_nice
+	sys_resource sys_time sys_tty_config mknod lease audit_write audit_control setfcap
+	mac_override mac_admin syslog wake_alarm block_suspend audit_read perfmon bpf
+	checkpoint_restore)
+t_cap() {
+	local c=${1#cap_} i eff
+	c=${c,,}
+	eff=$(awk '$1 == "CapEff:" { print $2 }' /proc/self/status)
+	for i in "${!T_CAPS[@]}"; do
+		if [ "${T_CAPS[i]}" = "$c" ]; then
+			(( (16#$eff >> i) & 1 )) && return 0
+			T_WHY="this process lacks CAP_${c^^}"
+			return 1
+		fi
+	done
+	T_WHY="unknown capability '$1'"
+	return 1
+}
+# t_writable PATH: the kernel lets us write PATH (access(2): file mode,
+# capabilities, and a read-only mount, as /proc/sys and cgroupfs are in
+# many containers). T_WHY says why not.
+t_writable() {
+	[ -w "$1" ] && return 0
+	if [ ! -e "$1" ]; then T_WHY="$1 does not exist"
+	else T_WHY="$1 is not writable here (read-only mount, or not ours)"; fi
+	return 1
+}
+# t_have CMD...: every command is installed. T_WHY names the first missing.
+t_have() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || { T_WHY="$c is not installed (make test-deps)"; return 1; }
+	done
+}
+# t_wait SECS CMD...: poll CMD every 0.1 s until it succeeds; 1 after SECS
+# (a condition, not a sleep: a regression fails the check, it does not hang)
+t_wait() {
+	local n=$(($1 * 10)); shift
+	while [ "$n" -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+# t_kill PID...: SIGTERM, and SIGKILL what is still there after 10 s; reaps
+# our own children. For cleanups: the process is gone when it returns.
+t_kill() {
+	local p
+	[ $# -gt 0 ] || return 0
+	kill "$@" 2>/dev/null
+	for p in "$@"; do
+		t_wait 10 t_gone "$p" || kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	return 0
+}
+t_gone() {	# t_gone PID: no such process, or a zombie
+	local st
+	kill -0 "$1" 2>/dev/null || return 0
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	st=${st##*) }
+	[ "${st%% *}" = Z ]
+}
 
 # as_nobody CMD ARGS...: run as uid/gid 65534 with no capabilities. The
 # binary is copied into the scratch directory first: the checkout may sit
