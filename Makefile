@@ -83,6 +83,9 @@ $(B)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/snapcraft.h $(B)/libpag
 
 # ---- tests, demo, bench ----------------------------------------------------
 REPLAY_BIN := $(FUZZERS:%=$(B)/tests/replay-%)
+# prove, each program under a time limit (tests/run-one.sh); then the skips
+# per program and a check that nothing was left behind (tests/prove.sh)
+PROVE := tests/prove.sh
 # Twice: as this kernel is, then as on one without cachestat(2) (before
 # 6.5), through the fault seam (lib/sys.c): the CLI tests and the unit tests
 # that honour PAGECACHE_FAULT. There, what only cachestat knows (dirty,
@@ -93,10 +96,10 @@ NOCS_UNIT := $(addprefix $(B)/tests/,test-evict test-residency test-prefetch)
 CHECK_ENV = PAGECACHE=$(CURDIR)/$(B)/pagecache MKSNAP=$(CURDIR)/$(B)/tests/mksnap
 check: test-deps $(B)/pagecache $(UNIT_BIN) $(B)/tests/mksnap $(REPLAY_BIN)
 	rc=0; \
-	$(CHECK_ENV) prove --exec '' $(if $(filter 1,$(V)),-v) \
+	$(CHECK_ENV) $(PROVE) $(if $(filter 1,$(V)),-v) \
 	  $(UNIT_BIN) $(REPLAY_BIN) tests/cli/t-*.sh || rc=1; \
 	echo "# make check, second pass: as on a kernel without cachestat (PAGECACHE_FAULT=$(NOCS_FAULT))"; \
-	$(CHECK_ENV) PAGECACHE_FAULT=$(NOCS_FAULT) prove --exec '' $(if $(filter 1,$(V)),-v) \
+	$(CHECK_ENV) PAGECACHE_FAULT=$(NOCS_FAULT) $(PROVE) $(if $(filter 1,$(V)),-v) \
 	  $(NOCS_UNIT) tests/cli/t-*.sh || rc=1; \
 	exit $$rc
 

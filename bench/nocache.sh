@@ -29,7 +29,7 @@ total=$(( $(stat -c %s "$F") / PS ))
 declare -A CMD
 CMD[cp]="cp $F $DIR/copy"
 CMD[mmap]="python3 -c \"import mmap; f=open('$F','rb'); m=mmap.mmap(f.fileno(),0,access=mmap.ACCESS_READ); s=0
-for i in range(0,len(m),4096): s+=m[i]\""
+for i in range(0,len(m),mmap.PAGESIZE): s+=m[i]\""
 CMD[static]="$DIR/sreader $F"
 declare -A WRAP
 WRAP[bare]=""

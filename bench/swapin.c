@@ -231,7 +231,7 @@ struct toucher {
 static void *touch_run(void *arg)
 {
 	struct toucher *t = arg;
-	const uint64_t wpp = 4096 / sizeof(uint64_t);
+	const uint64_t wpp = pc_page_size() / sizeof(uint64_t);	/* words a page */
 	double t0 = pc_now();
 	uint64_t s = t->seed | 1;
 
@@ -258,7 +258,7 @@ static double tv_s(struct timeval tv)
 
 static void child_main(const struct swapin_opts *o, int workload, int readyfd, int gofd, int resfd)
 {
-	const uint64_t pages = o->wss / 4096, wpp = 4096 / sizeof(uint64_t);
+	const uint64_t pages = o->wss / pc_page_size(), wpp = pc_page_size() / sizeof(uint64_t);
 	struct child_result res = { 0 };
 	struct rusage r0, r1;
 	uint64_t *mem;

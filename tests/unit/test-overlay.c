@@ -255,7 +255,7 @@ static void touch_all(int fd, size_t len)
 
 	if (p == MAP_FAILED)
 		return;
-	for (size_t i = 0; i < len; i += 4096)
+	for (size_t i = 0; i < len; i += pc_page_size())
 		c += p[i];
 	(void)c;
 	munmap(p, len);
