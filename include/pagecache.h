@@ -559,7 +559,27 @@ struct pc_profile_file {
 	size_t nruns;
 	uint64_t *active;		/* pairs: pages on the active LRU (root only) */
 	size_t nactive;
+	/*
+	 * What tells the same file from a new one later (format version 2):
+	 * `ident` says which of gen, btime and fsid were known (0 in a
+	 * version 1 file, but PC_IDENT_GEN where its gen is not 0). fsid is
+	 * statfs's f_fsid: unlike st_dev, stable across reboots on ext4 and
+	 * btrfs (their UUID) and overlayfs (its own UUID).
+	 */
+#define PC_IDENT_GEN	1u		/* gen: FS_IOC_GETVERSION answered */
+#define PC_IDENT_BTIME	2u		/* btime: statx STATX_BTIME */
+#define PC_IDENT_FSID	4u		/* fsid: f_fsid, not 0 */
+	uint32_t ident;
+	int64_t btime_s;		/* birth time */
+	uint32_t btime_ns;
+	uint64_t fsid;			/* the filesystem's f_fsid */
 };
+/*
+ * Fill f's gen, btime and fsid (and ident) from the open file fd, as far
+ * as its filesystem tells them: ext4, xfs and btrfs have a generation;
+ * tmpfs and overlayfs do not (ENOTTY), but have a birth time.
+ */
+void pc_profile_identify(int fd, struct pc_profile_file *f);
 void pc_profile_file_release(struct pc_profile_file *f);
 
 /*

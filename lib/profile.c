@@ -23,13 +23,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #define MAGIC "PCSNAP1\n"
-#define VERSION 1
+#define VERSION 2			/* written; 1 is still read */
+#define IDENT_ALL (PC_IDENT_GEN | PC_IDENT_BTIME | PC_IDENT_FSID)
 #define HDR_LEN 32
 #define SECT_HDR 16
 #define SECT_RAW_MAX (16u << 20)	/* one section, uncompressed */
@@ -169,6 +174,38 @@ void pc_profile_file_release(struct pc_profile_file *f)
 	memset(f, 0, sizeof(*f));
 }
 
+void pc_profile_identify(int fd, struct pc_profile_file *f)
+{
+	struct statx sx;
+	struct statfs sf;
+	int gen = 0;
+
+	f->ident = 0;
+	f->gen = f->fsid = 0;
+	f->btime_s = 0;
+	f->btime_ns = 0;
+	if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0) {
+		f->gen = (uint32_t)gen;
+		f->ident |= PC_IDENT_GEN;
+	}
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &sx) == 0 && (sx.stx_mask & STATX_BTIME) &&
+	    sx.stx_btime.tv_nsec < 1000000000) {
+		f->btime_s = sx.stx_btime.tv_sec;
+		f->btime_ns = sx.stx_btime.tv_nsec;
+		f->ident |= PC_IDENT_BTIME;
+	}
+	/* both words, in a fixed order: the same id on every host */
+	if (fstatfs(fd, &sf) == 0) {
+		uint64_t id = (uint64_t)(uint32_t)sf.f_fsid.__val[0] |
+			      (uint64_t)(uint32_t)sf.f_fsid.__val[1] << 32;
+
+		if (id) {
+			f->fsid = id;
+			f->ident |= PC_IDENT_FSID;
+		}
+	}
+}
+
 /* ---- writing ---- */
 
 struct pc_profile_writer {
@@ -178,6 +215,7 @@ struct pc_profile_writer {
 	size_t rawlen, rawcap;
 	uint64_t nfiles, nruns;
 	uint64_t prev_mtime, prev_dev, prev_ino;	/* deltas within a section */
+	uint64_t prev_fsid;
 	struct pathset paths;		/* each path once */
 };
 
@@ -309,7 +347,8 @@ static size_t put_runs(uint8_t *p, const uint64_t *runs, size_t n)
 
 int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 {
-	size_t pl = strlen(f->path), need = pl + 10 * (10 + 2 * f->nruns + 2 * f->nactive);
+	size_t pl = strlen(f->path), need = pl + 10 * (14 + 2 * f->nruns + 2 * f->nactive);
+	uint32_t ident;
 	uint8_t *p;
 	int rc;
 
@@ -319,6 +358,12 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 		return -EFBIG;	/* too fragmented for one record */
 	if (!runs_cover(f->runs, f->nruns, f->active, f->nactive))
 		return -EINVAL;	/* a reader refuses active pages that were not cached */
+	/* ... and identity fields it could not read back as given */
+	if ((f->ident & ~IDENT_ALL) || f->gen > UINT32_MAX || f->btime_ns >= 1000000000 ||
+	    (f->ident & PC_IDENT_FSID && !f->fsid))
+		return -EINVAL;
+	/* a caller that fills gen alone, as before ident, means it known (version 1's rule) */
+	ident = f->ident | (f->gen ? PC_IDENT_GEN : 0);
 	rc = pathset_add(&w->paths, f->path);	/* ... and a path twice */
 	if (rc < 0)
 		return rc;
@@ -327,7 +372,7 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 		if (rc < 0)
 			return rc;
 		w->rawlen = 0;
-		w->prev_mtime = w->prev_dev = w->prev_ino = 0;	/* sections stand alone */
+		w->prev_mtime = w->prev_dev = w->prev_ino = w->prev_fsid = 0;	/* sections stand alone */
 	}
 	rc = reserve(w, need);
 	if (rc < 0)
@@ -345,6 +390,15 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 	w->prev_dev = f->dev;
 	w->prev_ino = f->ino;
 	p += put_varint(p, f->gen);
+	p += put_varint(p, ident);
+	if (ident & PC_IDENT_BTIME) {
+		p += put_varint(p, zz((uint64_t)f->btime_s, (uint64_t)f->mtime_s));
+		p += put_varint(p, f->btime_ns);
+	}
+	if (ident & PC_IDENT_FSID) {
+		p += put_varint(p, zz(f->fsid, w->prev_fsid));
+		w->prev_fsid = f->fsid;
+	}
 	p += put_runs(p, f->runs, f->nruns);
 	p += put_runs(p, f->active, f->nactive);
 	w->rawlen = (size_t)(p - w->raw);
@@ -422,6 +476,8 @@ struct pc_profile_reader {
 	uint64_t section, nfiles, nruns;
 	uint64_t raw_total, comp_total;	/* contents and bytes read, for BOMB_RATIO */
 	uint64_t prev_mtime, prev_dev, prev_ino;	/* deltas within a section */
+	uint64_t prev_fsid;
+	uint32_t version;		/* 1 or 2 */
 	bool ended;
 	struct pathset paths;		/* each path once */
 	char err[256];
@@ -549,7 +605,7 @@ static int load_section(struct pc_profile_reader *r, uint32_t *type)
 			   (unsigned long long)r->comp_total);
 	r->rawlen = rawlen;
 	r->pos = 0;
-	r->prev_mtime = r->prev_dev = r->prev_ino = 0;
+	r->prev_mtime = r->prev_dev = r->prev_ino = r->prev_fsid = 0;
 	return 1;
 }
 
@@ -597,8 +653,9 @@ static int open_common(struct pc_profile_reader *r)
 		return bad(r, "not a pagecache snapshot (bad magic)");
 	if ((uint32_t)crc32(0, h, 28) != get_u32(h + 28))
 		return bad(r, "header checksum mismatch");
-	if (get_u32(h + 8) != VERSION)
-		return bad(r, "unsupported version %u (this build reads %u)", get_u32(h + 8), VERSION);
+	r->version = get_u32(h + 8);
+	if (r->version < 1 || r->version > VERSION)
+		return bad(r, "unsupported version %u (this build reads 1 to %u)", r->version, VERSION);
 	ps = get_u32(h + 12);
 	if (ps < 512 || ps > (1u << 20) || (ps & (ps - 1)))
 		return bad(r, "bad page size %u", ps);
@@ -719,6 +776,44 @@ static bool path_ok(const char *p)
 	return true;
 }
 
+/*
+ * Version 2's identity fields: which of gen, btime, fsid are known, and
+ * those that are. Strict: a flag this build does not know, a generation
+ * given as unknown but not 0, or an fsid of 0 said to be known are errors,
+ * so one snapshot has one reading.
+ */
+static int get_identity(struct pc_profile_reader *r, struct pc_profile_file *f)
+{
+	uint64_t v;
+	int rc;
+
+	if ((rc = get_varint(r, &v)) < 0)
+		return rc;
+	if (v & ~(uint64_t)IDENT_ALL)
+		return bad(r, "unknown identity flags %#llx", (unsigned long long)v);
+	f->ident = (uint32_t)v;
+	if (f->gen > UINT32_MAX || (!(f->ident & PC_IDENT_GEN) && f->gen))
+		return bad(r, "inode generation out of range");
+	if (f->ident & PC_IDENT_BTIME) {
+		if ((rc = get_varint(r, &v)) < 0)
+			return rc;
+		f->btime_s = (int64_t)unzz(v, (uint64_t)f->mtime_s);
+		if ((rc = get_varint(r, &v)) < 0)
+			return rc;
+		if (v >= 1000000000)
+			return bad(r, "birth time nanoseconds out of range");
+		f->btime_ns = (uint32_t)v;
+	}
+	if (f->ident & PC_IDENT_FSID) {
+		if ((rc = get_varint(r, &v)) < 0)
+			return rc;
+		f->fsid = unzz(v, r->prev_fsid);
+		if (!f->fsid)
+			return bad(r, "filesystem id 0 given as known");
+	}
+	return 0;
+}
+
 int pc_profile_next(struct pc_profile_reader *r, struct pc_profile_file *ret)
 {
 	struct pc_profile_file f = { 0 };
@@ -774,6 +869,14 @@ int pc_profile_next(struct pc_profile_reader *r, struct pc_profile_file *ret)
 		return rc;
 	f.dev = unzz(f.dev, r->prev_dev);
 	f.ino = unzz(f.ino, r->prev_ino);
+	if (r->version == 1) {
+		/* no field says whether gen was known: 0 is what a failed ioctl left */
+		if (f.gen > UINT32_MAX)
+			return bad(r, "inode generation out of range");
+		f.ident = f.gen ? PC_IDENT_GEN : 0;
+	} else if ((rc = get_identity(r, &f)) < 0) {
+		return rc;
+	}
 	pages = (f.size + r->meta.page_size - 1) / r->meta.page_size;
 	if ((rc = get_runs(r, pages, &f.runs, &f.nruns)) < 0)
 		return rc;
@@ -800,6 +903,8 @@ int pc_profile_next(struct pc_profile_reader *r, struct pc_profile_file *ret)
 	r->prev_mtime = (uint64_t)f.mtime_s;
 	r->prev_dev = f.dev;
 	r->prev_ino = f.ino;
+	if (f.ident & PC_IDENT_FSID)
+		r->prev_fsid = f.fsid;
 	*ret = f;
 	return 1;
 }

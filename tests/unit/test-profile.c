@@ -7,6 +7,56 @@
 #include "tap.h"
 #include "snapcraft.h"
 
+/*
+ * One version 2 record by hand (snapcraft.h writes version 1): path "f",
+ * one page, and `ident` then the bytes `tail` as its identity fields, so
+ * each can be made wrong on its own.
+ */
+static uint8_t *craft_v2(const struct pc_profile_meta *m, uint64_t gen, uint64_t ident,
+			 const uint8_t *tail, size_t tlen, size_t *ret_len)
+{
+	uint8_t raw[256], hdr[32] = "PCSNAP1\n", *out = malloc(4096);
+	size_t r = 0, o = 32, rl = strlen(m->root), hl = strlen(m->host);
+	uint32_t c;
+
+	for (int i = 0; i < 4; i++) {
+		hdr[8 + i] = (uint8_t)(2u >> (8 * i));
+		hdr[12 + i] = (uint8_t)(m->page_size >> (8 * i));
+	}
+	c = (uint32_t)crc32(0, hdr, 28);
+	for (int i = 0; i < 4; i++)
+		hdr[28 + i] = (uint8_t)(c >> (8 * i));
+	memcpy(out, hdr, 32);
+	r = craft_varint(raw, rl);
+	memcpy(raw + r, m->root, rl);
+	r += rl;
+	r += craft_varint(raw + r, hl);
+	memcpy(raw + r, m->host, hl);
+	r += hl;
+	o += craft_section(out + o, 1, raw, r);
+	r = craft_varint(raw, 1);
+	raw[r++] = 'f';
+	r += craft_varint(raw + r, m->page_size);	/* size */
+	r += craft_varint(raw + r, 0);			/* mtime, ns, dev, ino */
+	r += craft_varint(raw + r, 0);
+	r += craft_varint(raw + r, 0);
+	r += craft_varint(raw + r, 0);
+	r += craft_varint(raw + r, gen);
+	r += craft_varint(raw + r, ident);
+	memcpy(raw + r, tail, tlen);
+	r += tlen;
+	r += craft_varint(raw + r, 1);			/* one run: page 0 */
+	r += craft_varint(raw + r, 0);
+	r += craft_varint(raw + r, 1);
+	r += craft_varint(raw + r, 0);			/* no active runs */
+	o += craft_section(out + o, 2, raw, r);
+	r = craft_varint(raw, 1);
+	r += craft_varint(raw + r, 1);
+	o += craft_section(out + o, 3, raw, r);
+	*ret_len = o;
+	return out;
+}
+
 static char *file_bytes(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -113,6 +163,7 @@ int main(void)
 	ok(!strcmp(g.path, "data/t.ibd") && g.size == 4096 * 1001 && g.mtime_s == 123 &&
 		   g.mtime_ns == 456 && g.dev == 2049 && g.ino == 77 && g.gen == 9,
 	   "identity round-trips");
+	ok(g.ident == PC_IDENT_GEN, "a generation given alone counts as known (ident %u)", g.ident);
 	ok(g.nruns == 3 && !memcmp(g.runs, runs, sizeof(runs)), "runs round-trip");
 	ok(g.nactive == 1 && g.active[0] == 2 && g.active[1] == 3, "active runs round-trip");
 	pc_profile_file_release(&g);
@@ -198,6 +249,118 @@ int main(void)
 
 		ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600,
 		   "a snapshot is its writer's alone: mode %o", st.st_mode & 0777);
+	}
+
+	/* version 2's identity: generation, birth time, filesystem id */
+	{
+		char p2[600];
+		uint64_t one[] = { 0, 1 };
+		struct pc_profile_file x[3] = {
+			{ .path = "a", .size = 4096, .runs = one, .nruns = 1, .mtime_s = 1700000000,
+			  .ident = PC_IDENT_GEN | PC_IDENT_BTIME | PC_IDENT_FSID, .gen = 0,
+			  .btime_s = 1600000000, .btime_ns = 999999999, .fsid = 0x55f2807b9498c9a5ull },
+			{ .path = "b", .size = 4096, .runs = one, .nruns = 1, .mtime_s = -5,
+			  .ident = PC_IDENT_BTIME | PC_IDENT_FSID, .btime_s = -7, .btime_ns = 1,
+			  .fsid = 1 },
+			{ .path = "c", .size = 4096, .runs = one, .nruns = 1 },
+		}, y;
+		int same = 0;
+
+		snprintf(p2, sizeof(p2), "%s/ident", scratch_dir());
+		ok(pc_profile_create(p2, &m, &w) == 0, "ident: create");
+		for (int i = 0; i < 3; i++)
+			pc_profile_add(w, &x[i]);
+		y = x[2];
+		y.path = "d";
+		y.ident = 8;
+		ok(pc_profile_add(w, &y) == -EINVAL, "the writer refuses an identity flag it does not know");
+		y.ident = PC_IDENT_FSID;
+		ok(pc_profile_add(w, &y) == -EINVAL, "and an fsid of 0 given as known");
+		y.ident = PC_IDENT_BTIME, y.btime_ns = 1000000000;
+		ok(pc_profile_add(w, &y) == -EINVAL, "and birth time nanoseconds past a second");
+		ok(pc_profile_commit(w) == 0, "ident: written");
+		ok(pc_profile_open(p2, &r, err, sizeof(err)) == 0, "ident: open");
+		for (int i = 0; i < 3 && pc_profile_next(r, &g) == 1; i++) {
+			same += g.ident == x[i].ident && g.gen == x[i].gen && g.btime_s == x[i].btime_s &&
+				g.btime_ns == x[i].btime_ns && g.fsid == x[i].fsid;
+			pc_profile_file_release(&g);
+		}
+		ok(same == 3, "generation 0 known, birth times (before 1970 too), fsids round-trip (%d of 3)",
+		   same);
+		ok(pc_profile_next(r, &g) == 0, "ident: a clean end");
+		pc_profile_close(r);
+	}
+
+	/* version 1 (before ident): still read; its generation known where not 0 */
+	{
+		uint64_t one[] = { 0, 1 };
+		struct pc_profile_file h[2] = {
+			{ .path = "a", .size = 4096, .runs = one, .nruns = 1, .gen = 9 },
+			{ .path = "b", .size = 4096, .runs = one, .nruns = 1 },
+		};
+		size_t l;
+		uint8_t *b = craft_snapshot(&m, h, 2, &l);
+		uint32_t ids[2] = { 99, 99 };
+
+		ok(b[8] == 1, "the test's encoder writes version 1");
+		rc = pc_profile_open_mem(b, l, &r, err, sizeof(err));
+		for (int i = 0; rc == 0 && i < 2 && pc_profile_next(r, &g) == 1; i++) {
+			ids[i] = g.ident;
+			pc_profile_file_release(&g);
+		}
+		ok(rc == 0 && ids[0] == PC_IDENT_GEN && ids[1] == 0,
+		   "a version 1 snapshot reads: generation 9 known, 0 unknown (%u, %u)", ids[0], ids[1]);
+		if (rc == 0)
+			pc_profile_close(r);
+		free(b);
+	}
+
+	/* version 2 by hand: each identity field checked */
+	{
+		static const struct {
+			uint64_t gen, ident;
+			uint8_t tail[24];
+			size_t tlen;
+			const char *want;	/* NULL: reads */
+		} cases[] = {
+			{ 5, 1, { 0 }, 0, NULL },
+			{ 0, 6, { 2, 3, 0x80, 1 }, 4, NULL },	/* btime mtime+1 s, 3 ns; fsid 128 */
+			{ 0, 8, { 0 }, 0, "unknown identity flags" },
+			{ 5, 0, { 0 }, 0, "inode generation out of range" },
+			{ 1ull << 32, 1, { 0 }, 0, "inode generation out of range" },
+			{ 0, 2, { 0, 0x80, 0x94, 0xeb, 0xdc, 0x03 }, 6, "birth time nanoseconds" },
+			{ 0, 4, { 0 }, 1, "filesystem id 0" },
+		};
+		int good = 0;
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			size_t l;
+			uint8_t *b = craft_v2(&m, cases[i].gen, cases[i].ident, cases[i].tail,
+					      cases[i].tlen, &l);
+
+			err[0] = 0;
+			rc = read_all(b, l, err, sizeof(err));
+			if (cases[i].want ? rc == -EBADMSG && strstr(err, cases[i].want) : rc == 1)
+				good++;
+			else
+				fprintf(stderr, "# case %zu: %d '%s'\n", i, rc, err);
+			free(b);
+		}
+		ok(good == (int)(sizeof(cases) / sizeof(cases[0])),
+		   "version 2 by hand: good identities read, each bad one refused by name (%d)", good);
+	}
+	{
+		size_t l;
+		uint8_t *b = craft_v2(&m, 0, 0, NULL, 0, &l);
+		uint32_t c;
+
+		b[8] = 3;
+		c = (uint32_t)crc32(0, b, 28);
+		for (int i = 0; i < 4; i++)
+			b[28 + i] = (uint8_t)(c >> (8 * i));
+		rc = read_all(b, l, err, sizeof(err));
+		ok(rc == -EBADMSG && strstr(err, "unsupported version 3"), "a later version: '%s'", err);
+		free(b);
 	}
 
 	/* a decompression bomb: 20,000 alike 4 KB paths, 80 MB in ~0.5 MB */
