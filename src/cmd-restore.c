@@ -1,8 +1,11 @@
 /*
  * cmd-restore.c: `pagecache restore`: bring a snapshot's pages back into
- * the page cache. Files that changed since the snapshot are skipped and
- * listed (their pages would be the wrong ones); missing files are listed,
- * not fatal. Files are read in the order of their place on disk (FIEMAP)
+ * the page cache. A file that is still the snapshot's (the same inode,
+ * generation or birth time) is restored even if it was modified in place
+ * since, as databases do at every checkpoint, its runs clipped to its size;
+ * one replaced by another file, or no longer a regular file, is skipped and
+ * listed (its pages would be the wrong ones), and so is, with --strict, any
+ * file whose size or mtime changed; missing files are listed, not fatal. Files are read in the order of their place on disk (FIEMAP)
  * unless told otherwise, through the same verified, budgeted engine as
  * warm, and by reading, never by touching a mapping. Pages that were
  * active are read twice, so the kernel activates them again. With
@@ -41,14 +44,19 @@ struct item {
 	uint64_t pages;			/* pages the snapshot wants */
 	size_t order;			/* position in the snapshot */
 	bool ok;			/* checked: to be read */
+	bool modified;			/* size or mtime changed since the snapshot */
 };
 static const char usage_text[] =
 	"Usage: pagecache restore [OPTIONS] SNAPSHOT\n"
 	"\n"
 	"Bring the pages a snapshot recorded back into the page cache, so a service\n"
-	"restarted (or moved) starts warm. Files that changed since the snapshot\n"
-	"(size, mtime; inode and generation on the same filesystem) are skipped and\n"
-	"listed; missing files are listed. Pages already cached cost no I/O. Every\n"
+	"restarted (or moved) starts warm. A file modified in place since the\n"
+	"snapshot (the same inode, generation and birth time; a database's tables)\n"
+	"is restored, its recorded pages clipped to its size; a file replaced by\n"
+	"another (a new inode, generation or birth time: rename over it) or no longer\n"
+	"a regular file is skipped and listed, as is, in a copy under --root or on\n"
+	"another filesystem, a file whose size or mtime changed; missing files are\n"
+	"listed. Pages already cached cost no I/O. Every\n"
 	"page read is verified resident, as with warm, and the memory budget holds:\n"
 	"it stops before MemAvailable (or the cgroup's headroom) falls below the\n"
 	"reserve, and says how far it got. Pages that were active are read twice.\n"
@@ -60,8 +68,11 @@ static const char usage_text[] =
 	"      --root DIR         the tree the snapshot's paths are relative to, and\n"
 	"                         beneath which every file is opened (default /; a\n"
 	"                         snapshot taken beneath another root needs it)\n"
-	"      --allow-changed    warm changed regular files anyway (never links,\n"
-	"                         FIFOs, devices, or anything outside the root)\n"
+	"      --strict           skip every file whose size or mtime changed since\n"
+	"                         the snapshot, even one modified in place\n"
+	"      --allow-changed    warm changed regular files anyway, replaced ones\n"
+	"                         too (never links, FIFOs, devices, or anything\n"
+	"                         outside the root)\n"
 	"      --order ORDER      disk (default: by position on disk, FIEMAP) or file\n"
 	"                         (the snapshot's order)\n"
 	"      --cgroup PATH      read from inside memory cgroup PATH (v1 or v2), so\n"
@@ -82,7 +93,8 @@ static const char usage_text[] =
 	"Examples:\n"
 	"  pagecache restore /var/tmp/db.snap\n"
 	"  pagecache restore --root /mnt/replica --cgroup system.slice/db.service db.snap\n"
-	"Exit status: 0 all restored, 1 some files changed, missing or failed, the\n"
+	"Exit status: 0 all restored, 1 some files replaced (or, with --strict,\n"
+	"modified), missing or failed, the\n"
 	"budget stopped it, or the snapshot is corrupt; 2 usage.\n";
 
 static uint64_t first_physical(int fd, uint64_t byte)
@@ -164,27 +176,73 @@ static const char *refusal(int rc, const struct stat *st)
 }
 
 /*
- * Why the file is not the snapshot's any more, or NULL. `same_place`: the
- * paths resolve under the root the snapshot was taken in, so the device,
- * inode and generation must match too; a copy elsewhere (--root) is
- * judged by size and mtime only.
+ * Why the file is to be skipped, or NULL; *ret_modified: its size or mtime
+ * changed since the snapshot. `same_place`: the paths resolve under the
+ * root the snapshot was taken in.
+ *
+ * The same file is the same inode number with every identity both sides
+ * know (generation, birth time) equal, and at least one of them known. It
+ * is restored however it was modified in place (a database rewrites its
+ * tables, catalogs and control file at every checkpoint). The filesystem
+ * is told by its f_fsid where both sides have one (st_dev changes across
+ * reboots: anonymous devices of tmpfs, overlayfs and btrfs, renumbered
+ * disks), else by st_dev; a file proven the same is the same even where
+ * st_dev changed. On the snapshot's filesystem under its own root, a file
+ * not the same was replaced. Where neither generation nor birth time is
+ * known, a new file that reused the inode number looks the same, so size
+ * and mtime decide, as they do for a copy (--root elsewhere, another
+ * filesystem: cp -a and rsync -a keep them). --strict: size and mtime
+ * decide always, and on the same filesystem the identity too.
  */
-static const char *changed(const struct item *it, int fd, const struct stat *st, bool same_place)
+static const char *judge(const struct item *it, int fd, const struct stat *st, bool same_place,
+			 bool strict, bool *ret_modified)
 {
-	if ((uint64_t)st->st_size != it->f.size)
-		return "size changed";
-	if (st->st_mtim.tv_sec != it->f.mtime_s || (uint32_t)st->st_mtim.tv_nsec != it->f.mtime_ns)
-		return "modified since the snapshot";
-	if (same_place && st->st_dev == it->f.dev) {
-		int gen = 0;
+	struct pc_profile_file now = { 0 };
+	bool modified, same_fs, gen_differs, btime_differs, proven;
+	unsigned both;
 
-		/* same filesystem: the same inode too, or it was replaced */
-		if (st->st_ino != it->f.ino)
-			return "replaced (another inode)";
-		if (it->f.gen && ioctl(fd, FS_IOC_GETVERSION, &gen) == 0 && (uint32_t)gen != it->f.gen)
-			return "replaced (another inode generation)";
+	modified = (uint64_t)st->st_size != it->f.size || st->st_mtim.tv_sec != it->f.mtime_s ||
+		   (uint32_t)st->st_mtim.tv_nsec != it->f.mtime_ns;
+	*ret_modified = modified;
+	pc_profile_identify(fd, &now);
+	both = it->f.ident & now.ident;
+	same_fs = both & PC_IDENT_FSID ? now.fsid == it->f.fsid : (uint64_t)st->st_dev == it->f.dev;
+	gen_differs = (both & PC_IDENT_GEN) && now.gen != it->f.gen;
+	btime_differs = (both & PC_IDENT_BTIME) &&
+			(now.btime_s != it->f.btime_s || now.btime_ns != it->f.btime_ns);
+	proven = (uint64_t)st->st_ino == it->f.ino && (both & (PC_IDENT_GEN | PC_IDENT_BTIME)) &&
+		 !gen_differs && !btime_differs;
+
+	if (strict && modified)
+		return "modified since the snapshot (mtime/size)";
+	if (!strict && proven)
+		return NULL;
+	if (same_place && same_fs) {
+		if ((uint64_t)st->st_ino != it->f.ino)
+			return "replaced (new inode)";
+		if (gen_differs)
+			return "replaced (new generation)";
+		if (btime_differs)
+			return "replaced (new birth time)";
+		if (modified)
+			return "modified since the snapshot (mtime/size; no generation or birth time "
+			       "tells it from a new file)";
+		return NULL;
 	}
-	return NULL;
+	return modified ? "modified since the snapshot (mtime/size)" : NULL;
+}
+
+/* Keep the parts of runs (pairs, ascending) that lie in the first `pages`. */
+static void clip_runs(uint64_t *runs, size_t *n, uint64_t pages)
+{
+	size_t k = 0;
+
+	while (k < *n && runs[2 * k] < pages) {
+		if (runs[2 * k] + runs[2 * k + 1] > pages)
+			runs[2 * k + 1] = pages - runs[2 * k];
+		k++;
+	}
+	*n = k;
 }
 
 /*
@@ -265,6 +323,7 @@ int cmd_restore(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "root", required_argument, NULL, 'R' },
 		{ "allow-changed", no_argument, NULL, 'A' },
+		{ "strict", no_argument, NULL, 'X' },
 		{ "order", required_argument, NULL, 'O' },
 		{ "cgroup", required_argument, NULL, 'G' },
 		BUDGET_LONGOPTS,
@@ -279,12 +338,13 @@ int cmd_restore(int argc, char **argv)
 	};
 	struct cli_opts co = { OUT_HUMAN };
 	const char *rootarg = NULL, *cgroup = NULL, *snap;
-	bool allow = false, by_file = false, idle = false, dry = false, list = false, quiet = false;
+	bool allow = false, strict = false, by_file = false, idle = false, dry = false, list = false, quiet = false;
 	struct pc_progress progress = { 0 };
 	struct cli_progress *prog = NULL;
 	struct cli_budget bo = CLI_BUDGET_INIT;
 	uint64_t ps = pc_page_size();
 	uint64_t wanted = 0, cached_before = 0, read = 0, resident = 0, nchanged = 0, nmissing = 0;
+	uint64_t nmodified = 0;
 	struct pc_profile_reader *r;
 	struct pc_profile_file f;
 	struct item *items = NULL, **order = NULL;
@@ -307,6 +367,9 @@ int cmd_restore(int argc, char **argv)
 			break;
 		case 'A':
 			allow = true;
+			break;
+		case 'X':
+			strict = true;
 			break;
 		case 'O':
 			if (!strcmp(optarg, "file"))
@@ -349,6 +412,8 @@ int cmd_restore(int argc, char **argv)
 	out_list_declare("errors");
 	if (argc - optind != 1)
 		return cli_usage_error("want one SNAPSHOT");
+	if (strict && allow)
+		return cli_usage_error("--strict and --allow-changed contradict each other");
 	snap = argv[optind];
 
 	if (cgroup && !dry) {
@@ -484,13 +549,14 @@ int cmd_restore(int argc, char **argv)
 		const char *why;
 		char show[8192];
 		struct stat st;
+		uint64_t pages_now;
 		int fd = pc_open_beneath(rootfd, it->f.path, O_NOATIME, &st);
 
 		if (fd < 0) {
 			open_failed(root, it, fd, &st, "missing", &nchanged, &nmissing);
 			continue;
 		}
-		why = changed(it, fd, &st, same_place);
+		why = judge(it, fd, &st, same_place, strict, &it->modified);
 		/* --allow-changed warms changed regular files; it lifts no other rule */
 		if (why && !allow) {
 			nchanged++;
@@ -501,6 +567,14 @@ int cmd_restore(int argc, char **argv)
 		it->ok = true;
 		it->dev = st.st_dev;
 		it->ino = st.st_ino;
+		/* the plan: recorded pages that lie in the file as it is now */
+		pages_now = ((uint64_t)st.st_size + ps - 1) / ps;
+		clip_runs(it->f.runs, &it->f.nruns, pages_now);
+		clip_runs(it->f.active, &it->f.nactive, pages_now);
+		it->pages = 0;
+		for (size_t k = 0; k < it->f.nruns; k++)
+			it->pages += it->f.runs[2 * k + 1];
+		nmodified += it->modified;
 		wanted += it->pages;
 		if (!by_file && it->f.nruns)
 			it->disk = first_physical(fd, it->f.runs[0] * ps);
@@ -660,6 +734,7 @@ report:
 	orec_u64(&rec, "read_bytes", dry ? 0 : read * ps, OF_BYTES);
 	orec_u64(&rec, "resident", dry ? cached_before : resident, OF_PAGES);
 	orec_u64(&rec, "changed", nchanged, 0);
+	orec_u64(&rec, "modified", nmodified, 0);
 	orec_u64(&rec, "missing", nmissing, 0);
 	orec_u64(&rec, "failures", cli_failures(), 0);
 	orec_bool(&rec, "budget_stopped", budget.stopped != 0);
@@ -680,6 +755,10 @@ report:
 			       fmt_size((dry ? wanted - cached_before : read) * ps, a, sizeof(a)),
 			       (unsigned long long)nchanged, (unsigned long long)nmissing,
 			       pc_now() - t0);
+		if (nmodified)
+			out_human_line("%llu of them modified in place since the snapshot: their "
+				       "recorded pages inside their size %s",
+				       (unsigned long long)nmodified, dry ? "would be read" : "were read");
 	}
 	pc_budget_release(&budget);
 	rc = out_flush();

@@ -1,7 +1,8 @@
 /*
  * cmd-snapshot.c: `pagecache snapshot`: record, file by file, which pages
- * are cached, and what tells later whether a file is still the same (size,
- * mtime; device, inode and generation for the same filesystem). As root,
+ * are cached, and what tells later whether a file is still the same one
+ * (device, inode, generation, birth time, the filesystem's id) and whether
+ * it was modified (size, mtime). As root,
  * also which pages were on the active LRU list, so restore can put hot
  * pages back as hot. The file is written atomically.
  */
@@ -37,8 +38,9 @@ static const char usage_text[] =
 	"Usage: pagecache snapshot -o FILE [OPTIONS] PATH...\n"
 	"\n"
 	"Record which pages of these files and trees are in the page cache, with\n"
-	"what tells later whether each file is still the same (size and mtime;\n"
-	"device, inode and generation when restoring on the same filesystem).\n"
+	"what tells later whether each file is still the same one (inode,\n"
+	"generation, birth time, filesystem) and whether it was modified since\n"
+	"(size, mtime).\n"
 	"Files with nothing cached are left out. With CAP_SYS_ADMIN, the pages on\n"
 	"the active LRU list are recorded too (/proc/kpageflags), so restore can make\n"
 	"them hot again; without it a warning says they were not. The snapshot is\n"
@@ -101,7 +103,7 @@ static int snap_file(struct pc_walk_entry *e, void *arg)
 	struct pc_residency r;
 	uint64_t size = (uint64_t)e->st.st_size;
 	char *abs;
-	int rc, gen = 0;
+	int rc;
 
 	rc = pc_fd_residency(e->fd, size, c->t.off, c->t.len, &r);
 	if (rc < 0) {
@@ -139,8 +141,7 @@ static int snap_file(struct pc_walk_entry *e, void *arg)
 	f.mtime_ns = (uint32_t)e->st.st_mtim.tv_nsec;
 	f.dev = e->st.st_dev;
 	f.ino = e->st.st_ino;
-	if (ioctl(e->fd, FS_IOC_GETVERSION, &gen) == 0)
-		f.gen = (uint32_t)gen;
+	pc_profile_identify(e->fd, &f);
 	rc = cli_resident_runs(e->fd, size, c->t.off, c->t.len, &f.runs, &f.nruns);
 	if (rc < 0 || !f.path) {
 		cli_fail(e->path, rc < 0 ? -rc : ENOMEM, "cannot map pages of");

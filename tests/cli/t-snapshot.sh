@@ -51,8 +51,12 @@ done
 # entries that cachestat counts as evicted; see resident_pages in lib.sh)
 gone=$(pc stat --json db | jq .total.evicted)
 pc restore --json s.snap >again.json
-t_ok "a second restore reads nothing ($(jq .total.read again.json) read, $gone reclaimed since)" \
-	test "$(jq .total.read again.json)" -le "$gone"
+if t_have_cachestat; then
+	t_ok "a second restore reads nothing ($(jq .total.read again.json) read, $gone reclaimed since)" \
+		test "$(jq .total.read again.json)" -le "$gone"
+else
+	t_skip "a second restore reads nothing but what was reclaimed since" "no cachestat (what was reclaimed since is unknown)"
+fi
 
 # dry run reads nothing
 drop db/*/* db/*
@@ -70,11 +74,12 @@ t_is "its pages come back" "$(resident_pages copy/f2)" "${want[db/f2]}"
 t_is "and no more files than the snapshot holds" "$(cached_pages copy/f3)" 0
 t_is "the snapshot's files relative to --root" "$(jq -r '.files[0].path // empty' <(pc show --json rel.snap))" "f1"
 
-# stale and missing files: skipped and listed, exit 1
+# stale and missing files: skipped and listed, exit 1 (--strict: a file
+# modified in place is restored without it, t-restore-inplace)
 drop db/*/* db/*
 touch db/f1
 rm db/sub/g
-pc restore --json s.snap >stale.json 2>stale.err; rc=$?
+pc restore --strict --json s.snap >stale.json 2>stale.err; rc=$?
 t_is "stale or missing files make the exit 1" "$rc" 1
 t_is "the changed file is listed" "$(jq -r '.skipped[] | select(.reason | test("modified")) | .path' stale.json)" "$T_DIR/db/f1"
 t_is "the missing file is listed" "$(jq -r '.skipped[] | select(.reason == "missing") | .path' stale.json)" "$T_DIR/db/sub/g"
