@@ -40,9 +40,9 @@ state() {
 		ls -A "$PAGECACHE_TEST_DIR" | sed "s|^|scratch $PAGECACHE_TEST_DIR/|"
 	fi
 	if [ -n "$run" ]; then
-		for d in /proc/[0-9]*; do
-			tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -qxF "PC_CHECK_RUN=$run" &&
-				echo "process ${d#/proc/} $(tr '\0' ' ' <"$d/cmdline" 2>/dev/null | cut -c1-120)"
+		grep -lzxF "PC_CHECK_RUN=$run" /proc/[0-9]*/environ 2>/dev/null | while read -r d; do
+			d=${d%/environ}
+			echo "process ${d#/proc/} $({ tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null | cut -c1-120)"
 		done
 	fi
 }
@@ -53,8 +53,7 @@ theirs() {
 	case $1 in process\ *) return 1 ;; esac
 	for pid in $(grep -oE '[0-9]{3,}' <<<"${1#* }"); do
 		[ -d "/proc/$pid" ] || continue
-		tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qxF "PC_CHECK_RUN=${run:-none}" ||
-			return 0
+		grep -qzxF "PC_CHECK_RUN=${run:-none}" "/proc/$pid/environ" 2>/dev/null || return 0
 	done
 	return 1
 }
@@ -64,12 +63,13 @@ if [ "$mode" = record ]; then
 	exit 0
 fi
 wait_s=${PC_LEFTOVERS_WAIT:-20}
-for ((i = 0; ; i++)); do
+start=$SECONDS
+while :; do
 	new=$(state | LC_ALL=C sort -u | LC_ALL=C comm -13 "$file" - | while IFS= read -r l; do
 		theirs "$l" || echo "$l"; done)
 	gone=$(state | LC_ALL=C sort -u | LC_ALL=C comm -23 "$file" - | grep '^knob ')
 	[ -z "$new$gone" ] && exit 0
-	[ "$i" -ge "$wait_s" ] && break
+	[ $((SECONDS - start)) -ge "$wait_s" ] && break
 	sleep 1
 done
 echo "# leftovers: the tests left this behind (new or changed since the run began):"
