@@ -59,11 +59,21 @@ deps:
 	$(call need,test -e /usr/include/zlib.h,zlib1g-dev)
 	$(call need,test -e /usr/include/sqlite3.h,libsqlite3-dev)
 
+# every command tests/ calls (grep tests/cli/*.sh); fincore moved to
+# util-linux-extra in Debian 12
 test-deps: deps
 	$(call need,command -v prove,perl)
 	$(call need,command -v jq,jq)
-	$(call need,command -v fincore,util-linux)
+	$(call need,command -v fincore,$$(apt-cache show util-linux-extra >/dev/null 2>&1 && echo util-linux-extra || echo util-linux))
 	$(call need,command -v setpriv,util-linux)
+	$(call need,command -v mkswap,util-linux)
+	$(call need,command -v losetup,mount)
+	$(call need,command -v timeout,coreutils)
+	$(call need,command -v pgrep,procps)
+	$(call need,command -v mkfs.ext4,e2fsprogs)
+	$(call need,command -v python3,python3)
+	$(call need,command -v modprobe,kmod)
+	$(call need,ls /usr/lib/*/libc.a /usr/lib/libc.a,libc6-dev)
 
 # ---- build ---------------------------------------------------------------
 $(B)/%.o: %.c include/pagecache.h $(wildcard lib/*.h src/*.h bench/*.h) | deps
