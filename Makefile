@@ -73,7 +73,7 @@ test-deps: deps
 	$(call need,command -v mkfs.ext4,e2fsprogs)
 	$(call need,command -v python3,python3)
 	$(call need,command -v modprobe,kmod)
-	$(call need,ls /usr/lib/*/libc.a /usr/lib/libc.a,libc6-dev)
+	$(call need,test -n "$$(ls /usr/lib/*/libc.a /usr/lib/libc.a 2>/dev/null)",libc6-dev)
 
 # ---- build ---------------------------------------------------------------
 $(B)/%.o: %.c include/pagecache.h $(wildcard lib/*.h src/*.h bench/*.h) | deps
