@@ -61,6 +61,8 @@ struct ovl_mount {
 	int nlayers;
 	bool userxattr;
 	int err;		/* why its layers are unusable, else 0 */
+	bool has_upper;		/* layers[0] is the upper */
+	bool metacopy;		/* metacopy=on: files may hold metadata only */
 	struct ovl_mount *next;
 };
 
@@ -169,14 +171,18 @@ static int parse_superopts(struct ovl_mount *m, char *opts)
 			rc = add_layer(&lowers, o + 10, strlen(o + 10));
 		} else if (!strcmp(o, "userxattr")) {
 			m->userxattr = true;
+		} else if (!strcmp(o, "metacopy=on")) {
+			m->metacopy = true;	/* shown only when on */
 		}
 	}
 	if (rc == 0 && upper) {
 		struct ovl_mount u = { 0 };
 
 		rc = add_lowerdir_list(&u, upper);	/* one path, '\' unescaped */
-		if (rc == 0 && u.nlayers == 1)
+		if (rc == 0 && u.nlayers == 1) {
 			rc = add_layer(m, u.layers[0], strlen(u.layers[0]));
+			m->has_upper = rc == 0;
+		}
 		for (int i = 0; i < u.nlayers; i++)
 			free(u.layers[i]);
 		free(u.layers);
@@ -248,6 +254,11 @@ static int mount_id_of(int fd)
 	char path[64], line[128];
 	FILE *f;
 	int id = -1;
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID))
+		return (int)stx.stx_mnt_id;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	f = fopen(path, "re");
@@ -341,71 +352,184 @@ static int open_layer_root(const char *path)
 }
 
 /*
- * Find `rel` (no leading '/') through m's layers: an O_RDONLY fd of the real
- * regular file, which must be `size` bytes long.
+ * The layers' directories for one directory of the overlay: dfd[i] open in
+ * layer i, or -1 where the layer has no such directory or it is hidden.
+ * Each thread keeps the last one: a walk looks up a directory's files one
+ * after another. Only the upper layer changes under a live overlay; a
+ * directory it lacked when cached is checked for again at each use.
  */
-static int ovl_lookup(const struct ovl_mount *m, const char *rel, uint64_t size)
-{
-	int n = m->nlayers, *dfd, rc = -ENOENT;
-	char *copy = strdup(rel), *save = NULL, *comp, *next;
+struct ovl_dir {
+	const struct ovl_mount *m;
+	char *rel;		/* "" for the root */
+	int *dfd;
+	int anc;		/* the upper lacked this dir: its deepest ancestor
+				   there, else -1 */
+	int nfds;		/* fds it holds */
+	char *missing;		/* and the name under anc that was missing */
+};
 
-	dfd = malloc(n * sizeof(*dfd));
-	if (!copy || !dfd) {
+#define DIR_SLOTS 32		/* directories remembered per thread, */
+#define DIR_FDS 64		/* holding at most this many fds in all */
+
+struct ovl_tls {
+	struct ovl_dir *slot[DIR_SLOTS];
+	uint64_t used[DIR_SLOTS];	/* when last used: the least is dropped */
+	uint64_t clock;
+	int fds;
+};
+
+static pthread_key_t dir_key;
+static pthread_once_t dir_once = PTHREAD_ONCE_INIT;
+
+static void dir_free(void *p)
+{
+	struct ovl_dir *d = p;
+
+	if (!d)
+		return;
+	for (int i = 0; d->dfd && i < d->m->nlayers; i++)
+		if (d->dfd[i] >= 0)
+			close(d->dfd[i]);
+	if (d->anc >= 0)
+		close(d->anc);
+	free(d->missing);
+	free(d->dfd);
+	free(d->rel);
+	free(d);
+}
+
+static void tls_free(void *p)
+{
+	struct ovl_tls *t = p;
+
+	for (unsigned i = 0; t && i < DIR_SLOTS; i++)
+		dir_free(t->slot[i]);
+	free(t);
+}
+
+static void dir_key_make(void)
+{
+	pthread_key_create(&dir_key, tls_free);
+}
+
+static struct ovl_tls *tls_get(void)
+{
+	struct ovl_tls *t;
+
+	pthread_once(&dir_once, dir_key_make);
+	t = pthread_getspecific(dir_key);
+	if (!t && (t = calloc(1, sizeof(*t))) && pthread_setspecific(dir_key, t) != 0) {
+		free(t);
+		t = NULL;
+	}
+	return t;
+}
+
+/* Is directory `base` an ancestor of (or the same as) `rel`? */
+static bool dir_under(const char *base, const char *rel)
+{
+	size_t n = strlen(base);
+
+	return n == 0 || (strncmp(base, rel, n) == 0 && (rel[n] == '/' || rel[n] == 0));
+}
+
+/* Directory `rel`'s layers, from those of `base` (an ancestor) or the roots. */
+static int dir_build(const struct ovl_mount *m, const char *rel, const struct ovl_dir *base,
+		     struct ovl_dir **ret)
+{
+	int n = m->nlayers, rc = 0;
+	struct ovl_dir *d = calloc(1, sizeof(*d));
+	char *copy = strdup(rel + (base ? strlen(base->rel) : 0)), *save = NULL;
+
+	if (!d || !copy || !(d->dfd = malloc(n * sizeof(int))) || !(d->rel = strdup(rel))) {
 		free(copy);
-		free(dfd);
+		if (d) {
+			free(d->dfd);
+			free(d->rel);
+			free(d);
+		}
 		return -ENOMEM;
 	}
+	d->m = m;
+	d->anc = -1;
 	for (int i = 0; i < n; i++)
-		dfd[i] = -1;
+		d->dfd[i] = -1;
+	/* trusted.overlay.* reads as absent without CAP_SYS_ADMIN: opaque
+	 * directories and whiteouts would go unseen */
+	if (!m->userxattr && !pc_have_cap(CAP_SYS_ADMIN)) {
+		rc = -EPERM;
+		goto out;
+	}
 	for (int i = 0; i < n; i++) {
-		dfd[i] = open_layer_root(m->layers[i]);
-		if (dfd[i] < 0) {
-			rc = dfd[i];
+		if (!base)
+			d->dfd[i] = open_layer_root(m->layers[i]);
+		else if (base->dfd[i] < 0)
+			continue;
+		else if ((d->dfd[i] = fcntl(base->dfd[i], F_DUPFD_CLOEXEC, 0)) < 0)
+			d->dfd[i] = -errno;
+		if (d->dfd[i] < 0) {
+			rc = d->dfd[i];
+			d->dfd[i] = -1;
 			goto out;
 		}
 	}
-	comp = strtok_r(copy, "/", &save);
-	if (!comp)
-		goto out;
-	for (next = strtok_r(NULL, "/", &save); next; comp = next, next = strtok_r(NULL, "/", &save)) {
+	if (base && base->anc >= 0) {
+		d->anc = fcntl(base->anc, F_DUPFD_CLOEXEC, 0);
+		d->missing = strdup(base->missing);
+		if (d->anc < 0 || !d->missing) {
+			rc = d->anc < 0 ? -errno : -ENOMEM;
+			goto out;
+		}
+	}
+	for (char *comp = strtok_r(copy, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
 		bool hide = false;
 
-		/* a directory on the way: which layers still have it */
+		/* which layers have this directory, and which are hidden */
 		for (int i = 0; i < n; i++) {
 			struct stat st, st2;
 			char v[8];
 			int nfd, x;
 
-			if (dfd[i] < 0)
+			if (d->dfd[i] < 0)
 				continue;
 			if (hide) {
-				close(dfd[i]);
-				dfd[i] = -1;
+				close(d->dfd[i]);
+				d->dfd[i] = -1;
 				continue;
 			}
-			if (fstatat(dfd[i], comp, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (fstatat(d->dfd[i], comp, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 				if (errno != ENOENT) {
 					rc = -errno;
 					goto out;
 				}
-				close(dfd[i]);
-				dfd[i] = -1;
+				if (i == 0 && m->has_upper) {
+					/* a copy-up would make it: keep where to look */
+					d->anc = d->dfd[0];
+					d->dfd[0] = -1;
+					if (!(d->missing = strdup(comp))) {
+						rc = -ENOMEM;
+						goto out;
+					}
+					continue;
+				}
+				close(d->dfd[i]);
+				d->dfd[i] = -1;
 				continue;
 			}
 			if (!S_ISDIR(st.st_mode)) {
 				/* a whiteout or a file: nothing of this name below */
-				close(dfd[i]);
-				dfd[i] = -1;
+				close(d->dfd[i]);
+				d->dfd[i] = -1;
 				hide = true;
 				continue;
 			}
-			nfd = openat(dfd[i], comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			nfd = openat(d->dfd[i], comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (nfd < 0) {
 				rc = -errno;
 				goto out;
 			}
-			close(dfd[i]);
-			dfd[i] = nfd;
+			close(d->dfd[i]);
+			d->dfd[i] = nfd;
 			if (fstat(nfd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev) {
 				rc = -ESTALE;
 				goto out;
@@ -423,67 +547,158 @@ static int ovl_lookup(const struct ovl_mount *m, const char *rel, uint64_t size)
 				hide = true;
 		}
 	}
+out:
+	free(copy);
+	if (rc < 0) {
+		dir_free(d);
+		return rc;
+	}
+	for (int i = 0; i < n; i++)
+		d->nfds += d->dfd[i] >= 0;
+	d->nfds += d->anc >= 0;
+	*ret = d;
+	return 0;
+}
+
+/*
+ * The layers of directory `rel`: this thread's cached one, or built anew
+ * from the nearest cached ancestor.
+ */
+static int dir_get(const struct ovl_mount *m, const char *rel, struct ovl_dir **ret)
+{
+	struct ovl_tls *t = tls_get();
+	struct ovl_dir *d, *base = NULL;
+	int rc;
+
+	if (!t)
+		return -ENOMEM;
+	unsigned bi = 0, victim;
+
+	for (unsigned i = 0; i < DIR_SLOTS; i++) {
+		struct stat st;
+
+		d = t->slot[i];
+		if (!d || d->m != m || !dir_under(d->rel, rel))
+			continue;
+		/* did the upper layer gain this directory (a copy-up) since? */
+		if (d->anc >= 0 &&
+		    !(fstatat(d->anc, d->missing, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT))
+			continue;
+		if (strcmp(d->rel, rel) == 0) {
+			t->used[i] = ++t->clock;
+			*ret = d;
+			return 0;
+		}
+		if (!base || strlen(d->rel) > strlen(base->rel)) {
+			base = d;
+			bi = i;
+		}
+	}
+	if (base)
+		t->used[bi] = ++t->clock;	/* an ancestor: likely asked again */
+	if (*rel && (!base || strrchr(rel, '/') > rel + strlen(base->rel))) {
+		/* the parent first (kept too: its other children come next) */
+		char *parent = strndup(rel, (size_t)(strrchr(rel, '/') ? strrchr(rel, '/') - rel : 0));
+
+		if (!parent)
+			return -ENOMEM;
+		rc = dir_get(m, parent, &base);
+		free(parent);
+		if (rc < 0)
+			return rc;
+	}
+	rc = dir_build(m, rel, base, &d);
+	if (rc < 0)
+		return rc;
+	/* room: the least recently used go, for a free slot and under the fd cap */
+	for (;;) {
+		int lru = -1, free_slot = -1;
+
+		for (unsigned i = 0; i < DIR_SLOTS; i++) {
+			if (!t->slot[i])
+				free_slot = (int)i;
+			else if (lru < 0 || t->used[i] < t->used[lru])
+				lru = (int)i;
+		}
+		if ((free_slot >= 0 && t->fds + d->nfds <= DIR_FDS) || lru < 0) {
+			victim = free_slot >= 0 ? (unsigned)free_slot : 0;
+			break;
+		}
+		t->fds -= t->slot[lru]->nfds;
+		dir_free(t->slot[lru]);
+		t->slot[lru] = NULL;
+	}
+	t->slot[victim] = d;
+	t->used[victim] = ++t->clock;
+	t->fds += d->nfds;
+	*ret = d;
+	return 0;
+}
+
+/*
+ * Find `rel` (no leading '/') through m's layers: an O_RDONLY fd of the real
+ * regular file, which must be `size` bytes long.
+ */
+static int ovl_lookup(const struct ovl_mount *m, const char *rel, uint64_t size)
+{
+	const char *name = strrchr(rel, '/');
+	char *dir = name ? strndup(rel, (size_t)(name - rel)) : strdup("");
+	struct ovl_dir *d;
+	int rc;
+
+	name = name ? name + 1 : rel;
+	if (!dir)
+		return -ENOMEM;
+	if (!*name) {
+		free(dir);
+		return -EINVAL;
+	}
+	rc = dir_get(m, dir, &d);
+	free(dir);
+	if (rc < 0)
+		return rc;
 	/* the file: the first layer that has it */
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < m->nlayers; i++) {
 		struct stat st, st2;
 		char v[8];
 		int fd, x;
 
-		if (dfd[i] < 0)
+		if (d->dfd[i] < 0)
 			continue;
-		if (fstatat(dfd[i], comp, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (errno != ENOENT) {
-				rc = -errno;
-				goto out;
-			}
+		if (fstatat(d->dfd[i], name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT)
+				return -errno;
 			continue;
 		}
-		x = is_whiteout(dfd[i], comp, &st, m->userxattr);
-		if (x != 0) {
-			rc = x < 0 ? x : -ENOENT;
-			goto out;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			rc = -ESTALE;	/* not what the overlay shows */
-			goto out;
-		}
-		fd = openat(dfd[i], comp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (fd < 0) {
-			rc = -errno;
-			goto out;
-		}
+		x = is_whiteout(d->dfd[i], name, &st, m->userxattr);
+		if (x != 0)
+			return x < 0 ? x : -ENOENT;
+		if (!S_ISREG(st.st_mode))
+			return -ESTALE;	/* not what the overlay shows */
+		fd = openat(d->dfd[i], name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
 		if (fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev ||
 		    !S_ISREG(st2.st_mode)) {
 			close(fd);
-			rc = -ESTALE;
-			goto out;
+			return -ESTALE;
 		}
-		x = xattr_get(fd, NULL, m->userxattr, "metacopy", v, sizeof(v));
+		x = m->metacopy ? xattr_get(fd, NULL, m->userxattr, "metacopy", v, sizeof(v)) : 0;
 		if (x > 0) {
 			/* metadata only: the data is further down, unless redirected */
 			x = xattr_get(fd, NULL, m->userxattr, "redirect", v, sizeof(v));
 			close(fd);
-			if (x != 0) {
-				rc = x < 0 ? x : -EOPNOTSUPP;
-				goto out;
-			}
+			if (x != 0)
+				return x < 0 ? x : -EOPNOTSUPP;
 			continue;
 		}
 		if (x < 0 || (uint64_t)st2.st_size != size) {
 			close(fd);
-			rc = x < 0 ? x : -ESTALE;
-			goto out;
+			return x < 0 ? x : -ESTALE;
 		}
-		rc = fd;
-		goto out;
+		return fd;
 	}
-out:
-	for (int i = 0; i < n; i++)
-		if (dfd[i] >= 0)
-			close(dfd[i]);
-	free(dfd);
-	free(copy);
-	return rc;
+	return -ENOENT;
 }
 
 int pc_ovl_lookup_in(const struct ovl_mount *m, const char *path, uint64_t size)
@@ -524,6 +739,16 @@ int pc_ovl_lookup_in(const struct ovl_mount *m, const char *path, uint64_t size)
 
 void pc_ovl_mount_free(struct ovl_mount *m)
 {
+	struct ovl_dir *d;
+
+	struct ovl_tls *t = tls_get();
+
+	for (unsigned i = 0; t && i < DIR_SLOTS; i++)
+		if ((d = t->slot[i]) && d->m == m) {
+			t->fds -= d->nfds;
+			dir_free(d);
+			t->slot[i] = NULL;
+		}
 	mount_free(m);
 }
 
@@ -547,10 +772,6 @@ int pc_fd_real(int fd)
 	rc = mount_get(id, &m);
 	if (rc < 0)
 		return rc;
-	/* trusted.overlay.* reads as absent without CAP_SYS_ADMIN: opaque
-	 * directories and whiteouts would go unseen */
-	if (!m->userxattr && !pc_have_cap(CAP_SYS_ADMIN))
-		return -EPERM;
 	path = malloc(PATH_MAX);
 	if (!path)
 		return -ENOMEM;

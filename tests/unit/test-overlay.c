@@ -165,6 +165,16 @@ static void layers(void)
 	put("u/d/up", "up\n");
 	ok(look(m, "/m/d/deep", 5) == (long)ino("l2/d/deep"), "through a merged directory");
 	ok(look(m, "/m/d/up", 3) == (long)ino("u/d/up"), "and the upper's own file in it");
+	/* a copy-up while the directory's layers are remembered */
+	dir("l2/cu");
+	put("l2/cu/f", "old\n");
+	put("l2/cu/g", "old\n");
+	ok(look(m, "/m/cu/f", 4) == (long)ino("l2/cu/f"), "a directory only in a lower");
+	dir("u/cu");
+	put("u/cu/f", "new\n");
+	ok(look(m, "/m/cu/f", 4) == (long)ino("u/cu/f"),
+	   "copied up since the last lookup in that directory: the upper file");
+	ok(look(m, "/m/cu/g", 4) == (long)ino("l2/cu/g"), "and its other files still the lower's");
 	pc_ovl_mount_free(m);
 
 	/* the fsconfig form, and a bind mount of a subdirectory */
@@ -194,7 +204,7 @@ static void xattrs(void)
 	}
 	dir("xu");
 	dir("xl");
-	snprintf(opts, sizeof(opts), "rw,lowerdir=%s/xl,upperdir=%s/xu,workdir=%s/w", T, T, T);
+	snprintf(opts, sizeof(opts), "rw,lowerdir=%s/xl,upperdir=%s/xu,workdir=%s/w,metacopy=on", T, T, T);
 	m = mnt("/m", "/", opts);
 	snprintf(opts, sizeof(opts), "rw,lowerdir=%s/xl,upperdir=%s/xu,workdir=%s/w,userxattr", T, T, T);
 	mu = mnt("/m", "/", opts);
