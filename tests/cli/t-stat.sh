@@ -81,7 +81,6 @@ pc stat --json tree/x >d.json
 if t_have_cachestat; then
 	t_ok "fresh writes show as dirty" test "$(jget d.json '.files[0].dirty')" -gt 0
 	t_is "evicted is a number" "$(jget d.json '.files[0].evicted | type')" number
-	t_skip "without cachestat: dirty and evicted are unknown" "no cachestat pass (PAGECACHE_FAULT=cachestat:ENOSYS)"
 else
 	t_skip "fresh writes show as dirty" "no cachestat"
 	t_skip "evicted is a number" "no cachestat"
