@@ -35,6 +35,8 @@ int pc_reopen_checked(int pfd, const struct stat *st, int extra_flags, struct st
  * paths; ESTALE: what the layers hold is not what the overlay shows).
  */
 bool pc_fd_is_stacked(int fd);
+/* The walk, around file(): fd is a plain directory's file (-1: forget it). */
+void pc_stack_hint(int fd);
 int pc_fd_real(int fd);
 
 /* For the tests: one line of mountinfo text for mount `id`; lookups in it. */

@@ -70,10 +70,19 @@ struct ovl_mount {
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ovl_mount *cache;
 
+static __thread int plain_fd = -1;
+
+void pc_stack_hint(int fd)
+{
+	plain_fd = fd;
+}
+
 bool pc_fd_is_stacked(int fd)
 {
 	struct statfs sf;
 
+	if (fd >= 0 && fd == plain_fd)
+		return false;	/* the walk knows: a plain directory's file */
 	return fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == OVERLAYFS_SUPER_MAGIC;
 }
 

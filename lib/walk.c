@@ -62,6 +62,7 @@ struct dnode {
 	unsigned refs;			/* queued children, child nodes, lister */
 	unsigned busy;			/* threads using fd now */
 	bool idle;			/* on the idle list: fd may be evicted */
+	bool plain;			/* not on a stacking filesystem */
 };
 
 struct item {
@@ -362,7 +363,7 @@ static void set_stop(struct walker *w, int rc)
 
 /* Hand over one open regular file (st: its fstat) to file(); closes fd. */
 static void hand_over(struct worker *wk, int fd, const struct stat *st, const char *path,
-		      dev_t root_dev, bool is_root)
+		      dev_t root_dev, bool is_root, const struct dnode *dir)
 {
 	struct walker *w = wk->w;
 	const struct pc_walk_opts *o = w->o;
@@ -390,8 +391,18 @@ static void hand_over(struct worker *wk, int fd, const struct stat *st, const ch
 		}
 	}
 	if (o->file) {
-		int rc = o->file(&e, o->arg);
+		int rc;
 
+		/*
+		 * A file of a plain directory, on its device, is not an
+		 * overlay's: residency need not ask statfs again. (An overlay
+		 * file shows its layer's device, never that of a directory
+		 * outside the overlay, but for a bind mount of one file.)
+		 */
+		if (dir && dir->plain && st->st_dev == dir->dev)
+			pc_stack_hint(fd);
+		rc = o->file(&e, o->arg);
+		pc_stack_hint(-1);
 		if (rc)
 			set_stop(w, rc);
 	}
@@ -475,9 +486,10 @@ check:
  * the fstatat the lister needed anyway): opened by open_file, so it is
  * handed over only if it is a regular file when opened.
  */
-static void do_file(struct worker *wk, int dirfd, const char *name, const char *path,
-		    dev_t root_dev)
+static void do_file(struct worker *wk, const struct dnode *d, const char *name,
+		    const char *path, dev_t root_dev)
 {
+	int dirfd = d->fd;
 	struct walker *w = wk->w;
 	const struct pc_walk_opts *o = w->o;
 	struct stat st;
@@ -502,7 +514,7 @@ static void do_file(struct worker *wk, int dirfd, const char *name, const char *
 	} else if (fd < 0) {
 		event(w, PC_WALK_ERROR, path, -fd);
 	} else {
-		hand_over(wk, fd, &st, path, root_dev, false);
+		hand_over(wk, fd, &st, path, root_dev, false, d);
 	}
 }
 
@@ -518,7 +530,7 @@ static void do_root_file(struct worker *wk, const char *path, const struct stat 
 		event(w, PC_WALK_ERROR, path, -fd);
 		return;
 	}
-	hand_over(wk, fd, &fst, path, st->st_dev, true);
+	hand_over(wk, fd, &fst, path, st->st_dev, true, NULL);
 }
 
 /* ---- directories ------------------------------------------------------ */
@@ -565,6 +577,7 @@ static void list_dir(struct worker *wk, struct dnode *d)
 		      d->parent ? 0 : EREMOTEIO);
 		return;
 	}
+	d->plain = !pc_fd_is_stacked(d->fd);
 	event(w, PC_WALK_DIR, d->path, 0);
 	while ((n = syscall(SYS_getdents64, d->fd, wk->dents, DENTS_BUF)) > 0) {
 		for (long off = 0; off < n;) {
@@ -611,7 +624,7 @@ static void list_dir(struct worker *wk, struct dnode *d)
 				else if (push(w, d, path) < 0)
 					event(w, PC_WALK_ERROR, path, ENOMEM);
 			} else if (type == DT_REG) {
-				do_file(wk, d->fd, name, path, d->root_dev);
+				do_file(wk, d, name, path, d->root_dev);
 			} else {
 				event(w, PC_WALK_SKIP_SPECIAL, path, 0);
 			}
