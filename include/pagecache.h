@@ -43,6 +43,11 @@ enum pc_sys_call {
 	PC_SYS_OPEN,
 	PC_SYS_URING,
 	PC_SYS_OPENAT2,
+	PC_SYS_READ,
+	PC_SYS_WRITE,
+	PC_SYS_FSYNC,
+	PC_SYS_RENAME,
+	PC_SYS_SYNC_RANGE,
 	PC_SYS_NCALLS
 };
 
@@ -69,6 +74,12 @@ int pc_sys_openat(int dirfd, const char *path, int flags);
 int pc_sys_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve);
 /* 0 if io_uring may be tried (the "uring" fault point says no). */
 int pc_sys_uring_check(void);
+/* read(2), write(2) (EINTR retried; a count, maybe short), fsync(2), renameat(2), sync_file_range(2). */
+long pc_sys_read(int fd, void *buf, size_t len);
+long pc_sys_write(int fd, const void *buf, size_t len);
+int pc_sys_fsync(int fd);
+int pc_sys_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+int pc_sys_sync_file_range(int fd, uint64_t off, uint64_t len, unsigned flags);
 
 /* Does this kernel have cachestat(2)? Probed once. */
 bool pc_have_cachestat(void);

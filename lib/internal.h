@@ -7,6 +7,16 @@
 
 #include "pagecache.h"
 
+#include <stdio.h>
+
+/*
+ * sys.c: a file of /proc or cgroupfs opened for reading as a stdio stream
+ * whose reads go through pc_sys_read (the "open", then "read" fault
+ * points). A read that fails sets ferror() and errno, never a silent end
+ * of file. NULL: *ret_err says why (-errno).
+ */
+FILE *pc_sys_fopen_read(const char *path, int *ret_err);
+
 /*
  * pc_fd_scan without asking cachestat first, for ranges expected to be
  * cached. It does not check the permission gate: the caller must already

@@ -7,11 +7,13 @@
  * the kernel's silent short readahead without a broken kernel at hand.
  */
 #define _GNU_SOURCE
-#include "pagecache.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -83,6 +85,9 @@ static const struct {
 	{ "pread", PC_SYS_PREAD },	   { "mmap", PC_SYS_MMAP },
 	{ "mlock", PC_SYS_MLOCK },	   { "open", PC_SYS_OPEN },
 	{ "uring", PC_SYS_URING },	   { "openat2", PC_SYS_OPENAT2 },
+	{ "read", PC_SYS_READ },	   { "write", PC_SYS_WRITE },
+	{ "fsync", PC_SYS_FSYNC },	   { "rename", PC_SYS_RENAME },
+	{ "sync_file_range", PC_SYS_SYNC_RANGE },
 };
 
 static const struct {
@@ -92,7 +97,7 @@ static const struct {
 	{ "EPERM", EPERM },   { "EIO", EIO },	    { "ENOMEM", ENOMEM },
 	{ "EINTR", EINTR },   { "ENOSYS", ENOSYS }, { "EACCES", EACCES },
 	{ "EAGAIN", EAGAIN }, { "EINVAL", EINVAL }, { "short", -1 },
-	{ "EXDEV", EXDEV },   { "ELOOP", ELOOP },
+	{ "EXDEV", EXDEV },   { "ELOOP", ELOOP },   { "ENOSPC", ENOSPC },
 };
 
 int pc_sys_inject_env(const char *spec)
@@ -299,4 +304,107 @@ int pc_sys_uring_check(void)
 	int e = injected(PC_SYS_URING);
 
 	return e > 0 ? -e : 0;
+}
+
+long pc_sys_read(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+
+	for (;;) {
+		int e = injected(PC_SYS_READ);
+
+		if (e == EINTR)
+			continue;	/* as a real EINTR would be: retried */
+		if (e > 0)
+			return -e;
+		n = read(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 ? -errno : n;
+	}
+}
+
+long pc_sys_write(int fd, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	for (;;) {
+		int e = injected(PC_SYS_WRITE);
+
+		if (e == EINTR)
+			continue;
+		if (e > 0)
+			return -e;
+		n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 ? -errno : n;
+	}
+}
+
+int pc_sys_fsync(int fd)
+{
+	int e = injected(PC_SYS_FSYNC);
+
+	if (e > 0)
+		return -e;
+	return fsync(fd) < 0 ? -errno : 0;
+}
+
+int pc_sys_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
+{
+	int e = injected(PC_SYS_RENAME);
+
+	if (e > 0)
+		return -e;
+	return renameat(olddirfd, oldpath, newdirfd, newpath) < 0 ? -errno : 0;
+}
+
+int pc_sys_sync_file_range(int fd, uint64_t off, uint64_t len, unsigned flags)
+{
+	int e = injected(PC_SYS_SYNC_RANGE);
+
+	if (e > 0)
+		return -e;
+	return sync_file_range(fd, (off64_t)off, (off64_t)len, flags) < 0 ? -errno : 0;
+}
+
+/*
+ * A stdio stream over an fd whose reads go through pc_sys_read, so the
+ * line readers of /proc and cgroupfs files (getline, fgets, fscanf) meet
+ * injected read faults too: a failed read is the stream's error (ferror,
+ * errno), never a silent end of file.
+ */
+static ssize_t cookie_read(void *c, char *buf, size_t len)
+{
+	long n = pc_sys_read((int)(intptr_t)c, buf, len);
+
+	if (n < 0) {
+		errno = (int)-n;
+		return -1;
+	}
+	return n;
+}
+
+static int cookie_close(void *c)
+{
+	return close((int)(intptr_t)c);
+}
+
+FILE *pc_sys_fopen_read(const char *path, int *ret_err)
+{
+	static const cookie_io_functions_t io = { .read = cookie_read, .close = cookie_close };
+	int fd = pc_sys_openat(AT_FDCWD, path, O_RDONLY);
+	FILE *f;
+
+	if (fd < 0) {
+		*ret_err = fd;
+		return NULL;
+	}
+	f = fopencookie((void *)(intptr_t)fd, "r", io);
+	if (!f) {
+		*ret_err = -ENOMEM;
+		close(fd);
+	}
+	return f;
 }
