@@ -41,11 +41,11 @@ int pc_fd_evict(int fd, uint64_t size, uint64_t off, uint64_t len,
 		    (r.before.source != PC_SRC_CACHESTAT && pc_fd_is_stacked(fd))) {
 			if (fdatasync(fd) < 0 && errno != EINVAL)
 				return -errno;
-		} else if (sync_file_range(fd, (off64_t)off, (off64_t)n,
-				    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-					    SYNC_FILE_RANGE_WAIT_AFTER) < 0 &&
-		    errno != ESPIPE && errno != EINVAL)
-			return -errno;
+		} else if ((rc = pc_sys_sync_file_range(fd, off, n,
+						       SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+							       SYNC_FILE_RANGE_WAIT_AFTER)) < 0 &&
+			   rc != -ESPIPE && rc != -EINVAL)
+			return rc;
 		r.synced = true;
 	}
 	rc = pc_sys_fadvise(fd, off, n, POSIX_FADV_DONTNEED);

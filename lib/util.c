@@ -80,15 +80,15 @@ double pc_now(void)
 
 int pc_read_text(const char *path, char *buf, size_t len)
 {
-	ssize_t got;
+	long got;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
-	got = read(fd, buf, len - 1);
+	got = pc_sys_read(fd, buf, len - 1);	/* the "read" fault point */
 	close(fd);
 	if (got < 0)
-		return -errno;
+		return (int)got;
 	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
 		got--;
 	buf[got] = 0;
@@ -98,14 +98,14 @@ int pc_read_text(const char *path, char *buf, size_t len)
 int pc_write_text(const char *path, const char *value)
 {
 	size_t n = strlen(value);
-	ssize_t got;
+	long got;
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
-	got = write(fd, value, n);
+	got = pc_sys_write(fd, value, n);	/* the "write" fault point */
 	close(fd);
 	if (got < 0)
-		return -errno;
+		return (int)got;
 	return (size_t)got == n ? 0 : -EIO;	/* a short write is a failure too */
 }

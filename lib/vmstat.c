@@ -53,7 +53,7 @@ int pc_vmstat_read(const char *const *names, uint64_t *vals, size_t n)
 {
 	const size_t cap = 65536;	/* /proc/vmstat is about 5 KiB */
 	char *buf;
-	ssize_t got = 0;
+	long got = 0;
 	size_t len = 0;
 	int rc, fd;
 
@@ -67,9 +67,9 @@ int pc_vmstat_read(const char *const *names, uint64_t *vals, size_t n)
 		close(fd);
 		return -ENOMEM;
 	}
-	while (len < cap - 1 && (got = read(fd, buf + len, cap - 1 - len)) > 0)
+	while (len < cap - 1 && (got = pc_sys_read(fd, buf + len, cap - 1 - len)) > 0)
 		len += (size_t)got;
-	rc = got < 0 ? -errno : 0;
+	rc = got < 0 ? (int)got : 0;
 	close(fd);
 	if (rc == 0) {
 		buf[len] = 0;
