@@ -7,6 +7,8 @@
  * stays inside every limit the caller is under (memory.max, pids.max,
  * cpu.max). On v2 that may need the caller to move into a leaf first, since
  * a cgroup with processes of its own cannot hand controllers on.
+ * Its reads and writes of cgroupfs and /proc go through the seam (sys.c):
+ * a failed read is an error returned, never a zero or "no limit" reported.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -366,7 +368,8 @@ int pc_cgroup_join(const char *path)
 	if (fd < 0)
 		return -errno;
 	n = snprintf(pid, sizeof(pid), "%d\n", getpid());
-	rc = write(fd, pid, (size_t)n) == n ? 0 : -errno;
+	rc = (int)pc_sys_write(fd, pid, (size_t)n);
+	rc = rc == n ? 0 : rc < 0 ? rc : -EIO;
 	close(fd);
 	return rc;
 }
@@ -400,13 +403,13 @@ int pc_cgroup_root(char *ret, size_t len, int *ret_version)
 
 int pc_cgroup_self(char *ret, size_t len)
 {
-	FILE *f = fopen("/proc/self/cgroup", "re");
 	char line[512];
-	int rc = -ENOENT, version;
+	int rc = -ENOENT, version, err = 0;
 	char root[64];
+	FILE *f = pc_sys_fopen_read("/proc/self/cgroup", &err);
 
 	if (!f)
-		return -errno;
+		return err;
 	if (pc_cgroup_root(root, sizeof(root), &version) < 0) {
 		fclose(f);
 		return -ENOENT;
@@ -424,6 +427,8 @@ int pc_cgroup_self(char *ret, size_t len)
 			break;
 		}
 	}
+	if (rc < 0 && ferror(f))
+		rc = errno ? -errno : -EIO;
 	fclose(f);
 	return rc;
 }
@@ -505,19 +510,29 @@ int pc_cgroup_read(const char *dir, int version, struct pc_cgroup_stat *ret)
 	s.limit = UINT64_MAX;	/* the v2 root has no memory.max: no limit */
 	snprintf(path, sizeof(path), "%s/%s", dir,
 		 version == 1 ? "memory.limit_in_bytes" : "memory.max");
-	if (pc_read_text(path, val, sizeof(val)) == 0)
+	/* only a file that is not there means none: a failed read is no "no limit" */
+	rc = pc_read_text(path, val, sizeof(val));
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	if (rc == 0)
 		s.limit = strncmp(val, "max", 3) ? strtoull(val, NULL, 10) : UINT64_MAX;
 	if (s.limit >= (1ull << 62))
 		s.limit = UINT64_MAX;	/* v1 says "no limit" with a huge number */
 	snprintf(path, sizeof(path), "%s/%s", dir,
 		 version == 1 ? "memory.usage_in_bytes" : "memory.current");
-	if (pc_read_text(path, val, sizeof(val)) == 0) {
+	rc = pc_read_text(path, val, sizeof(val));
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	if (rc == 0) {
 		s.usage = strtoull(val, NULL, 10);
 		s.has_usage = true;
 	}
 	snprintf(path, sizeof(path), "%s/memory.pressure", dir);
-	if (pc_read_text(path, buf, sizeof(buf)) == 0 &&
-	    sscanf(buf, "some avg10=%lf", &s.psi_some10) == 1) {
+	/* absent on v1, and EOPNOTSUPP where the kernel was booted with psi=0 */
+	rc = pc_read_text(path, buf, sizeof(buf));
+	if (rc < 0 && rc != -ENOENT && rc != -EOPNOTSUPP)
+		return rc;
+	if (rc == 0 && sscanf(buf, "some avg10=%lf", &s.psi_some10) == 1) {
 		char *full = strstr(buf, "full avg10=");
 
 		s.has_psi = true;
@@ -555,7 +570,8 @@ int pc_cgroup_enter(const char *dir, pid_t pid)
 	if (fd < 0)
 		return -errno;
 	n = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
-	rc = write(fd, buf, (size_t)n) == (ssize_t)n ? 0 : -errno;
+	rc = (int)pc_sys_write(fd, buf, (size_t)n);
+	rc = rc == n ? 0 : rc < 0 ? rc : -EIO;
 	close(fd);
 	return rc;
 }
@@ -572,7 +588,8 @@ int pc_cgroup_drop_cache(const char *dir, int version)
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	rc = write(fd, val, strlen(val)) < 0 ? -errno : 0;
+	rc = (int)pc_sys_write(fd, val, strlen(val));
+	rc = rc < 0 ? rc : 0;
 	close(fd);
 	/* v2's reclaim says EAGAIN when it could not reclaim all it was asked */
 	return rc == -EAGAIN ? 0 : rc;
@@ -633,9 +650,10 @@ int pc_cgroup_plan_v2(const char *dir, const char *controller, pid_t self,
 		return 0;
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	f = fopen(path, "re");
+	f = pc_sys_fopen_read(path, &rc);
 	if (!f)
-		return -errno;
+		return rc;
+	errno = 0;
 	while (fscanf(f, "%ld", &pid) == 1) {
 		if (pid != (long)self) {
 			fclose(f);
@@ -643,7 +661,11 @@ int pc_cgroup_plan_v2(const char *dir, const char *controller, pid_t self,
 		}
 		p.leaf = true;
 	}
+	/* a failed read is not "no other process" */
+	rc = ferror(f) ? (errno ? -errno : -EIO) : 0;
 	fclose(f);
+	if (rc < 0)
+		return rc;
 	*ret = p;
 	return 0;
 }
