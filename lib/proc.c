@@ -10,10 +10,12 @@
  * A maps line ends with a path the process chose (up to PATH_MAX bytes),
  * so lines are read whole (getline) and a record is taken only when every
  * field is well formed: a piece of a long name can never pass for a record
- * of its own.
+ * of its own. Reads go through the seam (pc_sys_fopen_read): a process we
+ * may not see, or that is gone, is skipped; any other failure to read is
+ * the answer, never a short list that looks complete.
  */
 #define _GNU_SOURCE
-#include "pagecache.h"
+#include "internal.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -114,17 +116,26 @@ static bool has_lo(const char *flags)
 	return false;
 }
 
-static bool smaps_locked(int pid, dev_t dev, ino_t ino)
+/* Gone or not ours to see: skip it. Anything else is a failure to report. */
+static bool skippable(int err)
+{
+	return err == -ENOENT || err == -ESRCH || err == -EACCES || err == -EPERM;
+}
+
+/* 1: a mapping of (dev, ino) in pid is mlocked, 0: none is, or -errno. */
+static int smaps_locked(int pid, dev_t dev, ino_t ino)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
 	bool in = false, locked = false;
+	int err = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
-	f = fopen(path, "re");
+	f = pc_sys_fopen_read(path, &err);
 	if (!f)
-		return false;
+		return skippable(err) ? 0 : err;
+	errno = 0;
 	while (!locked && getline(&line, &cap, f) > 0) {
 		struct pc_map m;
 
@@ -133,9 +144,11 @@ static bool smaps_locked(int pid, dev_t dev, ino_t ino)
 		else if (isxdigit((unsigned char)line[0]) && pc_map_parse(line, &m) == 0)
 			in = m.ino == (uint64_t)ino && m.dev == dev;
 	}
+	if (!locked && ferror(f) && !skippable(-errno))
+		err = -errno;
 	free(line);
 	fclose(f);
-	return locked;
+	return err ? err : locked;
 }
 
 int pc_file_mappers(dev_t dev, ino_t ino, struct pc_mapper *ret, int max)
@@ -144,29 +157,36 @@ int pc_file_mappers(dev_t dev, ino_t ino, struct pc_mapper *ret, int max)
 	struct dirent *de;
 	char *line = NULL;
 	size_t cap = 0;
-	int found = 0;
+	int found = 0, rc = 0;
 
 	if (!d)
 		return -errno;
-	while ((de = readdir(d)) && found < max) {
+	while (!rc && (de = readdir(d)) && found < max) {
 		char path[300];
-		int pid = atoi(de->d_name);
+		int pid = atoi(de->d_name), err = 0;
 		FILE *f;
 
 		if (pid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-		f = fopen(path, "re");
-		if (!f)
+		f = pc_sys_fopen_read(path, &err);
+		if (!f) {
+			rc = skippable(err) ? 0 : err;
 			continue;
+		}
+		errno = 0;
 		while (getline(&line, &cap, f) > 0) {
 			if (!line_is(line, dev, ino))
 				continue;
+			err = smaps_locked(pid, dev, ino);
+			if (err < 0)
+				break;
 			ret[found].pid = pid;
-			ret[found].locked = smaps_locked(pid, dev, ino);
+			ret[found].locked = err == 1;
 			ret[found].comm[0] = 0;
 			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-			FILE *c = fopen(path, "re");
+			FILE *c = pc_sys_fopen_read(path, &err);
+			err = 0;
 			if (c) {
 				if (fgets(ret[found].comm, sizeof(ret[found].comm), c))
 					ret[found].comm[strcspn(ret[found].comm, "\n")] = 0;
@@ -175,9 +195,13 @@ int pc_file_mappers(dev_t dev, ino_t ino, struct pc_mapper *ret, int max)
 			found++;
 			break;
 		}
+		if (err < 0)
+			rc = err;
+		else if (ferror(f) && !skippable(-errno))
+			rc = -errno;
 		fclose(f);
 	}
 	free(line);
 	closedir(d);
-	return found;
+	return rc ? rc : found;
 }
