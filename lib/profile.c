@@ -224,12 +224,10 @@ static int write_all(int fd, const void *buf, size_t len)
 	const uint8_t *p = buf;
 
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		long n = pc_sys_write(fd, p, len);	/* EINTR retried there */
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0)
-			return -errno;
+			return (int)n;
 		if (n == 0)
 			return -EIO;
 		p += n;
@@ -420,14 +418,14 @@ int pc_profile_commit(struct pc_profile_writer *w)
 	n += put_varint(end + n, w->nruns);
 	if (rc == 0)
 		rc = write_section(w, SECT_END, end, n);
-	if (rc == 0 && fsync(w->fd) < 0)
-		rc = -errno;
+	if (rc == 0)
+		rc = pc_sys_fsync(w->fd);
 	if (rc == 0) {
 		rc = close(w->fd) < 0 ? -errno : 0;
 		w->fd = -1;
 	}
-	if (rc == 0 && rename(w->tmp, w->path) < 0)
-		rc = -errno;
+	if (rc == 0)
+		rc = pc_sys_renameat(AT_FDCWD, w->tmp, AT_FDCWD, w->path);
 	if (rc < 0) {
 		pc_profile_abort(w);
 		return rc;
