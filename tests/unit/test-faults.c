@@ -4,7 +4,9 @@
  * claimed that did not happen (evict fails and the pages are still there;
  * a cgroup read fails rather than report "no limit"; a process list is an
  * error, not a short list that looks complete), and what it set up undone
- * (lock leaves no mapping behind). Also: the new fault points' names.
+ * (lock leaves no mapping behind; the snapshot writer leaves the old
+ * snapshot as it was and no temporary file, whether write, fsync or
+ * rename failed). Also: the new fault points' names.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -340,6 +342,97 @@ static void proc(uint64_t ps)
 	close(fd);
 }
 
+/* Write a snapshot of one file (`pages` pages cached) at path: 0 or the first error. */
+static int snap(const char *path, uint64_t pages)
+{
+	struct pc_profile_meta m = { .created = 1700000000, .page_size = (uint32_t)pc_page_size() };
+	uint64_t runs[2] = { 0, pages };
+	struct pc_profile_file f = { .path = (char *)"data/f", .size = pages * pc_page_size(),
+				     .runs = runs, .nruns = 1 };
+	struct pc_profile_writer *w;
+	int rc;
+
+	snprintf(m.root, sizeof(m.root), "/srv");
+	snprintf(m.host, sizeof(m.host), "test");
+	rc = pc_profile_create(path, &m, &w);
+	if (rc < 0)
+		return rc;
+	rc = pc_profile_add(w, &f);
+	if (rc < 0) {
+		pc_profile_abort(w);
+		return rc;
+	}
+	return pc_profile_commit(w);
+}
+
+/* The one file's page count in the snapshot at path, or -errno. */
+static long snap_pages(const char *path)
+{
+	struct pc_profile_reader *r;
+	struct pc_profile_file f;
+	long pages = -ENODATA;
+	int rc = pc_profile_open(path, &r, NULL, 0);
+
+	if (rc < 0)
+		return rc;
+	while ((rc = pc_profile_next(r, &f)) > 0) {
+		pages = (long)f.runs[1];
+		pc_profile_file_release(&f);
+	}
+	pc_profile_close(r);
+	return rc < 0 ? rc : pages;
+}
+
+static int entries(const char *dir)
+{
+	char cmd[700];
+	FILE *p;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | wc -l", dir);
+	p = popen(cmd, "r");
+	if (p && fscanf(p, "%d", &n) != 1)
+		n = -1;
+	if (p)
+		pclose(p);
+	return n;
+}
+
+static void profile(void)
+{
+	static const struct {
+		enum pc_sys_call call;
+		int err;
+		unsigned after;
+		const char *what;
+	} faults[] = {
+		{ PC_SYS_WRITE, ENOSPC, 0, "the header's write ENOSPC" },
+		{ PC_SYS_WRITE, EIO, 1, "a section's write EIO" },
+		{ PC_SYS_WRITE, ENOSPC, 2, "the end section's write ENOSPC" },
+		{ PC_SYS_FSYNC, EIO, 0, "fsync EIO" },
+		{ PC_SYS_RENAME, ENOSPC, 0, "rename ENOSPC" },
+		{ PC_SYS_RENAME, EIO, 0, "rename EIO" },
+	};
+	char dir[600], path[700];
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s/snaps", scratch_dir());
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/s.snap", dir);
+	rc = snap(path, 7);
+	ok(rc == 0 && snap_pages(path) == 7, "profile: the old snapshot is written (%d)", rc);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+		pc_sys_inject(faults[i].call, faults[i].err, faults[i].after, 0);
+		rc = snap(path, 9);
+		pc_sys_inject_reset();
+		ok(rc == -faults[i].err && snap_pages(path) == 7 && entries(dir) == 1,
+		   "profile: %s is returned (%d), the old snapshot intact (%ld pages), no temporary "
+		   "file left (%d entries)", faults[i].what, rc, snap_pages(path), entries(dir));
+	}
+	rc = snap(path, 9);
+	ok(rc == 0 && snap_pages(path) == 9, "profile: without a fault, the new one replaces it");
+}
+
 static void vmstat(void)
 {
 	static const char *const names[] = { "nr_file_pages", "pswpin" };
@@ -372,6 +465,7 @@ int main(void)
 	cgroup_plan();
 	proc(ps);
 	vmstat();
+	profile();
 	rm_scratch();
 	return done_testing();
 }
