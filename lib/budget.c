@@ -7,10 +7,12 @@
  * reserve, as seen when it started (and at most the caller's memory
  * cgroup headroom, limit minus usage, where a limit is set), and stops at
  * once if MemAvailable later falls below the reserve because something
- * else grew. The machine's state is re-read every 64 MiB granted.
+ * else grew. The machine's state is re-read every 64 MiB granted. A file
+ * that cannot be read is an error (through the seam, sys.c), never taken
+ * for "no limit" or "nothing available"; only an absent one means none.
  */
 #define _GNU_SOURCE
-#include "pagecache.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -26,14 +28,16 @@
 static int read_u64_file(const char *path, uint64_t *ret)
 {
 	char buf[64];
-	FILE *f = fopen(path, "re");
+	int err = 0;
+	FILE *f = pc_sys_fopen_read(path, &err);
 	unsigned long long v;
 
 	if (!f)
-		return -errno;
+		return err;
 	if (!fgets(buf, sizeof(buf), f)) {
+		err = ferror(f) && errno ? -errno : -EIO;
 		fclose(f);
-		return -EIO;
+		return err;
 	}
 	fclose(f);
 	if (!strncmp(buf, "max", 3)) {
@@ -46,15 +50,16 @@ static int read_u64_file(const char *path, uint64_t *ret)
 	return 0;
 }
 
-/* The caller's memory cgroup: v1 "N:memory:/p" or v2 "0::/p". */
-static void read_cgroup(struct pc_memstat *m)
+/* The caller's memory cgroup: v1 "N:memory:/p" or v2 "0::/p". 0 or -errno. */
+static int read_cgroup(struct pc_memstat *m)
 {
-	FILE *f = fopen("/proc/self/cgroup", "re");
+	int rc = 0;
+	FILE *f = pc_sys_fopen_read("/proc/self/cgroup", &rc);
 	char line[512], v1[256] = "", v2[256] = "", dir[600];
 	uint64_t lim, use;
 
 	if (!f)
-		return;
+		return rc == -ENOENT ? 0 : rc;
 	while (fgets(line, sizeof(line), f)) {
 		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
 
@@ -66,11 +71,14 @@ static void read_cgroup(struct pc_memstat *m)
 		else if (b == a + 1 && line[0] == '0')
 			snprintf(v2, sizeof(v2), "%s", b + 1);
 	}
+	rc = ferror(f) ? -errno : 0;
 	fclose(f);
+	if (rc < 0)
+		return rc;
 	if (*v1) {
 		snprintf(m->cg_path, sizeof(m->cg_path), "%s", v1);
 		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/memory%s/memory.stat", v1);
-		f = fopen(dir, "re");
+		f = pc_sys_fopen_read(dir, &rc);
 		lim = UINT64_MAX;
 		while (f && fgets(line, sizeof(line), f)) {
 			unsigned long long v;
@@ -78,14 +86,21 @@ static void read_cgroup(struct pc_memstat *m)
 			if (sscanf(line, "hierarchical_memory_limit %llu", &v) == 1)
 				lim = v;
 		}
-		if (f)
+		if (f) {
+			rc = ferror(f) ? -errno : 0;
 			fclose(f);
+		}
+		if (rc < 0 && rc != -ENOENT)
+			return rc;
 		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/memory%s/memory.usage_in_bytes", v1);
-		if (lim < (1ull << 60) && read_u64_file(dir, &use) == 0) {
+		if (lim < (1ull << 60)) {
+			rc = read_u64_file(dir, &use);
+			if (rc < 0)
+				return rc;
 			m->cg_limit = lim;
 			m->cg_usage = use;
 		}
-		return;
+		return 0;
 	}
 	if (*v2) {
 		/* The tightest headroom of this cgroup and its ancestors. */
@@ -114,27 +129,34 @@ static void read_cgroup(struct pc_memstat *m)
 			*slash = 0;
 		}
 	}
+	return 0;
 }
 
 int pc_memstat_read(struct pc_memstat *ret)
 {
 	struct pc_memstat m = { 0 };
-	FILE *f = fopen("/proc/meminfo", "re");
+	int rc = 0;
+	FILE *f = pc_sys_fopen_read("/proc/meminfo", &rc);
 	char line[256];
 	unsigned long long kb;
 
 	if (!f)
-		return -errno;
+		return rc;
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
 			m.mem_total = kb << 10;
 		else if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
 			m.mem_available = kb << 10;
 	}
+	rc = ferror(f) ? -errno : 0;
 	fclose(f);
+	if (rc < 0)
+		return rc;
 	if (!m.mem_total)
 		return -EIO;
-	read_cgroup(&m);
+	rc = read_cgroup(&m);
+	if (rc < 0)
+		return rc;
 	*ret = m;
 	return 0;
 }
