@@ -433,6 +433,41 @@ static void profile(void)
 	ok(rc == 0 && snap_pages(path) == 9, "profile: without a fault, the new one replaces it");
 }
 
+/* Every read pc_memstat_read makes (meminfo, /proc/self/cgroup, the cgroup's files), failed in turn. */
+static void budget(void)
+{
+	struct pc_memstat want, m;
+	struct pc_budget b;
+	int rc, failed = 0, wrong = 0, k;
+
+	rc = pc_memstat_read(&want);
+	ok(rc == 0 && want.mem_total && want.mem_available, "budget: memstat reads (%d)", rc);
+	for (k = 0; k < 32; k++) {
+		memset(&m, 0xa5, sizeof(m));
+		pc_sys_inject(PC_SYS_READ, EIO, (unsigned)k, 1);
+		rc = pc_memstat_read(&m);
+		pc_sys_inject_reset();
+		if (rc == -EIO)
+			failed++, wrong += m.mem_total != 0xa5a5a5a5a5a5a5a5ull;	/* ret untouched */
+		else if (rc != 0 || m.cg_limit != want.cg_limit || !m.mem_available ||
+			 m.mem_total != want.mem_total || strcmp(m.cg_path, want.cg_path))
+			wrong++;	/* a read that failed was taken for "none" */
+		else
+			break;	/* past the last read: the fault was never met */
+	}
+	ok(failed >= 2 && k < 32 && !wrong,
+	   "budget: each of the %d reads that failed was returned as EIO, ret untouched (%d wrong)",
+	   failed, wrong);
+	pc_sys_inject(PC_SYS_READ, EIO, 0, 0);
+	rc = pc_budget_init(&b, 0, 0);
+	pc_sys_inject_reset();
+	ok(rc == -EIO, "budget: init returns a meminfo read EIO (%d)", rc);
+	pc_sys_inject(PC_SYS_OPEN, ENOMEM, 0, 1);
+	rc = pc_memstat_read(&m);
+	pc_sys_inject_reset();
+	ok(rc == -ENOMEM, "budget: a meminfo open ENOMEM is returned (%d)", rc);
+}
+
 static void vmstat(void)
 {
 	static const char *const names[] = { "nr_file_pages", "pswpin" };
@@ -466,6 +501,7 @@ int main(void)
 	proc(ps);
 	vmstat();
 	profile();
+	budget();
 	rm_scratch();
 	return done_testing();
 }
