@@ -52,7 +52,9 @@ int pc_fd_real(int fd);
 /* For the tests: one line of mountinfo text for mount `id`; lookups in it. */
 struct ovl_mount;
 int pc_ovl_parse_mountinfo_line(char *line, int id, struct ovl_mount **ret);
-int pc_ovl_lookup_in(const struct ovl_mount *m, const char *path, uint64_t size);
+struct stat;
+int pc_ovl_lookup_in(const struct ovl_mount *m, const char *path, uint64_t size,
+		     const struct stat *ost);	/* ost NULL: no identity check */
 void pc_ovl_mount_free(struct ovl_mount *m);
 
 #endif

@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -53,6 +54,7 @@
 #define OVL_MAX_LAYERS 500	/* the kernel's OVL_MAX_STACK */
 
 struct ovl_mount {
+	uint64_t unique;	/* STATX_MNT_ID_UNIQUE, 0 where unknown */
 	int mnt_id;
 	dev_t dev;
 	char *point;		/* mount point, as in our mount namespace */
@@ -63,6 +65,7 @@ struct ovl_mount {
 	int err;		/* why its layers are unusable, else 0 */
 	bool has_upper;		/* layers[0] is the upper */
 	bool metacopy;		/* metacopy=on: files may hold metadata only */
+	bool xino;		/* xino=on: inode numbers carry a layer in high bits */
 	struct ovl_mount *next;
 };
 
@@ -180,6 +183,8 @@ static int parse_superopts(struct ovl_mount *m, char *opts)
 			rc = add_layer(&lowers, o + 10, strlen(o + 10));
 		} else if (!strcmp(o, "userxattr")) {
 			m->userxattr = true;
+		} else if (!strcmp(o, "xino=on")) {
+			m->xino = true;
 		} else if (!strcmp(o, "metacopy=on")) {
 			m->metacopy = true;	/* shown only when on */
 		}
@@ -258,6 +263,22 @@ int pc_ovl_parse_mountinfo_line(char *line, int id, struct ovl_mount **ret)
 	return 1;
 }
 
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U	/* Linux 6.8 */
+#endif
+
+/* The mount's ID that is never reused (6.8+), else 0. */
+static uint64_t mount_unique_id(int fd)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
+		return stx.stx_mnt_id;
+	return 0;
+}
+
+/* The mount's ID as mountinfo shows it (reused after an unmount). */
 static int mount_id_of(int fd)
 {
 	char path[64], line[128];
@@ -280,22 +301,35 @@ static int mount_id_of(int fd)
 	return id >= 0 ? id : -ENOENT;
 }
 
-/* The overlay mount `id`, parsed once and kept. */
-static int mount_get(int id, const struct ovl_mount **ret)
+/*
+ * The overlay mount of fd, parsed once and kept, under its unique ID where
+ * the kernel has one (a mountinfo ID is reused after an unmount: keyed on
+ * that alone, another overlay's layers could answer); a mount that is not
+ * in our namespace is remembered too, so each of its files does not read
+ * mountinfo again.
+ */
+static int mount_get(int fd, const struct ovl_mount **ret)
 {
 	FILE *f;
 	char *line = NULL;
 	size_t cap = 0;
 	struct ovl_mount *m = NULL;
-	int rc = -EXDEV;	/* not in our mount namespace */
+	uint64_t uid = mount_unique_id(fd);
+	int id = -1, rc = -EXDEV;	/* not in our mount namespace */
 
 	pthread_mutex_lock(&cache_lock);
-	for (m = cache; m; m = m->next)
-		if (m->mnt_id == id) {
-			*ret = m;
-			pthread_mutex_unlock(&cache_lock);
-			return 0;
-		}
+	for (m = cache; uid && m; m = m->next)
+		if (m->unique == uid)
+			goto found;
+	id = mount_id_of(fd);
+	if (id < 0) {
+		rc = id;
+		goto out;
+	}
+	for (m = cache; !uid && m; m = m->next)
+		if (m->mnt_id == id)
+			goto found;
+	m = NULL;
 	f = fopen("/proc/self/mountinfo", "re");
 	if (!f) {
 		rc = -errno;
@@ -311,14 +345,22 @@ static int mount_get(int id, const struct ovl_mount **ret)
 	}
 	free(line);
 	fclose(f);
-	if (rc == 0) {
+	if (rc == -EXDEV && uid && (m = calloc(1, sizeof(*m))))
+		m->err = EXDEV;		/* remembered: not ours */
+	if (rc == 0 || (rc == -EXDEV && m)) {
+		m->unique = uid;
+		m->mnt_id = id;
 		m->next = cache;
 		cache = m;
-		*ret = m;
+		goto found;
 	}
 out:
 	pthread_mutex_unlock(&cache_lock);
 	return rc;
+found:
+	pthread_mutex_unlock(&cache_lock);
+	*ret = m;
+	return m->err == EXDEV ? -EXDEV : 0;
 }
 
 static int xattr_get(int fd, const char *name_at, bool user, const char *what, char *buf,
@@ -378,13 +420,15 @@ struct ovl_dir {
 };
 
 #define DIR_SLOTS 32		/* directories remembered per thread, */
-#define DIR_FDS 64		/* holding at most this many fds in all */
+#define DIR_FDS 64		/* holding at most this many fds in all, and at
+				   most 1/64 of RLIMIT_NOFILE (a walk has up
+				   to 16 threads, and fds of its own) */
 
 struct ovl_tls {
 	struct ovl_dir *slot[DIR_SLOTS];
 	uint64_t used[DIR_SLOTS];	/* when last used: the least is dropped */
 	uint64_t clock;
-	int fds;
+	int fds, cap;
 };
 
 static pthread_key_t dir_key;
@@ -603,6 +647,14 @@ static int dir_get(const struct ovl_mount *m, const char *rel, struct ovl_dir **
 			bi = i;
 		}
 	}
+	if (!t->cap) {
+		struct rlimit rl;
+
+		t->cap = DIR_FDS;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+		    rl.rlim_cur / 64 < DIR_FDS)
+			t->cap = rl.rlim_cur / 64 > 2 ? (int)(rl.rlim_cur / 64) : 2;
+	}
 	if (base)
 		t->used[bi] = ++t->clock;	/* an ancestor: likely asked again */
 	if (*rel && (!base || strrchr(rel, '/') > rel + strlen(base->rel))) {
@@ -617,6 +669,15 @@ static int dir_get(const struct ovl_mount *m, const char *rel, struct ovl_dir **
 			return rc;
 	}
 	rc = dir_build(m, rel, base, &d);
+	if ((rc == -EMFILE || rc == -ENFILE) && t->fds) {
+		/* out of fds: what this thread remembers goes, then once more */
+		for (unsigned i = 0; i < DIR_SLOTS; i++) {
+			dir_free(t->slot[i]);
+			t->slot[i] = NULL;
+		}
+		t->fds = 0;
+		return dir_get(m, rel, ret);
+	}
 	if (rc < 0)
 		return rc;
 	/* room: the least recently used go, for a free slot and under the fd cap */
@@ -629,7 +690,7 @@ static int dir_get(const struct ovl_mount *m, const char *rel, struct ovl_dir **
 			else if (lru < 0 || t->used[i] < t->used[lru])
 				lru = (int)i;
 		}
-		if ((free_slot >= 0 && t->fds + d->nfds <= DIR_FDS) || lru < 0) {
+		if ((free_slot >= 0 && t->fds + d->nfds <= t->cap) || lru < 0) {
 			victim = free_slot >= 0 ? (unsigned)free_slot : 0;
 			break;
 		}
@@ -648,7 +709,38 @@ static int dir_get(const struct ovl_mount *m, const char *rel, struct ovl_dir **
  * Find `rel` (no leading '/') through m's layers: an O_RDONLY fd of the real
  * regular file, which must be `size` bytes long.
  */
-static int ovl_lookup(const struct ovl_mount *m, const char *rel, uint64_t size)
+/*
+ * Is the real file found (in layer i, st) the overlay file `ost`? The
+ * overlay shows the real inode number (the low 32 bits of it with xino),
+ * or, for a file copied up, that of its origin: a lower file of that name.
+ */
+static bool same_file(const struct ovl_mount *m, const struct ovl_dir *d, int i, const char *name,
+		      const struct stat *st, const struct stat *ost)
+{
+	uint64_t mask = m->xino ? 0xffffffffull : ~0ull;
+
+	if (((uint64_t)st->st_ino & mask) == ((uint64_t)ost->st_ino & mask))
+		return true;
+	if (i != 0 || !m->has_upper)
+		return false;
+	for (int j = 1; j < m->nlayers; j++) {
+		struct stat lst;
+
+		if (d->dfd[j] < 0 || fstatat(d->dfd[j], name, &lst, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		return S_ISREG(lst.st_mode) &&
+		       ((uint64_t)lst.st_ino & mask) == ((uint64_t)ost->st_ino & mask);
+	}
+	return false;
+}
+
+/*
+ * Find `rel` (no leading '/') through m's layers: an O_RDONLY fd of the real
+ * regular file, which must be `ost`'s size and (unless ost is NULL: the
+ * tests' plain directories) the file the overlay shows.
+ */
+static int ovl_lookup(const struct ovl_mount *m, const char *rel, uint64_t size,
+		      const struct stat *ost)
 {
 	const char *name = strrchr(rel, '/');
 	char *dir = name ? strndup(rel, (size_t)(name - rel)) : strdup("");
@@ -670,27 +762,35 @@ static int ovl_lookup(const struct ovl_mount *m, const char *rel, uint64_t size)
 	for (int i = 0; i < m->nlayers; i++) {
 		struct stat st, st2;
 		char v[8];
-		int fd, x;
+		int pfd, fd, x;
 
 		if (d->dfd[i] < 0)
 			continue;
-		if (fstatat(d->dfd[i], name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		/* O_PATH: what is there now is looked at before it is opened */
+		pfd = openat(d->dfd[i], name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (pfd < 0) {
 			if (errno != ENOENT)
 				return -errno;
 			continue;
 		}
+		if (fstat(pfd, &st) < 0) {
+			rc = -errno;
+			close(pfd);
+			return rc;
+		}
 		x = is_whiteout(d->dfd[i], name, &st, m->userxattr);
-		if (x != 0)
-			return x < 0 ? x : -ENOENT;
-		if (!S_ISREG(st.st_mode))
-			return -ESTALE;	/* not what the overlay shows */
-		fd = openat(d->dfd[i], name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (x != 0 || !S_ISREG(st.st_mode)) {
+			close(pfd);
+			return x < 0 ? x : x > 0 ? -ENOENT : -ESTALE;	/* not what the overlay shows */
+		}
+		/* only that regular file is opened: never a FIFO or device swapped in */
+		fd = pc_reopen_checked(pfd, &st, O_CLOEXEC, &st2);
+		close(pfd);
 		if (fd < 0)
-			return -errno;
-		if (fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev ||
-		    !S_ISREG(st2.st_mode)) {
+			return fd;
+		if (pc_fd_kernel_fs(fd)) {
 			close(fd);
-			return -ESTALE;
+			return -EREMOTEIO;
 		}
 		x = m->metacopy ? xattr_get(fd, NULL, m->userxattr, "metacopy", v, sizeof(v)) : 0;
 		if (x > 0) {
@@ -701,7 +801,8 @@ static int ovl_lookup(const struct ovl_mount *m, const char *rel, uint64_t size)
 				return x < 0 ? x : -EOPNOTSUPP;
 			continue;
 		}
-		if (x < 0 || (uint64_t)st2.st_size != size) {
+		if (x < 0 || (uint64_t)st2.st_size != size ||
+		    (ost && !same_file(m, d, i, name, &st2, ost))) {
 			close(fd);
 			return x < 0 ? x : -ESTALE;
 		}
@@ -710,7 +811,8 @@ static int ovl_lookup(const struct ovl_mount *m, const char *rel, uint64_t size)
 	return -ENOENT;
 }
 
-int pc_ovl_lookup_in(const struct ovl_mount *m, const char *path, uint64_t size)
+int pc_ovl_lookup_in(const struct ovl_mount *m, const char *path, uint64_t size,
+		     const struct stat *ost)
 {
 	size_t pl = strlen(m->point), rl;
 	const char *tail;
@@ -741,7 +843,7 @@ int pc_ovl_lookup_in(const struct ovl_mount *m, const char *path, uint64_t size)
 		}
 		s = *e ? e + 1 : e;
 	}
-	rc = ovl_lookup(m, rel + strspn(rel, "/"), size);
+	rc = ovl_lookup(m, rel + strspn(rel, "/"), size, ost);
 	free(rel);
 	return rc;
 }
@@ -761,13 +863,13 @@ void pc_ovl_mount_free(struct ovl_mount *m)
 	mount_free(m);
 }
 
-int pc_fd_real(int fd)
+static int real_at(int fd, int depth)
 {
 	struct stat st;
 	char link[64], *path;
 	const struct ovl_mount *m = NULL;
 	ssize_t n;
-	int id, rc;
+	int rc;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
@@ -775,10 +877,7 @@ int pc_fd_real(int fd)
 		return -EINVAL;
 	if (st.st_nlink == 0)
 		return -ENOENT;		/* unlinked: no name to look it up by */
-	id = mount_id_of(fd);
-	if (id < 0)
-		return id;
-	rc = mount_get(id, &m);
+	rc = mount_get(fd, &m);
 	if (rc < 0)
 		return rc;
 	path = malloc(PATH_MAX);
@@ -792,7 +891,19 @@ int pc_fd_real(int fd)
 		return rc;
 	}
 	path[n] = 0;
-	rc = path[0] == '/' ? pc_ovl_lookup_in(m, path, (uint64_t)st.st_size) : -EXDEV;
+	rc = path[0] == '/' ? pc_ovl_lookup_in(m, path, (uint64_t)st.st_size, &st) : -EXDEV;
 	free(path);
+	if (rc >= 0 && pc_fd_is_stacked(rc)) {
+		/* a layer on an overlay itself: once more (the kernel stacks 2 deep) */
+		int inner = depth < 1 ? real_at(rc, depth + 1) : -ELOOP;
+
+		close(rc);
+		rc = inner;
+	}
 	return rc;
+}
+
+int pc_fd_real(int fd)
+{
+	return real_at(fd, 0);
 }

@@ -14,6 +14,7 @@
 #include "../../lib/internal.h"
 #include "tap.h"
 
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/sysmacros.h>
@@ -75,7 +76,22 @@ static struct ovl_mount *mnt(const char *point, const char *root, const char *op
 /* Look up `path`: the real file's inode, or -errno. */
 static long look(const struct ovl_mount *m, const char *path, uint64_t size)
 {
-	int fd = pc_ovl_lookup_in(m, path, size);
+	int fd = pc_ovl_lookup_in(m, path, size, NULL);
+	struct stat st;
+	long r;
+
+	if (fd < 0)
+		return fd;
+	r = fstat(fd, &st) == 0 ? (long)st.st_ino : -errno;
+	close(fd);
+	return r;
+}
+
+/* Look up `path` as the overlay file of inode `oino` would be. */
+static long look_id(const struct ovl_mount *m, const char *path, uint64_t size, ino_t oino)
+{
+	struct stat ost = { .st_ino = oino, .st_size = (off_t)size };
+	int fd = pc_ovl_lookup_in(m, path, size, &ost);
 	struct stat st;
 	long r;
 
@@ -175,6 +191,26 @@ static void layers(void)
 	ok(look(m, "/m/cu/f", 4) == (long)ino("u/cu/f"),
 	   "copied up since the last lookup in that directory: the upper file");
 	ok(look(m, "/m/cu/g", 4) == (long)ino("l2/cu/g"), "and its other files still the lower's");
+	/* the file found must be the one the overlay shows */
+	ok(look_id(m, "/m/y", 3, (ino_t)l2y) == l2y, "identity: the overlay's inode number is the real one's");
+	ok(look_id(m, "/m/y", 3, (ino_t)l2y + 1) == -ESTALE,
+	   "another inode number (a layer path pointed elsewhere, a stale name): -ESTALE");
+	put("l1 sp:c,o/cp", "cp\n");
+	put("u/cp", "cp\n");
+	ok(look_id(m, "/m/cp", 3, ino("l1 sp:c,o/cp")) == (long)ino("u/cp"),
+	   "a copy-up shows its origin's number: the lower file of that name has it");
+	ok(look_id(m, "/m/top", 6, ino("u/d/up")) == -ESTALE, "an upper file with neither number: -ESTALE");
+	/* a FIFO or device where the file was: looked at, never opened */
+	snprintf(p, sizeof(p), "%s/u/fifo", T);
+	if (mkfifo(p, 0644) == 0) {
+		int in = inotify_init1(IN_NONBLOCK), wd = in >= 0 ? inotify_add_watch(in, p, IN_OPEN) : -1;
+		char ev[256];
+
+		ok(look(m, "/m/fifo", 0) == -ESTALE, "a FIFO where the file is: -ESTALE");
+		ok(wd >= 0 && read(in, ev, sizeof(ev)) < 0 && errno == EAGAIN, "and it was never opened");
+		if (in >= 0)
+			close(in);
+	}
 	pc_ovl_mount_free(m);
 
 	/* the fsconfig form, and a bind mount of a subdirectory */
@@ -271,6 +307,22 @@ static void touch_all(int fd, size_t len)
 	munmap(p, len);
 }
 
+static int mnt_id(int fd)
+{
+	char p[64], line[128];
+	FILE *f;
+	int id = -1;
+
+	snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", fd);
+	f = fopen(p, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "mnt_id: %d", &id) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return id;
+}
+
 static void real_mount(void)
 {
 	char opts[1024], mp[512], f[600], big[600];
@@ -346,7 +398,73 @@ static void real_mount(void)
 	   "half read after the copy-up: half counted (%llu of %llu)",
 	   (unsigned long long)r.cached, (unsigned long long)r.pages);
 	close(fd);
+
+	/* an overlay whose lower is an overlay: down both */
+	dir("nu");
+	dir("nw");
+	dir("nm");
+	{
+		char nopts[2048], nmp[512], nf[600];
+
+		snprintf(nopts, sizeof(nopts), "lowerdir=%s,upperdir=%s/nu,workdir=%s/nw", mp, T, T);
+		snprintf(nmp, sizeof(nmp), "%s/nm", T);
+		snprintf(nf, sizeof(nf), "%s/big", nmp);
+		if (mount("overlay", nmp, "overlay", 0, nopts) == 0) {
+			fd = open(nf, O_RDONLY);
+			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+			touch_all(fd, len);
+			rc = pc_fd_residency(fd, len, 0, 0, &r);
+			ok(rc == 0 && r.source == PC_SRC_CACHESTAT && r.cached == r.pages,
+			   "an overlay on an overlay: the real file's count (%llu of %llu, source %d)",
+			   (unsigned long long)r.cached, (unsigned long long)r.pages, r.source);
+			close(fd);
+			umount2(nmp, MNT_DETACH);
+		} else {
+			skip(strerror(errno), "an overlay on an overlay (mount failed)");
+		}
+	}
 	umount2(mp, MNT_DETACH);
+
+	/* the mount ID comes back for another overlay: its own layers answer */
+	dir("l9");
+	{
+		char o1[1024], o2[1024], l9[600];
+		int f1, f2, id1 = -1, id2 = -1;
+		struct stat a, b;
+
+		snprintf(l9, sizeof(l9), "%s/l9/big", T);
+		f1 = open(l9, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (f1 >= 0 && ftruncate(f1, (off_t)len) == 0)
+			close(f1);
+		/* no upper: two lowers, the second empty */
+		snprintf(o1, sizeof(o1), "lowerdir=%s/ml:%s/nw", T, T);
+		snprintf(o2, sizeof(o2), "lowerdir=%s/l9:%s/nw", T, T);
+		if (mount("overlay", mp, "overlay", 0, o1) == 0) {
+			f1 = open(f, O_RDONLY);
+			rfd = f1 >= 0 ? pc_fd_real(f1) : -1;
+			if (rfd >= 0)
+				close(rfd);
+			id1 = f1 >= 0 ? mnt_id(f1) : -1;
+			if (f1 >= 0)
+				close(f1);
+			umount2(mp, 0);
+		}
+		if (mount("overlay", mp, "overlay", 0, o2) == 0) {
+			f2 = open(f, O_RDONLY);
+			id2 = f2 >= 0 ? mnt_id(f2) : -1;
+			rfd = f2 >= 0 ? pc_fd_real(f2) : -1;
+			ok(rfd >= 0 && fstat(rfd, &a) == 0 && stat(l9, &b) == 0 && a.st_ino == b.st_ino,
+			   "a second overlay at the same place (mount ID %d, then %d): its own lower's file",
+			   id1, id2);
+			if (rfd >= 0)
+				close(rfd);
+			if (f2 >= 0)
+				close(f2);
+			umount2(mp, MNT_DETACH);
+		} else {
+			skip(strerror(errno), "a second overlay at the same place (mount failed)");
+		}
+	}
 }
 
 int main(void)
