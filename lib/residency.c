@@ -129,6 +129,8 @@ by_mapping:
 
 		if (fstat(fd, &st) < 0)
 			return -errno;
+		if (!r.stacked)		/* no cachestat: say so all the same */
+			r.stacked = pc_fd_is_stacked(fd);
 		if (!pc_fd_residency_allowed(fd, &st)) {
 			r.source = PC_SRC_NONE;
 			if (!r.err)
