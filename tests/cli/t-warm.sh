@@ -16,9 +16,12 @@ all_cached() {	# every file under $1 fully resident, per fincore
 		cached=$((cached + p))
 		total=$((total + ($(stat -c %s "$f") + PS - 1) / PS))
 	done < <(find "$1" -type f -print0)
-	[ "$cached" = "$total" ]
+	# without cachestat, pages the proactive reclaimer took since cannot be
+	# told apart (no evicted count): 90% then, which no warm that fails meets
+	if [ -n "$HAVE_CS" ]; then [ "$cached" = "$total" ]; else [ $((cached * 10)) -ge $((total * 9)) ]; fi
 }
 cold() { drop $(find "$@" -type f); }
+HAVE_CS=; t_have_cachestat && HAVE_CS=1
 
 cold tree
 pc warm tree --json >w.json; rc=$?
@@ -28,9 +31,13 @@ t_is "JSON: resident == pages" "$(jq '.total.resident == .total.pages' w.json)" 
 t_is "JSON: 50 files" "$(jq .total.files w.json)" 50
 t_ok "JSON: read counts what was cold" test "$(jq .total.read w.json)" -gt 0
 
-gone=$(pc stat --json tree | jq .total.evicted)	# reclaimed since (see resident_pages)
-pc warm tree --json >w2.json
-t_ok "a second warm reads only what was reclaimed since ($gone)" test "$(jq .total.read w2.json)" -le "$gone"
+if [ -n "$HAVE_CS" ]; then
+	gone=$(pc stat --json tree | jq .total.evicted)	# reclaimed since (see resident_pages)
+	pc warm tree --json >w2.json
+	t_ok "a second warm reads only what was reclaimed since ($gone)" test "$(jq .total.read w2.json)" -le "$gone"
+else
+	t_skip "a second warm reads only what was reclaimed since" "no cachestat (what was reclaimed since is unknown)"
+fi
 
 for eng in threads uring; do
 	cold big
