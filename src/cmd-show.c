@@ -229,6 +229,7 @@ int cmd_diff(int argc, char **argv)
 	struct orec rec = { 0 };
 	uint32_t psa = 0;
 	int verbose = 0, rc = 0;
+	char roota[sizeof(((struct pc_profile_meta *)0)->root)] = "";
 
 	rc = parse_format(argc, argv, &co, &verbose, diff_usage, "vh");
 	if (rc)
@@ -238,6 +239,7 @@ int cmd_diff(int argc, char **argv)
 	ra = open_snap(argv[optind]);
 	if (ra) {
 		psa = pc_profile_get_meta(ra)->page_size;
+		snprintf(roota, sizeof(roota), "%s", pc_profile_get_meta(ra)->root);
 		while ((rc = pc_profile_next(ra, &f)) > 0) {
 			if (n == cap) {
 				struct entry *ne = realloc(ents, (cap = cap ? cap * 2 : 256) * sizeof(*ne));
@@ -261,6 +263,16 @@ int cmd_diff(int argc, char **argv)
 		if (rb && pc_profile_get_meta(rb)->page_size != psa) {
 			cli_fail_msg(argv[optind + 1], "cannot compare",
 				     "the snapshots were taken with different page sizes");
+			pc_profile_close(rb);
+			rb = NULL;
+		}
+		/* paths are relative to the root: 'a' under one is not 'a' under another */
+		if (rb && strcmp(pc_profile_get_meta(rb)->root, roota) != 0) {
+			char why[2 * sizeof(roota) + 64];
+
+			snprintf(why, sizeof(why), "the snapshots are of different roots ('%s', then '%s')",
+				 roota, pc_profile_get_meta(rb)->root);
+			cli_fail_msg(argv[optind + 1], "cannot compare", why);
 			pc_profile_close(rb);
 			rb = NULL;
 		}
@@ -295,7 +307,8 @@ int cmd_diff(int argc, char **argv)
 			cli_fail_msg(argv[optind + 1], rc == -EBADMSG ? "corrupt snapshot" : "cannot read snapshot",
 				     rc == -EBADMSG ? pc_profile_error(rb) : strerror(-rc));
 		pc_profile_close(rb);
-		for (size_t i = 0; i < n; i++)
+		/* a NEW read only in part: what it did not get to is not "removed" */
+		for (size_t i = 0; i < n && rc >= 0; i++)
 			if (!ents[i].seen) {
 				uint64_t pa = run_pages(ents[i].f.runs, ents[i].f.nruns);
 
