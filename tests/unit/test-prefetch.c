@@ -44,7 +44,7 @@ static void faults_reset(void)
 }
 
 struct outcome {
-	int add_rc, drain_rc, err;
+	int add_rc, drain_rc, err, new_rc;
 	uint64_t pages, res, read;
 	bool by_read, denied;
 };
@@ -63,7 +63,7 @@ static struct outcome warm(const char *path, enum pc_engine eng, uint64_t max, u
 	fstat(fd, &st);
 	pc_budget_init(&b, max, 0);
 	/* the warmer takes fd */
-	if (pc_warmer_new(&o, &w) < 0) {
+	if ((out.new_rc = pc_warmer_new(&o, &w)) < 0) {
 		out.add_rc = -999;
 		return out;
 	}
@@ -104,8 +104,12 @@ int main(void)
 
 	drop_file(path);
 	o = warm(path, PC_ENGINE_URING, 0, 0, UINT64_MAX);
-	if (o.add_rc == -999) {
-		skip("io_uring unavailable here", "io_uring engine");
+	if (o.add_rc == -999 && (o.new_rc == -ENOSYS || o.new_rc == -EPERM)) {
+		skip(o.new_rc == -ENOSYS ? "no io_uring: io_uring_setup is ENOSYS here"
+					 : "io_uring_setup refused (EPERM: io_uring_disabled, or a seccomp filter)",
+		     "io_uring engine");
+	} else if (o.add_rc == -999) {
+		ok(0, "io_uring engine: pc_warmer_new: %s", strerror(-o.new_rc));
 	} else {
 		ok(o.err == 0 && o.res == pages, "io_uring engine warms all pages");
 		is_u64(resident(path), pages, "mincore agrees after io_uring");
