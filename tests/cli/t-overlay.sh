@@ -15,7 +15,9 @@ if ! t_root; then
 	t_done; exit
 fi
 mkdir l u w m
-mkfile l/lower 1024		# 256 pages, only in the lower layer
+PS=$(getconf PAGESIZE)
+N=$((1024 * 1024 / PS))		# pages of a 1 MiB file
+mkfile l/lower 1024		# N pages, only in the lower layer
 mkfile l/both 512		# copied up below
 if ! mount -t overlay overlay -o "lowerdir=$T_DIR/l,upperdir=$T_DIR/u,workdir=$T_DIR/w" "$T_DIR/m" 2>mnt.err; then
 	t_skip "overlayfs" "cannot mount an overlay: $(cat mnt.err)"
@@ -30,12 +32,12 @@ cached() { pc stat --json "$1" | jq '.files[0] | .cached + .evicted'; }
 # stat through the overlay counts the real file's pages
 drop l/lower
 cat m/lower >/dev/null
-t_is "stat through the overlay: the real file's pages" "$(cached m/lower)" 256
-t_is "the same as the lower file's own count" "$(cached l/lower)" 256
-t_is "and as fincore through the overlay (mmap reaches the real file)" "$(resident_pages m/lower)" 256
+t_is "stat through the overlay: the real file's pages" "$(cached m/lower)" "$N"
+t_is "the same as the lower file's own count" "$(cached l/lower)" "$N"
+t_is "and as fincore through the overlay (mmap reaches the real file)" "$(resident_pages m/lower)" "$N"
 drop l/lower
-dd if=m/lower of=/dev/null bs=4k count=64 iflag=direct status=none	# O_DIRECT: no cache
-dd if=m/lower of=/dev/null bs=4k skip=100 count=10 status=none 2>/dev/null
+dd if=m/lower of=/dev/null bs="$PS" count=16 iflag=direct status=none	# O_DIRECT: no cache
+dd if=m/lower of=/dev/null bs="$PS" skip=$((N / 2)) count=10 status=none 2>/dev/null
 n=$(cached l/lower)
 t_is "part read: the same number as the real file" "$(cached m/lower)" "$n"
 pc stat --json m >dir.json 2>dir.err
@@ -55,7 +57,7 @@ t_ok "and not 0" test "$(cached m/both)" -gt 0
 cat m/lower >/dev/null
 pc evict --json m/lower >ev.json 2>ev.err; rc=$?
 t_is "evict through the overlay exits 0" "$rc" 0
-t_is "it counts the pages it dropped" "$(jq .total.evicted ev.json)" 256
+t_is "it counts the pages it dropped" "$(jq .total.evicted ev.json)" "$N"
 t_is "and they are gone from the real file" "$(cached_pages l/lower)" 0
 head -c 65536 /dev/urandom >m/dirty	# dirty pages of a new upper file
 pc evict --json m/dirty >evd.json 2>evd.err; rc=$?
@@ -65,34 +67,34 @@ t_is "dirty pages through the overlay: written, then dropped" "$rc/$(cached_page
 drop l/lower
 pc warm --json m/lower >wa.json 2>wa.err; rc=$?
 t_is "warm through the overlay exits 0" "$rc" 0
-t_is "it says every page is resident" "$(jq .total.resident wa.json)" 256
-t_is "and the real file has them" "$(resident_pages l/lower)" 256
+t_is "it says every page is resident" "$(jq .total.resident wa.json)" "$N"
+t_is "and the real file has them" "$(resident_pages l/lower)" "$N"
 
 # snapshot and restore through the overlay
 cat m/lower >/dev/null
 pc snapshot -o ovl.snap m/lower >sn.out 2>sn.err; rc=$?
 t_is "snapshot through the overlay exits 0" "$rc" 0
-t_is "it records the pages (not 'nothing cached')" "$(pc show --json ovl.snap | jq '.total.pages')" 256
+t_is "it records the pages (not 'nothing cached')" "$(pc show --json ovl.snap | jq '.total.pages')" "$N"
 drop l/lower
 pc restore --json ovl.snap >re.json 2>re.err; rc=$?
 t_is "restore through the overlay exits 0" "$rc" 0
-t_is "it reports them resident" "$(jq .total.resident re.json)" 256
-t_is "and the real file has them back" "$(resident_pages l/lower)" 256
+t_is "it reports them resident" "$(jq .total.resident re.json)" "$N"
+t_is "and the real file has them back" "$(resident_pages l/lower)" "$N"
 
 # lock through the overlay pins the real file's pages
 drop l/lower
 pc lock -d -p "$T_DIR/lock.pid" m/lower >lk.out 2>lk.err; rc=$?
 T_CLEANUP+=("kill \$(cat '$T_DIR/lock.pid')")
 t_is "lock through the overlay exits 0" "$rc" 0
-t_is "the real file is cached" "$(cached_pages l/lower)" 256
+t_is "the real file is cached" "$(cached_pages l/lower)" "$N"
 pc evict m/lower >o 2>e; rc=$?
-t_is "evict of the locked file: exit 1, the pages stayed" "$rc/$(cached_pages l/lower)" 1/256
+t_is "evict of the locked file: exit 1, the pages stayed" "$rc/$(cached_pages l/lower)" "1/$N"
 lp=$(cat lock.pid)
 
 # --pid: a process mapping a file through the overlay
 pc stat --pid "$lp" --json >pid.json 2>pid.err
 t_is "--pid: the overlay file has the real file's count" \
-	"$(jq "[.files[] | select(.path == \"$T_DIR/m/lower\")][0].cached" pid.json)" 256
+	"$(jq "[.files[] | select(.path == \"$T_DIR/m/lower\")][0].cached" pid.json)" "$N"
 kill "$lp"
 for i in $(seq 50); do kill -0 "$lp" 2>/dev/null || break; sleep 0.1; done
 
@@ -112,7 +114,7 @@ if grep -q "$T_DIR/m3/lower" /proc/$np/maps 2>/dev/null; then
 	out=$(jq "[.files[] | select(.path == \"/proc/$np/root$T_DIR/m3/lower\")][0] | .cached" nsp.json)
 	in=$(nsenter -t "$np" -m "$PAGECACHE" stat --json "$T_DIR/m3/lower" | jq '.files[0].cached')
 	t_is "--pid from outside the container: the count seen inside" "$out" "$in"
-	t_is "which is all of the locked file" "$in" 256
+	t_is "which is all of the locked file" "$in" "$N"
 	kill "$np"
 else
 	t_skip "--pid of a process in its own mount namespace" "it did not start: $(cat ns.err)"
@@ -140,7 +142,7 @@ if mountpoint -q m2; then
 	cat m2/lower >/dev/null
 	pc stat --json m2/lower >rel.json 2>rel.err
 	t_is "relative layers: counted through the mapping" "$(jq -r '.files[0].source' rel.json)" mincore
-	t_is "all of it" "$(jq '.files[0].cached' rel.json)" 256
+	t_is "all of it" "$(jq '.files[0].cached' rel.json)" "$N"
 else
 	t_skip "relative layers" "cannot mount: $(cat mnt2.err)"
 fi
