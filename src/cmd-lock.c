@@ -282,8 +282,12 @@ int cmd_lock(int argc, char **argv)
 			int st;
 
 			close(pipefd[1]);
-			if (read(pipefd[0], &status, 1) == 1)
+			if (read(pipefd[0], &status, 1) == 1) {
+				/* a daemon that failed is gone before we say so */
+				if (status)
+					waitpid(pid, &st, 0);
 				_exit(status);
+			}
 			waitpid(pid, &st, 0);
 			fprintf(stderr, "pagecache: the lock daemon exited before it was ready (%s %d)\n",
 				WIFSIGNALED(st) ? "signal" : "status",
