@@ -92,7 +92,7 @@ else
 fi
 
 # Honesty: a user who may not write the file gets unknown, never mincore's fake 100%
-if t_root && command -v setpriv >/dev/null; then
+if t_cap setuid && t_cap setgid && t_have setpriv; then
 	chmod 755 "$T_DIR"; chmod 644 a
 	drop a
 	nobody_pc stat --json a >u.json 2>u.err
@@ -105,7 +105,7 @@ if t_root && command -v setpriv >/dev/null; then
 	nobody_pc stat --json a >w.json
 	t_is "writable by the user: real numbers" "$(jget w.json '.files[0].cached')" 0
 else
-	t_skip "unprivileged honesty" "needs root and setpriv to switch users"
+	t_skip "unprivileged honesty" "$T_WHY (it runs as nobody)"
 fi
 
 # A kernel without cachestat: mincore path, same numbers
