@@ -196,8 +196,8 @@ t_v2_memory() {
 		T_V2=/sys/fs/cgroup
 		return 0
 	fi
-	if ! t_root; then
-		T_V2_WHY="/sys/fs/cgroup is no cgroup v2 hierarchy with memory, and mounting one needs root"
+	if ! t_cap sys_admin; then
+		T_V2_WHY="/sys/fs/cgroup is no cgroup v2 hierarchy with memory, and mounting one needs CAP_SYS_ADMIN"
 		return 1
 	fi
 	if ! command -v unshare >/dev/null; then
