@@ -29,17 +29,6 @@ static uint64_t cached(const char *path)
 	return n;
 }
 
-static void read_all(const char *path)
-{
-	char buf[65536];
-	int fd = open(path, O_RDONLY);
-
-	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
-		;
-	if (fd >= 0)
-		close(fd);
-}
-
 /* Mappings of (dev, ino) in this process, from /proc/self/maps. */
 static int my_mappings(const struct stat *st)
 {
@@ -78,7 +67,7 @@ static void evict(uint64_t ps)
 	int fd = open(p, O_RDWR), rc;
 	char buf[4096];
 
-	read_all(p);
+	cache_file(p);
 	if (cached(p) != pages) {
 		skip("the scratch file is not wholly resident, or residency is unknown here",
 		     "evict faults");

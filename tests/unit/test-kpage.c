@@ -29,17 +29,6 @@ static int tally_cb(uint64_t page, uint64_t flags, uint64_t cg, void *arg)
 	return 0;
 }
 
-static void read_all(const char *path)
-{
-	char buf[65536];
-	int fd = open(path, O_RDONLY);
-
-	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
-		;
-	if (fd >= 0)
-		close(fd);
-}
-
 static uint64_t run_pages(const uint64_t *runs, size_t n)
 {
 	uint64_t sum = 0;
@@ -78,12 +67,12 @@ int main(void)
 	}
 	fd = open(path, O_RDONLY);
 	drop_file(path);
-	read_all(path);
+	cache_file(path);
 	rc = pc_fd_probe_pages(fd, pages * ps, all, 1, false, tally_cb, &once);
 	ok(rc == 0 && once.seen == pages && once.lru == pages,
 	   "read once: every page probed, on an LRU (%llu seen, %llu on an LRU)",
 	   (unsigned long long)once.seen, (unsigned long long)once.lru);
-	read_all(path);
+	cache_file(path);
 	rc = pc_fd_probe_pages(fd, pages * ps, all, 1, false, tally_cb, &twice);
 	rc = rc ? rc : pc_fd_active_runs(fd, pages * ps, all, 1, &act, &nact);
 	if (mglru == 0) {

@@ -18,17 +18,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-static void read_all(const char *path)
-{
-	char buf[65536];
-	int fd = open(path, O_RDONLY);
-
-	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
-		;
-	if (fd >= 0)
-		close(fd);
-}
-
 struct runs {
 	uint64_t r[2 * 64];
 	size_t n;
@@ -164,9 +153,9 @@ int main(void)
 	ft = open(twice_path, O_RDONLY);
 	drop_file(once_path);
 	drop_file(twice_path);
-	read_all(once_path);
-	read_all(twice_path);
-	read_all(twice_path);
+	cache_file(once_path);
+	cache_file(twice_path);
+	cache_file(twice_path);
 	{
 		struct runs ro = { .n = 0 }, rt = { .n = 0 };
 		uint64_t *ao = NULL, *at = NULL;

@@ -75,10 +75,16 @@ static struct ovl_mount *mnt(const char *point, const char *root, const char *op
 	return rc == 1 ? m : NULL;
 }
 
-/* Look up `path`: the real file's inode, or -errno. */
-static long look(const struct ovl_mount *m, const char *path, uint64_t size)
+
+/*
+ * Look up `path` as the overlay file of inode `oino` would be (0: no
+ * identity check, as for the plain layer trees): the real file's inode, or
+ * -errno.
+ */
+static long look_id(const struct ovl_mount *m, const char *path, uint64_t size, ino_t oino)
 {
-	int fd = pc_ovl_lookup_in(m, path, size, NULL);
+	struct stat ost = { .st_ino = oino, .st_size = (off_t)size };
+	int fd = pc_ovl_lookup_in(m, path, size, oino ? &ost : NULL);
 	struct stat st;
 	long r;
 
@@ -89,19 +95,9 @@ static long look(const struct ovl_mount *m, const char *path, uint64_t size)
 	return r;
 }
 
-/* Look up `path` as the overlay file of inode `oino` would be. */
-static long look_id(const struct ovl_mount *m, const char *path, uint64_t size, ino_t oino)
+static long look(const struct ovl_mount *m, const char *path, uint64_t size)
 {
-	struct stat ost = { .st_ino = oino, .st_size = (off_t)size };
-	int fd = pc_ovl_lookup_in(m, path, size, &ost);
-	struct stat st;
-	long r;
-
-	if (fd < 0)
-		return fd;
-	r = fstat(fd, &st) == 0 ? (long)st.st_ino : -errno;
-	close(fd);
-	return r;
+	return look_id(m, path, size, 0);
 }
 
 static void parse_lines(void)
