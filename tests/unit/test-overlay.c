@@ -254,8 +254,11 @@ static void xattrs(void)
 	snprintf(p, sizeof(p), "%s/xu/gone", T);
 	if (mknod(p, S_IFCHR | 0600, makedev(0, 0)) == 0)
 		ok(look(m, "/m/gone", 2) == -ENOENT, "a whiteout (0:0 device) hides the lower file");
-	else	/* an overlay refuses to make one: this test dir is on one */
-		skip(strerror(errno), "a whiteout device (cannot make a 0:0 device here)");
+	else if (errno == EPERM)	/* no CAP_MKNOD, or this test dir is on an overlay */
+		skip("mknod of a 0:0 device refused (EPERM: no CAP_MKNOD, or the test dir is on "
+		     "an overlay)", "a whiteout device hides the lower file");
+	else
+		ok(0, "make a 0:0 device (%s)", strerror(errno));
 	put("xl/gone2", "g\n");
 	put("xu/gone2", "");
 	ok(xset("xu/gone2", "trusted.overlay.whiteout", "") == 0, "made an xattr whiteout");
@@ -311,6 +314,18 @@ static void touch_all(int fd, size_t len)
 	munmap(p, len);
 }
 
+/* A mount of ours failed: a skip where the kernel refuses it here, else a failure. */
+static void mount_failed(const char *what)
+{
+	if (errno == EPERM)
+		skip("mount refused (EPERM: no CAP_SYS_ADMIN in the initial namespace)", what);
+	else if (errno == EINVAL)	/* an overlay's upper cannot be on an overlay */
+		skip("mount refused (EINVAL: the test dir is on a filesystem an upper layer "
+		     "cannot be on, such as an overlay)", what);
+	else
+		ok(0, "%s: mount (%s)", what, strerror(errno));
+}
+
 static int mnt_id(int fd)
 {
 	char p[64], line[128];
@@ -350,7 +365,7 @@ static void real_mount(void)
 	snprintf(opts, sizeof(opts), "lowerdir=%s/ml,upperdir=%s/mu,workdir=%s/mw", T, T, T);
 	snprintf(mp, sizeof(mp), "%s/mm", T);
 	if (mount("overlay", mp, "overlay", 0, opts) < 0) {
-		skip(strerror(errno), "a real overlay mount (mount failed)");
+		mount_failed("residency through a real overlay mount");
 		return;
 	}
 	snprintf(f, sizeof(f), "%s/big", mp);
@@ -424,7 +439,7 @@ static void real_mount(void)
 			close(fd);
 			umount2(nmp, MNT_DETACH);
 		} else {
-			skip(strerror(errno), "an overlay on an overlay (mount failed)");
+			mount_failed("an overlay on an overlay");
 		}
 	}
 	umount2(mp, MNT_DETACH);
@@ -466,7 +481,7 @@ static void real_mount(void)
 				close(f2);
 			umount2(mp, MNT_DETACH);
 		} else {
-			skip(strerror(errno), "a second overlay at the same place (mount failed)");
+			mount_failed("a second overlay at the same place");
 		}
 	}
 }

@@ -235,7 +235,8 @@ static void special_roots_test(void)
 	   s.ev[PC_WALK_ERROR], s.n);
 	ok(opened == 0, "and never opened (%d inotify opens)", opened);
 	if (nroots < 3)
-		skip("mknod not permitted here", "device nodes named as roots");
+		skip("mknod refused (EPERM: no CAP_MKNOD, or devices not allowed here)",
+		     "device nodes named as roots");
 	if (in >= 0)
 		close(in);
 }
@@ -300,7 +301,11 @@ static void flip_test(bool follow)
 	if (follow) {
 		snprintf(p, sizeof(p), "%s/dev", f.dir);
 		if (mknod(p, S_IFCHR | 0600, makedev(1, 3)) < 0) {	/* /dev/null */
-			skip("mknod not permitted here", "-L: a link retargeted at a device");
+			if (errno == EPERM)
+				skip("mknod refused (EPERM: no CAP_MKNOD, or devices not allowed here)",
+				     "-L: a link retargeted at a device");
+			else
+				ok(0, "-L: make a device node to retarget at (%s)", strerror(errno));
 			return;
 		}
 	} else {
