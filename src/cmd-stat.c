@@ -516,8 +516,10 @@ int cmd_stat(int argc, char **argv)
 		char mount[64];
 		int version;
 
-		if (!pc_have_cap(CAP_SYS_ADMIN))	/* page frame numbers, for kpagecgroup */
+		if (!pc_have_cap(CAP_SYS_ADMIN)) {	/* page frame numbers, for kpagecgroup */
+			targets_release(&c.t);	/* nothing held at exit: LeakSanitizer */
 			return cli_usage_error("--by-cgroup %s", pc_kpage_reason(EPERM, true));
+		}
 		if (pc_cgroup_root(mount, sizeof(mount), &version) == 0)
 			map_cgroups(&c, mount, "");
 		add_col("CGROUPS");

@@ -23,7 +23,11 @@ t_ok() {	# t_ok NAME CMD...: the command must succeed
 	local name=$1; shift
 	T_N=$((T_N + 1))
 	if "$@" >/dev/null; then echo "ok $T_N - $name"
-	else echo "not ok $T_N - $name"; T_FAILED=$((T_FAILED + 1)); fi
+	else
+		echo "not ok $T_N - $name"
+		echo "# ${0##*/}: not ok $T_N - $name" >&2	# prove shows stderr without -v
+		T_FAILED=$((T_FAILED + 1))
+	fi
 }
 
 t_is() {	# t_is NAME GOT WANT
@@ -31,8 +35,9 @@ t_is() {	# t_is NAME GOT WANT
 	if [ "$2" = "$3" ]; then echo "ok $T_N - $1"
 	else
 		echo "not ok $T_N - $1"
-		echo "#   got:  '$2'"
-		echo "#   want: '$3'"
+		# diagnostics on stderr too: prove shows it without -v (CI's log)
+		printf "#   got:  '%s'\n#   want: '%s'\n" "$2" "$3"
+		printf "# %s: not ok %s - %s\n#   got:  '%s'\n#   want: '%s'\n" "${0##*/}" "$T_N" "$1" "$2" "$3" >&2
 		T_FAILED=$((T_FAILED + 1))
 	fi
 }

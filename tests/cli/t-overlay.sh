@@ -160,6 +160,8 @@ for t in t-stat.sh t-warm.sh t-evict-lock.sh t-snapshot.sh; do
 	fi
 	PAGECACHE_TEST_DIR=$T_DIR/m/scratch bash "$HERE/$t" >"suite-$t.out" 2>&1; rc=$?
 	t_is "$t passes with its files on the overlay" "$rc" 0
-	[ "$rc" = 0 ] || grep -A3 '^not ok' "suite-$t.out" | sed 's/^/#   /'
+	# what failed, on stderr too: prove shows it without -v (CI's log)
+	[ "$rc" = 0 ] || { grep -A3 '^not ok' "suite-$t.out" | sed 's/^/#   /'
+		grep -A3 '^not ok' "suite-$t.out" | sed "s/^/# t-overlay, $t: /" >&2; }
 done
 t_done

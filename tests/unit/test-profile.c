@@ -45,7 +45,8 @@ static uint8_t *craft_v2(const struct pc_profile_meta *m, uint64_t gen, uint64_t
 	r += craft_varint(raw + r, 0);
 	r += craft_varint(raw + r, gen);
 	r += craft_varint(raw + r, ident);
-	memcpy(raw + r, tail, tlen);
+	if (tlen)
+		memcpy(raw + r, tail, tlen);
 	r += tlen;
 	r += craft_varint(raw + r, 1);			/* one run: page 0 */
 	r += craft_varint(raw + r, 0);
