@@ -34,7 +34,9 @@ pc stat -vv --json a >vv.json
 first=$(jget vv.json '.files[0].ranges[0] | "\(.[0]) \(.[1])"')
 t_ok "-vv lists cached ranges" test -n "$first"
 sum=$(jget vv.json '[.files[0].ranges[][1]] | add // 0')
-t_is "ranges add up to cached" "$sum" "$want"
+# the same command's count: a reclaimer may take a page after the fincore above
+t_is "ranges add up to cached" "$sum" "$(jget vv.json '.files[0].cached')"
+t_ok "which is what fincore saw, or a little less (reclaim since)" test "$sum" -le "$want" -a "$sum" -ge $((want - 8))
 
 # a directory: summary; files listed with -v
 pc stat tree >human.txt
