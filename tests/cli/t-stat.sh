@@ -36,7 +36,7 @@ t_ok "-vv lists cached ranges" test -n "$first"
 sum=$(jget vv.json '[.files[0].ranges[][1]] | add // 0')
 # the same command's count: a reclaimer may take a page after the fincore above
 t_is "ranges add up to cached" "$sum" "$(jget vv.json '.files[0].cached')"
-t_ok "which is what fincore saw, or a little less (reclaim since)" test "$sum" -le "$want" -a "$sum" -ge $((want - 8))
+t_ok "no more than fincore saw (nothing read since), and not none" test "$sum" -le "$want" -a "$sum" -gt 0
 
 # a directory: summary; files listed with -v
 pc stat tree >human.txt
