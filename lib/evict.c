@@ -33,12 +33,10 @@ int pc_fd_evict(int fd, uint64_t size, uint64_t off, uint64_t len,
 		/*
 		 * sync_file_range works on the file's own mapping: through an
 		 * overlay that is the empty one, so it would write nothing;
-		 * fdatasync goes through to the real file. Without cachestat
-		 * the count came through a mapping, which never sets stacked:
-		 * ask the filesystem.
+		 * fdatasync goes through to the real file. (Residency says
+		 * stacked on every path: cachestat, its refusal, or mincore.)
 		 */
-		if (r.before.stacked ||
-		    (r.before.source != PC_SRC_CACHESTAT && pc_fd_is_stacked(fd))) {
+		if (r.before.stacked) {
 			if (fdatasync(fd) < 0 && errno != EINVAL)
 				return -errno;
 		} else if ((rc = pc_sys_sync_file_range(fd, off, n,

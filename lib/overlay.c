@@ -56,7 +56,6 @@
 struct ovl_mount {
 	uint64_t unique;	/* STATX_MNT_ID_UNIQUE, 0 where unknown */
 	int mnt_id;
-	dev_t dev;
 	char *point;		/* mount point, as in our mount namespace */
 	char *root;		/* the mount's root inside the overlay */
 	char **layers;		/* upper (if any) first, then the lowers */
@@ -249,7 +248,6 @@ int pc_ovl_parse_mountinfo_line(char *line, int id, struct ovl_mount **ret)
 	if (!m)
 		return -ENOMEM;
 	m->mnt_id = id;
-	m->dev = makedev(maj, min);
 	unoctal(f[3]);
 	unoctal(f[4]);
 	m->root = strdup(f[3]);

@@ -68,6 +68,7 @@ static int count_run(uint64_t first, uint64_t n, bool resident, void *arg)
 
 static int scan(int fd, uint64_t size, uint64_t off, uint64_t len, bool precheck,
 		pc_run_cb cb, void *arg);
+static int gate(int fd);
 
 int pc_fd_residency(int fd, uint64_t size, uint64_t off, uint64_t len,
 		    struct pc_residency *ret)
@@ -111,6 +112,7 @@ int pc_fd_residency(int fd, uint64_t size, uint64_t off, uint64_t len,
 		if (rc == -EPERM || rc == -EOPNOTSUPP) {
 			r.source = PC_SRC_NONE;
 			r.err = -rc;
+			r.stacked = pc_fd_is_stacked(fd);	/* evict syncs by it */
 			*ret = r;
 			return 0;
 		}
@@ -124,14 +126,14 @@ int pc_fd_residency(int fd, uint64_t size, uint64_t off, uint64_t len,
 	 */
 by_mapping:
 	{
-		struct stat st;
 		struct count_arg ca = { 0 };
 
-		if (fstat(fd, &st) < 0)
-			return -errno;
 		if (!r.stacked)		/* no cachestat: say so all the same */
 			r.stacked = pc_fd_is_stacked(fd);
-		if (!pc_fd_residency_allowed(fd, &st)) {
+		rc = gate(fd);
+		if (rc < 0 && rc != -EPERM)
+			return rc;
+		if (rc == -EPERM) {
 			r.source = PC_SRC_NONE;
 			if (!r.err)
 				r.err = EPERM;
