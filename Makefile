@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # pagecache: GNU Make, no configure step.
 #   make            build/pagecache (libpagecache and liburing linked in statically)
 #   make check      build and run every test (TAP through prove)

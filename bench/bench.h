@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench.h: the experiment runners behind `pagecache bench`. */
 #ifndef PC_BENCH_H
 #define PC_BENCH_H

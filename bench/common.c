@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * common.c: what the experiment runners share: running a helper command,
  * dropping the page cache between conditions, work directories root may

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * compare.c: `pagecache bench compare A.json B.json`, two --json results
  * of one bench side by side, as mmtests' compare-kernels does it: A is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/device-readtwice.sh: readtwice at 1, 2, 4, 8, 16 memory cgroups,
 # per-cgroup and shared layouts, on a many-core machine (the device
 # machine some sessions are lent), RUNS repetitions each (default 3).

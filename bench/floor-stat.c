@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * floor-stat: the least work a tree "stat" can do with cachestat(2).
  *

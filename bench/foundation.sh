@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/foundation.sh -- pagecache against its peers, on one machine, in one run.
 #
 #   1. stat of a 100,000-file tree, metadata cached:

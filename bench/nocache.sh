@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/nocache.sh: `pagecache run --no-cache` against nocache (LD_PRELOAD),
 # side by side in one run, on a 1 GiB file: cp, a Python mmap reader and a
 # static C reader. For each: the pages of the file (and of cp's copy) left

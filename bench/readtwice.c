@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * readtwice.c: `pagecache bench readtwice`, vm-scalability's
  * lru-file-readtwice and Alex Shi's per-memcg variant (the lruvec lock

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * swapin.c: `pagecache bench swapin`, the swap-in readahead experiment of
  * the 2012 linux-mm threads (Konstantin Khlebnikov's page-cluster table,

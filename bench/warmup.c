@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * warmup.c: `pagecache bench warmup`, the mailing-list experiment that
  * started this project (Dominique Martinet, linux-mm, January 2019:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/workdir.sh: sourced by the scripts that keep data in a work
 # directory as root (bench/*.sh, tests/demo.sh); POSIX sh.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libpagecache: see, warm, evict and lock the Linux page cache.
  *

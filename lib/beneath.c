@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * beneath.c: open what a hostile list of paths names, and nothing else.
  *

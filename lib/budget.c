@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * budget.c: how much page cache one job may add without hurting the host.
  *

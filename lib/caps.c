@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * caps.c: whether this thread holds a capability, as the kernel judges it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * cgroup.c: memory cgroups, v1 and v2 behind one interface: find them, read
  * them, move a process into one (the page cache it reads is charged there:

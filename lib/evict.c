@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * evict.c: drop a file range from the page cache, and say what stayed.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * internal.h: what the library's files share and the public header does
  * not promise.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * json.c: the strict JSON reader and canonical writer of json.h.
  *

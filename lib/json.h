@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * json.h: a small, strict JSON reader (RFC 8259) into a read-only tree,
  * and a canonical writer. For the files pagecache writes and reads back

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * kpage.c: which cached pages of a file are on the active LRU list, read
  * from /proc/kpageflags the way tools/mm/page-types.c does: map the file,

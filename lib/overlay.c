@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * overlay.c: the real file behind a file of a stacking filesystem.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * proc.c: which processes map a file, and whether they lock it; and the
  * one parser of /proc/PID/maps records.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * profile.c: the snapshot file: what was cached, file by file, and what
  * tells later whether a file is still the same. The format is in

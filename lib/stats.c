@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * stats.c: summaries of repeated runs and the tests that compare two of
  * them (stats.h). Student's t distribution is computed from the

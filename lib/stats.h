@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * stats.h: the statistics the experiments report and compare: summaries
  * over repeated runs (mean, standard deviation, standard error, harmonic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * sys.c: thin wrappers over the system calls the rest of the library uses.
  *

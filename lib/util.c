@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * util.c: sizes in and out, and the clock. Sizes use powers of 1024 with
  * the suffixes people type (k, M, G, T, P; an optional "iB" or "B"), and

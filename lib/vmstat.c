@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * vmstat.c: counters from /proc/vmstat ("name value" lines), and the swap
  * readahead controller behind `pagecache tune swap --auto`. The controller

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * walk.c: visit every regular file under a set of roots, in parallel.
  *

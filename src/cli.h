@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cli.h: what the subcommands share: the output record model, messages
  * and exit codes, and the options that pick files (paths, trees, stdin

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cmd-bench.c: `pagecache bench`: reproducible experiments on the
  * kernel's memory manager. Each experiment lives in bench/; this file is

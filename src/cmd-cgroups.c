@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cmd-cgroups.c: `pagecache cgroups`: the page cache per memory cgroup,
  * one row each, sorted by cache: what each container keeps in memory,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cmd-evict.c: `pagecache evict`: write back, then drop files from the
  * page cache, and say which pages stayed and why (dirty, mapped or locked

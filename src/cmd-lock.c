@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cmd-lock.c: `pagecache lock`: keep files in the page cache with mlock
  * until SIGTERM, SIGINT or SIGHUP. A lock lasts only while its mapping

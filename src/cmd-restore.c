@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cmd-restore.c: `pagecache restore`: bring a snapshot's pages back into
  * the page cache. A file that is still the snapshot's (the same inode,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cmd-run.c: `pagecache run --no-cache -- CMD`: run a command so that it
  * leaves the page cache as it found it. nocache does this with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cmd-show.c: `pagecache show` and `pagecache diff`: what a snapshot
  * holds, and how two differ. Both read snapshots as hostile input through

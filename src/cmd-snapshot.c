@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cmd-snapshot.c: `pagecache snapshot`: record, file by file, which pages
  * are cached, and what tells later whether a file is still the same one

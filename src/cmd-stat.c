@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cmd-stat.c: `pagecache stat`: how much of files and trees is cached.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cmd-tune.c: `pagecache tune swap`: the swap readahead state (page-cluster,
  * VMA readahead, the swap devices and whether readahead can happen on

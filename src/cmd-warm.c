@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cmd-warm.c: `pagecache warm`: read files into the page cache.
  *

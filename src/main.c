@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * main.c: global options and the command table, the index a newcomer
  * reads first. Exit codes: 0 all done, 1 done with failures (each named on

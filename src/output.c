@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * output.c: the one writer. Commands fill records; this file renders them
  * as a human table and summary, JSON, Prometheus text or key=value, so no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * targets.c: the options every file-taking command shares, and the walk
  * that turns them into files: paths on the command line, lists read with

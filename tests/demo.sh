@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make demo: the main job on a sample tree it makes: see what is cached,
 # drop it, see it gone, warm it back (verified), see it all back; then the
 # warm-up story: snapshot what a service has cached, drop it, restore it,

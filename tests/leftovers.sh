@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # leftovers.sh record FILE | check FILE: what a test run must leave as it
 # found it. `record` notes the state before the run; `check` compares the
 # state after with it and fails, listing each thing that is new or changed:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # prove.sh [PROVE-OPTIONS] PROGRAM...: what `make check` runs instead of bare
 # prove. Every program runs under tests/run-one.sh (a time limit), with its
 # scratch files in a directory of this run's own (PAGECACHE_TEST_DIR); then

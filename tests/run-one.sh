@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run-one.sh PROGRAM: how prove runs each test program (prove --exec): under
 # a time limit, so a regression that hangs fails its program instead of the
 # whole run (PC_TEST_TIMEOUT seconds, 600 by default; SIGKILL 10 s after

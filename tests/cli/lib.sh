@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # lib.sh: TAP helpers for the CLI tests (git's test-lib in miniature).
 # Each test script sources this, calls t_ok/t_is/t_skip, and ends with
 # t_done. Scratch files live on a disk filesystem (tmpfs ignores fadvise).

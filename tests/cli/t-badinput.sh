@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Bad input gets a clear error, the right exit code, and loses nothing.
 . "$(dirname "$0")/lib.sh"
 cd "$T_DIR"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench warmup runs end to end on a tiny database and reports every
 # condition with the JSON keys scripts rely on (behaviour, never timings).
 . "$(dirname "$0")/lib.sh"

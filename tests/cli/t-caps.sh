@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Privilege is capabilities, not uid 0: root without a capability is
 # refused with its name, a non-root user given one (ambient) is let in,
 # and what the kernel decides by file permission is tried, not guessed.

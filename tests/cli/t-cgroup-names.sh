@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --cgroup as users name a cgroup: its cgroupfs directory, its path in the
 # hierarchy (as systemctl prints it), a systemd unit's name (escapes kept
 # literal), a container ID (podman's libpod-ID.scope, docker's, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `pagecache cgroups --json` against the kernel's own memory.stat: a memory
 # cgroup made beneath ours holds one process that has read a file (cache),
 # written one (dirty), mapped one (mapped_file) and filled a tmpfs file

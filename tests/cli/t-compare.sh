@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench compare: two result files side by side, mmtests style. Exit codes,
 # the JSON keys, the Welch marks, the sign of the change and the rows that
 # only one file has. Fixtures: tests/fixtures/bench/ (hand-written; the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # cgroups and run --no-cache: temporary cgroups made and removed by the
 # tests (on failure too), pre-cached files left alone, static and mmap
 # readers contained, exit status and signals passed through.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # diff: two snapshots made here (mksnap, with libpagecache's writer) with
 # known page runs, so every JSON number is known in advance: files added,
 # removed, changed and (with -v) the same, pages gained and lost, totals.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # pagecache evict (dirty first, reasons for what stays) and lock (daemon,
 # pidfile, signals, refusals).
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # overlayfs, every container's root filesystem: a file read through an
 # overlay mount keeps its pages in the real file of a layer (upper or
 # lower), the overlay inode's own cache stays empty. Through a mount the

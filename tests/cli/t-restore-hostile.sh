@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # restore with a hostile snapshot or a hostile tree (issue 9): the snapshot
 # is made with libpagecache's own writer (tests/unit/mksnap.c), or by hand
 # where the writer refuses. Nothing outside the root is read, no link is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # restore of files modified in place (a database's tables, catalogs and
 # control file at every checkpoint): restored, their recorded runs clipped
 # to their size now; files replaced by others (rename over them, a new file

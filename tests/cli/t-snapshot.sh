@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # snapshot / show / diff / restore: the round trip against fincore's ground
 # truth, stale and missing files, corrupt snapshots, ENOSPC, a memory cgroup.
 . "$(dirname "$0")/lib.sh"

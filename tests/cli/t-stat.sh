@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # pagecache stat against a ground truth the test makes itself (fincore).
 . "$(dirname "$0")/lib.sh"
 cd "$T_DIR"

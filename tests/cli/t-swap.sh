@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench swapin and tune swap: the output's shape, readahead really
 # happening on the swap the bench sets up, and the system left as found
 # (sysctls, sysfs knobs, swaps, zram and loop devices, cgroups), after

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # pagecache warm: exit 0 means every page resident (checked with fincore),
 # whatever the kernel dropped; the budget stops it and says so.
 . "$(dirname "$0")/lib.sh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz-json.c: libFuzzer harness for the strict JSON reader (lib/json.c),
  * which `bench compare` runs on files anyone may hand it. Any input is a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz-profile.c: libFuzzer harness for the snapshot decoder and for what
  * restore does with the paths it decodes. Any input must end in a clean

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * replay.c: run a libFuzzer harness over its corpus without libFuzzer
  * (gcc, in `make check`): each file of the corpus directories is one TAP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mksnap: make a snapshot for the CLI tests, as a hostile party could:
  * with libpagecache's own writer (any root, any path it accepts, files

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * snapcraft.h: a snapshot encoded by hand, as a hostile writer would make
  * it: what libpagecache's writer refuses (a path twice, active pages that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tap.h: the smallest TAP producer, for prove. One test program per
  * library module. A check that cannot run here says "skip" with the

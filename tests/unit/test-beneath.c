@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pc_open_beneath (beneath.c): a hostile path list opens regular files
  * beneath the root and nothing else: no "..", no absolute path, no

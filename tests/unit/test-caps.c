@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pc_have_cap (caps.c): it agrees with the kernel's own account of the
  * effective set (CapEff in /proc/self/status), a capability taken out of

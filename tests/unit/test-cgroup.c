@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cgroup.c: memory.stat of v1 and v2 read into one shape (from recorded
  * files, so v2 is tested on a v1 machine); what v2 takes to make a child

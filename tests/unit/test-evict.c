@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * evict.c, lock.c, proc.c: dirty pages are written first and dropped;
  * mapped and locked pages stay and the mapper is found; lock keeps pages

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Faults injected through lib/sys.c into the modules that had none: each
  * function must return the error it met, cleanly: no crash, nothing

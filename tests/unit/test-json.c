@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The strict JSON reader and the canonical writer (json.c). */
 #include "json.h"
 #include "pagecache.h"

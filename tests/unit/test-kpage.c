@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * kpage.c: the page probe reads kpageflags for the pages it is given, and
  * "active" means the classic LRU's active list: a page read twice is on

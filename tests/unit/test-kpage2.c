@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * kpage.c, from the outside in: the active-page probe as snapshot uses it
  * (pc_fd_scan's resident runs into pc_fd_active_runs) on two files, one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * overlay.c: the real file behind an overlayfs file.
  *   1. mountinfo lines: escapes, both lowerdir forms, data-only layers,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * prefetch.c and budget.c: a warm that returns means every page is
  * resident (mincore), whatever the kernel's readahead dropped; errors and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * proc.c: the maps record parser (every field well formed, or nothing),
  * and pc_file_mappers finding this very process.

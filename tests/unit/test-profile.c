@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * profile.c: a snapshot round-trips; writing is atomic; a truncated,
  * bit-flipped or lying file is a clear error, never a crash or a huge

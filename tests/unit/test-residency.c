@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * residency.c: counts agree with mincore, ranges follow cachestat's page
  * rules, and the kernel's refusals come back as "unknown", never numbers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Summaries, Student's t, Welch's test, the mmtests rule and pdiff (stats.c). */
 #include "stats.h"
 #include "tap.h"

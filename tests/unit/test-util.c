@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Sizes in and out (util.c), and the fault-injection parser (sys.c). */
 #include "pagecache.h"
 #include "tap.h"

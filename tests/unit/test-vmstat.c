@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vmstat.c: /proc/vmstat parsed from a recorded file and live, and the
  * swap readahead controller's decisions on synthetic counter deltas.

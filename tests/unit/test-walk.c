@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * walk.c: every regular file once; FIFOs, sockets and devices never
  * opened; symlinks followed only when asked, loops survived; hardlinks
