@@ -122,8 +122,13 @@ int out_flush(void);
 char *fmt_size(uint64_t bytes, char *buf, size_t len);
 /* "99.9%": never rounds a partial residency up to 100% */
 char *fmt_percent(uint64_t part, uint64_t whole, char *buf, size_t len);
-/* Is this argv word --json (or a prefix getopt would take for it)? */
+/* Is this argv word --json[=STYLE] (or a prefix getopt would take for it)? */
 bool is_json_flag(const char *arg);
+/*
+ * JSON's layout: false (--json, --json=pretty) one indented document;
+ * true (--json=short) one compact object a line. Kept across out_init.
+ */
+void out_json_short(bool on);
 
 /* ---- messages ---- */
 extern const char *cli_cmd;
@@ -203,13 +208,14 @@ void targets_release(struct targets *t);
 
 /* Shared by commands that print data. */
 #define FORMAT_LONGOPTS                                 \
-	{ "json", no_argument, NULL, 'J' },             \
+	{ "json", optional_argument, NULL, 'J' },       \
 	{ "prom", no_argument, NULL, 'P' },             \
 	{ "kv", no_argument, NULL, 'K' },               \
 	{ "bytes", no_argument, NULL, 'B' }
 #define FORMAT_HELP                                                        \
 	"Output:\n"                                                        \
-	"      --json             JSON on stdout (errors included)\n"      \
+	"      --json[=STYLE]     JSON on stdout (errors included); STYLE pretty\n" \
+	"                         (the default) or short: one object a line\n" \
 	"      --prom             Prometheus text (node_exporter textfile)\n" \
 	"      --kv               key=value lines\n"                       \
 	"      --bytes            exact bytes instead of 1.5G\n"
@@ -218,6 +224,7 @@ void targets_release(struct targets *t);
 struct cli_opts {
 	enum out_fmt fmt;
 	bool bytes, noheadings;
+	bool json_short;	/* --json=short: one record a line (JSON Lines) */
 };
 /* Before getopt: so that even usage errors are JSON under --json. */
 void cli_begin(int argc, char **argv);

@@ -45,6 +45,7 @@ static struct {
 	size_t nlines;
 	struct { const char *key, *value; } tags[2];
 	int ntags;
+	bool json_short;	/* --json=short: one compact object a line */
 	bool flushed;		/* rendered once (a usage error may flush early) */
 	size_t lost;		/* rows left out for want of memory */
 } doc;
@@ -55,6 +56,11 @@ void out_init(enum out_fmt fmt, bool bytes, bool noheadings)
 	doc.flushed = false;
 	doc.bytes = bytes;
 	doc.noheadings = noheadings;
+}
+
+void out_json_short(bool on)
+{
+	doc.json_short = on;
 }
 
 enum out_fmt out_format(void)
@@ -424,7 +430,8 @@ char *fmt_percent(uint64_t part, uint64_t whole, char *buf, size_t len)
 
 bool is_json_flag(const char *arg)
 {
-	size_t n = strlen(arg);
+	const char *eq = strchr(arg, '=');
+	size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
 
 	return n >= 3 && n <= 6 && !strncmp(arg, "--json", n);
 }
@@ -560,6 +567,35 @@ static void render_json(FILE *o)
 		json_rec(o, &doc.objs[i].rec, "  ");
 	}
 	fputs("\n}\n", o);
+}
+
+/*
+ * --json=short: one line per element of the pretty document, each an
+ * object of one member named as the list or object it belongs to:
+ * {"files": {...}} per row, {"errors": {...}} per failure, then
+ * {"total": {...}}; a tag is {"bench": "swapin"}. Empty lists write nothing.
+ */
+static void short_line(FILE *o, const char *name, const struct orec *r, const char *tag)
+{
+	fputc('{', o);
+	json_str(o, name);
+	fputs(": ", o);
+	if (r)
+		json_rec(o, r, NULL);
+	else
+		json_str(o, tag);
+	fputs("}\n", o);
+}
+
+static void render_json_short(FILE *o)
+{
+	for (int i = 0; i < doc.ntags; i++)
+		short_line(o, doc.tags[i].key, NULL, doc.tags[i].value);
+	for (int i = 0; i < doc.nlists; i++)
+		for (size_t k = 0; k < doc.lists[i].n; k++)
+			short_line(o, doc.lists[i].name, &doc.lists[i].recs[k], NULL);
+	for (int i = 0; i < doc.nobjs; i++)
+		short_line(o, doc.objs[i].name, &doc.objs[i].rec, NULL);
 }
 
 /* ---- Prometheus text ---- */
@@ -851,7 +887,10 @@ int out_flush(void)
 	doc.flushed = true;
 	switch (doc.fmt) {
 	case OUT_JSON:
-		render_json(o);
+		if (doc.json_short)
+			render_json_short(o);
+		else
+			render_json(o);
 		break;
 	case OUT_PROM:
 		render_prom(o);

@@ -700,8 +700,12 @@ void cli_begin(int argc, char **argv)
 {
 	optind = 1;
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (is_json_flag(argv[i]))
+		if (is_json_flag(argv[i])) {
+			const char *eq = strchr(argv[i], '=');
+
 			out_init(OUT_JSON, false, false);
+			out_json_short(eq && !strcmp(eq + 1, "short"));
+		}
 }
 
 int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *arg,
@@ -712,6 +716,12 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 	switch (opt) {
 	case 'J':
 		co->fmt = OUT_JSON;
+		if (arg && strcmp(arg, "short") && strcmp(arg, "pretty")) {
+			cli_usage_error("--json takes 'pretty' or 'short', not '%s'", arg);
+			return -1;
+		}
+		co->json_short = arg && !strcmp(arg, "short");
+		out_json_short(co->json_short);
 		return 1;
 	case 'P':
 		co->fmt = OUT_PROM;
@@ -929,7 +939,7 @@ int cli_format_opt(struct cli_opts *co, int opt, char **argv)
 		return -1;
 	}
 	targets_init(&none);
-	return cli_common_opt(co, &none, opt, NULL, argv);
+	return cli_common_opt(co, &none, opt, optarg, argv);
 }
 
 int cli_grow(void *arrp, size_t *cap, size_t n, size_t elem)
