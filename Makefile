@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # pagecache: GNU Make, no configure step.
 #   make            build/pagecache (libpagecache and liburing linked in statically)
+#                   and build/pagecache-bench, the experiments (with SQLite),
+#                   which `pagecache bench` runs (src/cmd-bench.c says how)
 #   make check      build and run every test (TAP through prove)
 #   make demo       build and show the main job on a sample tree it makes
 #   make bench      the side-by-side benchmarks (big data; minutes)
@@ -12,6 +14,11 @@
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
+# GNU's directory variables (make install prefix=/usr ...)
+prefix  ?= $(PREFIX)
+exec_prefix ?= $(prefix)
+bindir  ?= $(exec_prefix)/bin
+libexecdir ?= $(exec_prefix)/libexec
 CC      ?= cc
 V       ?= 0
 
@@ -25,24 +32,29 @@ endif
 
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -pthread $(SANFLAGS)
-CPPFLAGS += -Iinclude -Ilib -Isrc -Ibench
+# One direction: bench/ -> src/ -> lib/; only bench/ sees bench/'s headers.
+CPPFLAGS += -Iinclude -Ilib -Isrc -I$(B)
 LDFLAGS += -pthread $(SANFLAGS)
 # liburing and zlib go in statically, so the binary runs where they are
 # absent. Looked up when linking (deps may have just installed them).
 static_or = $$(ls /usr/lib/*/lib$(1).a /usr/lib/lib$(1).a /usr/local/lib/lib$(1).a 2>/dev/null | head -n1 | grep . || echo -l$(1))
 LIBS    = $(call static_or,uring) $(call static_or,z) -lm
-CLI_LIBS = $(call static_or,sqlite3) -ldl
+BENCH_LIBS = $(call static_or,sqlite3) -ldl
 
 LIB_SRC := $(wildcard lib/*.c)
-CLI_SRC := $(wildcard src/*.c) $(filter-out bench/floor-stat.c,$(wildcard bench/*.c))
+CLI_SRC := $(wildcard src/*.c)
+# pagecache-bench: the experiments, and what of src/ they speak through
+BENCH_SRC := $(filter-out bench/floor-stat.c,$(wildcard bench/*.c)) \
+	src/output.c src/messages.c src/targets.c src/state.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
+BENCH_OBJ := $(BENCH_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FUZZERS := profile json
 
-.PHONY: all deps test-deps check demo bench fuzz install clean
-all: deps $(B)/pagecache
+.PHONY: all deps test-deps check demo bench fuzz install clean FORCE
+all: deps $(B)/pagecache $(B)/pagecache-bench
 
 # ---- what the build needs -------------------------------------------------
 APT := DEBIAN_FRONTEND=noninteractive apt-get
@@ -80,13 +92,26 @@ test-deps: deps
 $(B)/%.o: %.c include/pagecache.h $(wildcard lib/*.h src/*.h bench/*.h) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+$(B)/bench/%.o: CPPFLAGS += -Ibench
+
+# where `pagecache bench` looks for pagecache-bench; rewritten only when
+# they change, so that `make install prefix=/usr` rebuilds what needs it
+$(B)/paths.h: FORCE
+	@mkdir -p $(B)
+	@printf '#define PC_BINDIR "%s"\n#define PC_LIBEXECDIR "%s"\n' '$(bindir)' '$(libexecdir)' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+$(B)/src/cmd-bench.o: $(B)/paths.h
+FORCE:
 
 $(B)/libpagecache.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(B)/pagecache: $(CLI_OBJ) $(B)/libpagecache.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libpagecache.a $(CLI_LIBS) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libpagecache.a $(LIBS)
+
+$(B)/pagecache-bench: $(BENCH_OBJ) $(B)/libpagecache.a
+	$(CC) $(LDFLAGS) -o $@ $(BENCH_OBJ) $(B)/libpagecache.a $(BENCH_LIBS) $(LIBS)
 
 $(B)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/snapcraft.h $(B)/libpagecache.a
 	@mkdir -p $(dir $@)
@@ -106,7 +131,7 @@ PROVE := tests/prove.sh
 NOCS_FAULT := cachestat:ENOSYS
 NOCS_UNIT := $(addprefix $(B)/tests/,test-evict test-residency test-prefetch)
 CHECK_ENV = PAGECACHE=$(CURDIR)/$(B)/pagecache MKSNAP=$(CURDIR)/$(B)/tests/mksnap
-check: test-deps $(B)/pagecache $(UNIT_BIN) $(B)/tests/mksnap $(REPLAY_BIN)
+check: test-deps $(B)/pagecache $(B)/pagecache-bench $(UNIT_BIN) $(B)/tests/mksnap $(REPLAY_BIN)
 	rc=0; \
 	$(CHECK_ENV) $(PROVE) $(if $(filter 1,$(V)),-v) \
 	  $(UNIT_BIN) $(REPLAY_BIN) tests/cli/t-*.sh || rc=1; \
@@ -118,7 +143,7 @@ check: test-deps $(B)/pagecache $(UNIT_BIN) $(B)/tests/mksnap $(REPLAY_BIN)
 demo: deps $(B)/pagecache
 	@PAGECACHE=$(CURDIR)/$(B)/pagecache sh tests/demo.sh
 
-bench: deps $(B)/pagecache
+bench: deps $(B)/pagecache $(B)/pagecache-bench
 	$(call need,command -v vmtouch,vmtouch)
 	$(call need,command -v fio,fio)
 	PAGECACHE=$(CURDIR)/$(B)/pagecache bash bench/foundation.sh

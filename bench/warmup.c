@@ -204,7 +204,7 @@ static int run_worker(const char *db, double q[NQ], char **files)
 	if (pid == 0) {
 		bench_exec_prep();
 		dup2(pfd[1], STDOUT_FILENO);
-		execl("/proc/self/exe", "pagecache", "bench", "warmup", "--worker", db, (char *)NULL);
+		execl("/proc/self/exe", "pagecache-bench", "warmup", "--worker", db, (char *)NULL);
 		_exit(127);
 	}
 	close(pfd[1]);
@@ -270,13 +270,37 @@ static void results_row(int c, int n, double q[][NQ], const double *pre, int npr
 	out_list_add("results", &rec);
 }
 
+/*
+ * The pagecache that snapshots and restores: the one that ran us (it says
+ * so in PAGECACHE_EXE), else the one beside us (a build tree), else PATH's.
+ */
+static void pagecache_exe(char *exe, size_t len)
+{
+	const char *env = getenv("PAGECACHE_EXE");
+	ssize_t n;
+	char *slash;
+
+	if (env && env[0] == '/' && strlen(env) < len) {
+		strcpy(exe, env);
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, len - 1);
+	exe[n > 0 ? n : 0] = 0;
+	slash = strrchr(exe, '/');
+	if (slash && (size_t)(slash - exe) + sizeof("/pagecache") <= len) {
+		strcpy(slash, "/pagecache");
+		if (access(exe, X_OK) == 0)
+			return;
+	}
+	snprintf(exe, len, "pagecache");
+}
+
 int bench_warmup(const struct warmup_opts *o)
 {
 	char db[PATH_MAX + 100], snap[PATH_MAX + 120], exe[4096], dir[PATH_MAX], why[400];
 	double q[NCOND][64][NQ] = { { { 0 } } }, rt[64] = { 0 }, rbytes[64] = { 0 }, pt[64] = { 0 };
 	int nt[NCOND] = { 0 }, nr = 0, np = 0, failed = 0, trials = o->trials > 64 ? 64 : o->trials;
 	bool have_vmtouch = bench_run_cmd((char *const[]){ "sh", "-c", "command -v vmtouch", NULL }, true) == 0;
-	ssize_t el;
 	int rc, dfd;
 
 	if (geteuid() != 0) {
@@ -302,8 +326,7 @@ int bench_warmup(const struct warmup_opts *o)
 		return EXIT_PARTIAL;
 	}
 	snprintf(snap, sizeof(snap), "%s.snap", db);
-	el = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[el > 0 ? el : 0] = 0;
+	pagecache_exe(exe, sizeof(exe));
 	for (int t = 0; t < trials; t++) {
 		int ord[NCOND] = { C_COLD, C_RESTORED, C_PEER, C_WARM };
 
@@ -363,7 +386,7 @@ int bench_warmup(const struct warmup_opts *o)
 					if (pid == 0) {
 						bench_exec_prep();
 						dup2(pfd[1], STDOUT_FILENO);
-						execv(exe, rargv);
+						execvp(exe, rargv);
 						_exit(127);
 					}
 					close(pfd[1]);

@@ -130,7 +130,7 @@ bool is_json_flag(const char *arg);
  */
 void out_json_short(bool on);
 
-/* ---- messages ---- */
+/* ---- messages.c: stderr and the failure count ---- */
 extern const char *cli_cmd;
 /* problem first, subject quoted: "cannot open 'x': No such file" */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -20,7 +20,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "bench.h"
+#include "state.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -9,7 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "bench.h"
+#include "state.h"
 
 #include <errno.h>
 #include <fcntl.h>

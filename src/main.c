@@ -8,9 +8,7 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -34,82 +32,6 @@ static const struct command {
 	{ "tune", cmd_tune, "swap readahead: state, hit ratio, advice; --auto adjusts page-cluster" },
 	{ "bench", cmd_bench, "experiments: warmup, readtwice, swapin; compare results" },
 };
-
-const char *cli_cmd = "pagecache";
-static unsigned failures;
-static pthread_mutex_t msg_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void cli_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	char *msg, *esc = NULL;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	if (msg)
-		esc = out_escape(msg);	/* a name may hold ESC or a newline */
-	pthread_mutex_lock(&msg_lock);
-	fprintf(stderr, "pagecache: %s\n", esc ? esc : "(out of memory)");
-	pthread_mutex_unlock(&msg_lock);
-	free(esc);
-	free(msg);
-}
-
-void cli_fail_msg(const char *path, const char *what, const char *reason)
-{
-	struct orec r = { 0 };
-
-	cli_warn("%s '%s': %s", what, path, reason);
-	orec_str(&r, "path", path, 0);
-	orec_str(&r, "error", what, 0);
-	orec_str(&r, "reason", reason, 0);
-	out_list_add("errors", &r);
-	__atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);
-}
-
-void cli_fail(const char *path, int err, const char *what)
-{
-	cli_fail_msg(path, what, strerror(err));
-}
-
-unsigned cli_failures(void)
-{
-	return __atomic_load_n(&failures, __ATOMIC_RELAXED);
-}
-
-int cli_usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	char msg[512];
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	{
-		char *esc = out_escape(msg);
-
-		fprintf(stderr, "pagecache %s: %s\nTry 'pagecache %s --help'.\n", cli_cmd,
-			esc ? esc : msg, cli_cmd);
-		free(esc);
-	}
-	if (out_format() == OUT_JSON) {
-		struct orec r = { 0 };
-
-		orec_str(&r, "error", msg, 0);
-		orec_u64(&r, "exit", EXIT_USAGE, 0);
-		out_object("usage", &r);
-		out_flush();
-	}
-	return EXIT_USAGE;
-}
-
-bool cli_stderr_tty(void)
-{
-	return isatty(STDERR_FILENO);
-}
 
 static void usage(FILE *o)
 {

@@ -128,9 +128,11 @@ t_gone() {	# t_gone PID: no such process, or a zombie
 # as_nobody CMD ARGS...: run as uid/gid 65534 with no capabilities. The
 # binary is copied into the scratch directory first: the checkout may sit
 # under a directory that nobody cannot enter (mktemp -d makes 0700 ones).
+# pagecache-bench goes beside it, where `pagecache bench` looks first.
 as_nobody() {
 	local bin=$T_DIR/.pagecache-nobody
-	[ -x "$bin" ] || { cp "$PAGECACHE" "$bin" && chmod 755 "$T_DIR" "$bin"; }
+	[ -x "$bin" ] || { cp "$PAGECACHE" "$bin" && chmod 755 "$T_DIR" "$bin" &&
+		cp "$(dirname "$PAGECACHE")/pagecache-bench" "$T_DIR/pagecache-bench"; }
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"
 }
 nobody_pc() { as_nobody "$T_DIR/.pagecache-nobody" "$@"; }
