@@ -8,13 +8,14 @@
  * the document's "errors" list.
  *
  * Every string reaches the output through this file's escapers, whoever
- * chose it (file names, cgroup names, a process's comm): JSON escapes
- * quotes, backslashes and control characters, and writes a byte that is
- * not UTF-8 as \u00XX; Prometheus label values escape \\, \" and \n
- * (the exposition format) and write a byte that is not UTF-8 as U+FFFD;
- * key=value quotes and escapes; people get C escapes (\n, \t, \\,
- * \x1b) for control characters (C1 too), backslashes and bytes that are
- * not UTF-8, so a name cannot forge a row or move the cursor.
+ * chose it (file names, cgroup names, a process's comm): JSON is strict
+ * UTF-8, with a backslash or a byte that is not UTF-8 written as the
+ * text \\ or \xNN and the exact bytes beside it (json_chars); Prometheus
+ * label values escape \\, \" and \n (the exposition format) and write a
+ * byte that is not UTF-8 as U+FFFD; key=value quotes and escapes; people
+ * get C escapes (\n, \t, \\, \x1b) for control characters (C1 too),
+ * backslashes and bytes that are not UTF-8, so a name cannot forge a row
+ * or move the cursor.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -438,29 +439,113 @@ bool is_json_flag(const char *arg)
 
 /* ---- JSON ---- */
 
-static void json_str(FILE *o, const char *s)
+/*
+ * JSON strings are strict UTF-8, and no two byte strings give the same
+ * text. Linux names may hold any byte but NUL and '/', so a string that
+ * is not valid UTF-8 cannot be written as it is; and \u00XX for a bad
+ * byte (what this writer did) reads back as U+00XX, the name of another
+ * file. So in the text a byte that is not part of a valid UTF-8 sequence
+ * (stray, truncated, overlong, a surrogate, past U+10FFFF: always 0x80
+ * or above) is the four characters \xHH, lowercase hex, and a backslash
+ * of the string is doubled, \\, wherever it alone would be read as part
+ * of such an escape: before another backslash, before a bad byte, or
+ * before "x" and two hex digits 80 to ff. To read the text back, \\ is a
+ * backslash, \xHH (HH 80..ff) is byte HH, and any other backslash is
+ * itself; every string reads back as itself, so no two print the same.
+ * Every UTF-8 string without such a backslash is its own text: systemd's
+ * escapes (pc\x2dfoo.service: \x00 to \x7f) stay as they are. Control
+ * characters are then escaped as RFC 8259 says (\n, \t, \u001b), and DEL
+ * and C1 as \u007f..\u009f: they read back as themselves. A string member
+ * KEY whose text is not the string is followed by KEY_bytes, its exact
+ * bytes in base64 (RFC 4648), and only then: no KEY_bytes means KEY is
+ * the bytes.
+ */
+static bool is_hex(unsigned char c, const char *digits)
+{
+	return c && strchr(digits, c);
+}
+
+/* Would this backslash of the string be misread alone (see above)? */
+static bool bs_doubled(const unsigned char *p)
+{
+	if (p[1] == '\\' || (p[1] >= 0x80 && utf8_len(p + 1) == 0))
+		return true;
+	return p[1] == 'x' && is_hex(p[2], "89abcdef") && is_hex(p[3], "0123456789abcdef");
+}
+
+/* Is the string's text (json_chars) other than the string itself? */
+static bool str_escaped(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
-	fputc('"', o);
 	while (*p) {
-		if (*p == '"' || *p == '\\') {
-			fprintf(o, "\\%c", *p++);
-		} else if (*p < 0x20) {
-			fprintf(o, "\\u%04x", *p++);
-		} else if (*p < 0x80) {
-			fputc(*p++, o);
-		} else {
-			int n = utf8_len(p);
+		int n = *p < 0x80 ? 1 : utf8_len(p);
 
-			if (n) {
-				fwrite(p, 1, (size_t)n, o);
-				p += n;
-			} else {
-				/* not UTF-8: keep the byte's value, stay valid JSON */
-				fprintf(o, "\\u%04x", *p++);
-			}
+		if (n == 0 || (*p == '\\' && bs_doubled(p)))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+static void json_chars(FILE *o, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		int n = *p < 0x80 ? 1 : utf8_len(p);
+
+		if (n == 0) {
+			fprintf(o, "\\\\x%02x", *p++);	/* the text \xHH */
+			continue;
 		}
+		switch (*p) {
+		case '\\':	/* the text \\, or \ where that cannot be misread */
+			fputs(bs_doubled(p) ? "\\\\\\\\" : "\\\\", o);
+			break;
+		case '"': fputs("\\\"", o); break;
+		case '\b': fputs("\\b", o); break;
+		case '\f': fputs("\\f", o); break;
+		case '\n': fputs("\\n", o); break;
+		case '\r': fputs("\\r", o); break;
+		case '\t': fputs("\\t", o); break;
+		default:
+			/* C0 as RFC 8259 asks; DEL and C1 (CSI) too, for terminals */
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(o, "\\u%04x", *p);
+			else if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+				fprintf(o, "\\u%04x", p[1]);
+			else
+				fwrite(p, 1, (size_t)n, o);
+		}
+		p += n;
+	}
+}
+
+static void json_str(FILE *o, const char *s)
+{
+	fputc('"', o);
+	json_chars(o, s);
+	fputc('"', o);
+}
+
+/* RFC 4648 base64, padded: a string's exact bytes */
+static void json_base64(FILE *o, const char *s)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+
+	fputc('"', o);
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
+			     (i + 2 < n ? p[i + 2] : 0);
+
+		fputc(b64[v >> 18 & 63], o);
+		fputc(b64[v >> 12 & 63], o);
+		fputc(i + 1 < n ? b64[v >> 6 & 63] : '=', o);
+		fputc(i + 2 < n ? b64[v & 63] : '=', o);
 	}
 	fputc('"', o);
 }
@@ -495,6 +580,16 @@ static void json_obj(FILE *o, const struct ofield *fields, int n, const char *in
 			break;
 		case OF_STR:
 			json_str(o, f->s);
+			if (str_escaped(f->s)) {
+				/* KEY_bytes: the exact bytes, beside the escaped text */
+				fputs(indent ? ",\n" : ", ", o);
+				if (indent)
+					fprintf(o, "%s  ", indent);
+				fputc('"', o);
+				json_chars(o, f->key);
+				fputs("_bytes\": ", o);
+				json_base64(o, f->s);
+			}
 			break;
 		case OF_JSON:
 			fputs(f->s, o);

@@ -341,7 +341,10 @@ if mkdir "$EV" 2>mk.err; then
 	t_ok "cgroups --json stays JSON with a hostile cgroup name" jq -e . ev.json
 	t_is "and it is one record" "$(jq '[.cgroups[] | select(.path | test("INJ"))] | length' ev.json)" 1
 	t_is "with no forged field" "$(jq '[.cgroups[] | select(has("cached"))] | length' ev.json)" 0
-	t_is "the name comes back whole" "$(jq -r '.cgroups[] | select(.path | test("INJ")) | .path | test("x\", \"cached\": 999999}, \\{\"path\": \"INJ\u001b\\[2J\tz\u00ff-")' ev.json)" true
+	t_is "the name, escaped where not UTF-8" "$(jq -r '.cgroups[] | select(.path | test("INJ")) | .path | test("x\", \"cached\": 999999}, \\{\"path\": \"INJ\u001b\\[2J\tz\\\\xff-")' ev.json)" true
+	t_is "comes back whole in path_bytes" \
+		"$(jq -r '.cgroups[] | select(.path | test("INJ")) | .path_bytes' ev.json | base64 -d | od -An -tx1)" \
+		"$(printf '%s' "${self%/}/$EVIL" | od -An -tx1)"
 	pc cgroups >ev.txt 2>ev.err
 	t_is "cgroups for people: no raw control character" "$(LC_ALL=C grep -c '[[:cntrl:]]' ev.txt)" 0
 	t_ok "but the name, escaped" grep -qF 'INJ\x1b[2J\tz\xff-' ev.txt
