@@ -1,25 +1,46 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # pagecache: GNU Make, no configure step.
-#   make            build/pagecache (libpagecache and liburing linked in statically)
-#                   and build/pagecache-bench, the experiments (with SQLite),
-#                   which `pagecache bench` runs (src/cmd-bench.c says how)
-#   make check      build and run every test (TAP through prove)
-#   make demo       build and show the main job on a sample tree it makes
+#   make            build/pagecache, the everyday program (liburing and zlib
+#                   linked in: LINK=static); build/pagecache-bench, the
+#                   experiments (with SQLite), which `pagecache bench` runs
+#                   (src/cmd-bench.c says how); libpagecache.a, libpagecache.so.0
+#                   and pagecache.pc. It never installs anything: liburing,
+#                   zlib and sqlite3 are found through pkg-config, and what is
+#                   missing is named (make deps installs it)
+#   make deps       install what the build needs (Debian, as root: apt-get)
+#   make check      make deps, the tests' tools too, then build and run every
+#                   test (TAP through prove); check-only: without installing
+#   make demo       make deps, build, and show the main job on a sample tree
 #   make bench      the side-by-side benchmarks (big data; minutes)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    DESTDIR= prefix=/usr/local (or PREFIX=), and GNU's bindir,
+#                   libdir, libexecdir, includedir, mandir, datarootdir, ...
+#   LINK=static     (the default) liburing, zlib and SQLite go into the programs,
+#                   which then run where those are absent
+#   LINK=shared     the system's shared libraries, and pagecache against
+#                   libpagecache.so.0: what a distribution ships (debian/rules)
 #   SANITIZE=1      build with ASan+UBSan (objects under build/san)
 #   BUILD=DIR       build under DIR instead (two builds side by side)
-# What the build needs beyond gcc and make is installed here when missing,
-# on Debian as root, through apt-get (see deps).
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
-# GNU's directory variables (make install prefix=/usr ...)
+# GNU's directory variables (make install prefix=/usr libdir=/usr/lib/x86_64-linux-gnu)
 prefix  ?= $(PREFIX)
 exec_prefix ?= $(prefix)
 bindir  ?= $(exec_prefix)/bin
+libdir  ?= $(exec_prefix)/lib
 libexecdir ?= $(exec_prefix)/libexec
+includedir ?= $(prefix)/include
+datarootdir ?= $(prefix)/share
+mandir  ?= $(datarootdir)/man
+man1dir ?= $(mandir)/man1
+man3dir ?= $(mandir)/man3
+pkgconfigdir ?= $(libdir)/pkgconfig
+bashcompdir ?= $(datarootdir)/bash-completion/completions
+zshcompdir ?= $(datarootdir)/zsh/vendor-completions
+INSTALL ?= install
 CC      ?= cc
+PKG_CONFIG ?= pkg-config
+LINK    ?= static
 V       ?= 0
 
 ifeq ($(SANITIZE),1)
@@ -30,16 +51,39 @@ B       := $(or $(BUILD),build)
 SANFLAGS :=
 endif
 
+VERSION := $(shell sed -n 's/^\#define PC_VERSION "\(.*\)"/\1/p' include/pagecache.h)
+SOVERSION := 0
+SONAME  := libpagecache.so.$(SOVERSION)
+
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -pthread $(SANFLAGS)
 # One direction: bench/ -> src/ -> lib/; only bench/ sees bench/'s headers.
 CPPFLAGS += -Iinclude -Ilib -Isrc -I$(B)
 LDFLAGS += -pthread $(SANFLAGS)
-# liburing and zlib go in statically, so the binary runs where they are
-# absent. Looked up when linking (deps may have just installed them).
-static_or = $$(ls /usr/lib/*/lib$(1).a /usr/lib/lib$(1).a /usr/local/lib/lib$(1).a 2>/dev/null | head -n1 | grep . || echo -l$(1))
-LIBS    = $(call static_or,uring) $(call static_or,z) -lm
-BENCH_LIBS = $(call static_or,sqlite3) -ldl
+
+# ---- the libraries, through pkg-config ---------------------------------------
+# Asked when this file is read; make check and make demo read it again after
+# make deps (a make of their own), so what deps just installed is found.
+pkgq = $(shell $(PKG_CONFIG) $(1) 2>/dev/null)
+LIB_PKGS := liburing zlib
+BENCH_PKGS := sqlite3 $(LIB_PKGS)
+PKG_CFLAGS := $(call pkgq,--cflags $(BENCH_PKGS))
+# static_libs PKGS: their archives, and dynamically what they need beyond
+# each other (pkg-config --static: sqlite3's -lm, ...)
+static_libs = $(call pkgq,--libs-only-L $(1)) -Wl,-Bstatic $(call pkgq,--libs-only-l $(1)) \
+	-Wl,-Bdynamic $(filter-out $(call pkgq,--libs-only-l $(1)),$(call pkgq,--static --libs-only-l $(1)))
+ifeq ($(LINK),static)
+LIBS    := $(call static_libs,$(LIB_PKGS)) -lm
+BENCH_LIBS := $(call static_libs,$(BENCH_PKGS)) -lm
+else ifeq ($(LINK),shared)
+LIBS    := $(call pkgq,--libs $(LIB_PKGS)) -lm
+BENCH_LIBS := $(call pkgq,--libs $(BENCH_PKGS)) -lm
+else
+$(error LINK=$(LINK): static or shared)
+endif
+# libpagecache.so.0 always takes the shared ones
+SO_LIBS := $(call pkgq,--libs $(LIB_PKGS)) -lm
+CPPFLAGS += $(PKG_CFLAGS)
 
 LIB_SRC := $(wildcard lib/*.c)
 CLI_SRC := $(wildcard src/*.c)
@@ -52,11 +96,16 @@ BENCH_OBJ := $(BENCH_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FUZZERS := profile json
+PROGRAMS := $(B)/pagecache $(B)/pagecache-bench
+LIBRARIES := $(B)/libpagecache.a $(B)/$(SONAME) $(B)/libpagecache.so $(B)/pagecache.pc
 
-.PHONY: all deps test-deps check demo bench fuzz install clean FORCE
-all: deps $(B)/pagecache $(B)/pagecache-bench
+.PHONY: all deps test-deps check check-only demo bench fuzz install uninstall clean \
+	have-libs FORCE
+all: $(PROGRAMS) $(LIBRARIES)
 
 # ---- what the build needs -------------------------------------------------
+# Only deps, test-deps (make check, make demo, make bench) install: as root,
+# on Debian, with apt-get. A plain make or make install never does.
 APT := DEBIAN_FRONTEND=noninteractive apt-get
 define need
 	@if ! $(1) >/dev/null 2>&1; then \
@@ -68,9 +117,17 @@ define need
 endef
 
 deps:
-	$(call need,test -e /usr/include/liburing.h,liburing-dev)
-	$(call need,test -e /usr/include/zlib.h,zlib1g-dev)
-	$(call need,test -e /usr/include/sqlite3.h,libsqlite3-dev)
+	$(call need,command -v $(PKG_CONFIG),pkg-config)
+	$(call need,$(PKG_CONFIG) --exists liburing,liburing-dev)
+	$(call need,$(PKG_CONFIG) --exists zlib,zlib1g-dev)
+	$(call need,$(PKG_CONFIG) --exists sqlite3,libsqlite3-dev)
+
+# what a build needs, said before the first compiler error would
+have-libs:
+	@$(PKG_CONFIG) --exists $(BENCH_PKGS) 2>/dev/null || { \
+	  echo "pagecache: the build needs pkg-config and liburing, zlib and sqlite3 with their"; \
+	  echo "  headers (Debian: pkg-config liburing-dev zlib1g-dev libsqlite3-dev);"; \
+	  echo "  'make deps' installs them as root"; exit 1; } >&2
 
 # every command tests/ calls (grep tests/cli/*.sh); fincore moved to
 # util-linux-extra in Debian 12
@@ -89,10 +146,13 @@ test-deps: deps
 	$(call need,test -n "$$(ls /usr/lib/*/libc.a /usr/lib/libc.a 2>/dev/null)",libc6-dev)
 
 # ---- build ---------------------------------------------------------------
-$(B)/%.o: %.c include/pagecache.h $(wildcard lib/*.h src/*.h bench/*.h) | deps
+$(B)/%.o: %.c include/pagecache.h $(wildcard lib/*.h src/*.h bench/*.h) | have-libs
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 $(B)/bench/%.o: CPPFLAGS += -Ibench
+# libpagecache: position-independent, for the .so and the .a alike, and
+# only what include/pagecache.h declares is visible outside it
+$(B)/lib/%.o: CFLAGS += -fPIC -fvisibility=hidden
 
 # where `pagecache bench` looks for pagecache-bench; rewritten only when
 # they change, so that `make install prefix=/usr` rebuilds what needs it
@@ -105,13 +165,43 @@ FORCE:
 
 $(B)/libpagecache.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 
+# SONAME libpagecache.so.0; the file is libpagecache.so.VERSION
+$(B)/libpagecache.so.$(VERSION): $(LIB_OBJ)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -o $@ $(LIB_OBJ) $(SO_LIBS)
+$(B)/$(SONAME): $(B)/libpagecache.so.$(VERSION)
+	ln -sf $(notdir $<) $@
+$(B)/libpagecache.so: $(B)/$(SONAME)
+	ln -sf $(notdir $<) $@
+
+# pkg-config --libs pagecache, for programs built against the installed library
+$(B)/pagecache.pc: Makefile include/pagecache.h
+	@mkdir -p $(B)
+	printf '%s\n' 'prefix=$(prefix)' 'exec_prefix=$(patsubst $(prefix)%,$${prefix}%,$(exec_prefix))' \
+	  'libdir=$(patsubst $(exec_prefix)%,$${exec_prefix}%,$(libdir))' \
+	  'includedir=$(patsubst $(prefix)%,$${prefix}%,$(includedir))' '' \
+	  'Name: pagecache' \
+	  'Description: see, warm, evict and lock the Linux page cache (libpagecache)' \
+	  'Version: $(VERSION)' \
+	  'Requires.private: $(LIB_PKGS)' \
+	  'Libs: -L$${libdir} -lpagecache' \
+	  'Libs.private: -lm -pthread' \
+	  'Cflags: -I$${includedir}' >$@
+
+# LINK=shared: pagecache takes libpagecache.so.0 (it needs only what
+# pagecache.h declares); run it from the build tree with LD_LIBRARY_PATH=build.
+# pagecache-bench uses lib/'s internals (stats.h, json.h): always the .a.
+ifeq ($(LINK),shared)
+$(B)/pagecache: $(CLI_OBJ) $(B)/libpagecache.so
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) -L$(B) -lpagecache -lm
+else
 $(B)/pagecache: $(CLI_OBJ) $(B)/libpagecache.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libpagecache.a $(LIBS)
+endif
 
 $(B)/pagecache-bench: $(BENCH_OBJ) $(B)/libpagecache.a
-	$(CC) $(LDFLAGS) -o $@ $(BENCH_OBJ) $(B)/libpagecache.a $(BENCH_LIBS) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(BENCH_OBJ) $(B)/libpagecache.a $(BENCH_LIBS)
 
 $(B)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/snapcraft.h $(B)/libpagecache.a
 	@mkdir -p $(dir $@)
@@ -131,7 +221,9 @@ PROVE := tests/prove.sh
 NOCS_FAULT := cachestat:ENOSYS
 NOCS_UNIT := $(addprefix $(B)/tests/,test-evict test-residency test-prefetch)
 CHECK_ENV = PAGECACHE=$(CURDIR)/$(B)/pagecache MKSNAP=$(CURDIR)/$(B)/tests/mksnap
-check: test-deps $(B)/pagecache $(B)/pagecache-bench $(UNIT_BIN) $(B)/tests/mksnap $(REPLAY_BIN)
+check: test-deps
+	@$(MAKE) --no-print-directory check-only
+check-only: all $(UNIT_BIN) $(B)/tests/mksnap $(REPLAY_BIN)
 	rc=0; \
 	$(CHECK_ENV) $(PROVE) $(if $(filter 1,$(V)),-v) \
 	  $(UNIT_BIN) $(REPLAY_BIN) tests/cli/t-*.sh || rc=1; \
@@ -140,12 +232,14 @@ check: test-deps $(B)/pagecache $(B)/pagecache-bench $(UNIT_BIN) $(B)/tests/mksn
 	  $(NOCS_UNIT) tests/cli/t-*.sh || rc=1; \
 	exit $$rc
 
-demo: deps $(B)/pagecache
+demo: deps
+	@$(MAKE) --no-print-directory $(B)/pagecache
 	@PAGECACHE=$(CURDIR)/$(B)/pagecache sh tests/demo.sh
 
-bench: deps $(B)/pagecache $(B)/pagecache-bench
+bench: deps
 	$(call need,command -v vmtouch,vmtouch)
 	$(call need,command -v fio,fio)
+	@$(MAKE) --no-print-directory $(PROGRAMS)
 	PAGECACHE=$(CURDIR)/$(B)/pagecache bash bench/foundation.sh
 	PAGECACHE=$(CURDIR)/$(B)/pagecache bash bench/nocache.sh
 
@@ -169,13 +263,37 @@ $(B)/tests/replay-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(B)/libpagecache.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -DCORPUS='"$(CURDIR)/tests/fuzz/corpus-$*"' \
 	  -o $@ $< tests/fuzz/replay.c $(B)/libpagecache.a $(LIBS)
 
+# The completions are made by their own rule when this tree has one (the
+# option tables generate them); without it install leaves them out.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
-	  $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 755 $(B)/pagecache $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(B)/libpagecache.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 include/pagecache.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir)/pagecache $(DESTDIR)$(libdir) \
+	  $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(includedir) $(DESTDIR)$(man1dir) $(DESTDIR)$(man3dir)
+	$(INSTALL) -m 755 $(B)/pagecache $(DESTDIR)$(bindir)/
+	$(INSTALL) -m 755 $(B)/pagecache-bench $(DESTDIR)$(libexecdir)/pagecache/
+	$(INSTALL) -m 644 $(B)/libpagecache.so.$(VERSION) $(DESTDIR)$(libdir)/
+	ln -sf libpagecache.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libpagecache.so
+	$(INSTALL) -m 644 $(B)/libpagecache.a $(DESTDIR)$(libdir)/
+	$(INSTALL) -m 644 $(B)/pagecache.pc $(DESTDIR)$(pkgconfigdir)/
+	$(INSTALL) -m 644 include/pagecache.h $(DESTDIR)$(includedir)/
+	$(INSTALL) -m 644 docs/man/*.1 $(DESTDIR)$(man1dir)/
+	$(INSTALL) -m 644 docs/man/*.3 $(DESTDIR)$(man3dir)/
+	if [ -f $(B)/completion/pagecache ]; then \
+	  $(INSTALL) -d $(DESTDIR)$(bashcompdir) && \
+	  $(INSTALL) -m 644 $(B)/completion/pagecache $(DESTDIR)$(bashcompdir)/pagecache; fi
+	if [ -f $(B)/completion/_pagecache ]; then \
+	  $(INSTALL) -d $(DESTDIR)$(zshcompdir) && \
+	  $(INSTALL) -m 644 $(B)/completion/_pagecache $(DESTDIR)$(zshcompdir)/_pagecache; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(bindir)/pagecache $(DESTDIR)$(libexecdir)/pagecache/pagecache-bench \
+	  $(DESTDIR)$(libdir)/libpagecache.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME) \
+	  $(DESTDIR)$(libdir)/libpagecache.so $(DESTDIR)$(libdir)/libpagecache.a \
+	  $(DESTDIR)$(pkgconfigdir)/pagecache.pc $(DESTDIR)$(includedir)/pagecache.h \
+	  $(addprefix $(DESTDIR)$(man1dir)/,$(notdir $(wildcard docs/man/*.1))) \
+	  $(addprefix $(DESTDIR)$(man3dir)/,$(notdir $(wildcard docs/man/*.3))) \
+	  $(DESTDIR)$(bashcompdir)/pagecache $(DESTDIR)$(zshcompdir)/_pagecache
+	-rmdir $(DESTDIR)$(libexecdir)/pagecache
 
 clean:
 	rm -rf build

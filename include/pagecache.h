@@ -21,6 +21,15 @@
 extern "C" {
 #endif
 
+/*
+ * What this header declares is the library's ABI: libpagecache.so.0 is
+ * built with -fvisibility=hidden, and exports these and nothing else (the
+ * helpers of lib/internal.h stay inside it).
+ */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
+#endif
+
 #define PC_VERSION "0.1.0"
 
 /* ---- sys.c: the syscall seam (fault injection lives here) ------------ */
@@ -628,6 +637,10 @@ const struct pc_profile_meta *pc_profile_get_meta(const struct pc_profile_reader
 int pc_profile_next(struct pc_profile_reader *r, struct pc_profile_file *ret);
 const char *pc_profile_error(const struct pc_profile_reader *r);
 void pc_profile_close(struct pc_profile_reader *r);
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

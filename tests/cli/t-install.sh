@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# make install into a staging tree (DESTDIR), as a distribution does: the
+# files, libpagecache.so.0's SONAME and exports (what pagecache.h declares,
+# nothing of lib/'s internals), an everyday pagecache without SQLite whose
+# `bench` still runs through its helper, and a program built through
+# pkg-config against the installed library, shared and static.
+. "$(dirname "$0")/lib.sh"
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+B=$(cd "$(dirname "$PAGECACHE")" && pwd)
+cd "$T_DIR"
+
+for tool in make cc pkg-config readelf nm; do
+	if ! command -v "$tool" >/dev/null; then
+		t_skip "make install" "no $tool (make deps, make check install what is needed)"
+		t_done; exit
+	fi
+done
+D=$T_DIR/root P=$T_DIR/root/usr/local
+# what make check built, as it is (-o all: nothing rebuilt, whatever changed)
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" -o all BUILD="$B" DESTDIR="$D" \
+	prefix=/usr/local install >inst.out 2>inst.err
+t_is "make install DESTDIR= exits 0" $? 0
+for f in bin/pagecache libexec/pagecache/pagecache-bench; do
+	t_ok "$f is installed, executable" test -f "$P/$f" -a -x "$P/$f"
+done
+for f in lib/libpagecache.so.0.1.0 lib/libpagecache.a include/pagecache.h lib/pkgconfig/pagecache.pc \
+	share/man/man1/pagecache.1 share/man/man1/pagecache-stat.1 share/man/man3/pagecache.3; do
+	t_ok "$f is installed" test -f "$P/$f" -a ! -L "$P/$f"
+done
+t_is "libpagecache.so.0 links to the library" "$(readlink "$P/lib/libpagecache.so.0")" libpagecache.so.0.1.0
+t_is "libpagecache.so (for -lpagecache) links to libpagecache.so.0" "$(readlink "$P/lib/libpagecache.so")" \
+	libpagecache.so.0
+if [ -f "$B/completion/pagecache" ] || [ -f "$B/completion/_pagecache" ]; then
+	t_ok "bash completion is installed" test -f "$P/share/bash-completion/completions/pagecache"
+	t_ok "zsh completion is installed" test -f "$P/share/zsh/vendor-completions/_pagecache"
+else
+	t_skip "completions are installed" "this build made none ($B/completion/)"
+fi
+t_is "the SONAME is libpagecache.so.0" \
+	"$(readelf -d "$P/lib/libpagecache.so.0.1.0" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" libpagecache.so.0
+
+# exported: exactly the functions pagecache.h declares (lib/'s own pc_*
+# helpers, internal.h json.h stats.h, stay hidden)
+nm -D --defined-only "$P/lib/libpagecache.so.0.1.0" | awk '{ print $3 }' | sort >exported
+t_is "only pc_* symbols are exported" "$(grep -v '^pc_' exported | head -3)" ""
+grep -oE '\bpc_[a-z0-9_]+\(' "$REPO/include/pagecache.h" | tr -d '(' | sort -u >declared
+t_is "the exports are what pagecache.h declares" "$(comm -3 exported declared | head -5 | tr -d '\t' | xargs)" ""
+t_ok "an internal helper is not among them" sh -c '! grep -qx pc_json_parse exported'
+
+# the everyday binary carries no SQLite; the helper does
+t_ok "pagecache has a symbol table to look in" sh -c "nm '$P/bin/pagecache' | grep -q ' T main\$'"
+t_is "pagecache has no sqlite3 symbols" "$(nm "$P/bin/pagecache" | grep -ci sqlite3)" 0
+t_ok "pagecache-bench has them (the check can see them)" \
+	sh -c "nm '$P/libexec/pagecache/pagecache-bench' | grep -q ' T sqlite3_open_v2\$'"
+"$P/bin/pagecache" bench --help >bh.out 2>bh.err
+t_is "the installed pagecache bench --help exits 0" $? 0
+t_ok "through pagecache-bench" grep -q "^Usage: pagecache bench EXPERIMENT" bh.out
+mv "$P/libexec/pagecache/pagecache-bench" helper
+if [ -e /usr/local/libexec/pagecache/pagecache-bench ]; then
+	t_skip "without its helper, bench says so" "a pagecache-bench is installed in /usr/local/libexec"
+else
+	"$P/bin/pagecache" bench --help >nh.out 2>nh.err
+	t_is "without its helper, bench exits 1" $? 1
+	t_ok "naming where it looked" grep -q "pagecache-bench is not installed (looked for .*'$P/libexec/pagecache/pagecache-bench'" nh.err
+	"$P/bin/pagecache" bench warmup --json >nj.out 2>/dev/null
+	t_is "and with --json, says it in JSON" "$(jq -r '.errors[0].error' nj.out)" "cannot run"
+fi
+mv helper "$P/libexec/pagecache/pagecache-bench"
+
+# a program of the library's users, through pkg-config
+export PKG_CONFIG_PATH=$P/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$D
+t_is "pkg-config knows pagecache" "$(pkg-config --modversion pagecache)" \
+	"$(sed -n 's/^#define PC_VERSION "\(.*\)"/\1/p' "$REPO/include/pagecache.h")"
+t_is "its private requirements" "$(pkg-config --print-requires-private pagecache | xargs)" "liburing zlib"
+cat >prog.c <<'EOF'
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pagecache.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	struct pc_residency r;
+	struct stat st;
+	int fd = open(argv[argc - 1], O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st) < 0 || pc_fd_residency(fd, st.st_size, 0, 0, &r) < 0)
+		return 1;
+	printf("%s %" PRIu64 " pages\n", PC_VERSION, r.pages);
+	return 0;
+}
+EOF
+pg=$(getconf PAGESIZE)
+head -c $((3 * pg + 1)) /dev/urandom >data
+want="$(pkg-config --modversion pagecache) 4 pages"
+san=
+readelf -d "$P/lib/libpagecache.so.0.1.0" | grep -q 'libasan' && san="-fsanitize=address,undefined"
+# shellcheck disable=SC2046
+cc $san -o prog-shared prog.c $(pkg-config --cflags --libs pagecache) 2>cc.err
+t_is "a program builds with pkg-config --cflags --libs pagecache" $? 0
+t_ok "and needs libpagecache.so.0" sh -c "readelf -d prog-shared | grep -q 'NEEDED.*\[libpagecache.so.0\]'"
+t_is "and runs against the installed library" "$(LD_LIBRARY_PATH=$P/lib ./prog-shared data 2>&1)" "$want"
+if [ -n "$san" ]; then
+	t_skip "a static program" "the library was built with ASan (SANITIZE=1), which links no static program"
+else
+	# shellcheck disable=SC2046
+	cc -static -o prog-static prog.c $(pkg-config --static --cflags --libs pagecache) 2>cc.err
+	t_is "a static program builds with pkg-config --static" $? 0
+	t_ok "it is static" sh -c "! readelf -d prog-static 2>/dev/null | grep -q NEEDED"
+	t_is "and runs" "$(./prog-static data 2>&1)" "$want"
+fi
+t_done
