@@ -14,6 +14,7 @@
 #   make bench      the side-by-side benchmarks (big data; minutes)
 #   make install    DESTDIR= prefix=/usr/local (or PREFIX=), and GNU's bindir,
 #                   libdir, libexecdir, includedir, mandir, datarootdir, ...
+#   make package-check  the Debian packages from a clean clone, then lintian
 #   LINK=static     (the default) liburing, zlib and SQLite go into the programs,
 #                   which then run where those are absent
 #   LINK=shared     the system's shared libraries, and pagecache against
@@ -100,7 +101,7 @@ PROGRAMS := $(B)/pagecache $(B)/pagecache-bench
 LIBRARIES := $(B)/libpagecache.a $(B)/$(SONAME) $(B)/libpagecache.so $(B)/pagecache.pc
 
 .PHONY: all deps test-deps check check-only demo bench fuzz install uninstall clean \
-	have-libs FORCE
+	have-libs package-check FORCE
 all: $(PROGRAMS) $(LIBRARIES)
 
 # ---- what the build needs -------------------------------------------------
@@ -242,6 +243,18 @@ bench: deps
 	@$(MAKE) --no-print-directory $(PROGRAMS)
 	PAGECACHE=$(CURDIR)/$(B)/pagecache bash bench/foundation.sh
 	PAGECACHE=$(CURDIR)/$(B)/pagecache bash bench/nocache.sh
+
+# The Debian packages from a clean clone of HEAD (what is committed), their
+# contents and linkage, and lintian without an error: tests/package/. About a
+# minute (dpkg-buildpackage half, lintian half); not part of check, since it
+# wants the packaging tools (installed here when missing, as deps does).
+package-check: deps
+	$(call need,command -v dpkg-buildpackage,dpkg-dev)
+	$(call need,command -v dh,debhelper)
+	$(call need,command -v lintian,lintian)
+	$(call need,command -v git,git)
+	$(call need,command -v prove,perl)
+	prove -v tests/package/t-package.sh
 
 # libFuzzer harnesses: the snapshot decoder with restore's path handling,
 # and the JSON reader (needs clang); FUZZ_SECONDS=60 each by default.
