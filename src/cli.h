@@ -8,6 +8,7 @@
 #define PC_CLI_H
 
 #include "pagecache.h"
+#include "opts.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -92,6 +93,8 @@ struct ocol {
 };
 
 void out_init(enum out_fmt fmt, bool bytes, bool noheadings);
+/* util-linux's raw table: one space between columns, none padded; ' ' as \x20 */
+void out_set_raw(bool raw);
 enum out_fmt out_format(void);
 bool out_bytes(void);
 /* Records are copied (ownership of strings moves to the document). */
@@ -225,6 +228,7 @@ struct cli_opts {
 	enum out_fmt fmt;
 	bool bytes, noheadings;
 	bool json_short;	/* --json=short: one record a line (JSON Lines) */
+	bool raw;			/* -r: the table unaligned, as util-linux's */
 };
 /* Before getopt: so that even usage errors are JSON under --json. */
 void cli_begin(int argc, char **argv);
@@ -258,9 +262,14 @@ struct cli_budget {
 /* 1: handled, 0: not a budget option, -1: bad value (reported) */
 int cli_budget_opt(struct cli_budget *b, int opt, const char *arg);
 
-/* A progress line on stderr, on a terminal only; NULL-safe stop. */
+/*
+ * A progress line on stderr, on a terminal only (not with TERM=dumb):
+ * with *total (bytes to do; it may grow as a walk finds files) a
+ * percentage and an ETA, else what was done. NULL-safe stop.
+ */
 struct cli_progress;
-struct cli_progress *cli_progress_start(const struct pc_progress *p, const char *label);
+struct cli_progress *cli_progress_start(const struct pc_progress *p, const char *label,
+					const uint64_t *total);
 void cli_progress_stop(struct cli_progress *pr);
 
 /* The resident page runs of a whole file, as (first, count) pairs. */
@@ -271,6 +280,10 @@ int cli_resident_runs(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_
 char *cli_abspath(const char *path);
 
 void bar_render(const uint64_t *buckets_res, const uint64_t *buckets_all, int n, char *out);
+
+/* Each command's option table (cmd-*.c). */
+extern const struct cli_spec stat_spec, warm_spec, evict_spec, lock_spec, snapshot_spec,
+	restore_spec, show_spec, diff_spec, run_spec, cgroups_spec, tune_spec;
 
 int cmd_stat(int argc, char **argv);
 int cmd_warm(int argc, char **argv);

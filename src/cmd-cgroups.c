@@ -23,7 +23,16 @@ struct rows {
 	size_t n, cap;
 };
 
-static const char usage_text[] =
+static const struct cli_opt cgroups_opts[] = {
+	{ "root", 0, 0, 'R', "CG", CC_CGROUP, NULL,
+	  "only CG and the cgroups below it (CG: any form\n--cgroup takes: a path, the directory, a unit or\n"
+	  "cgroup name, a container ID prefix)", 0 },
+	{ 0 }
+};
+
+const struct cli_spec cgroups_spec = {
+	.name = "cgroups",
+	.usage =
 	"Usage: pagecache cgroups [OPTIONS]\n"
 	"\n"
 	"One row per memory cgroup, sorted by page cache: the cache (hierarchical:\n"
@@ -31,18 +40,16 @@ static const char usage_text[] =
 	"writeback, shmem and mapped, workingset refaults and activations, limit,\n"
 	"usage and memory pressure (PSI avg10, where the kernel gives it).\n"
 	"Works on cgroup v1 and v2.\n"
-	"\n"
-	"Options:\n"
-	"      --root CG          only CG and the cgroups below it (CG: any form\n"
-	"                         --cgroup takes: a path, the directory, a unit or\n"
-	"                         cgroup name, a container ID prefix)\n"
-	"  -h, --help             this text\n"
-	FORMAT_HELP
+	"\n",
+	.footer =
 	"\n"
 	"JSON: {\"cgroups\": [{\"path\", \"file\", \"active_file\", ...}]}; sizes in bytes,\n"
 	"path as under the memory hierarchy's root.\n"
 	"Example:\n"
-	"  pagecache cgroups --json | jq '.cgroups[0]'\n";
+	"  pagecache cgroups --json | jq '.cgroups[0]'\n",
+	.groups = { &(struct cli_group){ "Options", cgroups_opts }, &cli_format_group },
+	.operands = CC_NONE,
+};
 
 /*
  * Cgroups nest as deep as whoever may make them likes (a delegated
@@ -100,34 +107,29 @@ static int by_file(const void *a, const void *b)
 
 int cmd_cgroups(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "root", required_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		FORMAT_LONGOPTS,
-		{ 0 }
-	};
+	struct cli_parser p;
 	struct cli_opts co = { OUT_HUMAN };
 	struct rows r = { 0 };
 	const char *start = "";
 	char mount[64], rel[4096];
 	int opt, version, rc;
 
-	cli_begin(argc, argv);
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	cli_parser_init(&p, &cgroups_spec, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'R':
-			start = optarg;
+			start = p.arg;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
 		default:
 			if (cli_format_opt(&co, opt, argv) < 0)
 				return EXIT_USAGE;
 			break;
 		}
 	}
-	out_init(co.fmt, co.bytes, false);
+	if (opt == CLI_STOP)
+		return p.exit;
+	out_init(co.fmt, co.bytes, co.noheadings);
+	out_set_raw(co.raw);
 	out_list_declare("cgroups");
 	out_list_declare("errors");
 	if (optind < argc)

@@ -21,7 +21,14 @@ struct evict_ctx {
 	bool list;
 };
 
-static const char usage_text[] =
+static const struct cli_opt evict_opts[] = {
+	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list each file", 0 },
+	{ 0 }
+};
+
+const struct cli_spec evict_spec = {
+	.name = "evict",
+	.usage =
 	"Usage: pagecache evict [OPTIONS] PATH...\n"
 	"\n"
 	"Drop files and trees from the page cache. Dirty pages are written back\n"
@@ -29,17 +36,18 @@ static const char usage_text[] =
 	"dropped (POSIX_FADV_DONTNEED) and counted again. Pages that stay are\n"
 	"reported with the reason: still dirty, or mapped or locked by a process\n"
 	"(named with its PID). Eviction leaves no 'recently evicted' shadows.\n"
-	"\n"
-	"Options:\n"
-	"  -v, --verbose          list each file\n"
-	"  -h, --help             this text\n"
-	FORMAT_HELP
-	TARGET_HELP
+	"\n",
+	.footer =
 	"\n"
 	"Examples:\n"
 	"  pagecache evict /var/log/huge.log\n"
-	"  pagecache evict -v --range 1G- big.db     keep the first GiB\n"
-	"Exit status: 0 all dropped, 1 some pages stayed or files failed, 2 usage.\n";
+	"  pagecache evict -v -p 1G- big.db          keep the first GiB\n"
+	"  pagecache -e big.db                       the same as vmtouch -e\n"
+	"Exit status: 0 all dropped, 1 some pages stayed or files failed, 2 usage.\n",
+	.groups = { &(struct cli_group){ "Options", evict_opts }, &cli_format_act_group,
+		    &cli_targets_group },
+	.operands = CC_FILE,
+};
 
 static void why_stayed(const struct pc_walk_entry *e, const struct pc_residency *after,
 		       char *buf, size_t len)
@@ -115,13 +123,7 @@ static int evict_file(struct pc_walk_entry *e, void *arg)
 
 int cmd_evict(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		FORMAT_LONGOPTS,
-		TARGET_LONGOPTS,
-		{ 0 }
-	};
+	struct cli_parser p;
 	struct evict_ctx c = { 0 };
 	struct cli_opts co = { OUT_HUMAN };
 	struct evict_tot sum = { 0 };
@@ -131,20 +133,19 @@ int cmd_evict(int argc, char **argv)
 	int opt, rc;
 
 	targets_init(&c.t);
-	cli_begin(argc, argv);
-	while ((opt = getopt_long(argc, argv, "vh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+	cli_parser_init(&p, &evict_spec, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'v':
 			c.list = true;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
 		default:
-			if (cli_common_opt(&co, &c.t, opt, optarg, argv) < 0)
+			if (cli_common_opt(&co, &c.t, opt, p.arg, argv) < 0)
 				return EXIT_USAGE;
 		}
 	}
+	if (opt == CLI_STOP)
+		return p.exit;
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
 	nt = pc_walk_threads(&c.t.walk);

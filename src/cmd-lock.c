@@ -33,7 +33,21 @@ struct lock_ctx {
 	bool list, stopped;
 };
 
-static const char usage_text[] =
+static const struct cli_opt lock_opts[] = {
+	{ "daemon", 'd', 0, 'd', NULL, CC_NONE, NULL,
+	  "detach once everything is locked; the parent exits\n0 when every file is locked and the daemon holds\n"
+	  "them; on any failure the daemon releases all and\nexits, and the parent exits 1", 0 },
+	{ "pidfile", 'P', 0, 'P', "FILE", CC_FILE, NULL,
+	  "write the locking process's PID to FILE (removed\nat exit if it still holds that PID)", 0 },
+	{ "wait", 'w', 0, 'w', NULL, CC_NONE, NULL,
+	  "vmtouch's -w: with -d, wait until every page is\nlocked (what -d always does)", 0 },
+	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list each file", 0 },
+	{ 0 }
+};
+
+const struct cli_spec lock_spec = {
+	.name = "lock",
+	.usage =
 	"Usage: pagecache lock [OPTIONS] PATH...\n"
 	"\n"
 	"Load files into the page cache and keep them there (mlock(2)) until\n"
@@ -41,26 +55,19 @@ static const char usage_text[] =
 	"'ulimit -l' (RLIMIT_MEMLOCK; uid 0 without the capability is limited too).\n"
 	"It never locks more than MemAvailable minus a reserve\n"
 	"(default 5% of RAM, at least 256M), nor past the memory cgroup's headroom.\n"
-	"\n"
-	"Options:\n"
-	"  -d, --daemon           detach once everything is locked; the parent exits\n"
-	"                         0 when every file is locked and the daemon holds\n"
-	"                         them; on any failure the daemon releases all and\n"
-	"                         exits, and the parent exits 1\n"
-	"  -p, --pidfile FILE     write the locking process's PID to FILE (removed\n"
-	"                         at exit if it still holds that PID)\n"
-	"      --max-mem SIZE     lock at most SIZE\n"
-	"      --reserve SIZE     keep SIZE of MemAvailable free (default above)\n"
-	"  -v, --verbose          list each file\n"
-	"  -h, --help             this text\n"
-	FORMAT_HELP
-	TARGET_HELP
+	"\n",
+	.footer =
 	"\n"
 	"Examples:\n"
 	"  pagecache lock /srv/index/hot.idx             (Ctrl-C to release)\n"
-	"  pagecache lock -d -p /run/hot.pid /srv/index && kill $(cat /run/hot.pid)\n"
+	"  pagecache lock -d -P /run/hot.pid /srv/index && kill $(cat /run/hot.pid)\n"
+	"  pagecache -dl -P /run/hot.pid /srv/index    the same, as vmtouch -dl\n"
 	"Exit status: 0 all locked (with -d: the daemon holds them; without: released\n"
-	"cleanly at the signal), 1 some files failed or the budget stopped it, 2 usage.\n";
+	"cleanly at the signal), 1 some files failed or the budget stopped it, 2 usage.\n",
+	.groups = { &(struct cli_group){ "Options", lock_opts }, &cli_budget_group,
+		    &cli_format_act_group, &cli_targets_group },
+	.operands = CC_FILE,
+};
 
 /*
  * The kernel lets mlock past RLIMIT_MEMLOCK only with CAP_IPC_LOCK (a
@@ -199,16 +206,7 @@ static void remove_pidfile(const struct pidfile *pf)
 
 int cmd_lock(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "daemon", no_argument, NULL, 'd' },
-		{ "pidfile", required_argument, NULL, 'p' },
-		BUDGET_LONGOPTS,
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		FORMAT_LONGOPTS,
-		TARGET_LONGOPTS,
-		{ 0 }
-	};
+	struct cli_parser p;
 	struct lock_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct cli_opts co = { OUT_HUMAN };
 	struct cli_budget bo = CLI_BUDGET_INIT;
@@ -221,30 +219,31 @@ int cmd_lock(int argc, char **argv)
 	unsigned char status;
 
 	targets_init(&c.t);
-	cli_begin(argc, argv);
-	while ((opt = getopt_long(argc, argv, "dp:vh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+	cli_parser_init(&p, &lock_spec, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'd':
 			daemon = true;
 			break;
-		case 'p':
-			pf.path = optarg;
+		case 'P':
+			pf.path = p.arg;
+			break;
+		case 'w':	/* -d waits until all is locked anyway */
 			break;
 		case 'M': case 'S': case 'T':
-			if (cli_budget_opt(&bo, opt, optarg) < 0)
+			if (cli_budget_opt(&bo, opt, p.arg) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'v':
 			c.list = true;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
 		default:
-			if (cli_common_opt(&co, &c.t, opt, optarg, argv) < 0)
+			if (cli_common_opt(&co, &c.t, opt, p.arg, argv) < 0)
 				return EXIT_USAGE;
 		}
 	}
+	if (opt == CLI_STOP)
+		return p.exit;
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
 	if (pc_budget_init(&c.budget, bo.max_mem, bo.reserve) < 0) {

@@ -47,7 +47,32 @@ struct item {
 	bool ok;			/* checked: to be read */
 	bool modified;			/* size or mtime changed since the snapshot */
 };
-static const char usage_text[] =
+static const struct cli_opt restore_opts[] = {
+	{ "root", 0, 0, 'R', "DIR", CC_DIR, NULL,
+	  "the tree the snapshot's paths are relative to, and\nbeneath which every file is opened (default /; a\n"
+	  "snapshot taken beneath another root needs it)", 0 },
+	{ "strict", 0, 0, 'X', NULL, CC_NONE, NULL,
+	  "skip every file whose size or mtime changed since\nthe snapshot, even one modified in place", 0 },
+	{ "allow-changed", 0, 0, 'A', NULL, CC_NONE, NULL,
+	  "warm changed regular files anyway, replaced ones\ntoo (never links, FIFOs, devices, or anything\n"
+	  "outside the root)", 0 },
+	{ "order", 0, 0, 'O', "ORDER", CC_WORDS, "disk file",
+	  "disk (default: by position on disk, FIEMAP) or file\n(the snapshot's order)", 0 },
+	{ "cgroup", 0, 0, 'G', "CG", CC_CGROUP, NULL,
+	  "read from inside memory cgroup CG (v1 or v2), so\npages are charged there: its directory, its path\n"
+	  "(/system.slice/db.service), its name (db.service) or\na container ID (12+ hex digits)", 0 },
+	CLI_OPT_RATE,
+	{ "idle", 0, 0, 'I', NULL, CC_NONE, NULL,
+	  "idle I/O priority, so a live service keeps its disk", 0 },
+	{ "dry-run", 0, 0, 'D', NULL, CC_NONE, NULL, "say what would be read; read nothing", 0 },
+	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list each file", 0 },
+	{ "quiet", 'q', 0, 'q', NULL, CC_NONE, NULL, "no progress line", 0 },
+	{ 0 }
+};
+
+const struct cli_spec restore_spec = {
+	.name = "restore",
+	.usage =
 	"Usage: pagecache restore [OPTIONS] SNAPSHOT\n"
 	"\n"
 	"Bring the pages a snapshot recorded back into the page cache, so a service\n"
@@ -64,39 +89,19 @@ static const char usage_text[] =
 	"The snapshot is read whole before any file is opened; files are opened\n"
 	"beneath the root only, never through a symbolic link, and a FIFO or device\n"
 	"in a file's place is never opened.\n"
-	"\n"
-	"Options:\n"
-	"      --root DIR         the tree the snapshot's paths are relative to, and\n"
-	"                         beneath which every file is opened (default /; a\n"
-	"                         snapshot taken beneath another root needs it)\n"
-	"      --strict           skip every file whose size or mtime changed since\n"
-	"                         the snapshot, even one modified in place\n"
-	"      --allow-changed    warm changed regular files anyway, replaced ones\n"
-	"                         too (never links, FIFOs, devices, or anything\n"
-	"                         outside the root)\n"
-	"      --order ORDER      disk (default: by position on disk, FIEMAP) or file\n"
-	"                         (the snapshot's order)\n"
-	"      --cgroup PATH      read from inside memory cgroup PATH (v1 or v2), so\n"
-	"                         pages are charged there: its directory, its path\n"
-	"                         (/system.slice/db.service), its name (db.service) or\n"
-	"                         a container ID (12+ hex digits)\n"
-	"      --max-mem SIZE     add at most SIZE of new page cache\n"
-	"      --reserve SIZE     keep SIZE of MemAvailable free (default 5% of RAM,\n"
-	"                         at least 256M)\n"
-	"      --rate RATE        read at most RATE per second (plain numbers: MiB/s)\n"
-	"      --idle             idle I/O priority, so a live service keeps its disk\n"
-	"  -n, --dry-run          say what would be read; read nothing\n"
-	"  -v, --verbose          list each file\n"
-	"  -q, --quiet            no progress line\n"
-	"  -h, --help             this text\n"
-	FORMAT_HELP
+	"\n",
+	.footer =
 	"\n"
 	"Examples:\n"
 	"  pagecache restore /var/tmp/db.snap\n"
 	"  pagecache restore --root /mnt/replica --cgroup system.slice/db.service db.snap\n"
 	"Exit status: 0 all restored, 1 some files replaced (or, with --strict,\n"
 	"modified), missing or failed, the\n"
-	"budget stopped it, or the snapshot is corrupt; 2 usage.\n";
+	"budget stopped it, or the snapshot is corrupt; 2 usage.\n",
+	.groups = { &(struct cli_group){ "Options", restore_opts }, &cli_budget_group,
+		    &cli_format_restore_group },
+	.operands = CC_FILE,
+};
 
 static uint64_t first_physical(int fd, uint64_t byte)
 {
@@ -321,22 +326,7 @@ static void reactivate(int rootfd, const struct item *it, uint64_t ps, char *buf
 
 int cmd_restore(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "root", required_argument, NULL, 'R' },
-		{ "allow-changed", no_argument, NULL, 'A' },
-		{ "strict", no_argument, NULL, 'X' },
-		{ "order", required_argument, NULL, 'O' },
-		{ "cgroup", required_argument, NULL, 'G' },
-		BUDGET_LONGOPTS,
-		RATE_LONGOPT,
-		{ "idle", no_argument, NULL, 'I' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		FORMAT_LONGOPTS,
-		{ 0 }
-	};
+	struct cli_parser p;
 	struct cli_opts co = { OUT_HUMAN };
 	const char *rootarg = NULL, *cgroup = NULL, *snap;
 	bool allow = false, strict = false, by_file = false, idle = false, dry = false, list = false, quiet = false;
@@ -345,7 +335,7 @@ int cmd_restore(int argc, char **argv)
 	struct cli_budget bo = CLI_BUDGET_INIT;
 	uint64_t ps = pc_page_size();
 	uint64_t wanted = 0, cached_before = 0, read = 0, resident = 0, nchanged = 0, nmissing = 0;
-	uint64_t nmodified = 0;
+	uint64_t nmodified = 0, total = 0;
 	struct pc_profile_reader *r;
 	struct pc_profile_file f;
 	struct item *items = NULL, **order = NULL;
@@ -360,11 +350,11 @@ int cmd_restore(int argc, char **argv)
 	double t0 = pc_now();
 	int opt, rc, snap_ps;
 
-	cli_begin(argc, argv);
-	while ((opt = getopt_long(argc, argv, "nvqh", longopts, NULL)) != -1) {
+	cli_parser_init(&p, &restore_spec, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'R':
-			rootarg = optarg;
+			rootarg = p.arg;
 			break;
 		case 'A':
 			allow = true;
@@ -373,22 +363,22 @@ int cmd_restore(int argc, char **argv)
 			strict = true;
 			break;
 		case 'O':
-			if (!strcmp(optarg, "file"))
+			if (!strcmp(p.arg, "file"))
 				by_file = true;
-			else if (strcmp(optarg, "disk"))
-				return cli_usage_error("unknown order '%s' (disk or file)", optarg);
+			else if (strcmp(p.arg, "disk"))
+				return cli_usage_error("unknown order '%s' (disk or file)", p.arg);
 			break;
 		case 'G':
-			cgroup = optarg;
+			cgroup = p.arg;
 			break;
 		case 'M': case 'S': case 'T':
-			if (cli_budget_opt(&bo, opt, optarg) < 0)
+			if (cli_budget_opt(&bo, opt, p.arg) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'I':
 			idle = true;
 			break;
-		case 'n':
+		case 'D':
 			dry = true;
 			break;
 		case 'v':
@@ -397,17 +387,17 @@ int cmd_restore(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
 		default:
 			if (cli_format_opt(&co, opt, argv) < 0)
 				return EXIT_USAGE;
 			break;
 		}
 	}
+	if (opt == CLI_STOP)
+		return p.exit;
 	warn_all = list;
-	out_init(co.fmt, co.bytes, false);
+	out_init(co.fmt, co.bytes, co.noheadings);
+	out_set_raw(co.raw);
 	out_list_declare("files");
 	out_list_declare("skipped");
 	out_list_declare("errors");
@@ -634,7 +624,13 @@ int cmd_restore(int argc, char **argv)
 		if (rc < 0)	/* nothing is read: a failure, not a warning */
 			cli_fail(snap, -rc, "cannot start reading for");
 		if (!quiet && co.fmt == OUT_HUMAN)
-			prog = cli_progress_start(&progress, "restoring");
+			{
+			/* the plan's bytes: the files about to be read, known before */
+			total = 0;
+			for (size_t i = 0; i < nwarm; i++)
+				total += order[i]->pages * ps;
+			prog = cli_progress_start(&progress, "restoring", &total);
+		}
 		for (size_t i = 0; i < nwarm && rc == 0; i++) {
 			struct item *it = order[i];
 			char show[8192];

@@ -31,7 +31,18 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char usage_text[] =
+static const struct cli_opt run_opts[] = {
+	{ "no-cache", 0, 0, 'N', NULL, CC_NONE, NULL, "drop what CMD cached when it exits", 0 },
+	{ "cache-limit", 0, 0, 'L', "SIZE", CC_SIZE, NULL,
+	  "also keep CMD's page cache under SIZE while it runs\n(the excess is reclaimed; CMD is never OOM-killed\nfor it)", 0 },
+	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL,
+	  "say on stderr how much CMD left cached and dropped", 0 },
+	{ 0 }
+};
+
+const struct cli_spec run_spec = {
+	.name = "run",
+	.usage =
 	"Usage: pagecache run --no-cache [OPTIONS] -- CMD [ARG...]\n"
 	"       pagecache run --cache-limit SIZE [OPTIONS] -- CMD [ARG...]\n"
 	"\n"
@@ -44,18 +55,16 @@ static const char usage_text[] =
 	"it); signals sent to pagecache are passed on to CMD, which starts with\n"
 	"every signal at its default and none blocked. After a kill -9, the next\n"
 	"run ends and removes what the killed one left (/run/pagecache).\n"
-	"\n"
-	"Options:\n"
-	"      --no-cache         drop what CMD cached when it exits\n"
-	"      --cache-limit SIZE also keep CMD's page cache under SIZE while it runs\n"
-	"                         (the excess is reclaimed; CMD is never OOM-killed\n"
-	"                         for it)\n"
-	"  -v, --verbose          say on stderr how much CMD left cached and dropped\n"
-	"  -h, --help             this text\n"
+	"\n",
+	.footer =
 	"\n"
 	"Examples:\n"
 	"  pagecache run --no-cache -- tar czf /backup/db.tgz /var/lib/db\n"
-	"  pagecache run --cache-limit 256M -- rsync -a /src/ /dst/\n";
+	"  pagecache run --cache-limit 256M -- rsync -a /src/ /dst/\n",
+	.groups = { &(struct cli_group){ "Options", run_opts } },
+	.operands = CC_COMMAND,
+	.stop_at_operand = true,
+};
 
 static volatile pid_t child;
 
@@ -121,14 +130,8 @@ static void nest_error(int rc, const char *self)
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "no-cache", no_argument, NULL, 'N' },
-		{ "cache-limit", required_argument, NULL, 'L' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	struct cli_parser p;
 	char dir[800], name[64], orig[32] = "-1";
 	bool no_cache = false, verbose = false, clean = true;
 	uint64_t limit = 0, left = 0, after = 0;
@@ -139,29 +142,25 @@ int cmd_run(int argc, char **argv)
 	sigset_t set;
 	pid_t pid;
 
-	optind = 1;
-	/* '+': options stop at CMD, which has options of its own */
-	while ((opt = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
+	/* options stop at CMD, which has options of its own (spec: stop_at_operand) */
+	cli_parser_init(&p, &run_spec, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'N':
 			no_cache = true;
 			break;
 		case 'L':
-			if (pc_parse_size(optarg, &limit) < 0 || !limit)
-				return cli_usage_error("invalid size '%s' (e.g. 256M)", optarg);
+			if (pc_parse_size(p.arg, &limit) < 0 || !limit)
+				return cli_usage_error("invalid size '%s' (e.g. 256M)", p.arg);
 			no_cache = true;
 			break;
 		case 'v':
 			verbose = true;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			return cli_usage_error("unknown option or missing value: '%s'",
-					       argv[optind - 1]);
 		}
 	}
+	if (opt == CLI_STOP)
+		return p.exit;
 	if (!no_cache)
 		return cli_usage_error("say --no-cache or --cache-limit SIZE");
 	if (optind >= argc)

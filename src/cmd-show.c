@@ -12,34 +12,48 @@
 #include <string.h>
 #include <time.h>
 
-static const char show_usage[] =
+static const struct cli_opt show_opts[] = {
+	{ 0 }
+};
+
+const struct cli_spec show_spec = {
+	.name = "show",
+	.usage =
 	"Usage: pagecache show [OPTIONS] SNAPSHOT\n"
 	"\n"
 	"Print what a snapshot holds: where and when it was taken, and per file the\n"
 	"cached pages, the runs they form and the active pages.\n"
-	"\n"
-	"Options:\n"
-	"  -h, --help             this text\n"
-	FORMAT_HELP
+	"\n",
+	.footer =
 	"\n"
 	"Example:\n"
 	"  pagecache show --json /var/tmp/db.snap | jq '.total.pages'\n"
-	"Exit status: 0 read, 1 unreadable or corrupt (said why), 2 usage.\n";
+	"Exit status: 0 read, 1 unreadable or corrupt (said why), 2 usage.\n",
+	.groups = { &(struct cli_group){ "Options", show_opts }, &cli_format_group },
+	.operands = CC_FILE,
+};
 
-static const char diff_usage[] =
+static const struct cli_opt diff_opts[] = {
+	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list unchanged files too", 0 },
+	{ 0 }
+};
+
+const struct cli_spec diff_spec = {
+	.name = "diff",
+	.usage =
 	"Usage: pagecache diff [OPTIONS] OLD NEW\n"
 	"\n"
 	"Compare two snapshots: files added, removed and changed, and the pages\n"
 	"NEW has that OLD had not (gained) and the other way round (lost).\n"
-	"\n"
-	"Options:\n"
-	"  -v, --verbose          list unchanged files too\n"
-	"  -h, --help             this text\n"
-	FORMAT_HELP
+	"\n",
+	.footer =
 	"\n"
 	"Example:\n"
 	"  pagecache diff before.snap after.snap\n"
-	"Exit status: 0 compared, 1 a snapshot is unreadable or corrupt, 2 usage.\n";
+	"Exit status: 0 compared, 1 a snapshot is unreadable or corrupt, 2 usage.\n",
+	.groups = { &(struct cli_group){ "Options", diff_opts }, &cli_format_group },
+	.operands = CC_FILE,
+};
 
 static uint64_t run_pages(const uint64_t *runs, size_t n)
 {
@@ -85,33 +99,29 @@ static struct pc_profile_reader *open_snap(const char *path)
 	return r;
 }
 
+/* 0: go on; 1: done (--help, --version), exit 0; -1: usage error. */
 static int parse_format(int argc, char **argv, struct cli_opts *co, int *verbose,
-			const char *usage, const char *shortopts)
+			const struct cli_spec *spec)
 {
-	static const struct option longopts[] = {
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		FORMAT_LONGOPTS,
-		{ 0 }
-	};
+	struct cli_parser p;
 	int opt;
 
-	cli_begin(argc, argv);
-	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	cli_parser_init(&p, spec, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'v':
 			(*verbose)++;
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 1;
 		default:
 			if (cli_format_opt(co, opt, argv) < 0)
 				return -1;
 			break;
 		}
 	}
-	out_init(co->fmt, co->bytes, false);
+	if (opt == CLI_STOP)
+		return p.exit ? -1 : 1;
+	out_init(co->fmt, co->bytes, co->noheadings);
+	out_set_raw(co->raw);
 	out_list_declare("files");
 	out_list_declare("errors");
 	return 0;
@@ -126,7 +136,7 @@ int cmd_show(int argc, char **argv)
 	struct orec rec = { 0 };
 	int verbose = 0, rc;
 
-	rc = parse_format(argc, argv, &co, &verbose, show_usage, "h");
+	rc = parse_format(argc, argv, &co, &verbose, &show_spec);
 	if (rc)
 		return rc > 0 ? 0 : EXIT_USAGE;
 	if (argc - optind != 1)
@@ -232,7 +242,7 @@ int cmd_diff(int argc, char **argv)
 	int verbose = 0, rc = 0;
 	char roota[sizeof(((struct pc_profile_meta *)0)->root)] = "";
 
-	rc = parse_format(argc, argv, &co, &verbose, diff_usage, "vh");
+	rc = parse_format(argc, argv, &co, &verbose, &diff_spec);
 	if (rc)
 		return rc > 0 ? 0 : EXIT_USAGE;
 	if (argc - optind != 2)

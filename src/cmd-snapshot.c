@@ -35,7 +35,17 @@ struct snap_ctx {
 	int active_err;			/* the first probe's errno */
 };
 
-static const char usage_text[] =
+static const struct cli_opt snapshot_opts[] = {
+	{ "output", 'o', 0, 'o', "FILE", CC_FILE, NULL, "the snapshot to write (required)", 0 },
+	{ "root", 0, 0, 'R', "DIR", CC_DIR, NULL,
+	  "store paths relative to DIR (default /), so the\nsnapshot can warm a copy mounted elsewhere", 0 },
+	{ "no-active", 0, 0, 'N', NULL, CC_NONE, NULL, "do not record active pages", 0 },
+	{ 0 }
+};
+
+const struct cli_spec snapshot_spec = {
+	.name = "snapshot",
+	.usage =
 	"Usage: pagecache snapshot -o FILE [OPTIONS] PATH...\n"
 	"\n"
 	"Record which pages of these files and trees are in the page cache, with\n"
@@ -47,22 +57,19 @@ static const char usage_text[] =
 	"them hot again; without it a warning says they were not. The snapshot is\n"
 	"written atomically: a failure, a full disk included, leaves the previous\n"
 	"FILE intact.\n"
-	"\n"
-	"Options:\n"
-	"  -o, --output FILE      the snapshot to write (required)\n"
-	"      --root DIR         store paths relative to DIR (default /), so the\n"
-	"                         snapshot can warm a copy mounted elsewhere\n"
-	"      --no-active        do not record active pages\n"
-	"  -h, --help             this text\n"
-	FORMAT_HELP
-	TARGET_HELP
+	"\n",
+	.footer =
 	"\n"
 	"Examples:\n"
 	"  pagecache snapshot -o /var/tmp/db.snap /var/lib/mysql\n"
 	"  pagecache snapshot -o app.snap --root /srv/app /srv/app\n"
 	"Then: pagecache restore /var/tmp/db.snap (see pagecache restore --help).\n"
 	"Exit status: 0 written, 1 written but some files failed (named), or not\n"
-	"written; 2 usage.\n";
+	"written; 2 usage.\n",
+	.groups = { &(struct cli_group){ "Options", snapshot_opts }, &cli_format_act_group,
+		    &cli_targets_group },
+	.operands = CC_FILE,
+};
 
 /*
  * The path with no symbolic link in it (malloc'd), as restore will look
@@ -182,15 +189,7 @@ static int by_path(const void *a, const void *b)
 
 int cmd_snapshot(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "root", required_argument, NULL, 'R' },
-		{ "no-active", no_argument, NULL, 'N' },
-		{ "help", no_argument, NULL, 'h' },
-		FORMAT_LONGOPTS,
-		TARGET_LONGOPTS,
-		{ 0 }
-	};
+	struct cli_parser p;
 	struct snap_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER, .active = true };
 	struct cli_opts co = { OUT_HUMAN };
 	struct pc_profile_meta meta = { 0 };
@@ -205,26 +204,25 @@ int cmd_snapshot(int argc, char **argv)
 	int opt, rc;
 
 	targets_init(&c.t);
-	cli_begin(argc, argv);
-	while ((opt = getopt_long(argc, argv, "o:h" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+	cli_parser_init(&p, &snapshot_spec, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'o':
-			out = optarg;
+			out = p.arg;
 			break;
 		case 'R':
-			rootarg = optarg;
+			rootarg = p.arg;
 			break;
 		case 'N':
 			c.active = false;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
 		default:
-			if (cli_common_opt(&co, &c.t, opt, optarg, argv) < 0)
+			if (cli_common_opt(&co, &c.t, opt, p.arg, argv) < 0)
 				return EXIT_USAGE;
 		}
 	}
+	if (opt == CLI_STOP)
+		return p.exit;
 	if (!out)
 		return cli_usage_error("-o FILE is required");
 	if (cli_start(&co, &c.t, argc, argv) < 0)

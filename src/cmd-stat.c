@@ -43,7 +43,22 @@ struct stat_ctx {
 	struct tot *tot;		/* per walker thread */
 };
 
-static const char usage_text[] =
+static const struct cli_opt stat_opts[] = {
+	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL,
+	  "list each file with a residency bar; -vv adds the\ncached page ranges (first-last page numbers; in\nJSON, [first, count] pairs)", 0 },
+	{ "output", 'o', 0, 'o', "COLS", CC_WORDS,
+	  "RES PAGES SIZE FILE TOTAL_PAGES PERCENT DIRTY_PAGES WRITEBACK_PAGES EVICTED_PAGES "
+	  "RECENTLY_EVICTED_PAGES SOURCE BAR RANGES CGROUPS",
+	  "columns, in any case: RES,PAGES,SIZE,FILE,\nTOTAL_PAGES,PERCENT,DIRTY_PAGES,WRITEBACK_PAGES,\n"
+	  "EVICTED_PAGES,RECENTLY_EVICTED_PAGES,SOURCE,BAR,\nRANGES; '+COLS' adds to the default columns", 0 },
+	{ "by-cgroup", 0, 0, 'G' + 256, NULL, CC_NONE, NULL,
+	  "which memory cgroup owns each file's cached pages\n(CAP_SYS_ADMIN; /proc/kpagecgroup; only resident\npages are touched, so nothing is charged to us)", 0 },
+	{ 0 }
+};
+
+const struct cli_spec stat_spec = {
+	.name = "stat",
+	.usage =
 	"Usage: pagecache stat [OPTIONS] PATH...\n"
 	"\n"
 	"Show how much of each file or tree is in the page cache: cached pages, and\n"
@@ -54,22 +69,8 @@ static const char usage_text[] =
 	"Where the kernel refuses residency to you (a file you neither own nor may\n"
 	"write), cached is 'unknown' (JSON null) with the reason; mincore(2) would\n"
 	"have answered 'all cached' there, and pagecache never passes that on.\n"
-	"\n"
-	"Options:\n"
-	"  -v, --verbose          list each file with a residency bar; -vv adds the\n"
-	"                         cached page ranges (first-last page numbers; in\n"
-	"                         JSON, [first, count] pairs)\n"
-	"  -o, --output COLS      columns, in any case: RES,PAGES,SIZE,FILE,\n"
-	"                         TOTAL_PAGES,PERCENT,DIRTY_PAGES,WRITEBACK_PAGES,\n"
-	"                         EVICTED_PAGES,RECENTLY_EVICTED_PAGES,SOURCE,BAR,\n"
-	"                         RANGES; '+COLS' adds to the default columns\n"
-	"  -n, --noheadings       no header line in the table\n"
-	"      --by-cgroup        which memory cgroup owns each file's cached pages\n"
-	"                         (CAP_SYS_ADMIN; /proc/kpagecgroup; only resident\n"
-	"                         pages are touched, so nothing is charged to us)\n"
-	"  -h, --help             this text\n"
-	FORMAT_HELP
-	TARGET_HELP
+	"\n",
+	.footer =
 	"\n"
 	"JSON: {\"files\": [{\"path\", \"size\", \"pages\", \"cached\", \"dirty\",\n"
 	"\"writeback\", \"evicted\", \"recently_evicted\", ...}], \"total\": {...},\n"
@@ -79,7 +80,11 @@ static const char usage_text[] =
 	"  pagecache stat /var/lib/postgresql          summary of a tree\n"
 	"  pagecache stat -v --range 0-1G big.db       the first GiB, with a bar\n"
 	"  find /srv -name '*.ibd' -print0 | pagecache stat -b - -0 --json\n"
-	"Exit status: 0 all done, 1 some paths failed (named on stderr), 2 usage.\n";
+	"Exit status: 0 all done, 1 some paths failed (named on stderr), 2 usage.\n",
+	.groups = { &(struct cli_group){ "Options", stat_opts }, &cli_format_group,
+		    &cli_targets_group },
+	.operands = CC_FILE,
+};
 
 static const struct {
 	const char *name, *key, *header;
@@ -436,16 +441,7 @@ static int stat_file(struct pc_walk_entry *e, void *arg)
 
 int cmd_stat(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "noheadings", no_argument, NULL, 'n' },
-		{ "by-cgroup", no_argument, NULL, 'G' + 256 },
-		{ "help", no_argument, NULL, 'h' },
-		FORMAT_LONGOPTS,
-		TARGET_LONGOPTS,
-		{ 0 }
-	};
+	struct cli_parser p;
 	struct stat_ctx c = { 0 };
 	struct cli_opts co = { OUT_HUMAN };
 	bool custom = false;
@@ -457,29 +453,25 @@ int cmd_stat(int argc, char **argv)
 	int opt, rc;
 
 	targets_init(&c.t);
-	cli_begin(argc, argv);
-	while ((opt = getopt_long(argc, argv, "vo:nh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+	cli_parser_init(&p, &stat_spec, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'v':
 			c.verbose++;
 			break;
 		case 'o':
-			colspec = optarg;
-			break;
-		case 'n':
-			co.noheadings = true;
+			colspec = p.arg;
 			break;
 		case 'G' + 256:
 			c.by_cgroup = true;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
 		default:
-			if (cli_common_opt(&co, &c.t, opt, optarg, argv) < 0)
+			if (cli_common_opt(&co, &c.t, opt, p.arg, argv) < 0)
 				return EXIT_USAGE;
 		}
 	}
+	if (opt == CLI_STOP)
+		return p.exit;
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
 

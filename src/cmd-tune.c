@@ -22,7 +22,21 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char usage_text[] =
+static const struct cli_opt tune_opts[] = {
+	{ "interval", 'i', 0, 'i', "S", CC_NONE, NULL, "sampling interval in seconds (default 1)", 0 },
+	{ "auto", 0, 0, 'A', NULL, CC_NONE, NULL, "run the controller", 0 },
+	{ "duration", 0, 0, 'U', "S", CC_NONE, NULL,
+	  "with --auto, stop after S seconds (default: until stopped)", 0 },
+	{ "min", 0, 0, 'm', "N", CC_WORDS, "0 1 2 3 4 5 6 7 8 9",
+	  "with --auto, the lowest page-cluster (default 0)", 0 },
+	{ "max", 0, 0, 'M', "N", CC_WORDS, "0 1 2 3 4 5 6 7 8 9",
+	  "with --auto, the highest page-cluster (default 5)", 0 },
+	{ 0 }
+};
+
+const struct cli_spec tune_spec = {
+	.name = "tune",
+	.usage =
 	"Usage: pagecache tune swap [OPTIONS]\n"
 	"\n"
 	"Show the swap readahead state and how well readahead does, with advice:\n"
@@ -37,20 +51,18 @@ static const char usage_text[] =
 	"stopped (Ctrl-C, SIGTERM, --duration). Needs write permission on\n"
 	"/proc/sys/vm/page-cluster: the kernel gives it to uid 0 of the initial user\n"
 	"namespace, and no capability stands in for it (a container's root is refused).\n"
-	"\n"
-	"Options:\n"
-	"  -i, --interval S       sampling interval in seconds (default 1)\n"
-	"      --auto             run the controller\n"
-	"      --duration S       with --auto, stop after S seconds (default: until stopped)\n"
-	"      --min N, --max N   with --auto, the page-cluster range (default 0 and 5)\n"
-	"  -h, --help             this text\n"
-	FORMAT_HELP
+	"\n",
+	.footer =
 	"\n"
 	"Examples:\n"
 	"  pagecache tune swap                 state, hit ratio over 1 s, advice\n"
 	"  pagecache tune swap -i 10 --json\n"
 	"  pagecache tune swap --auto --duration 600\n"
-	"  pagecache bench swapin --with-auto  the controller against fixed settings\n";
+	"  pagecache bench swapin --with-auto  the controller against fixed settings\n",
+	.groups = { &(struct cli_group){ "Options", tune_opts }, &cli_format_group },
+	.operands = CC_WORDS,
+	.operand_words = "swap",
+};
 
 static volatile sig_atomic_t stop;
 
@@ -382,71 +394,69 @@ static int tune_show(double interval)
 
 int cmd_tune(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "auto", no_argument, NULL, 'A' },
-		{ "duration", required_argument, NULL, 'U' },
-		{ "min", required_argument, NULL, 'm' },
-		{ "max", required_argument, NULL, 'M' },
-		{ "help", no_argument, NULL, 'h' },
-		FORMAT_LONGOPTS,
-		{ 0 }
-	};
+	struct cli_parser p;
 	struct cli_opts co = { OUT_HUMAN };
 	double interval = 1, duration = 0;
 	int opt, rc, min_pc = 0, max_pc = 5;
 	bool autom = false;
 	char *end;
 
-	cli_begin(argc, argv);
-	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs(usage_text, argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : 0;
+	cli_parser_init(&p, &tune_spec, argc, argv);
+	if (argc < 2) {
+		cli_help(&tune_spec, stderr);
+		return EXIT_USAGE;
+	}
+	if (argv[1][0] == '-') {	/* --help, --version; any other option wants the tunable first */
+		opt = cli_getopt(&p, argc, argv);
+		if (opt == CLI_STOP)
+			return p.exit;
+		return cli_usage_error("name the tunable first: pagecache tune swap [OPTIONS]");
 	}
 	if (strcmp(argv[1], "swap"))
 		return cli_usage_error("unknown tunable '%s' (only: swap)", argv[1]);
 	argc--;
 	argv++;
-	while ((opt = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
+	cli_parser_init(&p, &tune_spec, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'i':
-			interval = strtod(optarg, &end);
+			interval = strtod(p.arg, &end);
 			if (*end || !(interval >= 0.01 && interval <= 3600))
-				return cli_usage_error("invalid interval '%s' (0.01-3600 seconds)", optarg);
+				return cli_usage_error("invalid interval '%s' (0.01-3600 seconds)", p.arg);
 			break;
 		case 'A':
 			autom = true;
 			break;
 		case 'U':
-			duration = strtod(optarg, &end);
+			duration = strtod(p.arg, &end);
 			if (*end || !(duration > 0 && duration <= 1e7))
-				return cli_usage_error("invalid duration '%s' (seconds)", optarg);
+				return cli_usage_error("invalid duration '%s' (seconds)", p.arg);
 			break;
 		case 'm':
 		case 'M': {
-			long v = strtol(optarg, &end, 10);
+			long v = strtol(p.arg, &end, 10);
 
 			if (*end || v < 0 || v > 9)
-				return cli_usage_error("invalid page-cluster '%s' (0-9)", optarg);
+				return cli_usage_error("invalid page-cluster '%s' (0-9)", p.arg);
 			*(opt == 'm' ? &min_pc : &max_pc) = (int)v;
 			break;
 		}
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
 		default:
 			if (cli_format_opt(&co, opt, argv) < 0)
 				return EXIT_USAGE;
 			break;
 		}
 	}
+	if (opt == CLI_STOP)
+		return p.exit;
 	if (optind < argc)
 		return cli_usage_error("unexpected argument '%s'", argv[optind]);
 	if (min_pc > max_pc)
 		return cli_usage_error("--min %d is above --max %d", min_pc, max_pc);
 	if (duration > 0 && !autom)
 		return cli_usage_error("--duration goes with --auto");
-	out_init(co.fmt, co.bytes, false);
+	out_init(co.fmt, co.bytes, co.noheadings);
+	out_set_raw(co.raw);
 	if (autom) {
 		out_list_declare("steps");
 		out_list_declare("errors");

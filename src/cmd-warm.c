@@ -26,10 +26,25 @@ struct warm_ctx {
 	struct pc_warmer **w;		/* one per walker thread */
 	struct warm_tot *tot;
 	struct pc_progress progress;
+	uint64_t found;			/* bytes of the files found so far: the progress total */
 	bool list;
 };
 
-static const char usage_text[] =
+static const struct cli_opt warm_opts[] = {
+	CLI_OPT_RATE,
+	{ "engine", 0, 0, 'E', "E", CC_WORDS, "threads uring auto",
+	  "threads (readahead(2) from the walker's threads; the\ndefault, and what auto picks) or uring (io_uring\n"
+	  "FADVISE; measured slower here, kept for comparison)", 0 },
+	{ "chunk", 0, 0, 'C', "SIZE", CC_SIZE, NULL,
+	  "bytes per read request (default: the device's cap)", 0 },
+	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list each file", 0 },
+	{ "quiet", 'q', 0, 'q', NULL, CC_NONE, NULL, "no progress line", 0 },
+	{ 0 }
+};
+
+const struct cli_spec warm_spec = {
+	.name = "warm",
+	.usage =
 	"Usage: pagecache warm [OPTIONS] PATH...\n"
 	"\n"
 	"Read files and trees into the page cache, as fast as the device allows.\n"
@@ -42,28 +57,18 @@ static const char usage_text[] =
 	"It never adds more page cache than MemAvailable minus a reserve (default\n"
 	"5% of RAM, at least 256M), nor more than the caller's memory cgroup has\n"
 	"room for; it stops there and says how far it got (exit 1).\n"
-	"\n"
-	"Options:\n"
-	"      --max-mem SIZE     add at most SIZE of new page cache\n"
-	"      --reserve SIZE     keep SIZE of MemAvailable free (0: no reserve; it\n"
-	"                         still never adds more than MemAvailable)\n"
-	"      --rate RATE        read at most RATE per second (100M; plain numbers\n"
-	"                         are MiB/s)\n"
-	"      --engine E         threads (readahead(2) from the walker's threads; the\n"
-	"                         default, and what auto picks) or uring (io_uring\n"
-	"                         FADVISE; measured slower here, kept for comparison)\n"
-	"      --chunk SIZE       bytes per read request (default: the device's cap)\n"
-	"  -v, --verbose          list each file\n"
-	"  -q, --quiet            no progress line\n"
-	"  -h, --help             this text\n"
-	FORMAT_HELP
-	TARGET_HELP
+	"\n",
+	.footer =
 	"\n"
 	"Examples:\n"
 	"  pagecache warm /var/lib/mysql\n"
 	"  pagecache warm --max-mem 2G --rate 200 /srv/index\n"
 	"Exit status: 0 all resident, 1 some files failed or the budget stopped it,\n"
-	"2 usage.\n";
+	"2 usage.\n",
+	.groups = { &(struct cli_group){ "Options", warm_opts }, &cli_budget_group,
+		    &cli_format_act_group, &cli_targets_group },
+	.operands = CC_FILE,
+};
 
 static void report(struct warm_ctx *c, unsigned worker)
 {
@@ -101,7 +106,13 @@ static void report(struct warm_ctx *c, unsigned worker)
 static int warm_file(struct pc_walk_entry *e, void *arg)
 {
 	struct warm_ctx *c = arg;
-	int rc = pc_warmer_add(c->w[e->worker], e->fd, e->path, &e->st, c->t.off, c->t.len);
+	uint64_t size = (uint64_t)e->st.st_size, want;
+	int rc;
+
+	want = c->t.off >= size ? 0 : c->t.len && c->t.len < size - c->t.off ? c->t.len
+									   : size - c->t.off;
+	__atomic_add_fetch(&c->found, want, __ATOMIC_RELAXED);
+	rc = pc_warmer_add(c->w[e->worker], e->fd, e->path, &e->st, c->t.off, c->t.len);
 
 	e->fd = -1;	/* the warmer has it now */
 
@@ -115,18 +126,7 @@ static int warm_file(struct pc_walk_entry *e, void *arg)
 
 int cmd_warm(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		BUDGET_LONGOPTS,
-		RATE_LONGOPT,
-		{ "engine", required_argument, NULL, 'E' },
-		{ "chunk", required_argument, NULL, 'C' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		FORMAT_LONGOPTS,
-		TARGET_LONGOPTS,
-		{ 0 }
-	};
+	struct cli_parser p;
 	struct warm_ctx c = { 0 };
 	struct pc_warm_opts wo = { 0 };
 	struct cli_opts co = { OUT_HUMAN };
@@ -140,28 +140,28 @@ int cmd_warm(int argc, char **argv)
 	int opt, rc;
 
 	targets_init(&c.t);
-	cli_begin(argc, argv);
-	while ((opt = getopt_long(argc, argv, "vqh" TARGET_SHORTOPTS, longopts, NULL)) != -1) {
+	cli_parser_init(&p, &warm_spec, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'M': case 'S': case 'T':
-			if (cli_budget_opt(&bo, opt, optarg) < 0)
+			if (cli_budget_opt(&bo, opt, p.arg) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'E':
-			if (!strcmp(optarg, "uring") || !strcmp(optarg, "io_uring"))
+			if (!strcmp(p.arg, "uring") || !strcmp(p.arg, "io_uring"))
 				wo.engine = PC_ENGINE_URING;
-			else if (!strcmp(optarg, "threads") || !strcmp(optarg, "readahead"))
+			else if (!strcmp(p.arg, "threads") || !strcmp(p.arg, "readahead"))
 				wo.engine = PC_ENGINE_THREADS;
-			else if (!strcmp(optarg, "auto"))
+			else if (!strcmp(p.arg, "auto"))
 				wo.engine = PC_ENGINE_AUTO;
 			else
 				return cli_usage_error("unknown engine '%s' (uring, threads, auto)",
-						       optarg);
+						       p.arg);
 			break;
 		case 'C':
-			if (pc_parse_size(optarg, &wo.chunk) < 0 || wo.chunk < pc_page_size())
+			if (pc_parse_size(p.arg, &wo.chunk) < 0 || wo.chunk < pc_page_size())
 				return cli_usage_error("invalid chunk '%s' (at least one page)",
-						       optarg);
+						       p.arg);
 			break;
 		case 'v':
 			c.list = true;
@@ -169,14 +169,13 @@ int cmd_warm(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
 		default:
-			if (cli_common_opt(&co, &c.t, opt, optarg, argv) < 0)
+			if (cli_common_opt(&co, &c.t, opt, p.arg, argv) < 0)
 				return EXIT_USAGE;
 		}
 	}
+	if (opt == CLI_STOP)
+		return p.exit;
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
 	rc = pc_budget_init(&c.budget, bo.max_mem, bo.reserve);
@@ -201,7 +200,7 @@ int cmd_warm(int argc, char **argv)
 		}
 	}
 	if (!quiet && co.fmt == OUT_HUMAN)
-		prog = cli_progress_start(&c.progress, "warming");
+		prog = cli_progress_start(&c.progress, "warming", &c.found);
 
 	t0 = pc_now();
 	rc = targets_walk(&c.t, warm_file, &c);

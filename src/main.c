@@ -18,19 +18,20 @@ static const struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
+	const struct cli_spec *spec;	/* its options (opts.h); NULL: its own parser */
 } commands[] = {
-	{ "stat", cmd_stat, "how much of files and trees is cached (dirty, evicted, ...)" },
-	{ "warm", cmd_warm, "read files into the cache, verified, within a memory budget" },
-	{ "evict", cmd_evict, "write back and drop files from the cache; say what stayed" },
-	{ "lock", cmd_lock, "keep files cached (mlock) until stopped" },
-	{ "snapshot", cmd_snapshot, "record what of files and trees is cached, to restore later" },
-	{ "restore", cmd_restore, "bring a snapshot's pages back, skipping files that changed" },
-	{ "show", cmd_show, "print what a snapshot holds" },
-	{ "diff", cmd_diff, "compare two snapshots: files and pages gained and lost" },
-	{ "run", cmd_run, "run a command that leaves no trace in the page cache" },
-	{ "cgroups", cmd_cgroups, "page cache per memory cgroup (v1 and v2)" },
-	{ "tune", cmd_tune, "swap readahead: state, hit ratio, advice; --auto adjusts page-cluster" },
-	{ "bench", cmd_bench, "experiments: warmup, readtwice, swapin; compare results" },
+	{ "stat", cmd_stat, "how much of files and trees is cached (dirty, evicted, ...)", &stat_spec },
+	{ "warm", cmd_warm, "read files into the cache, verified, within a memory budget", &warm_spec },
+	{ "evict", cmd_evict, "write back and drop files from the cache; say what stayed", &evict_spec },
+	{ "lock", cmd_lock, "keep files cached (mlock) until stopped", &lock_spec },
+	{ "snapshot", cmd_snapshot, "record what of files and trees is cached, to restore later", &snapshot_spec },
+	{ "restore", cmd_restore, "bring a snapshot's pages back, skipping files that changed", &restore_spec },
+	{ "show", cmd_show, "print what a snapshot holds", &show_spec },
+	{ "diff", cmd_diff, "compare two snapshots: files and pages gained and lost", &diff_spec },
+	{ "run", cmd_run, "run a command that leaves no trace in the page cache", &run_spec },
+	{ "cgroups", cmd_cgroups, "page cache per memory cgroup (v1 and v2)", &cgroups_spec },
+	{ "tune", cmd_tune, "swap readahead: state, hit ratio, advice; --auto adjusts page-cluster", &tune_spec },
+	{ "bench", cmd_bench, "experiments: warmup, readtwice, swapin; compare results", NULL },
 };
 
 static void usage(FILE *o)
@@ -64,9 +65,42 @@ static void raise_nofile(void)
 	}
 }
 
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+/* Hidden: the completion scripts, and a command's options for the man page check. */
+static int hidden(int argc, char **argv)
+{
+	struct cli_cmdinfo info[sizeof(commands) / sizeof(commands[0])];
+	const struct command *c;
+
+	if (!strcmp(argv[1], "--list-options")) {
+		c = argc == 3 ? find_command(argv[2]) : NULL;
+		if (!c || !c->spec) {
+			fprintf(stderr, "pagecache: --list-options COMMAND (one with a table)\n");
+			return EXIT_USAGE;
+		}
+		return cli_list_options(c->spec, stdout);
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		info[i] = (struct cli_cmdinfo){ commands[i].name, commands[i].summary,
+						commands[i].spec };
+	if (argc != 3 || cli_completion(argv[2], info, sizeof(info) / sizeof(info[0]), stdout) < 0) {
+		fprintf(stderr, "pagecache: --completion bash|zsh\n");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *verb = argc > 1 ? argv[1] : NULL;
+	const struct command *c;
 	int rc;
 
 	opterr = 0;			/* our own message names the option */
@@ -80,25 +114,53 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (!strcmp(verb, "-h") || !strcmp(verb, "--help") || !strcmp(verb, "help")) {
+	/* -h alone is help; with paths it is vmtouch's (every hardlink) */
+	if ((!strcmp(verb, "-h") && argc == 2) || !strcmp(verb, "--help") ||
+	    (!strcmp(verb, "help") && argc < 3)) {
 		usage(stdout);
 		return 0;
+	}
+	if (!strcmp(verb, "help")) {	/* help CMD: CMD --help */
+		static char *hargv[4] = { NULL, NULL, "--help", NULL };
+
+		if (!find_command(argv[2])) {
+			fprintf(stderr, "pagecache: '%s' is not a command. See 'pagecache --help'.\n",
+				argv[2]);
+			return EXIT_USAGE;
+		}
+		hargv[0] = argv[0];
+		hargv[1] = argv[2];
+		argc = 3;
+		argv = hargv;
+		verb = argv[1];
+	} else if (!strcmp(verb, "--completion") || !strcmp(verb, "--list-options")) {
+		return hidden(argc, argv);
+	} else if (verb[0] == '-' && strcmp(verb, "-V") && strcmp(verb, "--version")) {
+		char **nargv;	/* vmtouch's command line, as vmtouch reads it */
+
+		verb = cli_vmtouch_argv(argc, argv, &argc, &nargv);
+		if (!verb)
+			return EXIT_USAGE;
+		argv = nargv;
 	}
 	if (!strcmp(verb, "-V") || !strcmp(verb, "--version")) {
 		printf("pagecache %s\n", PC_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(verb, commands[i].name))
-			continue;
-		cli_cmd = commands[i].name;
-		rc = commands[i].fn(argc - 1, argv + 1);
+	c = find_command(verb);
+	if (c) {
+		cli_cmd = c->name;
+		rc = c->fn(argc - 1, argv + 1);
 		if (fclose(stdout) != 0 && errno != EPIPE) {
 			fprintf(stderr, "pagecache: cannot write output: %s\n", strerror(errno));
 			return EXIT_PARTIAL;
 		}
 		return rc;
 	}
-	fprintf(stderr, "pagecache: '%s' is not a command. See 'pagecache --help'.\n", verb);
+	if (access(verb, F_OK) == 0)	/* vmtouch FILE: say how it is said here */
+		fprintf(stderr, "pagecache: '%s' is not a command; to see what of it is cached: "
+			"pagecache stat '%s' (or, as vmtouch, pagecache -v '%s')\n", verb, verb, verb);
+	else
+		fprintf(stderr, "pagecache: '%s' is not a command. See 'pagecache --help'.\n", verb);
 	return EXIT_USAGE;
 }

@@ -38,6 +38,7 @@ struct olist {
 static struct {
 	enum out_fmt fmt;
 	bool bytes, noheadings;
+	bool raw;		/* -r: no padding, spaces in cells escaped */
 	struct olist lists[4];
 	int nlists;
 	struct { const char *name; struct orec rec; } objs[4];
@@ -62,6 +63,11 @@ void out_init(enum out_fmt fmt, bool bytes, bool noheadings)
 void out_json_short(bool on)
 {
 	doc.json_short = on;
+}
+
+void out_set_raw(bool raw)
+{
+	doc.raw = raw;
 }
 
 enum out_fmt out_format(void)
@@ -930,11 +936,21 @@ static void kv_rec(FILE *o, const struct orec *r)
 /* A table cell for people, escaped; malloc'd (NULL: out of memory). */
 static char *cell_text(const struct ofield *f)
 {
-	char buf[4096];
+	char buf[4096], *e, *r;
+	size_t n = 0;
 
 	if (!f)
 		return strdup("-");
-	return out_escape(field_text(f, buf, sizeof(buf)));
+	e = out_escape(field_text(f, buf, sizeof(buf)));
+	if (!e || !doc.raw || !strchr(e, ' '))
+		return e;
+	/* raw: a space would split the cell, so it is \x20, as util-linux writes it */
+	r = malloc(strlen(e) * 4 + 1);
+	if (r)
+		for (const char *c = e; *c; c++)
+			n += (size_t)(*c == ' ' ? sprintf(r + n, "\\x20") : sprintf(r + n, "%c", *c));
+	free(e);
+	return r;
 }
 
 static void render_table(FILE *o, struct olist *l)
@@ -960,11 +976,12 @@ static void render_table(FILE *o, struct olist *l)
 			char *cell = r ? cell_text(orec_get(&l->recs[r - 1], l->cols[c].key)) : NULL;
 			const char *text = r ? (cell ? cell : "?") : l->cols[c].header;
 
-			if (l->cols[c].left)
-				if (last)
-					fputs(text, o);
-				else
-					fprintf(o, "%-*s ", (int)w[c], text);
+			if (doc.raw)
+				fprintf(o, "%s%s", text, last ? "" : " ");
+			else if (l->cols[c].left && last)
+				fputs(text, o);
+			else if (l->cols[c].left)
+				fprintf(o, "%-*s ", (int)w[c], text);
 			else
 				fprintf(o, "%*s%s", (int)w[c], text, last ? "" : " ");
 			free(cell);

@@ -42,6 +42,13 @@ static int parse_range(struct targets *t, const char *arg)
 	uint64_t a = 0, b = 0;
 	char lo[64];
 
+	if (!dash && *arg) {	/* a plain B: 0-B, as vmtouch's -p reads it */
+		if (pc_parse_size(arg, &b) < 0 || b == 0)
+			return -EINVAL;
+		t->off = 0;
+		t->len = b;
+		return 0;
+	}
 	if (!dash || (size_t)(dash - arg) >= sizeof(lo))
 		return -EINVAL;
 	memcpy(lo, arg, (size_t)(dash - arg));
@@ -64,7 +71,8 @@ int targets_opt(struct targets *t, int c, const char *arg)
 	switch (c) {
 	case 'r':
 		if (parse_range(t, arg) < 0) {
-			cli_usage_error("invalid range '%s' (want A-B, -B or A-, e.g. 4k-1M)", arg);
+			cli_usage_error("invalid range '%s' (want A-B, -B, A- or B, e.g. 4k-1M)%s", arg,
+					!strcmp(cli_cmd, "lock") ? "; a pidfile is -P FILE" : "");
 			return -1;
 		}
 		return 1;
@@ -90,8 +98,13 @@ int targets_opt(struct targets *t, int c, const char *arg)
 	case 'H':
 		t->walk.all_links = true;
 		return 1;
-	case 'b':
+	case OPT_BATCH:
+	case OPT_FILES_FROM:
 		t->batch = arg;
+		return 1;
+	case OPT_FILES0_FROM:	/* GNU's: the list ends names with NUL */
+		t->batch = arg;
+		t->nul = true;
 		return 1;
 	case '0':
 		t->nul = true;
@@ -732,6 +745,12 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 	case 'B':
 		co->bytes = true;
 		return 1;
+	case OPT_NOHEADINGS:
+		co->noheadings = true;
+		return 1;
+	case OPT_RAW:
+		co->raw = true;
+		return 1;
 	}
 	rc = targets_opt(t, opt, arg);
 	if (rc == 0)
@@ -742,6 +761,7 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **argv)
 {
 	out_init(co->fmt, co->bytes, co->noheadings);
+	out_set_raw(co->raw);
 	out_list_declare("files");
 	out_list_declare("errors");
 	return targets_finish(t, argc - optind, argv + optind);
@@ -835,10 +855,23 @@ int cli_resident_runs(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_
 
 struct cli_progress {
 	const struct pc_progress *p;
+	const uint64_t *total;		/* bytes to do, may grow (a walk); NULL: unknown */
 	const char *label;
 	pthread_t tid;
 	volatile int done;
 };
+
+/* "1:05", "2:03:04": an ETA people read at a glance */
+static char *fmt_eta(double s, char *buf, size_t len)
+{
+	unsigned long t = s < 0 ? 0 : s > 359999 ? 359999 : (unsigned long)(s + 0.5);
+
+	if (t >= 3600)
+		snprintf(buf, len, "%lu:%02lu:%02lu", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, len, "%lu:%02lu", t / 60, t % 60);
+	return buf;
+}
 
 static void *progress_main(void *arg)
 {
@@ -846,32 +879,51 @@ static void *progress_main(void *arg)
 	double t0 = pc_now();
 
 	while (!pr->done) {
-		char a[32], b[32];
-		double el = pc_now() - t0;
-		uint64_t rd = __atomic_load_n(&pr->p->bytes, __ATOMIC_RELAXED);
+		char a[32], b[32], c[32], e[32];
+		double el, rate;
+		uint64_t rd, total;
 
 		usleep(200000);
 		if (pr->done)
 			break;
-		fprintf(stderr, "\r\033[K%s: %llu files done, %s asked for, %s/s", pr->label,
-			(unsigned long long)__atomic_load_n(&pr->p->files, __ATOMIC_RELAXED),
-			pc_human_size(rd, a, sizeof(a)),
-			pc_human_size(el > 0 ? (uint64_t)((double)rd / el) : 0, b, sizeof(b)));
+		el = pc_now() - t0;
+		rd = __atomic_load_n(&pr->p->bytes, __ATOMIC_RELAXED);
+		total = pr->total ? __atomic_load_n(pr->total, __ATOMIC_RELAXED) : 0;
+		rate = el > 0 ? (double)rd / el : 0;
+		if (total) {
+			uint64_t left = total > rd ? total - rd : 0;
+			unsigned pct = rd >= total ? 100 : (unsigned)(rd * 100 / total);
+
+			fprintf(stderr, "\r\033[K%s: %3u%% %s of %s, %s/s, ETA %s, %llu files done",
+				pr->label, pct, pc_human_size(rd, a, sizeof(a)),
+				pc_human_size(total, b, sizeof(b)),
+				pc_human_size((uint64_t)rate, c, sizeof(c)),
+				rate > 0 ? fmt_eta((double)left / rate, e, sizeof(e)) : "?",
+				(unsigned long long)__atomic_load_n(&pr->p->files, __ATOMIC_RELAXED));
+		} else {
+			fprintf(stderr, "\r\033[K%s: %llu files done, %s asked for, %s/s", pr->label,
+				(unsigned long long)__atomic_load_n(&pr->p->files, __ATOMIC_RELAXED),
+				pc_human_size(rd, a, sizeof(a)), pc_human_size((uint64_t)rate, b, sizeof(b)));
+		}
 	}
 	fprintf(stderr, "\r\033[K");
 	return NULL;
 }
 
-struct cli_progress *cli_progress_start(const struct pc_progress *p, const char *label)
+struct cli_progress *cli_progress_start(const struct pc_progress *p, const char *label,
+					const uint64_t *total)
 {
 	struct cli_progress *pr;
+	const char *term = getenv("TERM");
 
-	if (!cli_stderr_tty())
-		return NULL;	/* progress only on a terminal */
+	/* on a terminal only, and not one that cannot move the cursor back */
+	if (!cli_stderr_tty() || (term && !strcmp(term, "dumb")))
+		return NULL;
 	pr = calloc(1, sizeof(*pr));
 	if (!pr)
 		return NULL;
 	pr->p = p;
+	pr->total = total;
 	pr->label = label;
 	if (pthread_create(&pr->tid, NULL, progress_main, pr) != 0) {
 		free(pr);
@@ -934,7 +986,7 @@ int cli_format_opt(struct cli_opts *co, int opt, char **argv)
 {
 	struct targets none;
 
-	if (!strchr("JPKB", opt) || !opt) {
+	if ((opt != OPT_NOHEADINGS && opt != OPT_RAW && !strchr("JPKB", opt)) || !opt) {
 		cli_usage_error("unknown option or missing value: '%s'", argv[optind - 1]);
 		return -1;
 	}

@@ -29,7 +29,7 @@ pc stat /proc/version >o 2>e; t_is "a procfs file named: exit 1" $? 1
 t_ok "said why" grep -q "'/proc/version': on a filesystem of kernel interfaces" e
 pc stat /proc/sys/vm >o 2>e; t_is "a procfs tree named: exit 1" $? 1
 mkdir -p kif; ln -s /proc/version kif/v; mkfile kif/f 4
-pc stat --json -L kif >o.json 2>e; t_is "-L to a procfs file: skipped, exit 0" $? 0
+pc stat --json -f kif >o.json 2>e; t_is "-f (--follow) to a procfs file: skipped, exit 0" $? 0
 t_is "only the data file is seen" "$(jq '.total.files' o.json)" 1
 
 # a rate is a rate: not 0 in disguise ("no limit"), not infinity
@@ -71,9 +71,9 @@ else
 	t_skip "a block device is refused" "no block device in /dev"
 fi
 
-# symlink loops under -L: terminate, say so
-timeout 20 "$PAGECACHE" stat -L tree >o 2>e; rc=$?
-t_is "-L over loops terminates; dangling/looping links are failures" "$rc" 1
+# symlink loops under -f (--follow): terminate, say so
+timeout 20 "$PAGECACHE" stat -f tree >o 2>e; rc=$?
+t_is "-f over loops terminates; dangling/looping links are failures" "$rc" 1
 t_ok "the directory loop is reported" grep -q "already visited" e
 t_ok "the two-link loop is named" grep -q "symbolic link loop" e
 t_ok "the dangling link is named" grep -q "'tree/dangling': No such file" e

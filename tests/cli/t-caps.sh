@@ -78,7 +78,7 @@ mkfile own/big 16384 && chown 65534:65534 own/big
 without ipc_lock bash -c "ulimit -l 64; exec '$PAGECACHE' lock own/big" >o 2>e; rc=$?
 t_is "root without CAP_IPC_LOCK, ulimit -l 64: lock exits 1" "$rc" 1
 t_ok "naming CAP_IPC_LOCK" grep -q "RLIMIT_MEMLOCK is 64 KiB (needs CAP_IPC_LOCK" e
-nobody_with ipc_lock bash -c "ulimit -l 64; exec '$NPC' lock -d -p '$T_DIR/own/l.pid' own/big" \
+nobody_with ipc_lock bash -c "ulimit -l 64; exec '$NPC' lock -d -P '$T_DIR/own/l.pid' own/big" \
 	>o 2>e; rc=$?
 pid=$(cat own/l.pid 2>/dev/null)
 T_CLEANUP+=("t_kill ${pid:-}")

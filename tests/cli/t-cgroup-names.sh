@@ -136,7 +136,7 @@ if t_cap sys_admin; then	# --by-cgroup reads /proc/kpagecgroup
 else
 	t_skip "every restored page is charged to the unit's cgroup" "$T_WHY (--by-cgroup reads /proc/kpagecgroup)"
 fi
-pc restore -n --cgroup "${ID1:0:12}" own.snap >o 2>e; t_is "restore --dry-run takes a container ID" $? 0
+pc restore --dry-run --cgroup "${ID1:0:12}" own.snap >o 2>e; t_is "restore --dry-run takes a container ID" $? 0
 pc restore --cgroup "$P" own.snap >o 2>e; rc=$?
 t_is "and refuses an ambiguous one (exit 1)" "$rc" 1
 t_ok "naming both" grep -qF "docker/$ID4'" e

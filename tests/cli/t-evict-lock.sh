@@ -28,7 +28,7 @@ if ! t_cap ipc_lock && [ "$(ulimit -l)" != unlimited ] && [ "$(ulimit -l)" -lt 1
 	t_done; exit
 fi
 drop tree/a
-pc lock -d -p "$T_DIR/lock.pid" tree/a >o 2>e; rc=$?
+pc lock -d -P "$T_DIR/lock.pid" tree/a >o 2>e; rc=$?
 pid=$(cat lock.pid 2>/dev/null)
 T_CLEANUP+=("t_kill ${pid:-}")
 t_is "lock --daemon returns 0 once locked" "$rc" 0
@@ -49,7 +49,7 @@ t_is "after unlock, evict works" "$(cached_pages tree/a)" 0
 # old code used (FILE.tmp.PID: bash's pid, which exec keeps) is never
 # written through, and a pidfile that another process replaced is its own
 echo victim-data >victim
-bash -c 'ln -s "$1/victim" "$1/fg.pid.tmp.$$"; exec "$2" lock -p "$1/fg.pid" "$1/tree/a"' \
+bash -c 'ln -s "$1/victim" "$1/fg.pid.tmp.$$"; exec "$2" lock -P "$1/fg.pid" "$1/tree/a"' \
 	_ "$T_DIR" "$PAGECACHE" >/dev/null 2>&1 &
 lp=$!
 T_CLEANUP+=("t_kill $lp")
@@ -90,7 +90,7 @@ t_is "an injected mlock EPERM exits 1 without waiting" "$rc" 1
 pc lock --max-mem 1M tree/big >o 2>e; rc=$?
 t_is "lock over --max-mem exits 1 without waiting" "$rc" 1
 t_ok "and says so" grep -q "stopped early" e
-pc lock -d -p "$T_DIR/l2.pid" --max-mem 1M tree/a tree/big >o 2>e; rc=$?
+pc lock -d -P "$T_DIR/l2.pid" --max-mem 1M tree/a tree/big >o 2>e; rc=$?
 T_CLEANUP+=("pkill -f '[l]ock -d -p $T_DIR/l2.pid'")
 t_is "a daemon that cannot lock everything exits 1" "$rc" 1
 # the daemon reports, releases everything and exits, and lock -d waits for

@@ -84,7 +84,7 @@ t_is "and the real file has them back" "$(resident_pages l/lower)" "$N"
 
 # lock through the overlay pins the real file's pages
 drop l/lower
-pc lock -d -p "$T_DIR/lock.pid" m/lower >lk.out 2>lk.err; rc=$?
+pc lock -d -P "$T_DIR/lock.pid" m/lower >lk.out 2>lk.err; rc=$?
 T_CLEANUP+=("kill \$(cat '$T_DIR/lock.pid')")
 t_is "lock through the overlay exits 0" "$rc" 0
 t_is "the real file is cached" "$(cached_pages l/lower)" "$N"

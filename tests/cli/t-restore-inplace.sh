@@ -29,7 +29,7 @@ dd if=/dev/urandom of=db/over bs="$PS" seek=10 count=5 conv=notrunc status=none
 truncate -s $((N / 4 * PS)) db/shrink
 head -c $((N * PS)) /dev/urandom >db/swap.new && mv db/swap.new db/swap
 drop db/*
-pc restore -n --json s.snap >dry.json 2>/dev/null
+pc restore --dry-run --json s.snap >dry.json 2>/dev/null
 t_is "a dry run plans the runs clipped to the sizes now" "$(jq .total.pages dry.json)" \
 	$((want[grow] + want[over] + N / 4 + want[same]))
 drop db/*

@@ -61,7 +61,7 @@ fi
 
 # dry run reads nothing
 drop db/*/* db/*
-pc restore -n --json s.snap >dry.json
+pc restore --dry-run --json s.snap >dry.json
 t_is "--dry-run reads nothing" "$(cached_pages db/f1)" 0
 t_is "--dry-run says what it would read" "$(jq '[.files[].to_read] | add' dry.json)" "$(jq .total.pages rest.json)"
 
@@ -102,8 +102,8 @@ rmdir db/f2 && mv db/f2.real db/f2
 
 # --range: only that part is recorded
 cat db/f4 >/dev/null
-pc snapshot -o range.snap -r 0-64k db/f4 >/dev/null
-t_is "snapshot -r 0-64k records 16 pages" "$(jq .total.pages <(pc show --json range.snap))" 16
+pc snapshot -o range.snap -p 0-64k db/f4 >/dev/null
+t_is "snapshot -p 0-64k records 16 pages" "$(jq .total.pages <(pc show --json range.snap))" 16
 
 # diff
 cat db/f3 >/dev/null

@@ -1,0 +1,621 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * opts.c: the option tables' one reader. From a command's cli_spec it
+ * builds getopt_long's tables and parses, prints the --help option list,
+ * writes the bash and zsh completions and lists the options for the man
+ * page check (tests/cli/t-options.sh), so the parser, the help, the
+ * completions and the manual say the same. Letters follow the tools users
+ * already know: vmtouch's for vmtouch's jobs, util-linux's for output;
+ * a letter that would mean two things is refused with a message that says
+ * what to type, never read another way.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the shared groups ---- */
+
+static const struct cli_opt targets_opts[] = {
+	{ "range", 'p', 0, OPT_RANGE, "RANGE", CC_NONE, NULL,
+	  "only bytes A to B of each file (4k-1M, -64M, 1G-;\na plain B: 0-B, as vmtouch)", 0 },
+	{ "include", 'I', 0, OPT_INCLUDE, "PAT", CC_NONE, NULL,
+	  "only files whose name matches PAT (repeatable)", 0 },
+	{ "exclude", 'X', 'i', OPT_EXCLUDE, "PAT", CC_NONE, NULL,
+	  "skip files and directories matching PAT (repeatable)", 0 },
+	{ "max-size", 'm', 0, OPT_MAX_SIZE, "SIZE", CC_SIZE, NULL,
+	  "skip files larger than SIZE", 0 },
+	{ "one-file-system", 'x', 'F', OPT_ONE_FS, NULL, CC_NONE, NULL,
+	  "stay on the filesystem of each PATH", 0 },
+	{ "follow", 'f', 0, OPT_FOLLOW, NULL, CC_NONE, NULL,
+	  "follow symlinks inside trees (loops are detected)", 0 },
+	{ "all-links", 'H', 0, OPT_ALL_LINKS, NULL, CC_NONE, NULL,
+	  "count every hardlink (default: each inode once)", 0 },
+	{ "batch", 'b', 0, OPT_BATCH, "FILE", CC_FILE, NULL,
+	  "read more paths from FILE, one a line ('-': stdin)", 0 },
+	{ "files-from", 0, 0, OPT_FILES_FROM, "FILE", CC_FILE, NULL,
+	  "the same as -b FILE", 0 },
+	{ "files0-from", 0, 0, OPT_FILES0_FROM, "FILE", CC_FILE, NULL,
+	  "read more paths from FILE, each ended by NUL\n(find -print0; -b FILE -0)", 0 },
+	{ "null", '0', 0, OPT_NULL, NULL, CC_NONE, NULL,
+	  "with -b, paths end with NUL (find -print0)", 0 },
+	{ "threads", 'j', 0, OPT_THREADS, "N", CC_NONE, NULL,
+	  "walk with N threads (default: 2 per CPU, 2 to 16)", 0 },
+	{ "pid", 0, 0, OPT_PID, "PID", CC_PID, NULL,
+	  "the files process PID maps or holds open (repeatable)", 0 },
+	{ "children", 0, 0, OPT_CHILDREN, NULL, CC_NONE, NULL,
+	  "with --pid, its descendants' files too", 0 },
+	{ "cgroup", 0, 0, OPT_CGROUP, "CG", CC_CGROUP, NULL,
+	  "the files of every process in memory cgroup CG: its\ndirectory, its path "
+	  "(/system.slice/db.service), its\nname (db.service) or a container ID (12+ hex digits)", 0 },
+	{ NULL, 'L', 0, 0, NULL, CC_NONE, NULL,
+	  "-L is not an option here: to follow symlinks type -f (--follow); vmtouch's -L "
+	  "(lock with mlockall) is 'pagecache lock'", CLI_REFUSE },
+	{ 0 }
+};
+const struct cli_group cli_targets_group = { "Choosing files", targets_opts };
+
+#define FMT_COMMON                                                                     \
+	{ "json", 'J', 0, OPT_JSON, "STYLE", CC_WORDS, "pretty short",                \
+	  "JSON on stdout (errors included); STYLE pretty\n(the default) or short: "    \
+	  "one object a line", CLI_OPTARG },                                           \
+	{ "prom", 0, 0, OPT_PROM, NULL, CC_NONE, NULL,                                \
+	  "Prometheus text (node_exporter textfile)", 0 },                             \
+	{ "kv", 0, 0, OPT_KV, NULL, CC_NONE, NULL, "key=value lines", 0 },             \
+	{ "bytes", 0, 0, OPT_BYTES, NULL, CC_NONE, NULL,                              \
+	  "exact bytes instead of 1.5G", 0 }
+#define HELP_NOHEADINGS "no header line in the table"
+#define HELP_RAW "the table unaligned: one space between columns,\nspaces in values as \\x20"
+
+static const struct cli_opt format_opts[] = {
+	FMT_COMMON,
+	{ "noheadings", 'n', 0, OPT_NOHEADINGS, NULL, CC_NONE, NULL, HELP_NOHEADINGS, 0 },
+	{ "raw", 'r', 0, OPT_RAW, NULL, CC_NONE, NULL, HELP_RAW, 0 },
+	{ 0 }
+};
+const struct cli_group cli_format_group = { "Output", format_opts };
+
+static const struct cli_opt format_act_opts[] = {
+	FMT_COMMON,
+	{ "noheadings", 'n', 0, OPT_NOHEADINGS, NULL, CC_NONE, NULL, HELP_NOHEADINGS, 0 },
+	{ "raw", 0, 0, OPT_RAW, NULL, CC_NONE, NULL, HELP_RAW, 0 },
+	{ NULL, 'r', 0, 0, "RANGE", CC_NONE, NULL,
+	  "-r is not an option here: a byte range is -p A-B (--range), as vmtouch's; raw "
+	  "output is --raw", CLI_REFUSE },
+	{ 0 }
+};
+const struct cli_group cli_format_act_group = { "Output", format_act_opts };
+
+static const struct cli_opt format_restore_opts[] = {
+	FMT_COMMON,
+	{ "noheadings", 0, 0, OPT_NOHEADINGS, NULL, CC_NONE, NULL, HELP_NOHEADINGS, 0 },
+	{ "raw", 'r', 0, OPT_RAW, NULL, CC_NONE, NULL, HELP_RAW, 0 },
+	{ NULL, 'n', 0, 0, NULL, CC_NONE, NULL,
+	  "-n is not an option here: a dry run is --dry-run; no headings is --noheadings",
+	  CLI_REFUSE },
+	{ 0 }
+};
+const struct cli_group cli_format_restore_group = { "Output", format_restore_opts };
+
+static const struct cli_opt budget_opts[] = {
+	{ "max-mem", 0, 0, OPT_MAX_MEM, "SIZE", CC_SIZE, NULL,
+	  "add (or lock) at most SIZE of page cache", 0 },
+	{ "reserve", 0, 0, OPT_RESERVE, "SIZE", CC_SIZE, NULL,
+	  "keep SIZE of MemAvailable free (default 5% of RAM,\nat least 256M; 0: none)", 0 },
+	{ 0 }
+};
+const struct cli_group cli_budget_group = { "Memory budget", budget_opts };
+
+/*
+ * vmtouch 1.3.1's letters ("tevqlLdfFh0i:I:p:b:m:P:w"), where a command
+ * has none of them: what to type instead. Checked after the command's own.
+ */
+static const struct { char letter; bool arg; const char *say; } vmtouch_hints[] = {
+	{ 't', false, "-t (vmtouch's touch) is 'pagecache warm' (or 'pagecache -t')" },
+	{ 'e', false, "-e (vmtouch's evict) is 'pagecache evict' (or 'pagecache -e')" },
+	{ 'l', false, "-l (vmtouch's lock) is 'pagecache lock' (or 'pagecache -l')" },
+	{ 'd', false, "-d (daemon) goes with lock: 'pagecache lock -d'" },
+	{ 'P', true, "-P FILE (a pidfile) goes with lock: 'pagecache lock -d -P FILE'" },
+	{ 'w', false, "-w goes with 'pagecache lock -d', which always waits until all is locked" },
+	{ 'q', false, "-q: this command has no quiet mode (send its output to /dev/null)" },
+};
+
+/* ---- the parser ---- */
+
+/* --json[=STYLE], or -J in a cluster: NULL if w is neither, else STYLE or "" */
+static const char *takes_json(const struct cli_parser *p, const char *w)
+{
+	if (is_json_flag(w))
+		return strchr(w, '=') ? strchr(w, '=') + 1 : "";
+	if (w[0] != '-' || w[1] == '-' || !w[1])
+		return NULL;
+	/* a cluster: -vJ; a letter that takes an argument ends it */
+	for (const char *c = w + 1; *c; c++) {
+		if (*c == 'J')
+			return "";
+		for (int i = 0; i < p->nflat; i++)
+			if ((p->flat[i]->letter == *c || p->flat[i]->alias == *c) && p->flat[i]->arg &&
+			    !(p->flat[i]->flags & CLI_OPTARG))
+				return NULL;
+	}
+	return NULL;
+}
+
+static void build(struct cli_parser *p)
+{
+	size_t s = 0, l = 0;
+
+	p->built = true;
+	p->nflat = 0;
+	if (p->spec->stop_at_operand)
+		p->shortopts[s++] = '+';
+	p->shortopts[s++] = ':';
+	for (int g = 0; p->spec->groups[g]; g++)
+		for (const struct cli_opt *o = p->spec->groups[g]->opts; o->name || o->letter; o++) {
+			if (p->nflat >= (int)(sizeof(p->flat) / sizeof(p->flat[0])) - 3)
+				break;	/* a table too big is a programming error; t-options sees it */
+			p->flat[p->nflat] = o;
+			for (int k = 0; k < 2; k++) {
+				char c = k ? o->alias : o->letter;
+
+				if (!c || s + 3 >= sizeof(p->shortopts))
+					continue;
+				p->shortopts[s++] = c;
+				/* an optional argument is the long name's (--json=short): -Jn is two letters */
+				if (o->arg && !(o->flags & CLI_OPTARG))
+					p->shortopts[s++] = ':';
+			}
+			if (o->name && !(o->flags & CLI_REFUSE))
+				p->longopts[l++] = (struct option){
+					o->name,
+					!o->arg ? no_argument
+						: o->flags & CLI_OPTARG ? optional_argument
+									: required_argument,
+					NULL, 1000 + p->nflat
+				};
+			p->nflat++;
+		}
+	memcpy(p->shortopts + s, "hV", 3);
+	p->longopts[l++] = (struct option){ "help", no_argument, NULL, 'h' };
+	p->longopts[l++] = (struct option){ "version", no_argument, NULL, 'V' };
+	p->longopts[l] = (struct option){ 0 };
+}
+
+void cli_parser_init(struct cli_parser *p, const struct cli_spec *spec, int argc,
+		     char **argv)
+{
+	memset(p, 0, sizeof(*p));
+	p->spec = spec;
+	build(p);
+	optind = 1;
+	opterr = 0;
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		const char *style = takes_json(p, argv[i]);
+
+		if (style) {
+			out_init(OUT_JSON, false, false);
+			out_json_short(!strcmp(style, "short"));
+		}
+	}
+}
+
+static int stop(struct cli_parser *p, int rc)
+{
+	p->exit = rc;
+	return CLI_STOP;
+}
+
+int cli_getopt(struct cli_parser *p, int argc, char **argv)
+{
+	int c;
+
+	if (!p->built)
+		cli_parser_init(p, p->spec, argc, argv);
+	c = getopt_long(argc, argv, p->shortopts, p->longopts, NULL);
+	p->arg = optarg;
+	if (c == -1)
+		return CLI_END;
+	if (c == 'h') {
+		cli_help(p->spec, stdout);
+		return stop(p, 0);
+	}
+	if (c == 'V') {
+		printf("pagecache %s\n", PC_VERSION);
+		return stop(p, 0);
+	}
+	if (c >= 1000 && c < 1000 + p->nflat)
+		return p->flat[c - 1000]->id;
+	if (c == ':')
+		return stop(p, cli_usage_error("option '%s' needs a value", argv[optind - 1]));
+	for (int i = 0; c != '?' && i < p->nflat; i++) {
+		const struct cli_opt *o = p->flat[i];
+
+		if (o->letter != c && o->alias != c)
+			continue;
+		if (o->flags & CLI_REFUSE)
+			return stop(p, cli_usage_error("%s", o->help));
+		return o->id;
+	}
+	if (c == '?' && optopt) {
+		for (size_t i = 0; i < sizeof(vmtouch_hints) / sizeof(vmtouch_hints[0]); i++)
+			if (vmtouch_hints[i].letter == optopt)
+				return stop(p, cli_usage_error("%s", vmtouch_hints[i].say));
+		return stop(p, cli_usage_error("unknown option '-%c'", optopt));
+	}
+	return stop(p, cli_usage_error("unknown option '%s'", argv[optind - 1]));
+}
+
+/* "  -x, -F, --one-file-system" and the like; returns its length. */
+static int opt_left(const struct cli_opt *o, char *buf, size_t len)
+{
+	int n = 0;
+
+	if (o->letter)
+		n += snprintf(buf + n, len - (size_t)n, "-%c, ", o->letter);
+	if (o->alias)
+		n += snprintf(buf + n, len - (size_t)n, "-%c, ", o->alias);
+	if (!o->letter && !o->alias)
+		n += snprintf(buf + n, len - (size_t)n, "    ");
+	n += snprintf(buf + n, len - (size_t)n, "--%s", o->name);
+	if (o->arg)
+		n += snprintf(buf + n, len - (size_t)n, o->flags & CLI_OPTARG ? "[=%s]" : " %s",
+			      o->arg);
+	return n;
+}
+
+static void help_line(FILE *o, const char *left, const char *help)
+{
+	const char *h = help;
+	int w = fprintf(o, "  %s", left);
+
+	for (bool first = true; *h || first; first = false) {
+		const char *nl = strchr(h, '\n');
+		int n = nl ? (int)(nl - h) : (int)strlen(h);
+
+		if (first && w <= 24)
+			fprintf(o, "%*s%.*s\n", 25 - w, "", n, h);
+		else {
+			if (first)
+				fputc('\n', o);
+			fprintf(o, "%25s%.*s\n", "", n, h);
+		}
+		h += n + (nl ? 1 : 0);
+		if (!nl)
+			break;
+	}
+}
+
+void cli_help(const struct cli_spec *s, FILE *o)
+{
+	char left[96];
+
+	fputs(s->usage, o);
+	for (int g = 0; s->groups[g]; g++) {
+		fprintf(o, "%s:\n", s->groups[g]->title);
+		for (const struct cli_opt *x = s->groups[g]->opts; x->name || x->letter; x++) {
+			if (x->flags & CLI_REFUSE)
+				continue;
+			opt_left(x, left, sizeof(left));
+			help_line(o, left, x->help);
+		}
+		if (g == 0) {
+			help_line(o, "-h, --help", "this text");
+			help_line(o, "-V, --version", "the version");
+		}
+	}
+	if (!s->groups[0]) {
+		fputs("Options:\n", o);
+		help_line(o, "-h, --help", "this text");
+		help_line(o, "-V, --version", "the version");
+	}
+	fputs(s->footer, o);
+}
+
+int cli_list_options(const struct cli_spec *s, FILE *o)
+{
+	for (int g = 0; s->groups[g]; g++)
+		for (const struct cli_opt *x = s->groups[g]->opts; x->name || x->letter; x++) {
+			if (x->flags & CLI_REFUSE)
+				continue;
+			if (x->letter)
+				fprintf(o, "-%c ", x->letter);
+			if (x->alias)
+				fprintf(o, "-%c ", x->alias);
+			fprintf(o, "--%s%s%s\n", x->name, x->arg ? " " : "", x->arg ? x->arg : "");
+		}
+	fputs("-h --help\n-V --version\n", o);
+	return 0;
+}
+
+/* ---- vmtouch's command line ---- */
+
+const char *cli_vmtouch_argv(int argc, char **argv, int *ret_argc, char ***ret_argv)
+{
+	static const char vm_args[] = "iIpbmP";	/* vmtouch's letters with an argument */
+	const char *verb = NULL;
+	char vl = 0, **nv;
+	int n = 2;
+	bool dashdash = false;
+
+	nv = calloc((size_t)argc + 3, sizeof(*nv));
+	if (!nv)
+		return NULL;
+	for (int i = 1; i < argc; i++) {
+		char *w = argv[i], *out;
+		size_t k = 1;
+
+		if (dashdash || w[0] != '-' || !w[1] || w[1] == '-') {
+			dashdash = dashdash || !strcmp(w, "--");
+			nv[n++] = w;
+			continue;
+		}
+		out = malloc(strlen(w) + 1);	/* a short cluster, rewritten: kept to exit */
+		if (!out)
+			goto fail;
+		out[0] = '-';
+		for (const char *c = w + 1; *c; c++) {
+			const char *v = *c == 't' ? "warm" : *c == 'e' ? "evict" :
+					*c == 'l' || *c == 'L' ? "lock" : NULL;
+
+			if (v) {
+				if (verb && strcmp(verb, v)) {
+					fprintf(stderr, "pagecache: -%c and -%c together: run 'pagecache "
+						"%s' and 'pagecache %s' one after the other\n"
+						"Try 'pagecache --help'.\n", vl, *c, verb, v);
+					free(out);
+					goto fail;
+				}
+				verb = v;
+				vl = *c;
+				continue;
+			}
+			out[k++] = *c == 'h' ? 'H' : *c;	/* vmtouch's -h: every hardlink */
+			if (strchr(vm_args, *c)) {
+				strcpy(out + k, c + 1);	/* the argument, attached */
+				k += strlen(c + 1);
+				if (!c[1] && i + 1 < argc) {
+					out[k] = 0;
+					nv[n++] = out;
+					out = NULL;
+					nv[n++] = argv[++i];
+				}
+				break;
+			}
+		}
+		if (out) {
+			out[k] = 0;
+			if (k > 1)
+				nv[n++] = out;
+			else
+				free(out);
+		}
+	}
+	nv[0] = argv[0];
+	nv[1] = (char *)(verb ? verb : "stat");
+	nv[n] = NULL;
+	*ret_argc = n;
+	*ret_argv = nv;
+	return nv[1];
+fail:
+	free(nv);
+	return NULL;
+}
+
+/* ---- completions ---- */
+
+/*
+ * A help text for zsh's menu, inside a single-quoted word: the lines
+ * joined, quotes as '\'', brackets as parentheses (they end a
+ * description), no backslashes.
+ */
+static void menu_text(FILE *o, const char *h)
+{
+	for (; *h; h++) {
+		if (*h == '\'')
+			fputs("'\\''", o);
+		else if (*h == '[' || *h == ']')
+			fputc(*h == '[' ? '(' : ')', o);
+		else if (*h == '\n')
+			fputc(' ', o);
+		else if (*h != '\\')
+			fputc(*h, o);
+	}
+}
+
+static const char *bash_comp(enum cli_comp c, const char *words)
+{
+	static char buf[512];
+
+	switch (c) {
+	case CC_FILE:
+		return "compopt -o filenames; COMPREPLY=($(compgen -f -- \"$cur\"))";
+	case CC_DIR:
+		return "compopt -o filenames; COMPREPLY=($(compgen -d -- \"$cur\"))";
+	case CC_PID:
+		return "COMPREPLY=($(compgen -W \"$(_pagecache_pids)\" -- \"$cur\"))";
+	case CC_CGROUP:
+		return "COMPREPLY=($(compgen -W \"$(_pagecache_cgroups)\" -- \"$cur\"))";
+	case CC_WORDS:
+		snprintf(buf, sizeof(buf), "COMPREPLY=($(compgen -W '%s' -- \"$cur\"))", words);
+		return buf;
+	case CC_COMMAND:
+		return "COMPREPLY=($(compgen -c -- \"$cur\"))";
+	case CC_SIZE:
+		return "COMPREPLY=($(compgen -W '4k 64M 1G' -- \"$cur\"))";
+	default:
+		return "COMPREPLY=()";
+	}
+}
+
+static void bash_cmd(FILE *o, const struct cli_spec *s)
+{
+	fprintf(o, "\t%s)\n\t\tcase $prev in\n", s->name);
+	for (int g = 0; s->groups[g]; g++)
+		for (const struct cli_opt *x = s->groups[g]->opts; x->name || x->letter; x++) {
+			if ((x->flags & CLI_REFUSE) || !x->arg || (x->flags & CLI_OPTARG))
+				continue;
+			fprintf(o, "\t\t");
+			if (x->letter)
+				fprintf(o, "-%c|", x->letter);
+			if (x->alias)
+				fprintf(o, "-%c|", x->alias);
+			fprintf(o, "--%s) %s; return ;;\n", x->name, bash_comp(x->comp, x->words));
+		}
+	fprintf(o, "\t\tesac\n\t\tif [[ $cur == -* ]]; then\n\t\t\tCOMPREPLY=($(compgen -W '");
+	for (int g = 0; s->groups[g]; g++)
+		for (const struct cli_opt *x = s->groups[g]->opts; x->name || x->letter; x++) {
+			if (x->flags & CLI_REFUSE)
+				continue;
+			if (x->letter)
+				fprintf(o, "-%c ", x->letter);
+			fprintf(o, "--%s ", x->name);
+		}
+	fprintf(o, "-h --help -V --version' -- \"$cur\"))\n\t\t\treturn\n\t\tfi\n");
+	if (s->stop_at_operand)
+		fprintf(o, "\t\tif [[ $seen_dd ]]; then %s; return; fi\n",
+			bash_comp(CC_COMMAND, NULL));
+	fprintf(o, "\t\t%s ;;\n", bash_comp(s->stop_at_operand ? CC_NONE : s->operands,
+					      s->operand_words));
+}
+
+static void zsh_arg(FILE *o, const struct cli_opt *x)
+{
+	const char *act;
+	char lbuf[8], abuf[8];
+
+	switch (x->comp) {
+	case CC_FILE: act = "_files"; break;
+	case CC_DIR: act = "_files -/"; break;
+	case CC_PID: act = "_pids"; break;
+	case CC_CGROUP: act = "_pagecache_cgroups"; break;
+	case CC_WORDS: act = NULL; break;
+	default: act = " "; break;
+	}
+	snprintf(lbuf, sizeof(lbuf), "-%c", x->letter);
+	snprintf(abuf, sizeof(abuf), "-%c", x->alias);
+	/* no exclusions: -I, -X and --pid repeat */
+	fprintf(o, "\t\t");
+	if (x->letter || x->alias) {
+		fputc('{', o);
+		if (x->letter)
+			fprintf(o, "%s,", lbuf);
+		if (x->alias)
+			fprintf(o, "%s,", abuf);
+		fprintf(o, "--%s}'", x->name);
+	} else {
+		fputc('\'', o);
+		fprintf(o, "--%s%s", x->name, x->arg ? (x->flags & CLI_OPTARG ? "=-" : "=") : "");
+	}
+	fputc('[', o);
+	menu_text(o, x->help);
+	fputc(']', o);
+	if (x->arg) {
+		fprintf(o, ":%s:", x->arg);
+		if (act)
+			fputs(act, o);
+		else
+			fprintf(o, "(%s)", x->words);
+	}
+	fprintf(o, "' \\\n");
+}
+
+static void zsh_cmd(FILE *o, const struct cli_spec *s)
+{
+	fprintf(o, "\t%s)\n\t\t_arguments -s -S \\\n", s->name);
+	for (int g = 0; s->groups[g]; g++)
+		for (const struct cli_opt *x = s->groups[g]->opts; x->name || x->letter; x++)
+			if (!(x->flags & CLI_REFUSE))
+				zsh_arg(o, x);
+	fprintf(o, "\t\t'(- *)'{-h,--help}'[this text]' \\\n"
+		   "\t\t'(- *)'{-V,--version}'[the version]' \\\n");
+	switch (s->operands) {
+	case CC_FILE:
+		fprintf(o, "\t\t'*:file:_files'\n\t\t;;\n");
+		break;
+	case CC_WORDS:
+		fprintf(o, "\t\t'1:what:(%s)'\n\t\t;;\n", s->operand_words);
+		break;
+	case CC_COMMAND:
+		fprintf(o, "\t\t'(-)1:command:_command_names -e' '*::arguments:_normal'\n\t\t;;\n");
+		break;
+	default:
+		fprintf(o, "\n\t\t;;\n");
+	}
+}
+
+int cli_completion(const char *shell, const struct cli_cmdinfo *cmds, size_t n, FILE *o)
+{
+	if (!strcmp(shell, "bash")) {
+		fprintf(o, "# bash completion for pagecache: made by 'pagecache --completion bash'\n"
+			   "# from the option tables the parser reads (src/opts.c); do not edit.\n"
+			   "_pagecache_pids() { local p; for p in /proc/[0-9]*; do echo \"${p#/proc/}\"; done; }\n"
+			   "_pagecache_cgroups() {\n"
+			   "\tlocal root=/sys/fs/cgroup d\n"
+			   "\t[ -e $root/memory/memory.limit_in_bytes ] && root=$root/memory\n"
+			   "\tfind \"$root\" -mindepth 1 -maxdepth 3 -type d -printf '/%%P\\n' 2>/dev/null\n"
+			   "}\n"
+			   "_pagecache() {\n"
+			   "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+			   "\tlocal cmd= seen_dd= i\n"
+			   "\tif [[ $prev == = && $COMP_CWORD -ge 2 ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}; fi\n"
+			   "\tif [[ $cur == = ]]; then cur=; fi\n"
+			   "\tfor ((i = 1; i < COMP_CWORD; i++)); do\n"
+			   "\t\tif [[ -z $cmd ]]; then\n"
+			   "\t\t\tcase ${COMP_WORDS[i]} in -*) ;; *) cmd=${COMP_WORDS[i]} ;; esac\n"
+			   "\t\telif [[ ${COMP_WORDS[i]} == -- ]]; then seen_dd=1\n"
+			   "\t\tfi\n"
+			   "\tdone\n"
+			   "\tif [[ -z $cmd ]]; then\n"
+			   "\t\tCOMPREPLY=($(compgen -W '");
+		for (size_t i = 0; i < n; i++)
+			fprintf(o, "%s ", cmds[i].name);
+		fprintf(o, "help -h --help -V --version' -- \"$cur\"))\n\t\treturn\n\tfi\n"
+			   "\tcase $cmd in\n\thelp)\n\t\tCOMPREPLY=($(compgen -W '");
+		for (size_t i = 0; i < n; i++)
+			fprintf(o, "%s%s", i ? " " : "", cmds[i].name);
+		fprintf(o, "' -- \"$cur\")) ;;\n");
+		for (size_t i = 0; i < n; i++)
+			if (cmds[i].spec)
+				bash_cmd(o, cmds[i].spec);
+		fprintf(o, "\t*)\n\t\tcompopt -o filenames; COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n"
+			   "\tesac\n}\ncomplete -F _pagecache pagecache\n");
+		return 0;
+	}
+	if (!strcmp(shell, "zsh")) {
+		fprintf(o, "#compdef pagecache\n"
+			   "# zsh completion for pagecache: made by 'pagecache --completion zsh'\n"
+			   "# from the option tables the parser reads (src/opts.c); do not edit.\n"
+			   "_pagecache_cgroups() {\n"
+			   "\tlocal root=/sys/fs/cgroup\n"
+			   "\t[[ -e $root/memory/memory.limit_in_bytes ]] && root=$root/memory\n"
+			   "\tlocal -a cgs\n"
+			   "\tcgs=(${${(f)\"$(find $root -mindepth 1 -maxdepth 3 -type d -printf '/%%P\\n' 2>/dev/null)\"}})\n"
+			   "\tcompadd -a cgs\n"
+			   "}\n"
+			   "_pagecache() {\n"
+			   "\tlocal -a cmds\n"
+			   "\tcmds=(\n");
+		for (size_t i = 0; i < n; i++) {
+			fprintf(o, "\t\t'%s:", cmds[i].name);
+			menu_text(o, cmds[i].summary);
+			fprintf(o, "'\n");
+		}
+		fprintf(o, "\t\t'help:the help of a command'\n\t)\n"
+			   "\tif (( CURRENT == 2 )); then\n"
+			   "\t\t_describe -t commands command cmds\n"
+			   "\t\treturn\n"
+			   "\tfi\n"
+			   "\tlocal cmd=$words[2]\n"
+			   "\tshift words\n"
+			   "\t(( CURRENT-- ))\n"
+			   "\tcase $cmd in\n"
+			   "\thelp)\n\t\t_describe -t commands command cmds ;;\n");
+		for (size_t i = 0; i < n; i++)
+			if (cmds[i].spec)
+				zsh_cmd(o, cmds[i].spec);
+		fprintf(o, "\t*)\n\t\t_files ;;\n\tesac\n}\n_pagecache \"$@\"\n");
+		return 0;
+	}
+	return -1;
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * opts.h: each command's options as one declarative table, from which
+ * getopt's tables, the --help option list, the bash and zsh completions
+ * and the check of the man pages' OPTIONS sections all come (opts.c), so
+ * none of them can drift from what the parser takes.
+ */
+#ifndef PC_OPTS_H
+#define PC_OPTS_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* What an option's argument, or a command's operands, complete to. */
+enum cli_comp {
+	CC_NONE,		/* free text: a number, a range, a pattern */
+	CC_FILE,
+	CC_DIR,
+	CC_PID,
+	CC_CGROUP,		/* a memory cgroup's path */
+	CC_SIZE,		/* 4k, 512M, 1.5G */
+	CC_WORDS,		/* one of .words */
+	CC_COMMAND,		/* a program and its arguments (run) */
+};
+
+#define CLI_REFUSE 1		/* a letter others use: a usage error, .help says what to type */
+#define CLI_OPTARG 2		/* the argument is optional (--opt=ARG only) */
+
+struct cli_opt {
+	const char *name;	/* long name, without "--"; NULL for a refused letter */
+	char letter;		/* short letter, 0: long only */
+	char alias;		/* a second letter (vmtouch's), 0: none */
+	int id;			/* what cli_getopt returns for it */
+	const char *arg;	/* the argument's name ("SIZE"); NULL: takes none */
+	enum cli_comp comp;
+	const char *words;	/* CC_WORDS: the choices, space-separated */
+	const char *help;	/* lines split by '\n'; CLI_REFUSE: the whole message */
+	int flags;
+};
+
+/* A titled list of options, ended by { 0 }; shared ones are shared objects. */
+struct cli_group {
+	const char *title;	/* "Options", "Output", "Choosing files" */
+	const struct cli_opt *opts;
+};
+
+struct cli_spec {
+	const char *name;	/* "stat" */
+	const char *usage;	/* --help before the options: synopsis, description */
+	const char *footer;	/* --help after them: examples, exit status */
+	const struct cli_group *groups[5];	/* NULL-terminated; the first is the command's own */
+	enum cli_comp operands;	/* what the words after the options are */
+	const char *operand_words;	/* CC_WORDS: the choices (tune: swap) */
+	bool stop_at_operand;	/* options end at the first operand (run's CMD) */
+};
+
+/* The shared groups (opts.c). */
+extern const struct cli_group cli_targets_group;	/* file-taking commands */
+extern const struct cli_group cli_format_group;		/* -J -n -r --prom --kv --bytes */
+extern const struct cli_group cli_format_act_group;	/* the same, -r refused (was the range) */
+extern const struct cli_group cli_format_restore_group;	/* the same, -n refused (was dry-run) */
+extern const struct cli_group cli_budget_group;		/* --max-mem --reserve */
+
+/* ids the shared groups return (local options use their letter, or >= 512) */
+enum {
+	OPT_RANGE = 'r', OPT_INCLUDE = 'I', OPT_EXCLUDE = 'X', OPT_MAX_SIZE = 'm',
+	OPT_ONE_FS = 'x', OPT_FOLLOW = 'L', OPT_ALL_LINKS = 'H', OPT_BATCH = 'b',
+	OPT_NULL = '0', OPT_THREADS = 'j', OPT_PID = 'p' + 256, OPT_CHILDREN = 'c' + 256,
+	OPT_CGROUP = 'g' + 256, OPT_FILES_FROM = 'f' + 256, OPT_FILES0_FROM = 'z' + 256,
+	OPT_JSON = 'J', OPT_PROM = 'P', OPT_KV = 'K', OPT_BYTES = 'B',
+	OPT_NOHEADINGS = 'n' + 256, OPT_RAW = 'w' + 256,
+	OPT_MAX_MEM = 'M', OPT_RESERVE = 'S', OPT_RATE = 'T',
+};
+
+/* One entry, shared by the commands that take it (not a group of its own). */
+#define CLI_OPT_RATE                                                                  \
+	{ "rate", 0, 0, OPT_RATE, "RATE", CC_SIZE, NULL,                              \
+	  "read at most RATE per second (100M; plain numbers\nare MiB/s)", 0 }
+
+#define CLI_END -1		/* no more options: operands from optind */
+#define CLI_STOP -2		/* handled (--help, --version) or refused: return p.exit */
+
+struct cli_parser {
+	const struct cli_spec *spec;
+	const char *arg;	/* the option's argument, as optarg */
+	int exit;		/* after CLI_STOP: the command's exit status */
+	/* internal: getopt's tables, built from spec on the first call */
+	bool built;
+	char shortopts[160];
+	struct option longopts[72];
+	const struct cli_opt *flat[72];
+	int nflat;
+};
+
+/*
+ * getopt_long driven by spec: returns the id of the next option (its
+ * argument in p->arg), CLI_END, or CLI_STOP after printing --help or
+ * --version (p->exit 0) or a usage error that says what to type
+ * (p->exit 2). Also says before any parsing whether --json/-J is there,
+ * so that even usage errors come out as JSON.
+ */
+void cli_parser_init(struct cli_parser *p, const struct cli_spec *spec, int argc,
+		     char **argv);
+int cli_getopt(struct cli_parser *p, int argc, char **argv);
+void cli_help(const struct cli_spec *s, FILE *o);
+
+/*
+ * vmtouch's command line (`pagecache -t -p 4k-1M -m 1G f`) read the
+ * vmtouch way: -t warm, -e evict, -l and -L lock, none of them stat, and
+ * -h (count hardlinks) as -H. Returns the command's name with its new
+ * argv (argv[1] the command; malloc'd, kept to exit), or NULL after a
+ * usage error.
+ */
+const char *cli_vmtouch_argv(int argc, char **argv, int *ret_argc, char ***ret_argv);
+
+/* The hidden global commands: completion scripts and the option list. */
+struct cli_cmdinfo {
+	const char *name, *summary;
+	const struct cli_spec *spec;	/* NULL: no options of its own known here */
+};
+int cli_completion(const char *shell, const struct cli_cmdinfo *cmds, size_t n, FILE *o);
+/* one line per option: "-p --range RANGE", for tests (man pages) */
+int cli_list_options(const struct cli_spec *s, FILE *o);
+
+#endif
