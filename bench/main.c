@@ -235,6 +235,10 @@ static int bench_main(int argc, char **argv)
 		fputs(usage_text, argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;
 	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("pagecache %s\n", PC_VERSION);
+		return 0;
+	}
 	if (!strcmp(argv[1], "compare"))
 		return cmd_bench_compare(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "warmup"))
