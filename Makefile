@@ -98,11 +98,14 @@ UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FUZZERS := profile json
 PROGRAMS := $(B)/pagecache $(B)/pagecache-bench
+# bash and zsh completions, written by the program from its option tables
+COMPLETIONS := $(B)/completion/pagecache $(B)/completion/_pagecache
 LIBRARIES := $(B)/libpagecache.a $(B)/$(SONAME) $(B)/libpagecache.so $(B)/pagecache.pc
 
 .PHONY: all deps test-deps check check-only demo bench fuzz install uninstall clean \
-	have-libs package-check FORCE
-all: $(PROGRAMS) $(LIBRARIES)
+	have-libs package-check completion FORCE
+all: $(PROGRAMS) $(LIBRARIES) $(COMPLETIONS)
+completion: $(COMPLETIONS)
 
 # ---- what the build needs -------------------------------------------------
 # Only deps, test-deps (make check, make demo, make bench) install: as root,
@@ -143,6 +146,7 @@ test-deps: deps
 	$(call need,command -v pgrep,procps)
 	$(call need,command -v mkfs.ext4,e2fsprogs)
 	$(call need,command -v python3,python3)
+	$(call need,command -v zsh,zsh)
 	$(call need,command -v modprobe,kmod)
 	$(call need,test -n "$$(ls /usr/lib/*/libc.a /usr/lib/libc.a 2>/dev/null)",libc6-dev)
 
@@ -276,8 +280,15 @@ $(B)/tests/replay-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(B)/libpagecache.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -DCORPUS='"$(CURDIR)/tests/fuzz/corpus-$*"' \
 	  -o $@ $< tests/fuzz/replay.c $(B)/libpagecache.a $(LIBS)
 
-# The completions are made by their own rule when this tree has one (the
-# option tables generate them); without it install leaves them out.
+# The completions: `pagecache --completion bash|zsh` prints them from the
+# tables its parser reads (src/opts.c), so they cannot drift from it.
+$(B)/completion/pagecache: $(B)/pagecache
+	@mkdir -p $(dir $@)
+	$(B)/pagecache --completion bash >$@.tmp && mv $@.tmp $@
+$(B)/completion/_pagecache: $(B)/pagecache
+	@mkdir -p $(dir $@)
+	$(B)/pagecache --completion zsh >$@.tmp && mv $@.tmp $@
+
 install: all
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir)/pagecache $(DESTDIR)$(libdir) \
 	  $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(includedir) $(DESTDIR)$(man1dir) $(DESTDIR)$(man3dir)
