@@ -238,7 +238,7 @@ check-only: all $(UNIT_BIN) $(B)/tests/mksnap $(REPLAY_BIN)
 	exit $$rc
 
 demo: deps
-	@$(MAKE) --no-print-directory $(B)/pagecache
+	@$(MAKE) --no-print-directory $(PROGRAMS)
 	@PAGECACHE=$(CURDIR)/$(B)/pagecache sh tests/demo.sh
 
 bench: deps
