@@ -198,9 +198,11 @@ $(B)/pagecache.pc: Makefile include/pagecache.h
 # pagecache.h declares); run it from the build tree with LD_LIBRARY_PATH=build.
 # pagecache-bench uses lib/'s internals (stats.h, json.h): always the .a.
 ifeq ($(LINK),shared)
+RUN_PAGECACHE = LD_LIBRARY_PATH=$(B)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} $(B)/pagecache
 $(B)/pagecache: $(CLI_OBJ) $(B)/libpagecache.so
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) -L$(B) -lpagecache -lm
 else
+RUN_PAGECACHE = $(B)/pagecache
 $(B)/pagecache: $(CLI_OBJ) $(B)/libpagecache.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libpagecache.a $(LIBS)
 endif
@@ -284,10 +286,10 @@ $(B)/tests/replay-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(B)/libpagecache.a
 # tables its parser reads (src/opts.c), so they cannot drift from it.
 $(B)/completion/pagecache: $(B)/pagecache
 	@mkdir -p $(dir $@)
-	$(B)/pagecache --completion bash >$@.tmp && mv $@.tmp $@
+	$(RUN_PAGECACHE) --completion bash >$@.tmp && mv $@.tmp $@
 $(B)/completion/_pagecache: $(B)/pagecache
 	@mkdir -p $(dir $@)
-	$(B)/pagecache --completion zsh >$@.tmp && mv $@.tmp $@
+	$(RUN_PAGECACHE) --completion zsh >$@.tmp && mv $@.tmp $@
 
 install: all
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir)/pagecache $(DESTDIR)$(libdir) \
@@ -302,12 +304,9 @@ install: all
 	$(INSTALL) -m 644 include/pagecache.h $(DESTDIR)$(includedir)/
 	$(INSTALL) -m 644 docs/man/*.1 $(DESTDIR)$(man1dir)/
 	$(INSTALL) -m 644 docs/man/*.3 $(DESTDIR)$(man3dir)/
-	if [ -f $(B)/completion/pagecache ]; then \
-	  $(INSTALL) -d $(DESTDIR)$(bashcompdir) && \
-	  $(INSTALL) -m 644 $(B)/completion/pagecache $(DESTDIR)$(bashcompdir)/pagecache; fi
-	if [ -f $(B)/completion/_pagecache ]; then \
-	  $(INSTALL) -d $(DESTDIR)$(zshcompdir) && \
-	  $(INSTALL) -m 644 $(B)/completion/_pagecache $(DESTDIR)$(zshcompdir)/_pagecache; fi
+	$(INSTALL) -d $(DESTDIR)$(bashcompdir) $(DESTDIR)$(zshcompdir)
+	$(INSTALL) -m 644 $(B)/completion/pagecache $(DESTDIR)$(bashcompdir)/pagecache
+	$(INSTALL) -m 644 $(B)/completion/_pagecache $(DESTDIR)$(zshcompdir)/_pagecache
 
 uninstall:
 	rm -f $(DESTDIR)$(bindir)/pagecache $(DESTDIR)$(libexecdir)/pagecache/pagecache-bench \

@@ -32,6 +32,8 @@ has() { test -e "x/$1/$2" || test -L "x/$1/$2"; }
 t_ok "pagecache has the program" has pagecache usr/bin/pagecache
 t_ok "and its helper" has pagecache usr/libexec/pagecache/pagecache-bench
 t_ok "and the man pages" has pagecache usr/share/man/man1/pagecache-stat.1.gz
+t_ok "and bash completion" has pagecache usr/share/bash-completion/completions/pagecache
+t_ok "and zsh completion" has pagecache usr/share/zsh/vendor-completions/_pagecache
 t_ok "libpagecache0 has the library" has libpagecache0 "usr/lib/$ma/libpagecache.so.0"
 t_ok "libpagecache-dev has the header" has libpagecache-dev usr/include/pagecache.h
 t_ok "the .so link" has libpagecache-dev "usr/lib/$ma/libpagecache.so"
