@@ -152,13 +152,7 @@ int cmd_evict(int argc, char **argv)
 	c.tot = calloc(nt, sizeof(*c.tot));
 	if (!c.tot)
 		return EXIT_PARTIAL;
-	t0 = pc_now();
-	rc = targets_walk(&c.t, evict_file, &c);
-	if (rc < 0)
-		cli_warn("walk failed: %s", strerror(-rc));
-	cli_sum_totals(&sum, c.tot, nt, sizeof(sum));
-	free(c.tot);
-	if (c.list) {
+	if (c.list) {	/* before the walk: rows are written as they come */
 		static const struct ocol cols[] = {
 			{ "cached_before", "BEFORE", false }, { "cached_after", "AFTER", false },
 			{ "pages", "PAGES", false },	      { "path", "FILE", true },
@@ -167,6 +161,12 @@ int cmd_evict(int argc, char **argv)
 		out_sort("files", "path");
 		out_columns("files", cols, sizeof(cols) / sizeof(cols[0]));
 	}
+	t0 = pc_now();
+	rc = targets_walk(&c.t, evict_file, &c);
+	if (rc < 0)
+		cli_warn("walk failed: %s", strerror(-rc));
+	cli_sum_totals(&sum, c.tot, nt, sizeof(sum));
+	free(c.tot);
 	orec_u64(&rec, "files", sum.files, 0);
 	orec_u64(&rec, "pages", sum.pages, OF_PAGES);
 	orec_u64(&rec, "evicted", sum.before > sum.after ? sum.before - sum.after : 0, OF_PAGES);

@@ -141,6 +141,14 @@ int cmd_show(int argc, char **argv)
 		return rc > 0 ? 0 : EXIT_USAGE;
 	if (argc - optind != 1)
 		return cli_usage_error("want one SNAPSHOT");
+	{	/* before the rows: they are written as they come */
+		static const struct ocol cols[] = {
+			{ "pages", "PAGES", false }, { "runs", "RUNS", false },
+			{ "active", "ACTIVE", false }, { "size", "SIZE", false },
+			{ "path", "FILE", true },
+		};
+		out_columns("files", cols, sizeof(cols) / sizeof(cols[0]));
+	}
 	r = open_snap(argv[optind]);
 	if (r) {
 		const struct pc_profile_meta *m = pc_profile_get_meta(r);
@@ -193,14 +201,6 @@ int cmd_show(int argc, char **argv)
 	orec_u64(&rec, "runs", runs, 0);
 	orec_u64(&rec, "active_pages", active, OF_PAGES);
 	out_object("total", &rec);
-	{
-		static const struct ocol cols[] = {
-			{ "pages", "PAGES", false }, { "runs", "RUNS", false },
-			{ "active", "ACTIVE", false }, { "size", "SIZE", false },
-			{ "path", "FILE", true },
-		};
-		out_columns("files", cols, sizeof(cols) / sizeof(cols[0]));
-	}
 	rc = out_flush();
 	return rc < 0 || cli_failures() ? EXIT_PARTIAL : 0;
 }

@@ -531,6 +531,10 @@ int cmd_stat(int argc, char **argv)
 		}
 		c.list = !anydir;
 	}
+	if (c.list) {	/* before the walk: rows are written as they come */
+		out_sort("files", "path");
+		out_columns("files", cols, ncols);
+	}
 	nt = pc_walk_threads(&c.t.walk);
 	c.tot = calloc(nt, sizeof(*c.tot));
 	if (!c.tot)
@@ -549,10 +553,6 @@ int cmd_stat(int argc, char **argv)
 		free(c.cgs[i].path);
 	free(c.cgs);
 
-	if (c.list) {
-		out_sort("files", "path");
-		out_columns("files", cols, ncols);
-	}
 	orec_u64(&rec, "files", sum.files, 0);
 	orec_u64(&rec, "directories", c.t.dirs, 0);
 	orec_u64(&rec, "pages", sum.pages, OF_PAGES);

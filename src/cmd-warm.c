@@ -202,6 +202,15 @@ int cmd_warm(int argc, char **argv)
 	if (!quiet && co.fmt == OUT_HUMAN)
 		prog = cli_progress_start(&c.progress, "warming", &c.found);
 
+	if (c.list) {	/* before the walk: rows are written as they come */
+		static const struct ocol cols[] = {
+			{ "pages", "PAGES", false }, { "resident", "RESIDENT", false },
+			{ "read", "READ", false },   { "check", "CHECK", true },
+			{ "status", "STATUS", true }, { "path", "FILE", true },
+		};
+		out_sort("files", "path");
+		out_columns("files", cols, sizeof(cols) / sizeof(cols[0]));
+	}
 	t0 = pc_now();
 	rc = targets_walk(&c.t, warm_file, &c);
 	if (rc < 0)
@@ -221,15 +230,6 @@ int cmd_warm(int argc, char **argv)
 						       ? c.budget.max_bytes
 						       : c.budget.headroom) >> 20));
 
-	if (c.list) {
-		static const struct ocol cols[] = {
-			{ "pages", "PAGES", false }, { "resident", "RESIDENT", false },
-			{ "read", "READ", false },   { "check", "CHECK", true },
-			{ "status", "STATUS", true }, { "path", "FILE", true },
-		};
-		out_sort("files", "path");
-		out_columns("files", cols, sizeof(cols) / sizeof(cols[0]));
-	}
 	orec_u64(&rec, "files", sum.files, 0);
 	orec_u64(&rec, "pages", sum.pages, OF_PAGES);
 	orec_u64(&rec, "resident", sum.resident, OF_PAGES);

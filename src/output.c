@@ -27,12 +27,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Rows stream: a list holds at most a batch of rows (OUT_BATCH_ROWS, or
+ * OUT_BATCH_BYTES of them), then writes the batch and frees it, so memory
+ * does not grow with the number of rows. A list of up to a batch comes out
+ * whole, sorted (out_sort) and with the table's columns as wide as its
+ * widest cell, as before; a longer one comes out batch by batch, each
+ * sorted, with the column widths fixed by the first batch (a wider cell
+ * later widens its own row only). What streams: in JSON short, every
+ * list; in the table, JSON pretty and key=value, the document's first
+ * list (what precedes it is written when it starts), the others are held
+ * until out_flush. Prometheus text holds every row (render_prom reads
+ * them all at the end; per-file series are opt-in there).
+ */
+#define OUT_BATCH_ROWS 4096
+#define OUT_BATCH_BYTES (4u << 20)
+
 struct olist {
 	const char *name;
-	struct orec *recs;
+	struct orec *recs;	/* the rows held: not yet written */
 	size_t n, cap;
+	size_t bytes;		/* about what the held rows take */
+	size_t written;		/* rows already written, in earlier batches */
+	bool opened;		/* JSON pretty: its "name": [ is written */
+	const char *sort_key;	/* out_sort: each batch sorted by this string */
 	const struct ocol *cols;
 	size_t ncols;
+	size_t w[16];		/* the table's column widths, from the first batch */
 };
 
 static struct {
@@ -48,6 +69,9 @@ static struct {
 	struct { const char *key, *value; } tags[2];
 	int ntags;
 	bool json_short;	/* --json=short: one compact object a line */
+	bool started;		/* JSON: the document's start (tags) is written */
+	int members;		/* JSON pretty: top-level members written */
+	int werr;		/* errno of a failed write while streaming */
 	bool flushed;		/* rendered once (a usage error may flush early) */
 	size_t lost;		/* rows left out for want of memory */
 } doc;
@@ -243,11 +267,43 @@ static struct olist *list_get(const char *name)
 			return &doc.lists[i];
 	if (doc.nlists >= 4)
 		abort();
+	memset(&doc.lists[doc.nlists], 0, sizeof(doc.lists[0]));
 	doc.lists[doc.nlists].name = name;
 	return &doc.lists[doc.nlists++];
 }
 
 static pthread_mutex_t doc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void list_write(FILE *o, struct olist *l);
+
+/* About what a row's fields hold on the heap (for the batch's bound). */
+static size_t fields_bytes(const struct ofield *f, int n)
+{
+	size_t b = (size_t)n * sizeof(*f) + 32;
+
+	for (int i = 0; i < n; i++) {
+		if (f[i].s)
+			b += strlen(f[i].s) + 32;
+		if (f[i].type == OF_RANGES)
+			b += f[i].nranges * 2 * sizeof(uint64_t);
+		else if (f[i].type == OF_LIST)
+			for (size_t k = 0; k < f[i].nitems; k++)
+				b += fields_bytes(f[i].items[k].f, f[i].items[k].n);
+	}
+	return b;
+}
+
+/* May l's rows be written before out_flush (see OUT_BATCH_ROWS)? */
+static bool list_streams(const struct olist *l)
+{
+	if (doc.flushed || doc.fmt == OUT_PROM)
+		return false;
+	if (doc.fmt == OUT_JSON && doc.json_short)
+		return true;
+	if (l != &doc.lists[0])
+		return false;
+	return doc.fmt != OUT_HUMAN || l->cols;	/* a table needs its columns */
+}
 
 void out_list_declare(const char *list)
 {
@@ -283,7 +339,11 @@ void out_list_add(const char *list, struct orec *r)
 		l->recs = nr;
 		l->cap = nc;
 	}
-	orec_move(&l->recs[l->n++], r);
+	orec_move(&l->recs[l->n], r);
+	l->bytes += sizeof(*r) + fields_bytes(l->recs[l->n].f, l->recs[l->n].n);
+	l->n++;
+	if ((l->n >= OUT_BATCH_ROWS || l->bytes >= OUT_BATCH_BYTES) && list_streams(l))
+		list_write(stdout, l);
 	pthread_mutex_unlock(&doc_lock);
 }
 
@@ -314,19 +374,20 @@ static int cmp_rec(const void *a, const void *b)
 
 void out_sort(const char *list, const char *key)
 {
-	struct olist *l = list_get(list);
-
-	sort_key = key;
-	if (l->n > 1)
-		qsort(l->recs, l->n, sizeof(*l->recs), cmp_rec);
+	pthread_mutex_lock(&doc_lock);
+	list_get(list)->sort_key = key;
+	pthread_mutex_unlock(&doc_lock);
 }
 
 void out_columns(const char *list, const struct ocol *cols, size_t n)
 {
-	struct olist *l = list_get(list);
+	struct olist *l;
 
+	pthread_mutex_lock(&doc_lock);
+	l = list_get(list);
 	l->cols = cols;
-	l->ncols = n;
+	l->ncols = n < 16 ? n : 16;
+	pthread_mutex_unlock(&doc_lock);
 }
 
 /* Length of a valid UTF-8 sequence at s (shortest form, no surrogates), or 0. */
@@ -635,42 +696,10 @@ static void json_rec(FILE *o, const struct orec *r, const char *indent)
 	json_obj(o, r->f, r->n, indent);
 }
 
-static void render_json(FILE *o)
-{
-	bool first = true;
-
-	fputc('{', o);
-	for (int i = 0; i < doc.ntags; i++) {
-		fprintf(o, "%s\n  ", first ? "" : ",");
-		first = false;
-		json_str(o, doc.tags[i].key);
-		fputs(": ", o);
-		json_str(o, doc.tags[i].value);
-	}
-	for (int i = 0; i < doc.nlists; i++) {
-		struct olist *l = &doc.lists[i];
-
-		fprintf(o, "%s\n  ", first ? "" : ",");
-		first = false;
-		json_str(o, l->name);
-		fputs(": [", o);
-		for (size_t k = 0; k < l->n; k++) {
-			fputs(k ? ", " : "", o);
-			json_rec(o, &l->recs[k], "    ");
-		}
-		fputc(']', o);
-	}
-	for (int i = 0; i < doc.nobjs; i++) {
-		fprintf(o, "%s\n  ", first ? "" : ",");
-		first = false;
-		json_str(o, doc.objs[i].name);
-		fputs(": ", o);
-		json_rec(o, &doc.objs[i].rec, "  ");
-	}
-	fputs("\n}\n", o);
-}
-
 /*
+ * The document, written as it goes: its start (the tags) with the first
+ * row written or at out_flush, then each list, then the objects.
+ *
  * --json=short: one line per element of the pretty document, each an
  * object of one member named as the list or object it belongs to:
  * {"files": {...}} per row, {"errors": {...}} per failure, then
@@ -688,15 +717,75 @@ static void short_line(FILE *o, const char *name, const struct orec *r, const ch
 	fputs("}\n", o);
 }
 
-static void render_json_short(FILE *o)
+/* JSON pretty: "name": at the top level */
+static void json_member(FILE *o, const char *name)
 {
-	for (int i = 0; i < doc.ntags; i++)
-		short_line(o, doc.tags[i].key, NULL, doc.tags[i].value);
-	for (int i = 0; i < doc.nlists; i++)
-		for (size_t k = 0; k < doc.lists[i].n; k++)
-			short_line(o, doc.lists[i].name, &doc.lists[i].recs[k], NULL);
-	for (int i = 0; i < doc.nobjs; i++)
-		short_line(o, doc.objs[i].name, &doc.objs[i].rec, NULL);
+	fprintf(o, "%s\n  ", doc.members++ ? "," : "");
+	json_str(o, name);
+	fputs(": ", o);
+}
+
+static void json_start(FILE *o)
+{
+	if (doc.started)
+		return;
+	doc.started = true;
+	if (!doc.json_short)
+		fputc('{', o);
+	for (int i = 0; i < doc.ntags; i++) {
+		if (doc.json_short) {
+			short_line(o, doc.tags[i].key, NULL, doc.tags[i].value);
+			continue;
+		}
+		json_member(o, doc.tags[i].key);
+		json_str(o, doc.tags[i].value);
+	}
+}
+
+static void json_rows(FILE *o, struct olist *l)
+{
+	json_start(o);
+	for (size_t k = 0; k < l->n; k++) {
+		if (doc.json_short) {
+			short_line(o, l->name, &l->recs[k], NULL);
+			continue;
+		}
+		if (!l->opened) {
+			json_member(o, l->name);
+			fputc('[', o);
+			l->opened = true;
+		}
+		fputs(l->written + k ? ", " : "", o);
+		json_rec(o, &l->recs[k], "    ");
+	}
+}
+
+/* At out_flush: what is left of the lists, then the objects. */
+static void json_end(FILE *o)
+{
+	json_start(o);
+	for (int i = 0; i < doc.nlists; i++) {
+		struct olist *l = &doc.lists[i];
+
+		list_write(o, l);
+		if (doc.json_short)
+			continue;
+		if (!l->opened) {
+			json_member(o, l->name);
+			fputc('[', o);
+		}
+		fputc(']', o);
+	}
+	for (int i = 0; i < doc.nobjs; i++) {
+		if (doc.json_short) {
+			short_line(o, doc.objs[i].name, &doc.objs[i].rec, NULL);
+			continue;
+		}
+		json_member(o, doc.objs[i].name);
+		json_rec(o, &doc.objs[i].rec, "  ");
+	}
+	if (!doc.json_short)
+		fputs("\n}\n", o);
 }
 
 /* ---- Prometheus text ---- */
@@ -953,75 +1042,116 @@ static char *cell_text(const struct ofield *f)
 	return r;
 }
 
-static void render_table(FILE *o, struct olist *l)
+/* The table's widths from the header and the rows held (the first batch). */
+static void table_start(struct olist *l)
 {
-	size_t w[16] = { 0 };
-
-	if (!l->cols || !l->n)
-		return;
-	for (size_t c = 0; c < l->ncols && c < 16; c++) {
-		w[c] = doc.noheadings ? 0 : strlen(l->cols[c].header);
+	for (size_t c = 0; c < l->ncols; c++) {
+		l->w[c] = doc.noheadings ? 0 : strlen(l->cols[c].header);
 		for (size_t r = 0; r < l->n; r++) {
 			const struct ofield *f = orec_get(&l->recs[r], l->cols[c].key);
 			char *text = f ? cell_text(f) : NULL;
 
-			if (text && strlen(text) > w[c])
-				w[c] = strlen(text);
+			if (text && strlen(text) > l->w[c])
+				l->w[c] = strlen(text);
 			free(text);
 		}
 	}
-	for (size_t r = doc.noheadings ? 1 : 0; r <= l->n; r++) {
-		for (size_t c = 0; c < l->ncols && c < 16; c++) {
-			bool last = c + 1 == l->ncols;
-			char *cell = r ? cell_text(orec_get(&l->recs[r - 1], l->cols[c].key)) : NULL;
-			const char *text = r ? (cell ? cell : "?") : l->cols[c].header;
+}
 
-			if (doc.raw)
-				fprintf(o, "%s%s", text, last ? "" : " ");
-			else if (l->cols[c].left && last)
-				fputs(text, o);
-			else if (l->cols[c].left)
-				fprintf(o, "%-*s ", (int)w[c], text);
-			else
-				fprintf(o, "%*s%s", (int)w[c], text, last ? "" : " ");
-			free(cell);
-		}
-		fputc('\n', o);
+/* One line: the header (r NULL) or a row. */
+static void table_line(FILE *o, const struct olist *l, const struct orec *r)
+{
+	for (size_t c = 0; c < l->ncols; c++) {
+		bool last = c + 1 == l->ncols;
+		char *cell = r ? cell_text(orec_get(r, l->cols[c].key)) : NULL;
+		const char *text = r ? (cell ? cell : "?") : l->cols[c].header;
+
+		if (doc.raw)
+			fprintf(o, "%s%s", text, last ? "" : " ");
+		else if (l->cols[c].left && last)
+			fputs(text, o);
+		else if (l->cols[c].left)
+			fprintf(o, "%-*s ", (int)l->w[c], text);
+		else
+			fprintf(o, "%*s%s", (int)l->w[c], text, last ? "" : " ");
+		free(cell);
 	}
+	fputc('\n', o);
+}
+
+/*
+ * Write the rows l holds, sorted, in the document's format, and free
+ * them. Under doc_lock, or from out_flush.
+ */
+static void list_write(FILE *o, struct olist *l)
+{
+	if (l->sort_key && l->n > 1) {
+		sort_key = l->sort_key;
+		qsort(l->recs, l->n, sizeof(*l->recs), cmp_rec);
+	}
+	switch (doc.fmt) {
+	case OUT_JSON:
+		json_rows(o, l);
+		break;
+	case OUT_KV:
+		if (strcmp(l->name, "errors"))	/* errors: on stderr only */
+			for (size_t r = 0; r < l->n; r++)
+				kv_rec(o, &l->recs[r]);
+		break;
+	case OUT_HUMAN:
+		if (!l->cols || !l->n)
+			break;
+		if (!l->written) {
+			table_start(l);
+			if (!doc.noheadings)
+				table_line(o, l, NULL);
+		}
+		for (size_t r = 0; r < l->n; r++)
+			table_line(o, l, &l->recs[r]);
+		break;
+	case OUT_PROM:	/* render_prom reads them all at out_flush */
+		return;
+	}
+	for (size_t r = 0; r < l->n; r++)
+		orec_release(&l->recs[r]);
+	l->written += l->n;
+	l->n = 0;
+	l->bytes = 0;
+	if (ferror(o) && !doc.werr)
+		doc.werr = errno ? errno : EIO;
 }
 
 int out_flush(void)
 {
 	FILE *o = stdout;
+	int werr;
 
-	if (doc.flushed)
+	pthread_mutex_lock(&doc_lock);
+	if (doc.flushed) {
+		pthread_mutex_unlock(&doc_lock);
 		return 0;	/* one document per run: never a second {} */
-	doc.flushed = true;
+	}
 	switch (doc.fmt) {
 	case OUT_JSON:
-		if (doc.json_short)
-			render_json_short(o);
-		else
-			render_json(o);
+		json_end(o);
 		break;
 	case OUT_PROM:
 		render_prom(o);
 		break;
 	case OUT_KV:
 		for (int i = 0; i < doc.nlists; i++)
-			for (size_t r = 0; r < doc.lists[i].n; r++)
-				if (strcmp(doc.lists[i].name, "errors"))
-					kv_rec(o, &doc.lists[i].recs[r]);
+			list_write(o, &doc.lists[i]);
 		for (int i = 0; i < doc.nobjs; i++)
 			kv_rec(o, &doc.objs[i].rec);
 		break;
 	case OUT_HUMAN:
 		for (int i = 0; i < doc.nlists; i++)
-			render_table(o, &doc.lists[i]);
+			list_write(o, &doc.lists[i]);
 		for (size_t i = 0; i < doc.nlines; i++)
 			fprintf(o, "%s\n", doc.lines[i]);
 		break;
 	}
+	doc.flushed = true;
 	for (int i = 0; i < doc.nlists; i++) {
 		for (size_t r = 0; r < doc.lists[i].n; r++)
 			orec_release(&doc.lists[i].recs[r]);
@@ -1035,13 +1165,18 @@ int out_flush(void)
 	doc.nlists = doc.nobjs = doc.ntags = 0;
 	doc.nlines = 0;
 	doc.lines = NULL;
+	doc.started = false;
+	doc.members = 0;
+	werr = doc.werr;
+	doc.werr = 0;
+	pthread_mutex_unlock(&doc_lock);
 	if (doc.lost) {
 		cli_warn("out of memory: %zu rows left out of the output", doc.lost);
 		doc.lost = 0;
 		fflush(o);
 		return -ENOMEM;
 	}
-	if (fflush(o) != 0 || ferror(o))
-		return errno == EPIPE ? 0 : -(errno ? errno : EIO);
+	if (fflush(o) != 0 || ferror(o) || werr)
+		return errno == EPIPE || werr == EPIPE ? 0 : -(werr ? werr : errno ? errno : EIO);
 	return 0;
 }
