@@ -47,9 +47,9 @@ static const struct cli_opt stat_opts[] = {
 	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL,
 	  "list each file with a residency bar; -vv adds the\ncached page ranges (first-last page numbers; in\nJSON, [first, count] pairs)", 0 },
 	{ "output", 'o', 0, 'o', "COLS", CC_WORDS,
-	  "RES PAGES SIZE FILE TOTAL_PAGES PERCENT DIRTY_PAGES WRITEBACK_PAGES EVICTED_PAGES "
+	  "RES CACHED PAGES SIZE FILE PERCENT DIRTY_PAGES WRITEBACK_PAGES EVICTED_PAGES "
 	  "RECENTLY_EVICTED_PAGES SOURCE BAR RANGES CGROUPS",
-	  "columns, in any case: RES,PAGES,SIZE,FILE,\nTOTAL_PAGES,PERCENT,DIRTY_PAGES,WRITEBACK_PAGES,\n"
+	  "columns, in any case: RES,CACHED,PAGES,SIZE,FILE,\nPERCENT,DIRTY_PAGES,WRITEBACK_PAGES,\n"
 	  "EVICTED_PAGES,RECENTLY_EVICTED_PAGES,SOURCE,BAR,\nRANGES; '+COLS' adds to the default columns", 0 },
 	{ "by-cgroup", 0, 0, 'G' + 256, NULL, CC_NONE, NULL,
 	  "which memory cgroup owns each file's cached pages\n(CAP_SYS_ADMIN; /proc/kpagecgroup; only resident\npages are touched, so nothing is charged to us)", 0 },
@@ -91,9 +91,14 @@ static const struct {
 	bool left;
 } all_cols[] = {
 	{ "RES", "cached_bytes", "RES", false },
-	{ "PAGES", "cached", "PAGES", false },
+	/*
+	 * A column means what its JSON key means: CACHED is cached (fincore's
+	 * PAGES), PAGES is pages, the pages selected (once TOTAL_PAGES).
+	 */
+	{ "CACHED", "cached", "CACHED", false },
+	{ "PAGES", "pages", "PAGES", false },
+	{ "TOTAL_PAGES", "pages", "PAGES", false },	/* the old name, still read */
 	{ "SIZE", "size", "SIZE", false },
-	{ "TOTAL_PAGES", "pages", "TOTAL", false },
 	{ "PERCENT", "percent", "%", false },
 	{ "DIRTY_PAGES", "dirty", "DIRTY", false },
 	{ "WRITEBACK_PAGES", "writeback", "WRITEBACK", false },
@@ -477,7 +482,7 @@ int cmd_stat(int argc, char **argv)
 
 	/* Default columns, fincore's first, then ours. */
 	ncols = 0;
-	for (const char *d = "RES,PAGES,SIZE,PERCENT,DIRTY_PAGES,EVICTED_PAGES"; d;) {
+	for (const char *d = "RES,CACHED,SIZE,PERCENT,DIRTY_PAGES,EVICTED_PAGES"; d;) {
 		char n[32];
 		const char *comma = strchr(d, ',');
 		size_t l = comma ? (size_t)(comma - d) : strlen(d);
