@@ -32,6 +32,13 @@ int bench_drop_caches(void);
  */
 void bench_metric_json(FILE *f, bool first, const char *name, const double *v, int n,
 		       bool higher_better, const char *unit);
+/*
+ * orec_json(r, key, text) for JSON text made here: read back strictly
+ * (UTF-8, no NaN, whole) and written by json.c's writer, so only that
+ * writer's text reaches the output; text that does not read back is null.
+ */
+struct orec;
+void bench_orec_json(struct orec *r, const char *key, const char *text);
 
 int bench_warmup(const struct warmup_opts *o);
 

@@ -8,6 +8,8 @@
  */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "cli.h"
+#include "json.h"
 #include "pagecache.h"
 #include "stats.h"
 
@@ -15,6 +17,8 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -78,13 +82,29 @@ static void json_num(FILE *f, double d)
 		fputs("null", f);
 }
 
+void bench_orec_json(struct orec *r, const char *key, const char *text)
+{
+	struct pc_json *v = NULL;
+	char *canon = NULL;
+
+	if (text && pc_json_parse(text, strlen(text), NULL, &v, NULL) == 0 &&
+	    pc_json_canonical(v, NULL, &canon) == 0)
+		orec_json(r, key, canon);
+	else
+		orec_null(r, key);
+	free(canon);
+	pc_json_free(v);
+}
+
 void bench_metric_json(FILE *f, bool first, const char *name, const double *v, int n,
 		       bool higher_better, const char *unit)
 {
 	struct pc_summary s;
 
 	pc_summarize(v, (size_t)n, &s);
-	fprintf(f, "%s\"%s\": {\"mean\": ", first ? "" : ", ", name);
+	fputs(first ? "" : ", ", f);
+	out_json_str(f, name);
+	fputs(": {\"mean\": ", f);
 	json_num(f, s.mean);
 	fputs(", \"stderr\": ", f);
 	json_num(f, s.stderr_);
@@ -94,8 +114,9 @@ void bench_metric_json(FILE *f, bool first, const char *name, const double *v, i
 	json_num(f, s.min);
 	fputs(", \"max\": ", f);
 	json_num(f, s.max);
-	fprintf(f, ", \"better\": \"%s\", \"unit\": \"%s\", \"values\": [",
-		higher_better ? "higher" : "lower", unit);
+	fprintf(f, ", \"better\": \"%s\", \"unit\": ", higher_better ? "higher" : "lower");
+	out_json_str(f, unit);
+	fputs(", \"values\": [", f);
 	for (int i = 0; i < n; i++) {
 		fputs(i ? ", " : "", f);
 		json_num(f, v[i]);

@@ -307,7 +307,7 @@ static void summary(const struct readtwice_opts *o, const struct run_figures *ru
 			fputc('}', f);
 			fclose(f);
 		}
-		orec_json(&rec, "metrics", js ? js : "{}");
+		bench_orec_json(&rec, "metrics", js ? js : "{}");
 		free(js);
 		out_list_add("results", &rec);
 	}

@@ -814,15 +814,19 @@ static void auto_check(const struct swapin_opts *o, struct config *cfg, int ncfg
 
 		j += (size_t)snprintf(js + j, sizeof(js) - j, "{");
 		for (int p = 0; p < o->npc; p++) {
-			j += (size_t)snprintf(js + j, sizeof(js) - j, "%s\"%d\": %.4g", p ? ", " : "",
-					      o->pcs[p], fixed_worst[p]);
+			if (isfinite(fixed_worst[p]))	/* JSON has no NaN */
+				j += (size_t)snprintf(js + j, sizeof(js) - j, "%s\"%d\": %.4g",
+						      p ? ", " : "", o->pcs[p], fixed_worst[p]);
+			else
+				j += (size_t)snprintf(js + j, sizeof(js) - j, "%s\"%d\": null",
+						      p ? ", " : "", o->pcs[p]);
 			at += (size_t)snprintf(line + at, sizeof(line) - at, "%spc=%d %+.1f%%",
 					       p ? ", " : "", o->pcs[p], fixed_worst[p]);
 			if (fixed_worst[p] <= 10)
 				all_lose = false;
 		}
 		snprintf(js + j, sizeof(js) - j, "}");
-		orec_json(&rec, "fixed_worst_percent", js);
+		bench_orec_json(&rec, "fixed_worst_percent", js);
 		orec_bool(&rec, "every_fixed_loses", all_lose);
 	}
 	out_object("auto_check", &rec);
@@ -848,7 +852,7 @@ static void report(const struct swapin_opts *o, struct config *cfg, int ncfg)
 			orec_u64(&rec, "page_cluster", (uint64_t)c->pc, 0);
 		orec_str(&rec, "vma_ra", c->vma ? "on" : "off", 0);
 		orec_u64(&rec, "runs", (uint64_t)c->n, 0);
-		orec_json(&rec, "metrics", js ? js : "{}");
+		bench_orec_json(&rec, "metrics", js ? js : "{}");
 		free(js);
 		out_list_add("results", &rec);
 	}

@@ -265,7 +265,7 @@ static void results_row(int c, int n, double q[][NQ], const double *pre, int npr
 		fputc('}', f);
 		fclose(f);
 	}
-	orec_json(&rec, "metrics", js ? js : "{}");
+	bench_orec_json(&rec, "metrics", js ? js : "{}");
 	free(js);
 	out_list_add("results", &rec);
 }

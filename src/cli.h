@@ -70,9 +70,15 @@ void orec_null(struct orec *r, const char *key);
 void orec_nolimit(struct orec *r, const char *key);	/* null, "max" for people */
 /*
  * Pre-rendered JSON, in JSON output only: only what json.c's writer made
- * (pc_json_canonical). Never text built by hand: use orec_list_add.
+ * (pc_json_canonical; bench/'s bench_orec_json reads text made by hand
+ * back through it). Never text built by hand: use orec_list_add.
  */
 void orec_json(struct orec *r, const char *key, const char *json);
+/*
+ * s as a JSON string, by the one escaper (strict UTF-8, see output.c),
+ * for text made for orec_json; no KEY_bytes beside it: names only.
+ */
+void out_json_str(FILE *o, const char *s);
 /*
  * A nested list of records under key: JSON [{...}, ...], escaped like any
  * field; not shown in the other formats (give people a text field too).

@@ -596,6 +596,11 @@ static void json_str(FILE *o, const char *s)
 	fputc('"', o);
 }
 
+void out_json_str(FILE *o, const char *s)
+{
+	json_str(o, s);
+}
+
 /* RFC 4648 base64, padded: a string's exact bytes */
 static void json_base64(FILE *o, const char *s)
 {
