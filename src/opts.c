@@ -330,6 +330,8 @@ int cli_list_options(const struct cli_spec *s, FILE *o)
 
 /* ---- vmtouch's command line ---- */
 
+char **cli_vmtouch_kept;	/* what cli_vmtouch_argv made: reachable to exit, no leak */
+
 const char *cli_vmtouch_argv(int argc, char **argv, int *ret_argc, char ***ret_argv)
 {
 	static const char vm_args[] = "iIpbmP";	/* vmtouch's letters with an argument */
@@ -391,6 +393,7 @@ const char *cli_vmtouch_argv(int argc, char **argv, int *ret_argc, char ***ret_a
 				free(out);
 		}
 	}
+	cli_vmtouch_kept = nv;	/* lives to exit, as argv does */
 	nv[0] = argv[0];
 	nv[1] = (char *)(verb ? verb : "stat");
 	nv[n] = NULL;
