@@ -173,39 +173,6 @@ struct targets {
 	uint64_t dirs, vanished, special, symlinks, loops, mounts, toobig, excluded, dups;
 };
 
-#define TARGET_SHORTOPTS "r:I:X:m:xLHb:0j:"
-#define TARGET_LONGOPTS                                          \
-	{ "range", required_argument, NULL, 'r' },               \
-	{ "include", required_argument, NULL, 'I' },             \
-	{ "exclude", required_argument, NULL, 'X' },             \
-	{ "max-size", required_argument, NULL, 'm' },            \
-	{ "one-file-system", no_argument, NULL, 'x' },           \
-	{ "follow", no_argument, NULL, 'L' },                    \
-	{ "all-links", no_argument, NULL, 'H' },                 \
-	{ "batch", required_argument, NULL, 'b' },               \
-	{ "null", no_argument, NULL, '0' },                      \
-	{ "threads", required_argument, NULL, 'j' },             \
-	{ "pid", required_argument, NULL, 'p' + 256 },           \
-	{ "children", no_argument, NULL, 'c' + 256 },            \
-	{ "cgroup", required_argument, NULL, 'g' + 256 }
-#define TARGET_HELP                                                                    \
-	"Choosing files:\n"                                                            \
-	"  -r, --range A-B        only bytes A to B of each file (4k-1M, -64M, 1G-)\n" \
-	"  -I, --include PAT      only files whose name matches PAT (repeatable)\n"    \
-	"  -X, --exclude PAT      skip files and directories matching PAT (repeatable)\n" \
-	"  -m, --max-size SIZE    skip files larger than SIZE\n"                       \
-	"  -x, --one-file-system  stay on the filesystem of each PATH\n"               \
-	"  -L, --follow           follow symlinks inside trees (loops are detected)\n" \
-	"  -H, --all-links        count every hardlink (default: each inode once)\n"   \
-	"  -b, --batch FILE       read more paths from FILE, one a line ('-': stdin)\n" \
-	"  -0, --null             with -b, paths end with NUL (find -print0)\n"        \
-	"  -j, --threads N        walk with N threads (default: 2 per CPU, 2 to 16)\n" \
-	"      --pid PID          the files process PID maps or holds open (repeatable)\n" \
-	"      --children         with --pid, its descendants' files too\n"            \
-	"      --cgroup CG        the files of every process in memory cgroup CG: its\n" \
-	"                         directory, its path (/system.slice/db.service), its\n" \
-	"                         name (db.service) or a container ID (12+ hex digits)\n"
-
 void targets_init(struct targets *t);
 /* 1: handled, 0: not a target option, -1: bad value (already reported) */
 int targets_opt(struct targets *t, int c, const char *arg);
@@ -214,20 +181,6 @@ int targets_finish(struct targets *t, int argc, char **argv);
 /* Walk with t's options; event counters are kept in t. */
 int targets_walk(struct targets *t, int (*file)(struct pc_walk_entry *, void *), void *arg);
 void targets_release(struct targets *t);
-
-/* Shared by commands that print data. */
-#define FORMAT_LONGOPTS                                 \
-	{ "json", optional_argument, NULL, 'J' },       \
-	{ "prom", no_argument, NULL, 'P' },             \
-	{ "kv", no_argument, NULL, 'K' },               \
-	{ "bytes", no_argument, NULL, 'B' }
-#define FORMAT_HELP                                                        \
-	"Output:\n"                                                        \
-	"      --json[=STYLE]     JSON on stdout (errors included); STYLE pretty\n" \
-	"                         (the default) or short: one object a line\n" \
-	"      --prom             Prometheus text (node_exporter textfile)\n" \
-	"      --kv               key=value lines\n"                       \
-	"      --bytes            exact bytes instead of 1.5G\n"
 
 /* What every data-printing, file-taking command parses the same way. */
 struct cli_opts {
@@ -261,10 +214,6 @@ struct cli_budget {
 	uint64_t rate;			/* bytes/s, 0: unlimited */
 };
 #define CLI_BUDGET_INIT { 0, UINT64_MAX, 0 }
-#define BUDGET_LONGOPTS                                         \
-	{ "max-mem", required_argument, NULL, 'M' },            \
-	{ "reserve", required_argument, NULL, 'S' }
-#define RATE_LONGOPT { "rate", required_argument, NULL, 'T' }
 /* 1: handled, 0: not a budget option, -1: bad value (reported) */
 int cli_budget_opt(struct cli_budget *b, int opt, const char *arg);
 

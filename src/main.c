@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "bench-opts.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -31,7 +32,7 @@ static const struct command {
 	{ "run", cmd_run, "run a command that leaves no trace in the page cache", &run_spec },
 	{ "cgroups", cmd_cgroups, "page cache per memory cgroup (v1 and v2)", &cgroups_spec },
 	{ "tune", cmd_tune, "swap readahead: state, hit ratio, advice; --auto adjusts page-cluster", &tune_spec },
-	{ "bench", cmd_bench, "experiments: warmup, readtwice, swapin; compare results", NULL },
+	{ "bench", cmd_bench, "experiments: warmup, readtwice, swapin; compare results", &bench_spec },
 };
 
 static void usage(FILE *o)

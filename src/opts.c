@@ -246,6 +246,15 @@ int cli_getopt(struct cli_parser *p, int argc, char **argv)
 	return stop(p, cli_usage_error("unknown option '%s'", argv[optind - 1]));
 }
 
+const char *cli_opt_name(const struct cli_spec *s, int id)
+{
+	for (int g = 0; s->groups[g]; g++)
+		for (const struct cli_opt *x = s->groups[g]->opts; x->name || x->letter; x++)
+			if (x->id == id && x->name && !(x->flags & CLI_REFUSE))
+				return x->name;
+	return "?";
+}
+
 /* "  -x, -F, --one-file-system" and the like; returns its length. */
 static int opt_left(const struct cli_opt *o, char *buf, size_t len)
 {

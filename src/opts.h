@@ -104,6 +104,8 @@ void cli_parser_init(struct cli_parser *p, const struct cli_spec *spec, int argc
 		     char **argv);
 int cli_getopt(struct cli_parser *p, int argc, char **argv);
 void cli_help(const struct cli_spec *s, FILE *o);
+/* The long name of the option with this id ("?" if none). */
+const char *cli_opt_name(const struct cli_spec *s, int id);
 
 /*
  * vmtouch's command line (`pagecache -t -p 4k-1M -m 1G f`) read the

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * bench-opts.c: the option table of `pagecache bench` (pagecache-bench's
+ * parser, bench/main.c), kept in src/ as data so that pagecache's
+ * completions and the man page check read the same table. An option
+ * taken by some experiments only is refused by the others (option_owner
+ * in bench/main.c).
+ */
+#include "cli.h"
+#include "bench-opts.h"
+
+static const struct cli_opt warmup_opts[] = {
+	{ "quick", 0, 0, O_QUICK, NULL, CC_NONE, NULL,
+	  "a 1.5 million-row database (about 170 MB), 3 trials;\nreadtwice: 2 s; swapin: 96M in 64M, 2 passes,\npage-cluster 0,3, 2 runs", 0 },
+	{ "rows", 0, 0, O_ROWS, "N", CC_NONE, NULL,
+	  "rows in the database (default 15,647,665: about 1.8 GB)", 0 },
+	{ "trials", 0, 0, O_TRIALS, "N", CC_NONE, NULL,
+	  "trials (default 5; conditions shuffled in each)", 0 },
+	{ "dir", 0, 0, O_DIR, "DIR", CC_DIR, NULL,
+	  "where the database is made once and kept\n(default /var/tmp/pagecache-bench, made 0700); it must\n"
+	  "be yours and not writable by group or others; swapin\nwith --swap-device file: where the image goes, in a\n"
+	  "fresh directory of its own (default /var/tmp)", 0 },
+	{ "worker", 0, 0, O_WORKER, "DB", CC_FILE, NULL,
+	  "internal: the query worker of one condition", 0 },
+	{ 0 }
+};
+
+static const struct cli_opt readtwice_opts[] = {
+	{ "cgroups", 0, 0, O_CGROUPS, "N", CC_NONE, NULL,
+	  "memory cgroups, one sparse file each (default 2)", 0 },
+	{ "readers-per-cgroup", 0, 0, O_READERS, "K", CC_NONE, NULL,
+	  "reader processes per cgroup (default 2)", 0 },
+	{ "layout", 0, 0, O_LAYOUT, "L", CC_WORDS, "per-cgroup shared",
+	  "per-cgroup (default) or shared (all in one memcg)", 0 },
+	{ "size", 0, 0, O_SIZE, "SIZE", CC_SIZE, NULL,
+	  "bytes per sparse file (default 64G: holes, no I/O)", 0 },
+	{ "duration", 0, 0, O_DURATION, "S", CC_NONE, NULL, "seconds (default 10; --quick: 2)", 0 },
+	{ "runs", 0, 0, O_RUNS, "N", CC_NONE, NULL,
+	  "repetitions, for mean and standard error (default 1);\nswapin: runs of each setting, "
+	  "interleaved (default 5)", 0 },
+	{ 0 }
+};
+
+static const struct cli_opt swapin_opts[] = {
+	{ "page-cluster", 0, 0, O_PC, "LIST", CC_NONE, NULL,
+	  "vm.page-cluster values (default 0,1,2,3,4)", 0 },
+	{ "vma-ra", 0, 0, O_VMA, "LIST", CC_WORDS, "on off on,off",
+	  "on,off: VMA readahead or cluster readahead (default both)", 0 },
+	{ "workload", 0, 0, O_WORKLOAD, "LIST", CC_WORDS, "seq random mt-random mixed",
+	  "seq,random,mt-random,mixed (default all)", 0 },
+	{ "with-auto", 0, 0, O_AUTO, NULL, CC_NONE, NULL,
+	  "add the tuner of `pagecache tune swap --auto` as a column", 0 },
+	{ "auto-interval", 0, 0, O_AUTO_INTERVAL, "S", CC_NONE, NULL,
+	  "the tuner's sampling interval (default 0.1)", 0 },
+	{ "working-set", 0, 0, O_WSS, "SIZE", CC_SIZE, NULL,
+	  "anonymous memory touched (default 192M)", 0 },
+	{ "limit", 0, 0, O_LIMIT, "SIZE", CC_SIZE, NULL,
+	  "the memory cgroup's limit (default 128M)", 0 },
+	{ "passes", 0, 0, O_PASSES, "N", CC_NONE, NULL, "touches = N x pages (default 5)", 0 },
+	{ "threads", 0, 0, O_THREADS, "N", CC_NONE, NULL, "mt-random threads (default 2 per CPU)", 0 },
+	{ "swap-device", 0, 0, O_SWAPDEV, "D", CC_WORDS, "zram-loop zram file",
+	  "zram-loop (default: a private zram behind a loop device,\nwhere readahead happens), zram "
+	  "(control: the kernel\nskips readahead on it) or file (a loop device over a\nfile in --dir)", 0 },
+	{ 0 }
+};
+
+const struct cli_spec bench_spec = {
+	.name = "bench",
+	.usage =
+	"Usage: pagecache bench EXPERIMENT [OPTIONS]\n"
+	"\n"
+	"Experiments:\n"
+	"  warmup     a database after a restart: cold, restored by pagecache, warmed\n"
+	"             by vmtouch, and warm; SQLite query latency per condition\n"
+	"  readtwice  vm-scalability's lru-file-readtwice in N memory cgroups: LRU and\n"
+	"             lruvec lock scaling, per reader, per cgroup and in aggregate\n"
+	"  swapin     swap-in readahead: vm.page-cluster x VMA readahead x workload in a\n"
+	"             memory cgroup smaller than the working set (the 2012 table)\n"
+	"  compare A.json B.json   two --json results of one bench, mmtests style:\n"
+	"             means, change (positive is better), Welch's t-test marks;\n"
+	"             files or pipes (<(cmd)), up to 64 MiB each\n"
+	"\n",
+	.footer =
+	"\n"
+	"They need root: they drop the page cache, make cgroups, mounts and swap\n"
+	"devices, and change vm.page-cluster (all undone again, on SIGINT too).\n"
+	"Examples:\n"
+	"  pagecache bench warmup --quick\n"
+	"  pagecache bench swapin --workload seq,random --page-cluster 0,3 --with-auto\n"
+	"  pagecache bench swapin --json >before.json; ...; pagecache bench swapin --json >after.json\n"
+	"  pagecache bench compare before.json after.json\n",
+	.groups = { &(struct cli_group){ "Options of warmup (--quick, --dir: of swapin too)", warmup_opts },
+		    &(struct cli_group){ "Options of readtwice (--runs: of swapin too)", readtwice_opts },
+		    &(struct cli_group){ "Options of swapin", swapin_opts }, &cli_format_group },
+	.operands = CC_WORDS,
+	.operand_words = "warmup readtwice swapin compare",
+};
