@@ -401,6 +401,21 @@ int cmd_restore(int argc, char **argv)
 	out_list_declare("files");
 	out_list_declare("skipped");
 	out_list_declare("errors");
+	if (list) {	/* before the rows: they are written as they come */
+		static const struct ocol wcols[] = {
+			{ "pages", "PAGES", false }, { "read", "READ", false },
+			{ "resident", "RESIDENT", false }, { "status", "STATUS", true },
+			{ "path", "FILE", true },
+		}, dcols[] = {
+			{ "pages", "PAGES", false }, { "cached", "CACHED", false },
+			{ "to_read", "TO READ", false }, { "runs", "RUNS", false },
+			{ "path", "FILE", true },
+		};
+		if (dry)
+			out_columns("files", dcols, 5);
+		else
+			out_columns("files", wcols, 5);
+	}
 	if (argc - optind != 1)
 		return cli_usage_error("want one SNAPSHOT");
 	if (strict && allow)
@@ -706,21 +721,6 @@ report:
 	free(items);
 	free(order);
 
-	if (list) {
-		static const struct ocol wcols[] = {
-			{ "pages", "PAGES", false }, { "read", "READ", false },
-			{ "resident", "RESIDENT", false }, { "status", "STATUS", true },
-			{ "path", "FILE", true },
-		}, dcols[] = {
-			{ "pages", "PAGES", false }, { "cached", "CACHED", false },
-			{ "to_read", "TO READ", false }, { "runs", "RUNS", false },
-			{ "path", "FILE", true },
-		};
-		if (dry)
-			out_columns("files", dcols, 5);
-		else
-			out_columns("files", wcols, 5);
-	}
 	orec_str(&rec, "snapshot", snap, 0);
 	orec_str(&rec, "root", root, 0);
 	orec_bool(&rec, "dry_run", dry);
