@@ -114,6 +114,13 @@ void out_tag(const char *key, const char *value);
 void out_sort(const char *list, const char *key);
 void out_columns(const char *list, const struct ocol *cols, size_t n);
 /*
+ * -o LIST: out_columns(list, from, ...) will show these of from's columns
+ * (by header, any case; "+LIST" after the default ones). 0, or -1 with
+ * the first unknown name in bad (NUL-terminated, at most badlen).
+ */
+int out_select_columns(const struct ocol *from, size_t n, const char *list, char *bad,
+		       size_t badlen);
+/*
  * Human lines printed after the tables, in order: "label: value". Like
  * every string people see, control characters, backslashes and bytes that
  * are not UTF-8 come out as C escapes (\n, \\, \x1b): a name can neither

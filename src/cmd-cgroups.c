@@ -23,7 +23,17 @@ struct rows {
 	size_t n, cap;
 };
 
+static const struct ocol cgroups_cols[] = {
+	{ "file", "CACHE", false },	   { "active_file", "ACTIVE", false },
+	{ "inactive_file", "INACTIVE", false }, { "dirty", "DIRTY", false },
+	{ "mapped", "MAPPED", false },	   { "shmem", "SHMEM", false },
+	{ "refaults", "REFAULTS", false }, { "limit", "LIMIT", false },
+	{ "usage", "USAGE", false },	   { "psi_some_avg10", "PSI", false },
+	{ "path", "CGROUP", true },
+};
+
 static const struct cli_opt cgroups_opts[] = {
+	CLI_OPT_COLUMNS,
 	{ "root", 0, 0, 'R', "CG", CC_CGROUP, NULL,
 	  "only CG and the cgroups below it (CG: any form\n--cgroup takes: a path, the directory, a unit or\n"
 	  "cgroup name, a container ID prefix)", 0 },
@@ -49,6 +59,8 @@ const struct cli_spec cgroups_spec = {
 	"  pagecache cgroups --json | jq '.cgroups[0]'\n",
 	.groups = { &(struct cli_group){ "Options", cgroups_opts }, &cli_format_group },
 	.operands = CC_NONE,
+	.cols = cgroups_cols,
+	.ncols = sizeof(cgroups_cols) / sizeof(cgroups_cols[0]),
 };
 
 /*
@@ -192,15 +204,7 @@ int cmd_cgroups(int argc, char **argv)
 	}
 	free(r.v);
 	{
-		static const struct ocol cols[] = {
-			{ "file", "CACHE", false },	   { "active_file", "ACTIVE", false },
-			{ "inactive_file", "INACTIVE", false }, { "dirty", "DIRTY", false },
-			{ "mapped", "MAPPED", false },	   { "shmem", "SHMEM", false },
-			{ "refaults", "REFAULTS", false }, { "limit", "LIMIT", false },
-			{ "usage", "USAGE", false },	   { "psi_some_avg10", "PSI", false },
-			{ "path", "CGROUP", true },
-		};
-		out_columns("cgroups", cols, sizeof(cols) / sizeof(cols[0]));
+		out_columns("cgroups", cgroups_cols, sizeof(cgroups_cols) / sizeof(cgroups_cols[0]));
 	}
 	if (co.fmt == OUT_HUMAN)
 		out_human_line("\n%zu memory cgroup%s (cgroup v%d, %s)", r.n, r.n == 1 ? "" : "s",

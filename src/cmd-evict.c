@@ -21,7 +21,14 @@ struct evict_ctx {
 	bool list;
 };
 
+static const struct ocol evict_cols[] = {
+	{ "cached_before", "BEFORE", false }, { "cached_after", "AFTER", false },
+	{ "pages", "PAGES", false },	      { "path", "FILE", true },
+	{ "reason", "WHY", true },
+};
+
 static const struct cli_opt evict_opts[] = {
+	CLI_OPT_COLUMNS,
 	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list each file", 0 },
 	{ 0 }
 };
@@ -47,6 +54,8 @@ const struct cli_spec evict_spec = {
 	.groups = { &(struct cli_group){ "Options", evict_opts }, &cli_format_act_group,
 		    &cli_targets_group },
 	.operands = CC_FILE,
+	.cols = evict_cols,
+	.ncols = sizeof(evict_cols) / sizeof(evict_cols[0]),
 };
 
 static void why_stayed(const struct pc_walk_entry *e, const struct pc_residency *after,
@@ -153,13 +162,8 @@ int cmd_evict(int argc, char **argv)
 	if (!c.tot)
 		return EXIT_PARTIAL;
 	if (c.list) {	/* before the walk: rows are written as they come */
-		static const struct ocol cols[] = {
-			{ "cached_before", "BEFORE", false }, { "cached_after", "AFTER", false },
-			{ "pages", "PAGES", false },	      { "path", "FILE", true },
-			{ "reason", "WHY", true },
-		};
 		out_sort("files", "path");
-		out_columns("files", cols, sizeof(cols) / sizeof(cols[0]));
+		out_columns("files", evict_cols, sizeof(evict_cols) / sizeof(evict_cols[0]));
 	}
 	t0 = pc_now();
 	rc = targets_walk(&c.t, evict_file, &c);

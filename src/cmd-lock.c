@@ -33,7 +33,12 @@ struct lock_ctx {
 	bool list, stopped;
 };
 
+static const struct ocol lock_cols[] = {
+	{ "locked", "LOCKED", false }, { "path", "FILE", true },
+};
+
 static const struct cli_opt lock_opts[] = {
+	CLI_OPT_COLUMNS,
 	{ "daemon", 'd', 0, 'd', NULL, CC_NONE, NULL,
 	  "detach once everything is locked; the parent exits\n0 when every file is locked and the daemon holds\n"
 	  "them; on any failure the daemon releases all and\nexits, and the parent exits 1", 0 },
@@ -67,6 +72,8 @@ const struct cli_spec lock_spec = {
 	.groups = { &(struct cli_group){ "Options", lock_opts }, &cli_budget_group,
 		    &cli_format_act_group, &cli_targets_group },
 	.operands = CC_FILE,
+	.cols = lock_cols,
+	.ncols = sizeof(lock_cols) / sizeof(lock_cols[0]),
 };
 
 /*
@@ -317,10 +324,8 @@ int cmd_lock(int argc, char **argv)
 	orec_bool(&rec, "budget_stopped", c.budget.stopped != 0);
 	out_object("total", &rec);
 	if (c.list) {
-		static const struct ocol cols[] = { { "locked", "LOCKED", false },
-						    { "path", "FILE", true } };
 		out_sort("files", "path");
-		out_columns("files", cols, 2);
+		out_columns("files", lock_cols, sizeof(lock_cols) / sizeof(lock_cols[0]));
 	}
 	if (co.fmt == OUT_HUMAN)
 		out_human_line("Locked %zu files, %s, pid %d%s", c.n,

@@ -12,7 +12,14 @@
 #include <string.h>
 #include <time.h>
 
+static const struct ocol show_cols[] = {
+	{ "pages", "PAGES", false }, { "runs", "RUNS", false },
+	{ "active", "ACTIVE", false }, { "size", "SIZE", false },
+	{ "path", "FILE", true },
+};
+
 static const struct cli_opt show_opts[] = {
+	CLI_OPT_COLUMNS,
 	{ 0 }
 };
 
@@ -31,9 +38,18 @@ const struct cli_spec show_spec = {
 	"Exit status: 0 read, 1 unreadable or corrupt (said why), 2 usage.\n",
 	.groups = { &(struct cli_group){ "Options", show_opts }, &cli_format_group },
 	.operands = CC_FILE,
+	.cols = show_cols,
+	.ncols = sizeof(show_cols) / sizeof(show_cols[0]),
+};
+
+static const struct ocol diff_cols[] = {
+	{ "status", "STATUS", true },	{ "old_pages", "OLD", false },
+	{ "new_pages", "NEW", false },	{ "gained", "GAINED", false },
+	{ "lost", "LOST", false },	{ "path", "FILE", true },
 };
 
 static const struct cli_opt diff_opts[] = {
+	CLI_OPT_COLUMNS,
 	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list unchanged files too", 0 },
 	{ 0 }
 };
@@ -53,6 +69,8 @@ const struct cli_spec diff_spec = {
 	"Exit status: 0 compared, 1 a snapshot is unreadable or corrupt, 2 usage.\n",
 	.groups = { &(struct cli_group){ "Options", diff_opts }, &cli_format_group },
 	.operands = CC_FILE,
+	.cols = diff_cols,
+	.ncols = sizeof(diff_cols) / sizeof(diff_cols[0]),
 };
 
 static uint64_t run_pages(const uint64_t *runs, size_t n)
@@ -142,12 +160,7 @@ int cmd_show(int argc, char **argv)
 	if (argc - optind != 1)
 		return cli_usage_error("want one SNAPSHOT");
 	{	/* before the rows: they are written as they come */
-		static const struct ocol cols[] = {
-			{ "pages", "PAGES", false }, { "runs", "RUNS", false },
-			{ "active", "ACTIVE", false }, { "size", "SIZE", false },
-			{ "path", "FILE", true },
-		};
-		out_columns("files", cols, sizeof(cols) / sizeof(cols[0]));
+		out_columns("files", show_cols, sizeof(show_cols) / sizeof(show_cols[0]));
 	}
 	r = open_snap(argv[optind]);
 	if (r) {
@@ -332,13 +345,8 @@ int cmd_diff(int argc, char **argv)
 		pc_profile_file_release(&ents[i].f);
 	free(ents);
 	{
-		static const struct ocol cols[] = {
-			{ "status", "STATUS", true },	{ "old_pages", "OLD", false },
-			{ "new_pages", "NEW", false },	{ "gained", "GAINED", false },
-			{ "lost", "LOST", false },	{ "path", "FILE", true },
-		};
 		out_sort("files", "path");
-		out_columns("files", cols, sizeof(cols) / sizeof(cols[0]));
+		out_columns("files", diff_cols, sizeof(diff_cols) / sizeof(diff_cols[0]));
 	}
 	orec_u64(&rec, "added", added, 0);
 	orec_u64(&rec, "removed", removed, 0);

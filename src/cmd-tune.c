@@ -22,7 +22,14 @@
 #include <time.h>
 #include <unistd.h>
 
+static const struct ocol tune_cols[] = {
+	{ "name", "DEVICE", true }, { "type", "TYPE", true },
+	{ "size", "SIZE", false }, { "used", "USED", false },
+	{ "priority", "PRIO", false }, { "readahead", "READAHEAD", true },
+};
+
 static const struct cli_opt tune_opts[] = {
+	CLI_OPT_COLUMNS,
 	{ "interval", 'i', 0, 'i', "S", CC_NONE, NULL, "sampling interval in seconds (default 1)", 0 },
 	{ "auto", 0, 0, 'A', NULL, CC_NONE, NULL, "run the controller", 0 },
 	{ "duration", 0, 0, 'U', "S", CC_NONE, NULL,
@@ -62,6 +69,8 @@ const struct cli_spec tune_spec = {
 	.groups = { &(struct cli_group){ "Options", tune_opts }, &cli_format_group },
 	.operands = CC_WORDS,
 	.operand_words = "swap",
+	.cols = tune_cols,
+	.ncols = sizeof(tune_cols) / sizeof(tune_cols[0]),
 };
 
 static volatile sig_atomic_t stop;
@@ -361,13 +370,7 @@ static int tune_show(double interval)
 			out_object("swap", &rec);
 		}
 		if (out_format() == OUT_HUMAN) {
-			static const struct ocol cols[] = {
-				{ "name", "DEVICE", true }, { "type", "TYPE", true },
-				{ "size", "SIZE", false }, { "used", "USED", false },
-				{ "priority", "PRIO", false }, { "readahead", "READAHEAD", true },
-			};
-
-			out_columns("devices", cols, 6);
+			out_columns("devices", tune_cols, sizeof(tune_cols) / sizeof(tune_cols[0]));
 			int most = pc >= 0 ? 1 << pc : 0;
 
 			if (vma_on && !rot[0] && pc > 5)

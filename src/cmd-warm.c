@@ -30,7 +30,14 @@ struct warm_ctx {
 	bool list;
 };
 
+static const struct ocol warm_cols[] = {
+	{ "pages", "PAGES", false }, { "resident", "RESIDENT", false },
+	{ "read", "READ", false },   { "check", "CHECK", true },
+	{ "status", "STATUS", true }, { "path", "FILE", true },
+};
+
 static const struct cli_opt warm_opts[] = {
+	CLI_OPT_COLUMNS,
 	CLI_OPT_RATE,
 	{ "engine", 0, 0, 'E', "E", CC_WORDS, "threads uring auto",
 	  "threads (readahead(2) from the walker's threads; the\ndefault, and what auto picks) or uring (io_uring\n"
@@ -68,6 +75,8 @@ const struct cli_spec warm_spec = {
 	.groups = { &(struct cli_group){ "Options", warm_opts }, &cli_budget_group,
 		    &cli_format_act_group, &cli_targets_group },
 	.operands = CC_FILE,
+	.cols = warm_cols,
+	.ncols = sizeof(warm_cols) / sizeof(warm_cols[0]),
 };
 
 static void report(struct warm_ctx *c, unsigned worker)
@@ -203,13 +212,8 @@ int cmd_warm(int argc, char **argv)
 		prog = cli_progress_start(&c.progress, "warming", &c.found);
 
 	if (c.list) {	/* before the walk: rows are written as they come */
-		static const struct ocol cols[] = {
-			{ "pages", "PAGES", false }, { "resident", "RESIDENT", false },
-			{ "read", "READ", false },   { "check", "CHECK", true },
-			{ "status", "STATUS", true }, { "path", "FILE", true },
-		};
 		out_sort("files", "path");
-		out_columns("files", cols, sizeof(cols) / sizeof(cols[0]));
+		out_columns("files", warm_cols, sizeof(warm_cols) / sizeof(warm_cols[0]));
 	}
 	t0 = pc_now();
 	rc = targets_walk(&c.t, warm_file, &c);

@@ -206,6 +206,21 @@ static int stop(struct cli_parser *p, int rc)
 	return CLI_STOP;
 }
 
+/* What the table itself can check at once: -o's column names. */
+static int checked(struct cli_parser *p, int id)
+{
+	char bad[64], all[256] = "";
+	size_t used = 0;
+
+	if (id != OPT_COLUMNS || !p->spec->cols ||
+	    out_select_columns(p->spec->cols, p->spec->ncols, p->arg, bad, sizeof(bad)) == 0)
+		return id;
+	for (size_t i = 0; i < p->spec->ncols && used < sizeof(all); i++)
+		used += (size_t)snprintf(all + used, sizeof(all) - used, "%s%s", i ? "," : "",
+					 p->spec->cols[i].header);
+	return stop(p, cli_usage_error("unknown column '%s' (columns: %s)", bad, all));
+}
+
 int cli_getopt(struct cli_parser *p, int argc, char **argv)
 {
 	int c;
@@ -225,7 +240,7 @@ int cli_getopt(struct cli_parser *p, int argc, char **argv)
 		return stop(p, 0);
 	}
 	if (c >= 1000 && c < 1000 + p->nflat)
-		return p->flat[c - 1000]->id;
+		return checked(p, p->flat[c - 1000]->id);
 	if (c == ':')
 		return stop(p, cli_usage_error("option '%s' needs a value", argv[optind - 1]));
 	for (int i = 0; c != '?' && i < p->nflat; i++) {
@@ -235,7 +250,7 @@ int cli_getopt(struct cli_parser *p, int argc, char **argv)
 			continue;
 		if (o->flags & CLI_REFUSE)
 			return stop(p, cli_usage_error("%s", o->help));
-		return o->id;
+		return checked(p, o->id);
 	}
 	if (c == '?' && optopt) {
 		for (size_t i = 0; i < sizeof(vmtouch_hints) / sizeof(vmtouch_hints[0]); i++)
@@ -307,6 +322,12 @@ void cli_help(const struct cli_spec *s, FILE *o)
 				continue;
 			opt_left(x, left, sizeof(left));
 			help_line(o, left, x->help);
+			if (x->comp == CC_COLUMNS && s->cols) {
+				fprintf(o, "%25s", "");
+				for (size_t i = 0; i < s->ncols; i++)
+					fprintf(o, "%s%s", i ? "," : "", s->cols[i].header);
+				fputc('\n', o);
+			}
 		}
 		if (g == 0) {
 			help_line(o, "-h, --help", "this text");
@@ -435,6 +456,19 @@ static void menu_text(FILE *o, const char *h)
 	}
 }
 
+/* A CC_COLUMNS option's choices: the spec's column headers, space-separated. */
+static const char *col_words(const struct cli_spec *s)
+{
+	static char buf[512];
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; s->cols && i < s->ncols && used < sizeof(buf); i++)
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s", i ? " " : "",
+					 s->cols[i].header);
+	return buf;
+}
+
 static const char *bash_comp(enum cli_comp c, const char *words)
 {
 	static char buf[512];
@@ -449,6 +483,7 @@ static const char *bash_comp(enum cli_comp c, const char *words)
 	case CC_CGROUP:
 		return "COMPREPLY=($(compgen -W \"$(_pagecache_cgroups)\" -- \"$cur\"))";
 	case CC_WORDS:
+	case CC_COLUMNS:
 		snprintf(buf, sizeof(buf), "COMPREPLY=($(compgen -W '%s' -- \"$cur\"))", words);
 		return buf;
 	case CC_COMMAND:
@@ -472,7 +507,8 @@ static void bash_cmd(FILE *o, const struct cli_spec *s)
 				fprintf(o, "-%c|", x->letter);
 			if (x->alias)
 				fprintf(o, "-%c|", x->alias);
-			fprintf(o, "--%s) %s; return ;;\n", x->name, bash_comp(x->comp, x->words));
+			fprintf(o, "--%s) %s; return ;;\n", x->name,
+				bash_comp(x->comp, x->comp == CC_COLUMNS ? col_words(s) : x->words));
 		}
 	fprintf(o, "\t\tesac\n\t\tif [[ $cur == -* ]]; then\n\t\t\tCOMPREPLY=($(compgen -W '");
 	for (int g = 0; s->groups[g]; g++)
@@ -491,7 +527,7 @@ static void bash_cmd(FILE *o, const struct cli_spec *s)
 					      s->operand_words));
 }
 
-static void zsh_arg(FILE *o, const struct cli_opt *x)
+static void zsh_arg(FILE *o, const struct cli_opt *x, const struct cli_spec *s)
 {
 	const char *act;
 	char lbuf[8], abuf[8];
@@ -502,6 +538,7 @@ static void zsh_arg(FILE *o, const struct cli_opt *x)
 	case CC_PID: act = "_pids"; break;
 	case CC_CGROUP: act = "_pagecache_cgroups"; break;
 	case CC_WORDS: act = NULL; break;
+	case CC_COLUMNS: act = NULL; break;
 	default: act = " "; break;
 	}
 	snprintf(lbuf, sizeof(lbuf), "-%c", x->letter);
@@ -527,7 +564,7 @@ static void zsh_arg(FILE *o, const struct cli_opt *x)
 		if (act)
 			fputs(act, o);
 		else
-			fprintf(o, "(%s)", x->words);
+			fprintf(o, "(%s)", x->comp == CC_COLUMNS ? col_words(s) : x->words);
 	}
 	fprintf(o, "' \\\n");
 }
@@ -538,7 +575,7 @@ static void zsh_cmd(FILE *o, const struct cli_spec *s)
 	for (int g = 0; s->groups[g]; g++)
 		for (const struct cli_opt *x = s->groups[g]->opts; x->name || x->letter; x++)
 			if (!(x->flags & CLI_REFUSE))
-				zsh_arg(o, x);
+				zsh_arg(o, x, s);
 	fprintf(o, "\t\t'(- *)'{-h,--help}'[this text]' \\\n"
 		   "\t\t'(- *)'{-V,--version}'[the version]' \\\n");
 	switch (s->operands) {

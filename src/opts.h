@@ -22,7 +22,10 @@ enum cli_comp {
 	CC_SIZE,		/* 4k, 512M, 1.5G */
 	CC_WORDS,		/* one of .words */
 	CC_COMMAND,		/* a program and its arguments (run) */
+	CC_COLUMNS,		/* the spec's table columns, comma-separated */
 };
+
+struct ocol;
 
 #define CLI_REFUSE 1		/* a letter others use: a usage error, .help says what to type */
 #define CLI_OPTARG 2		/* the argument is optional (--opt=ARG only) */
@@ -53,6 +56,8 @@ struct cli_spec {
 	enum cli_comp operands;	/* what the words after the options are */
 	const char *operand_words;	/* CC_WORDS: the choices (tune: swap) */
 	bool stop_at_operand;	/* options end at the first operand (run's CMD) */
+	const struct ocol *cols;	/* the table -o picks from (CLI_OPT_COLUMNS) */
+	size_t ncols;
 };
 
 /* The shared groups (opts.c). */
@@ -70,13 +75,18 @@ enum {
 	OPT_CGROUP = 'g' + 256, OPT_FILES_FROM = 'f' + 256, OPT_FILES0_FROM = 'z' + 256,
 	OPT_JSON = 'J', OPT_PROM = 'P', OPT_KV = 'K', OPT_BYTES = 'B',
 	OPT_NOHEADINGS = 'n' + 256, OPT_RAW = 'w' + 256,
-	OPT_MAX_MEM = 'M', OPT_RESERVE = 'S', OPT_RATE = 'T',
+	OPT_MAX_MEM = 'M', OPT_RESERVE = 'S', OPT_RATE = 'T', OPT_COLUMNS = 'o' + 256,
 };
 
 /* One entry, shared by the commands that take it (not a group of its own). */
 #define CLI_OPT_RATE                                                                  \
 	{ "rate", 0, 0, OPT_RATE, "RATE", CC_SIZE, NULL,                              \
 	  "read at most RATE per second (100M; plain numbers\nare MiB/s)", 0 }
+
+/* -o LIST, util-linux's: which of spec->cols, in what order; checked as it is parsed */
+#define CLI_OPT_COLUMNS                                                               \
+	{ "output", 'o', 0, OPT_COLUMNS, "LIST", CC_COLUMNS, NULL,                    \
+	  "the table's columns, in this order (any case;\n'+LIST' adds to the default ones)", 0 }
 
 #define CLI_END -1		/* no more options: operands from optind */
 #define CLI_STOP -2		/* handled (--help, --version) or refused: return p.exit */

@@ -379,9 +379,53 @@ void out_sort(const char *list, const char *key)
 	pthread_mutex_unlock(&doc_lock);
 }
 
+static struct {
+	const struct ocol *from;	/* the command's table */
+	struct ocol cols[16];		/* what -o picked of it */
+	size_t n;
+} picked;
+
+int out_select_columns(const struct ocol *from, size_t n, const char *list, char *bad,
+		       size_t badlen)
+{
+	const char *p = list;
+	size_t k = 0;
+
+	if (*p == '+') {	/* after the defaults */
+		for (; k < n && k < 16; k++)
+			picked.cols[k] = from[k];
+		p++;
+	}
+	while (*p) {
+		size_t len = strcspn(p, ","), i;
+
+		for (i = 0; i < n; i++)
+			if (strlen(from[i].header) == len && !strncasecmp(p, from[i].header, len))
+				break;
+		if (i == n || k >= 16) {
+			snprintf(bad, badlen, "%.*s", (int)len, p);
+			return -1;
+		}
+		picked.cols[k++] = from[i];
+		p += len + (p[len] == ',');
+	}
+	if (!k) {
+		snprintf(bad, badlen, "%s", list);
+		return -1;
+	}
+	picked.from = from;
+	picked.n = k;
+	return 0;
+}
+
 void out_columns(const char *list, const struct ocol *cols, size_t n)
 {
 	struct olist *l;
+
+	if (cols && cols == picked.from) {
+		cols = picked.cols;
+		n = picked.n;
+	}
 
 	pthread_mutex_lock(&doc_lock);
 	l = list_get(list);

@@ -751,6 +751,8 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 	case OPT_RAW:
 		co->raw = true;
 		return 1;
+	case OPT_COLUMNS:	/* taken (and checked) by the parser: out_select_columns */
+		return 1;
 	}
 	rc = targets_opt(t, opt, arg);
 	if (rc == 0)
@@ -986,7 +988,8 @@ int cli_format_opt(struct cli_opts *co, int opt, char **argv)
 {
 	struct targets none;
 
-	if ((opt != OPT_NOHEADINGS && opt != OPT_RAW && !strchr("JPKB", opt)) || !opt) {
+	if (opt != OPT_NOHEADINGS && opt != OPT_RAW && opt != OPT_COLUMNS && opt != OPT_JSON &&
+	    opt != OPT_PROM && opt != OPT_KV && opt != OPT_BYTES) {
 		cli_usage_error("unknown option or missing value: '%s'", argv[optind - 1]);
 		return -1;
 	}

@@ -102,6 +102,14 @@ pc stat -o PAGES,FILE f >o
 t_is "-o PAGES,FILE: the heading" "$(head -n 1 o | awk '{ print $1, $2 }')" "PAGES FILE"
 pc stat -r -n -o FILE,PAGES 'a b' >o
 t_is "-r: raw, a space in a value as \\x20" "$(head -n 1 o)" 'a\x20b 1'
+pc -t f >/dev/null 2>&1
+pc evict -v -n -o file,after f >o 2>e
+t_is "evict -o FILE,AFTER: those columns, in that order (any case)" "$(head -n 1 o | awk '{ print NF, $1, $2 }')" "2 f 0"
+pc -t f >/dev/null 2>&1
+pc evict -v -o FILE,NOSUCH f >o 2>e; t_is "evict -o with an unknown column: usage error" $? 2
+t_ok "  naming the columns there are" grep -qF "unknown column 'NOSUCH' (columns: BEFORE,AFTER,PAGES,FILE,WHY)" e
+t_is "  and nothing was evicted" "$(cached f)" "$pages"
+pc lock -o +NOSUCH f >o 2>e; t_is "lock -o +LIST checks the names before locking" $? 2
 pc stat --bytes -n -o SIZE f >o
 t_is "--bytes: exact sizes" "$(head -n 1 o | tr -d ' ')" $((256 * 1024))
 
@@ -160,6 +168,7 @@ t_ok "bash: lock -P takes a file" grep -qx list0 <(comp pagecache lock -P lis)
 t_ok "bash: --pid takes a process" grep -qx "$$" <(comp pagecache stat --pid '')
 t_ok "bash: help CMD" grep -qx restore <(comp pagecache help res)
 t_ok "bash: tune's tunable" grep -qx swap <(comp pagecache tune '')
+t_is "bash: evict -o offers its columns" "$(comp pagecache evict -o '' | tr '\n' ' ')" "BEFORE AFTER PAGES FILE WHY "
 miss=
 for c in $cmds; do
 	pc --list-options "$c" >lo 2>/dev/null || continue
