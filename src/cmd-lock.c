@@ -42,7 +42,8 @@ static const struct cli_opt lock_opts[] = {
 	{ "daemon", 'd', 0, 'd', NULL, CC_NONE, NULL,
 	  "detach once everything is locked; the parent exits\n0 when every file is locked and the daemon holds\n"
 	  "them; on any failure the daemon releases all and\nexits, and the parent exits 1", 0 },
-	{ "pidfile", 'P', 0, 'P', "FILE", CC_FILE, NULL,
+	/* id past the letters: 'P' is --prom's (OPT_PROM) */
+	{ "pidfile", 'P', 0, 'P' + 512, "FILE", CC_FILE, NULL,
 	  "write the locking process's PID to FILE (removed\nat exit if it still holds that PID)", 0 },
 	{ "wait", 'w', 0, 'w', NULL, CC_NONE, NULL,
 	  "vmtouch's -w: with -d, wait until every page is\nlocked (what -d always does)", 0 },
@@ -232,7 +233,7 @@ int cmd_lock(int argc, char **argv)
 		case 'd':
 			daemon = true;
 			break;
-		case 'P':
+		case 'P' + 512:
 			pf.path = p.arg;
 			break;
 		case 'w':	/* -d waits until all is locked anyway */

@@ -176,6 +176,24 @@ static void build(struct cli_parser *p)
 				};
 			p->nflat++;
 		}
+	/* two options with one id would read as one another (lock's -P and --prom once) */
+	for (int i = 0; i < p->nflat; i++)
+		for (int k = 0; k < i; k++)
+			if (p->flat[i]->id == p->flat[k]->id &&
+			    !((p->flat[i]->flags | p->flat[k]->flags) & CLI_REFUSE)) {
+				fprintf(stderr, "pagecache: %s's option table gives --%s and --%s one id\n",
+					p->spec->name, p->flat[k]->name, p->flat[i]->name);
+				abort();
+			}
+	/* nor may two take one letter (-h and -V are the parser's own) */
+	for (size_t i = 0; i < s; i++)
+		if (p->shortopts[i] != ':' && p->shortopts[i] != '+' &&
+		    (memchr(p->shortopts + i + 1, p->shortopts[i], s - i - 1) ||
+		     strchr("hV", p->shortopts[i]))) {
+			fprintf(stderr, "pagecache: %s's option table gives -%c twice\n",
+				p->spec->name, p->shortopts[i]);
+			abort();
+		}
 	memcpy(p->shortopts + s, "hV", 3);
 	p->longopts[l++] = (struct option){ "help", no_argument, NULL, 'h' };
 	p->longopts[l++] = (struct option){ "version", no_argument, NULL, 'V' };
