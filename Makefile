@@ -148,6 +148,8 @@ test-deps: deps
 	$(call need,command -v python3,python3)
 	$(call need,command -v zsh,zsh)
 	$(call need,command -v modprobe,kmod)
+	$(call need,command -v promtool,prometheus)
+	$(call need,command -v iconv,libc-bin)
 	$(call need,test -n "$$(ls /usr/lib/*/libc.a /usr/lib/libc.a 2>/dev/null)",libc6-dev)
 
 # ---- build ---------------------------------------------------------------

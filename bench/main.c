@@ -64,6 +64,49 @@ static int parse_word_list(const char *s, const char *const *names, int nnames, 
 	return n ? n : -1;
 }
 
+/*
+ * Prometheus text (docs/metrics.md): each experiment's summary, in base
+ * units, under pagecache_bench_<experiment>_; the per-run rows and the
+ * results' statistics are JSON's. compare has only its timestamp.
+ */
+static const struct ometric warmup_metrics[] = {
+	{ "setup", "rows", "rows", 0, "Rows in the test database." },
+	{ "setup", "trials", "trials", 0, "Trials of each condition asked for." },
+	{ "conditions", "condition", "condition", OM_LABEL, "" },
+	{ "conditions", "trials", "condition_trials", 0, "Trials the condition ran." },
+	{ "conditions", "q1_ms", "q1_seconds", OM_MILLI, "Median time of the first query." },
+	{ "conditions", "q2_ms", "q2_seconds", OM_MILLI, "Median time of the second query." },
+	{ "conditions", "q3_ms", "q3_seconds", OM_MILLI, "Median time of the third query." },
+	{ "conditions", "prefetch_ms", "prefetch_seconds", OM_MILLI,
+	  "Median time the prefetch (restore, or the peer tool) took." },
+	{ "conditions", "prefetch_mib", "prefetch_bytes", OM_MEBI,
+	  "Median bytes the prefetch read." },
+};
+
+static const struct ometric readtwice_metrics[] = {
+	{ "total", "cgroups", "cgroups", 0, "Memory cgroups the readers ran in." },
+	{ "total", "readers_per_cgroup", "readers_per_cgroup", 0, "Readers in each cgroup." },
+	{ "total", "file_size", "file_size_bytes", 0, "Size of each file read twice." },
+	{ "total", "duration_s", "run_duration_seconds", 0, "How long each run read." },
+	{ "total", "runs", "runs", 0, "Runs made." },
+	{ "total", "aggregate_mbps", "aggregate_read_bytes_per_second", OM_MEGA,
+	  "Mean over the runs of all readers' throughput together." },
+	{ "total", "mean_mbps_per_reader", "reader_read_bytes_per_second", OM_MEGA,
+	  "Mean throughput of one reader." },
+	{ "total", "stddev_mbps", "reader_read_stddev_bytes_per_second", OM_MEGA,
+	  "Mean over the runs of the readers' throughput standard deviation." },
+};
+
+static const struct ometric swapin_metrics[] = {
+	{ "setup", "working_set", "working_set_bytes", 0, "Memory each workload touches." },
+	{ "setup", "cgroup_limit", "cgroup_limit_bytes", 0, "The memory cgroup's limit." },
+	{ "setup", "runs", "runs", 0, "Runs of each configuration." },
+	{ "auto_check", "auto_worst_percent", "auto_worst_loss_ratio", OM_PERCENT,
+	  "How much slower --auto was than the best fixed page-cluster, at worst." },
+	{ "auto_check", "auto_within_target", "auto_within_target", 0,
+	  "1 if that loss is within the 10% target, else 0." },
+};
+
 enum { XB_WARMUP = 1, XB_READTWICE = 2, XB_SWAPIN = 4, X_ALL = 7 };
 /* which experiments take each option */
 static const unsigned char option_owner[O_END - O_QUICK] = {
@@ -108,6 +151,7 @@ static int cmd_bench_compare(int argc, char **argv)
 		return cli_usage_error("compare takes two result files: A.json B.json");
 	out_init(co.fmt, co.bytes, co.noheadings);
 	out_set_raw(co.raw);
+	out_prom_metrics("bench_compare", NULL, 0);
 	out_tag("bench", "compare");
 	out_list_declare("comparisons");
 	out_list_declare("errors");
@@ -328,6 +372,8 @@ static int bench_main(int argc, char **argv)
 					       (unsigned long long)(so.wss >> 20));
 		if (!dir_set)
 			so.dir = "/var/tmp";
+		out_prom_metrics("bench_swapin", swapin_metrics,
+				 sizeof(swapin_metrics) / sizeof(swapin_metrics[0]));
 		out_tag("bench", "swapin");
 		out_list_declare("results");
 		out_list_declare("errors");
@@ -338,6 +384,8 @@ static int bench_main(int argc, char **argv)
 		return rc;
 	}
 	if (x == X_READTWICE) {
+		out_prom_metrics("bench_readtwice", readtwice_metrics,
+				 sizeof(readtwice_metrics) / sizeof(readtwice_metrics[0]));
 		out_tag("bench", "readtwice");
 		out_list_declare("results");
 		out_list_declare("cgroups");
@@ -348,6 +396,8 @@ static int bench_main(int argc, char **argv)
 			return EXIT_PARTIAL;
 		return rc;
 	}
+	out_prom_metrics("bench_warmup", warmup_metrics,
+			 sizeof(warmup_metrics) / sizeof(warmup_metrics[0]));
 	out_tag("bench", "warmup");
 	out_list_declare("results");
 	out_list_declare("conditions");

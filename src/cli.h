@@ -113,6 +113,45 @@ void out_tag(const char *key, const char *value);
 /* Sort list records by a string key before rendering. */
 void out_sort(const char *list, const char *key);
 void out_columns(const char *list, const struct ocol *cols, size_t n);
+
+/*
+ * Prometheus text: what a record's fields are as metrics, as out_columns
+ * says what they are as columns. Each command gives its table once, before
+ * it adds records; only the fields named there are exported, each as
+ * pagecache_<prefix>_<name> with HELP and TYPE (docs/metrics.md lists them
+ * all: they are an API). The prefix is the command's (stat, warm,
+ * bench_warmup), so the outputs of any set of commands can share one
+ * node_exporter textfile directory. A null field stays absent. Every
+ * output also has pagecache_<prefix>_last_run_timestamp_seconds.
+ */
+#define OM_COUNTER 1		/* a counter (NAME ends in _total); else a gauge */
+#define OM_LABEL 2		/* not a metric: labels the list's series as NAME */
+#define OM_PAGES 4		/* a page count, exported in bytes */
+#define OM_PER_FILE 8		/* one series per file: only with --prom-per-file */
+#define OM_MILLI 16		/* in thousandths (ms): exported in base units (s) */
+#define OM_PERCENT 32		/* a percentage: exported as a ratio (0-1) */
+#define OM_MEGA 64		/* in millions (MB/s = 1e6 bytes/s): exported in units */
+#define OM_MEBI 128		/* in MiB: exported in bytes */
+
+struct ometric {
+	const char *from;	/* the object ("total") or list ("files", "cgroups") */
+	const char *key;	/* the field */
+	const char *name;	/* after pagecache_<prefix>_; with its unit suffix */
+	int flags;		/* OM_* */
+	const char *help;	/* HELP text: one line, no backslash */
+};
+
+/* prefix and m are static: kept, not copied. */
+void out_prom_metrics(const char *prefix, const struct ometric *m, size_t n);
+/* Page counts (OM_PAGES) of another system's pages: a snapshot's; 0: ours. */
+void out_prom_page_size(uint64_t page_size);
+/*
+ * --prom-per-file and --prom-file (NULL: stdout); set while parsing the
+ * options (out_init keeps them). The file is written atomically: a temp
+ * file beside it, fsync'ed and renamed over it; on failure the old file
+ * stays and out_flush fails.
+ */
+void out_prom_opts(bool per_file, const char *file);
 /*
  * -o LIST: out_columns(list, from, ...) will show these of from's columns
  * (by header, any case; "+LIST" after the default ones). 0, or -1 with
@@ -195,6 +234,8 @@ struct cli_opts {
 	bool bytes, noheadings;
 	bool json_short;	/* --json=short: one record a line (JSON Lines) */
 	bool raw;			/* -r: the table unaligned, as util-linux's */
+	bool prom_per_file;		/* --prom-per-file */
+	const char *prom_file;		/* --prom-file FILE */
 };
 /* Before getopt: so that even usage errors are JSON under --json. */
 void cli_begin(int argc, char **argv);

@@ -64,6 +64,31 @@ const struct cli_spec cgroups_spec = {
 };
 
 /*
+ * Prometheus text: docs/metrics.md. A series per cgroup, always: cgroups
+ * are few next to files, and they are what this command lists.
+ */
+static const struct ometric metrics[] = {
+	{ "cgroups", "path", "cgroup", OM_LABEL, "" },
+	{ "cgroups", "file", "file_bytes", 0,
+	  "Page cache charged to the cgroup and those below it (memory.stat file)." },
+	{ "cgroups", "active_file", "active_file_bytes", 0, "Of that, on the active LRU list." },
+	{ "cgroups", "inactive_file", "inactive_file_bytes", 0, "Of that, on the inactive LRU list." },
+	{ "cgroups", "dirty", "dirty_bytes", 0, "Page cache of the cgroup that is dirty." },
+	{ "cgroups", "writeback", "writeback_bytes", 0, "Page cache of the cgroup under writeback." },
+	{ "cgroups", "shmem", "shmem_bytes", 0, "Shared memory and tmpfs pages of the cgroup." },
+	{ "cgroups", "mapped", "mapped_bytes", 0, "Page cache of the cgroup mapped by processes." },
+	{ "cgroups", "anon", "anon_bytes", 0, "Anonymous memory of the cgroup." },
+	{ "cgroups", "refaults", "refaults_total", OM_COUNTER,
+	  "File pages read back soon after their eviction (memory.stat workingset_refault_file)." },
+	{ "cgroups", "activations", "activations_total", OM_COUNTER,
+	  "Refaulted file pages activated at once (workingset_activate_file); absent on cgroup v1." },
+	{ "cgroups", "limit", "limit_bytes", 0, "The cgroup's memory limit; absent when there is none." },
+	{ "cgroups", "usage", "usage_bytes", 0, "Memory the cgroup uses (memory.current)." },
+	{ "cgroups", "psi_some_avg10", "memory_pressure_some_avg10_ratio", OM_PERCENT,
+	  "Share of the last 10 s in which some task waited for memory (PSI some avg10)." },
+};
+
+/*
  * Cgroups nest as deep as whoever may make them likes (a delegated
  * subtree), so a level costs the stack a few words, not a path buffer:
  * paths are on the heap.
@@ -142,6 +167,7 @@ int cmd_cgroups(int argc, char **argv)
 		return p.exit;
 	out_init(co.fmt, co.bytes, co.noheadings);
 	out_set_raw(co.raw);
+	out_prom_metrics("cgroups", metrics, sizeof(metrics) / sizeof(metrics[0]));
 	out_list_declare("cgroups");
 	out_list_declare("errors");
 	if (optind < argc)

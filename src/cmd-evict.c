@@ -58,6 +58,30 @@ const struct cli_spec evict_spec = {
 	.ncols = sizeof(evict_cols) / sizeof(evict_cols[0]),
 };
 
+/* Prometheus text: docs/metrics.md; pages are exported in bytes */
+static const struct ometric metrics[] = {
+	{ "total", "files", "files", 0, "Files the last run evicted (or tried to)." },
+	{ "total", "pages", "examined_bytes", OM_PAGES,
+	  "Bytes examined: the pages of each file (of its --range), times the page size." },
+	{ "total", "evicted", "evicted_bytes", OM_PAGES, "Bytes the last run dropped from the cache." },
+	{ "total", "stayed", "stayed_bytes", OM_PAGES,
+	  "Bytes still cached after the run (mapped, locked or dirty again)." },
+	{ "total", "stayed_files", "stayed_files", 0, "Files with pages still cached after the run." },
+	{ "total", "unverified_files", "unverified_files", 0,
+	  "Files whose residency after the run the kernel would not tell." },
+	{ "total", "failures", "failures", 0, "Paths that failed (named on stderr)." },
+	{ "total", "elapsed", "duration_seconds", 0, "How long the last run took." },
+	{ "files", "path", "path", OM_LABEL | OM_PER_FILE, "" },
+	{ "files", "pages", "file_examined_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes examined of the file: its pages (of its --range), times the page size." },
+	{ "files", "cached_before", "file_cached_before_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file cached before the run; absent if unknown." },
+	{ "files", "cached_after", "file_cached_after_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file still cached after the run; absent if unknown." },
+	{ "files", "synced", "file_synced", OM_PER_FILE,
+	  "1 if the file's dirty pages were written back first, else 0." },
+};
+
 static void why_stayed(const struct pc_walk_entry *e, const struct pc_residency *after,
 		       char *buf, size_t len)
 {
@@ -157,6 +181,8 @@ int cmd_evict(int argc, char **argv)
 		return p.exit;
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
+	out_prom_metrics("evict", metrics, sizeof(metrics) / sizeof(metrics[0]));
+	c.list = c.list || co.prom_per_file;
 	nt = pc_walk_threads(&c.t.walk);
 	c.tot = calloc(nt, sizeof(*c.tot));
 	if (!c.tot)

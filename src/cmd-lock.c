@@ -82,6 +82,17 @@ const struct cli_spec lock_spec = {
  * limit of 0 without it is EPERM, past a limit ENOMEM), whatever the uid.
  * With the capability the limit is not what failed.
  */
+/* Prometheus text: docs/metrics.md */
+static const struct ometric metrics[] = {
+	{ "total", "files", "files", 0, "Files locked in the cache." },
+	{ "total", "locked", "locked_bytes", 0, "Bytes locked in the cache (mlock)." },
+	{ "total", "failures", "failures", 0, "Paths that failed (named on stderr)." },
+	{ "total", "budget_stopped", "budget_stopped", 0,
+	  "1 if the memory budget stopped the locking early, else 0." },
+	{ "files", "path", "path", OM_LABEL | OM_PER_FILE, "" },
+	{ "files", "locked", "file_locked_bytes", OM_PER_FILE, "Bytes of the file locked." },
+};
+
 static const char *lock_reason(int err)
 {
 	static char buf[256];
@@ -254,6 +265,8 @@ int cmd_lock(int argc, char **argv)
 		return p.exit;
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
+	out_prom_metrics("lock", metrics, sizeof(metrics) / sizeof(metrics[0]));
+	c.list = c.list || co.prom_per_file;
 	if (pc_budget_init(&c.budget, bo.max_mem, bo.reserve) < 0) {
 		cli_warn("cannot read memory state");
 		return EXIT_PARTIAL;
@@ -332,9 +345,9 @@ int cmd_lock(int argc, char **argv)
 		out_human_line("Locked %zu files, %s, pid %d%s", c.n,
 			       fmt_size(c.bytes, a, sizeof(a)), getpid(),
 			       c.n ? "; SIGTERM or Ctrl-C releases them" : "");
-	out_flush();
+	rc = out_flush();	/* --prom-file: a file that could not be written fails the run */
 	fflush(stderr);
-	status = cli_failures() || c.stopped ? EXIT_PARTIAL : 0;
+	status = cli_failures() || c.stopped || rc < 0 ? EXIT_PARTIAL : 0;
 
 	if (daemon) {
 		int devnull = open("/dev/null", O_RDWR);

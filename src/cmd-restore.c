@@ -130,6 +130,38 @@ static int by_disk(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* Prometheus text: docs/metrics.md; pages are exported in bytes */
+static const struct ometric metrics[] = {
+	{ "total", "dry_run", "dry_run", 0, "1 if the last run was a --dry-run, else 0." },
+	{ "total", "files", "files", 0, "Files restored (listed, with --dry-run)." },
+	{ "total", "pages", "wanted_bytes", OM_PAGES,
+	  "Bytes the snapshot has cached of the files restored." },
+	{ "total", "cached_before", "cached_before_bytes", OM_PAGES,
+	  "Bytes of those already cached before the run." },
+	{ "total", "read", "read_bytes", OM_PAGES, "Bytes the last run read into the cache." },
+	{ "total", "resident", "resident_bytes", OM_PAGES,
+	  "Bytes of those resident when the run ended." },
+	{ "total", "changed", "changed_files", 0, "Files skipped: replaced since the snapshot." },
+	{ "total", "modified", "modified_files", 0,
+	  "Files restored though modified in place since the snapshot." },
+	{ "total", "missing", "missing_files", 0, "Files of the snapshot not found." },
+	{ "total", "failures", "failures", 0, "Files that failed (named on stderr)." },
+	{ "total", "budget_stopped", "budget_stopped", 0,
+	  "1 if the memory budget stopped the run early, else 0." },
+	{ "total", "elapsed", "duration_seconds", 0, "How long the last run took." },
+	{ "files", "path", "path", OM_LABEL | OM_PER_FILE, "" },
+	{ "files", "pages", "file_wanted_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes the snapshot has cached of the file." },
+	{ "files", "cached", "file_cached_before_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of those already cached (--dry-run)." },
+	{ "files", "to_read", "file_to_read_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of those a run would read (--dry-run)." },
+	{ "files", "read", "file_read_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file the last run read into the cache." },
+	{ "files", "resident", "file_resident_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of those resident when the file was done." },
+};
+
 /*
  * Skipped files: each in the "skipped" list (JSON has them all), and the
  * first SKIP_WARN on stderr; then only a count at the end, unless -v: a
@@ -396,8 +428,10 @@ int cmd_restore(int argc, char **argv)
 	if (opt == CLI_STOP)
 		return p.exit;
 	warn_all = list;
+	list = list || co.prom_per_file;
 	out_init(co.fmt, co.bytes, co.noheadings);
 	out_set_raw(co.raw);
+	out_prom_metrics("restore", metrics, sizeof(metrics) / sizeof(metrics[0]));
 	out_list_declare("files");
 	out_list_declare("skipped");
 	out_list_declare("errors");

@@ -117,6 +117,42 @@ static struct pc_profile_reader *open_snap(const char *path)
 	return r;
 }
 
+/* Prometheus text: docs/metrics.md; pages (the snapshot's) are exported in bytes */
+static const struct ometric show_metrics[] = {
+	{ "total", "created", "created_timestamp_seconds", 0,
+	  "When the snapshot was taken (its writer's clock), in seconds since the epoch." },
+	{ "total", "files", "files", 0, "Files in the snapshot." },
+	{ "total", "pages", "cached_bytes", OM_PAGES, "Bytes the snapshot records as cached." },
+	{ "total", "runs", "runs", 0, "Runs of cached pages in the snapshot." },
+	{ "total", "active_pages", "active_bytes", OM_PAGES,
+	  "Bytes the snapshot records as active (read twice)." },
+	{ "files", "path", "path", OM_LABEL | OM_PER_FILE, "" },
+	{ "files", "size", "file_size_bytes", OM_PER_FILE, "Size of the file when the snapshot was taken." },
+	{ "files", "pages", "file_cached_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file the snapshot records as cached." },
+	{ "files", "active", "file_active_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file the snapshot records as active." },
+	{ "files", "mtime", "file_mtime_seconds", OM_PER_FILE,
+	  "The file's modification time when the snapshot was taken, in seconds since the epoch." },
+};
+
+static const struct ometric diff_metrics[] = {
+	{ "total", "added", "added_files", 0, "Files in NEW only." },
+	{ "total", "removed", "removed_files", 0, "Files in OLD only." },
+	{ "total", "changed", "changed_files", 0, "Files in both whose cached pages differ." },
+	{ "total", "gained", "gained_bytes", OM_PAGES, "Bytes cached in NEW and not in OLD." },
+	{ "total", "lost", "lost_bytes", OM_PAGES, "Bytes cached in OLD and not in NEW." },
+	{ "files", "path", "path", OM_LABEL | OM_PER_FILE, "" },
+	{ "files", "old_pages", "file_old_cached_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file cached in OLD." },
+	{ "files", "new_pages", "file_new_cached_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file cached in NEW." },
+	{ "files", "gained", "file_gained_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file cached in NEW and not in OLD." },
+	{ "files", "lost", "file_lost_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file cached in OLD and not in NEW." },
+};
+
 /* 0: go on; 1: done (--help, --version), exit 0; -1: usage error. */
 static int parse_format(int argc, char **argv, struct cli_opts *co, int *verbose,
 			const struct cli_spec *spec)
@@ -157,6 +193,7 @@ int cmd_show(int argc, char **argv)
 	rc = parse_format(argc, argv, &co, &verbose, &show_spec);
 	if (rc)
 		return rc > 0 ? 0 : EXIT_USAGE;
+	out_prom_metrics("show", show_metrics, sizeof(show_metrics) / sizeof(show_metrics[0]));
 	if (argc - optind != 1)
 		return cli_usage_error("want one SNAPSHOT");
 	{	/* before the rows: they are written as they come */
@@ -165,6 +202,8 @@ int cmd_show(int argc, char **argv)
 	r = open_snap(argv[optind]);
 	if (r) {
 		const struct pc_profile_meta *m = pc_profile_get_meta(r);
+
+		out_prom_page_size(m->page_size);
 
 		while ((rc = pc_profile_next(r, &f)) > 0) {
 			uint64_t p = run_pages(f.runs, f.nruns), a = run_pages(f.active, f.nactive);
@@ -258,11 +297,13 @@ int cmd_diff(int argc, char **argv)
 	rc = parse_format(argc, argv, &co, &verbose, &diff_spec);
 	if (rc)
 		return rc > 0 ? 0 : EXIT_USAGE;
+	out_prom_metrics("diff", diff_metrics, sizeof(diff_metrics) / sizeof(diff_metrics[0]));
 	if (argc - optind != 2)
 		return cli_usage_error("want two snapshots, OLD and NEW");
 	ra = open_snap(argv[optind]);
 	if (ra) {
 		psa = pc_profile_get_meta(ra)->page_size;
+		out_prom_page_size(psa);
 		snprintf(roota, sizeof(roota), "%s", pc_profile_get_meta(ra)->root);
 		while ((rc = pc_profile_next(ra, &f)) > 0) {
 			if (n == cap) {

@@ -71,6 +71,19 @@ const struct cli_spec snapshot_spec = {
 	.operands = CC_FILE,
 };
 
+/* Prometheus text: docs/metrics.md; pages are exported in bytes */
+static const struct ometric metrics[] = {
+	{ "total", "written", "written", 0, "1 if the last run wrote the snapshot, else 0." },
+	{ "total", "files", "files", 0, "Files recorded in the snapshot." },
+	{ "total", "pages", "cached_bytes", OM_PAGES, "Bytes recorded as cached (whole pages)." },
+	{ "total", "runs", "runs", 0, "Runs of cached pages recorded." },
+	{ "total", "active_pages", "active_bytes", OM_PAGES,
+	  "Bytes recorded as active (read twice); absent when not recorded." },
+	{ "total", "uncached_files", "uncached_files", 0, "Files left out: nothing of them cached." },
+	{ "total", "failures", "failures", 0, "Paths that failed (named on stderr)." },
+	{ "total", "elapsed", "duration_seconds", 0, "How long the last run took." },
+};
+
 /*
  * The path with no symbolic link in it (malloc'd), as restore will look
  * for it: restore follows no link beneath its root, so a file reached
@@ -227,6 +240,7 @@ int cmd_snapshot(int argc, char **argv)
 		return cli_usage_error("-o FILE is required");
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
+	out_prom_metrics("snapshot", metrics, sizeof(metrics) / sizeof(metrics[0]));
 	/*
 	 * The files' paths are recorded without links (restore follows none),
 	 * and so is the root; but a root through /proc (/proc/PID/root: a

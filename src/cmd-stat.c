@@ -112,6 +112,47 @@ static const struct {
 };
 #define NCOLS (sizeof(all_cols) / sizeof(all_cols[0]))
 
+/* Prometheus text: docs/metrics.md; pages are exported in bytes */
+static const struct ometric metrics[] = {
+	{ "total", "files", "files", 0, "Files examined by the last run." },
+	{ "total", "directories", "directories", 0, "Directories walked by the last run." },
+	{ "total", "size", "size_bytes", 0, "Sum of the sizes of the files." },
+	{ "total", "pages", "examined_bytes", OM_PAGES,
+	  "Bytes examined: the pages of each file (of its --range), times the page size." },
+	{ "total", "cached", "cached_bytes", OM_PAGES,
+	  "Bytes of the files resident in the page cache (whole pages); absent if unknown." },
+	{ "total", "dirty", "dirty_bytes", OM_PAGES,
+	  "Bytes of the files in dirty pages (cachestat); absent without cachestat." },
+	{ "total", "writeback", "writeback_bytes", OM_PAGES,
+	  "Bytes of the files under writeback (cachestat); absent without cachestat." },
+	{ "total", "evicted", "evicted_bytes", OM_PAGES,
+	  "Bytes of the files evicted whose shadow entries remain (cachestat)." },
+	{ "total", "recently_evicted", "recently_evicted_bytes", OM_PAGES,
+	  "Bytes of the files evicted recently enough that a read back is a refault (cachestat)." },
+	{ "total", "unknown_files", "unknown_files", 0,
+	  "Files whose residency the kernel refuses to this caller (not in cached_bytes)." },
+	{ "total", "unknown_pages", "unknown_bytes", OM_PAGES, "Bytes of those files (their pages)." },
+	{ "total", "skipped", "skipped_entries", 0,
+	  "Entries skipped: special files, symlinks, loops, other filesystems, too big, excluded, hardlinks seen." },
+	{ "total", "vanished", "vanished_files", 0, "Files that vanished during the walk." },
+	{ "total", "failures", "failures", 0, "Paths that failed (named on stderr)." },
+	{ "total", "elapsed", "duration_seconds", 0, "How long the last run took." },
+	{ "files", "path", "path", OM_LABEL | OM_PER_FILE, "" },
+	{ "files", "size", "file_size_bytes", OM_PER_FILE, "Size of the file." },
+	{ "files", "pages", "file_examined_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes examined of the file: its pages (of its --range), times the page size." },
+	{ "files", "cached", "file_cached_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file resident in the page cache (whole pages); absent if unknown." },
+	{ "files", "dirty", "file_dirty_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file in dirty pages (cachestat)." },
+	{ "files", "writeback", "file_writeback_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file under writeback (cachestat)." },
+	{ "files", "evicted", "file_evicted_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file evicted whose shadow entries remain (cachestat)." },
+	{ "files", "recently_evicted", "file_recently_evicted_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file evicted recently enough that a read back is a refault (cachestat)." },
+};
+
 static struct ocol cols[NCOLS];
 static size_t ncols;
 
@@ -479,6 +520,7 @@ int cmd_stat(int argc, char **argv)
 		return p.exit;
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
+	out_prom_metrics("stat", metrics, sizeof(metrics) / sizeof(metrics[0]));
 
 	/* Default columns, fincore's first, then ours. */
 	ncols = 0;
@@ -524,7 +566,7 @@ int cmd_stat(int argc, char **argv)
 	}
 
 	/* List files with -v, -o or --by-cgroup, or when no PATH is a directory. */
-	c.list = c.verbose || custom || c.by_cgroup;
+	c.list = c.verbose || custom || c.by_cgroup || co.prom_per_file;
 	if (!c.list) {
 		bool anydir = false;
 

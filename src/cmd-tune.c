@@ -270,6 +270,41 @@ static int tune_auto(double interval, double duration, int min_pc, int max_pc)
 	return rc < 0 ? EXIT_PARTIAL : 0;
 }
 
+/*
+ * Prometheus text: docs/metrics.md. The kernel's counters as they are
+ * (a rate is PromQL's to take), swap pages in bytes; tune swap --auto has
+ * its own prefix, so both can share a textfile directory.
+ */
+static const struct ometric show_metrics[] = {
+	{ "swap", "page_cluster", "page_cluster", 0,
+	  "vm.page-cluster: swap readahead reads up to 2^N pages." },
+	{ "swap", "vma_ra_enabled", "vma_readahead_enabled", 0,
+	  "1 if VMA-based swap readahead is enabled, else 0." },
+	{ "swap", "vma_ra_effective", "vma_readahead_effective", 0,
+	  "1 if VMA-based swap readahead is used (no rotational swap device), else 0." },
+	{ "swap", "vmstat_swap_ra", "readahead_bytes_total", OM_COUNTER | OM_PAGES,
+	  "Bytes read ahead from swap since boot (/proc/vmstat swap_ra)." },
+	{ "swap", "vmstat_swap_ra_hit", "readahead_hit_bytes_total", OM_COUNTER | OM_PAGES,
+	  "Bytes read ahead from swap and then used, since boot (/proc/vmstat swap_ra_hit)." },
+	{ "swap", "vmstat_pswpin", "swapin_bytes_total", OM_COUNTER | OM_PAGES,
+	  "Bytes swapped in since boot (/proc/vmstat pswpin)." },
+	{ "swap", "vmstat_pgmajfault", "major_faults_total", OM_COUNTER,
+	  "Major page faults since boot (/proc/vmstat pgmajfault)." },
+	{ "devices", "name", "device", OM_LABEL, "" },
+	{ "devices", "size", "device_size_bytes", 0, "Size of the swap device or file." },
+	{ "devices", "used", "device_used_bytes", 0, "Swap in use on the device or file." },
+	{ "devices", "priority", "device_priority", 0, "The swap device's priority." },
+	{ "devices", "rotational", "device_rotational", 0,
+	  "1 if the swap device is rotational, else 0; absent if unknown." },
+};
+
+static const struct ometric auto_metrics[] = {
+	{ "auto", "duration_s", "duration_seconds", 0, "How long the last --auto run took." },
+	{ "auto", "moves", "moves", 0, "Changes of vm.page-cluster the last --auto run made." },
+	{ "auto", "mean_page_cluster", "mean_page_cluster", 0,
+	  "vm.page-cluster over the last --auto run, weighted by time." },
+};
+
 /* One interval of observation, and what it suggests. */
 static int tune_show(double interval)
 {
@@ -367,6 +402,11 @@ static int tune_show(double interval)
 			orec_f64(&rec, "pswpin_per_s", (double)in / dt);
 			orec_f64(&rec, "pgmajfault_per_s", (double)(v1[3] - v0[3]) / dt);
 			orec_str(&rec, "advice", advice, 0);
+			/* the counters themselves, at the end: what a rate is taken of */
+			orec_u64(&rec, "vmstat_swap_ra", v1[0], 0);
+			orec_u64(&rec, "vmstat_swap_ra_hit", v1[1], 0);
+			orec_u64(&rec, "vmstat_pswpin", v1[2], 0);
+			orec_u64(&rec, "vmstat_pgmajfault", v1[3], 0);
 			out_object("swap", &rec);
 		}
 		if (out_format() == OUT_HUMAN) {
@@ -460,6 +500,12 @@ int cmd_tune(int argc, char **argv)
 		return cli_usage_error("--duration goes with --auto");
 	out_init(co.fmt, co.bytes, co.noheadings);
 	out_set_raw(co.raw);
+	if (autom)
+		out_prom_metrics("tune_swap_auto", auto_metrics,
+				 sizeof(auto_metrics) / sizeof(auto_metrics[0]));
+	else
+		out_prom_metrics("tune_swap", show_metrics,
+				 sizeof(show_metrics) / sizeof(show_metrics[0]));
 	if (autom) {
 		out_list_declare("steps");
 		out_list_declare("errors");

@@ -79,6 +79,29 @@ const struct cli_spec warm_spec = {
 	.ncols = sizeof(warm_cols) / sizeof(warm_cols[0]),
 };
 
+/* Prometheus text: docs/metrics.md; pages are exported in bytes */
+static const struct ometric metrics[] = {
+	{ "total", "files", "files", 0, "Files the last run warmed (or tried to)." },
+	{ "total", "pages", "examined_bytes", OM_PAGES,
+	  "Bytes to warm: the pages of each file (of its --range), times the page size." },
+	{ "total", "resident", "resident_bytes", OM_PAGES,
+	  "Bytes of those pages resident when the run ended (verified)." },
+	{ "total", "read", "read_bytes", OM_PAGES, "Bytes the last run read into the cache." },
+	{ "total", "denied", "denied_files", 0,
+	  "Files read in full with pread, since the kernel would not say what is cached." },
+	{ "total", "budget_stopped", "budget_stopped", 0,
+	  "1 if the memory budget stopped the run early, else 0." },
+	{ "total", "failures", "failures", 0, "Paths that failed (named on stderr)." },
+	{ "total", "elapsed", "duration_seconds", 0, "How long the last run took." },
+	{ "files", "path", "path", OM_LABEL | OM_PER_FILE, "" },
+	{ "files", "pages", "file_examined_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes to warm of the file: its pages (of its --range), times the page size." },
+	{ "files", "resident", "file_resident_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file resident when it was done." },
+	{ "files", "read", "file_read_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of the file the last run read into the cache." },
+};
+
 static void report(struct warm_ctx *c, unsigned worker)
 {
 	struct pc_warm_result r;
@@ -187,6 +210,8 @@ int cmd_warm(int argc, char **argv)
 		return p.exit;
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
+	out_prom_metrics("warm", metrics, sizeof(metrics) / sizeof(metrics[0]));
+	c.list = c.list || co.prom_per_file;
 	rc = pc_budget_init(&c.budget, bo.max_mem, bo.reserve);
 	if (rc < 0) {
 		cli_warn("cannot read memory state: %s", strerror(-rc));

@@ -62,6 +62,10 @@ const struct cli_group cli_targets_group = { "Choosing files", targets_opts };
 	  "one object a line", CLI_OPTARG },                                           \
 	{ "prom", 0, 0, OPT_PROM, NULL, CC_NONE, NULL,                                \
 	  "Prometheus text (node_exporter textfile)", 0 },                             \
+	{ "prom-per-file", 0, 0, OPT_PROM_PER_FILE, NULL, CC_NONE, NULL,              \
+	  "--prom, with a series per file (labelled by path)", 0 },                   \
+	{ "prom-file", 0, 0, OPT_PROM_FILE, "FILE", CC_FILE, NULL,                    \
+	  "--prom, written to FILE atomically (temp + rename)", 0 },                  \
 	{ "kv", 0, 0, OPT_KV, NULL, CC_NONE, NULL, "key=value lines", 0 },             \
 	{ "bytes", 0, 0, OPT_BYTES, NULL, CC_NONE, NULL,                              \
 	  "exact bytes instead of 1.5G", 0 }

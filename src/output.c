@@ -10,22 +10,28 @@
  * Every string reaches the output through this file's escapers, whoever
  * chose it (file names, cgroup names, a process's comm): JSON is strict
  * UTF-8, with a backslash or a byte that is not UTF-8 written as the
- * text \\ or \xNN and the exact bytes beside it (json_chars); Prometheus
- * label values escape \\, \" and \n (the exposition format) and write a
- * byte that is not UTF-8 as U+FFFD; key=value quotes and escapes; people
- * get C escapes (\n, \t, \\, \x1b) for control characters (C1 too),
- * backslashes and bytes that are not UTF-8, so a name cannot forge a row
- * or move the cursor.
+ * text \\ or \xNN and the exact bytes beside it (json_chars); a
+ * Prometheus label value is that same text (prom_label), with the
+ * exposition format's escapes (\\, \" and \n) on top; metrics are only
+ * what each command's table (struct ometric) names, with HELP, TYPE and
+ * base units; key=value quotes and escapes; people get C escapes (\n,
+ * \t, \\, \x1b) for control characters (C1 too), backslashes and bytes
+ * that are not UTF-8, so a name cannot forge a row or move the cursor.
  */
 #define _GNU_SOURCE
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 /*
  * Rows stream: a list holds at most a batch of rows (OUT_BATCH_ROWS, or
@@ -312,11 +318,17 @@ void out_list_declare(const char *list)
 	pthread_mutex_unlock(&doc_lock);
 }
 
+static bool prom_wants(const char *list);
+
 /* Safe from the walker's threads. */
 void out_list_add(const char *list, struct orec *r)
 {
 	struct olist *l;
 
+	if (doc.fmt == OUT_PROM && !prom_wants(list)) {
+		orec_release(r);	/* Prometheus text shows no row of it: none kept */
+		return;
+	}
 	pthread_mutex_lock(&doc_lock);
 	l = list_get(list);
 	if (r->lost) {
@@ -839,7 +851,54 @@ static void json_end(FILE *o)
 
 /* ---- Prometheus text ---- */
 
-/* The exposition format: \\, \" and \n escaped; the text must be UTF-8. */
+static struct {
+	const char *prefix;
+	const struct ometric *m;
+	size_t n;
+	uint64_t page_size;	/* 0: this system's */
+	bool per_file;
+	const char *file;	/* --prom-file, NULL: stdout */
+} prom;
+
+void out_prom_metrics(const char *prefix, const struct ometric *m, size_t n)
+{
+	prom.prefix = prefix;
+	prom.m = m;
+	prom.n = n;
+}
+
+void out_prom_page_size(uint64_t page_size)
+{
+	prom.page_size = page_size;
+}
+
+void out_prom_opts(bool per_file, const char *file)
+{
+	prom.per_file = per_file;
+	prom.file = file;
+}
+
+/* Would the Prometheus output show anything of this list's rows? */
+static bool prom_wants(const char *list)
+{
+	for (size_t i = 0; i < prom.n; i++)
+		if (!(prom.m[i].flags & OM_LABEL) && !strcmp(prom.m[i].from, list) &&
+		    (prom.per_file || !(prom.m[i].flags & OM_PER_FILE)))
+			return true;
+	return false;
+}
+
+/*
+ * A label value. Prometheus takes only UTF-8, while a Linux name is any
+ * bytes but '/' and NUL. So the value is the name's text as JSON has it
+ * (json_chars): a byte that is not UTF-8 is the text \xHH, and a
+ * backslash that could be read as such an escape (before another
+ * backslash, such a byte, or x and two hex digits from 80) is doubled;
+ * the rest is as it is. That is lossless, two names never give one value,
+ * and a label can be joined with the JSON "path". Then the exposition
+ * format's escapes, \\, \" and \n: the name a/<0xff>"b is the value
+ * a/\xff"b, written "a/\\xff\"b".
+ */
 static void prom_label(FILE *o, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -847,119 +906,359 @@ static void prom_label(FILE *o, const char *s)
 	while (*p) {
 		int n = *p < 0x80 ? 1 : utf8_len(p);
 
-		if (*p == '\\' || *p == '"') {
-			fprintf(o, "\\%c", *p);
-		} else if (*p == '\n') {
+		if (n == 0)
+			fprintf(o, "\\\\x%02x", *p);	/* the text \xHH, its \ escaped */
+		else if (*p == '\\')
+			fputs(bs_doubled(p) ? "\\\\\\\\" : "\\\\", o);
+		else if (*p == '"')
+			fputs("\\\"", o);
+		else if (*p == '\n')
 			fputs("\\n", o);
-		} else if (n == 0) {
-			fputs("\xef\xbf\xbd", o);	/* not UTF-8: U+FFFD */
-			n = 1;
-		} else {
+		else
 			fwrite(p, 1, (size_t)n, o);
-		}
-		p += n;
+		p += n ? n : 1;
 	}
 }
 
-/* pagecache_[file_]KEY plus a unit suffix, unless the key has one already */
-static const char *prom_suffix(const struct ofield *f)
+/* f as a sample value, in base units; false: unknown (absent, never made up). */
+static bool prom_value(const struct ometric *m, const struct ofield *f, char *buf, size_t len)
 {
-	const char *suf = f->flags & OF_BYTES ? "_bytes" : f->flags & OF_PAGES ? "_pages" : "";
-	size_t kl = strlen(f->key), sl = strlen(suf);
+	uint64_t ps = prom.page_size ? prom.page_size : pc_page_size();
+	double d;
 
-	if (!sl || !strcmp(f->key, suf + 1) || (kl > sl && !strcmp(f->key + kl - sl, suf)))
-		return "";
-	return suf;
+	switch (f->type) {
+	case OF_U64:
+	case OF_BOOL:
+		if (!(m->flags & (OM_MILLI | OM_PERCENT | OM_MEGA | OM_MEBI))) {
+			uint64_t v = f->u;
+
+			if ((m->flags & OM_PAGES) && v > UINT64_MAX / ps)
+				return false;
+			snprintf(buf, len, "%llu", (unsigned long long)(m->flags & OM_PAGES ? v * ps : v));
+			return true;
+		}
+		d = (double)f->u;
+		break;
+	case OF_F64:
+		d = f->d;
+		break;
+	default:
+		return false;	/* null (unknown, or no limit), or not a number */
+	}
+	if (m->flags & OM_PAGES)
+		d *= (double)ps;
+	if (m->flags & OM_MILLI)
+		d /= 1e3;
+	if (m->flags & OM_PERCENT)
+		d /= 100;
+	if (m->flags & OM_MEGA)
+		d *= 1e6;
+	if (m->flags & OM_MEBI)
+		d *= 1048576;
+	if (!isfinite(d))
+		return false;
+	snprintf(buf, len, "%.10g", d);
+	return true;
 }
 
-static void prom_metric(FILE *o, const char *prefix, const struct ofield *f,
-			const struct orec *labels_from)
+static const struct orec *prom_object(const char *name)
 {
-	fprintf(o, "pagecache_%s%s%s", prefix, f->key, prom_suffix(f));
-	if (labels_from) {
+	for (int i = 0; i < doc.nobjs; i++)
+		if (!strcmp(doc.objs[i].name, name))
+			return &doc.objs[i].rec;
+	return NULL;
+}
+
+static struct olist *prom_list(const char *name)
+{
+	for (int i = 0; i < doc.nlists; i++)
+		if (!strcmp(doc.lists[i].name, name))
+			return &doc.lists[i];
+	return NULL;
+}
+
+static void prom_head(FILE *o, const struct ometric *m, bool *done)
+{
+	if (*done)
+		return;
+	*done = true;
+	fprintf(o, "# HELP pagecache_%s_%s %s\n# TYPE pagecache_%s_%s %s\n", prom.prefix,
+		m->name, m->help, prom.prefix, m->name,
+		m->flags & OM_COUNTER ? "counter" : "gauge");
+}
+
+/* A list's rows in label order, each label set once (a series is its labels). */
+struct prom_row {
+	char *labels;		/* {a="x",b="y"}, or "" */
+	size_t row;
+};
+
+static int cmp_prom_row(const void *a, const void *b)
+{
+	const struct prom_row *x = a, *y = b;
+	int c = strcmp(x->labels, y->labels);
+
+	return c ? c : (x->row > y->row) - (x->row < y->row);
+}
+
+static struct prom_row *prom_rows(const char *list, const struct olist *l, size_t *ret_n)
+{
+	struct prom_row *rows = calloc(l->n ? l->n : 1, sizeof(*rows));
+	size_t n = 0;
+
+	if (!rows)
+		return NULL;
+	for (size_t r = 0; r < l->n; r++) {
+		char *buf = NULL;
+		size_t blen = 0;
+		FILE *m = open_memstream(&buf, &blen);
 		bool first = true;
 
-		for (int i = 0; i < labels_from->n; i++) {
-			const struct ofield *l = &labels_from->f[i];
+		if (!m)
+			break;
+		for (size_t i = 0; i < prom.n; i++) {
+			const struct ofield *f;
 
-			if (!(l->flags & OF_LABEL) || l->type != OF_STR)
+			if (!(prom.m[i].flags & OM_LABEL) || strcmp(prom.m[i].from, list))
 				continue;
-			fprintf(o, "%c%s=\"", first ? '{' : ',', l->key);
-			prom_label(o, l->s);
-			fputc('"', o);
+			f = orec_get(&l->recs[r], prom.m[i].key);
+			if (!f || f->type != OF_STR)
+				continue;
+			fprintf(m, "%c%s=\"", first ? '{' : ',', prom.m[i].name);
+			prom_label(m, f->s);
+			fputc('"', m);
 			first = false;
 		}
 		if (!first)
-			fputc('}', o);
+			fputc('}', m);
+		if (fclose(m) != 0 || !buf) {
+			free(buf);
+			break;
+		}
+		rows[n].labels = buf;
+		rows[n++].row = r;
 	}
-	if (f->type == OF_F64)
-		fprintf(o, " %.10g\n", f->d);
-	else
-		fprintf(o, " %llu\n", (unsigned long long)f->u);
-}
-
-static bool prom_numeric(const struct ofield *f)
-{
-	return (f->type == OF_U64 || f->type == OF_F64 || f->type == OF_BOOL) &&
-	       !(f->flags & OF_HUMAN);
+	if (n < l->n)
+		doc.lost += l->n - n;	/* out of memory: said, never silently short */
+	qsort(rows, n, sizeof(*rows), cmp_prom_row);
+	*ret_n = n;
+	return rows;
 }
 
 static void render_prom(FILE *o)
 {
-	for (int i = 0; i < doc.nobjs; i++)
-		for (int k = 0; k < doc.objs[i].rec.n; k++) {
-			const struct ofield *f = &doc.objs[i].rec.f[k];
+	const char *lists[8];
+	struct prom_row *rows[8] = { 0 };
+	size_t nrows[8] = { 0 };
+	int nl = 0;
+	char val[64];
+	struct timespec now;
 
-			if (!prom_numeric(f))
-				continue;
-			fprintf(o, "# TYPE pagecache_%s%s gauge\n", f->key, prom_suffix(f));
-			prom_metric(o, "", f, NULL);
-		}
-	for (int i = 0; i < doc.nlists; i++) {
-		struct olist *l = &doc.lists[i];
+	if (!prom.prefix)
+		prom.prefix = cli_cmd;
+	for (size_t i = 0; i < prom.n; i++) {
+		const struct ometric *m = &prom.m[i];
+		bool head = false;
 
-		char prefix[32];
-		size_t pl;
-
-		if (!l->n || !strcmp(l->name, "errors") || !strcmp(l->name, "skipped"))
+		if (m->flags & OM_LABEL)
 			continue;
-		/* "files" -> "file_", "conditions" -> "condition_" */
-		snprintf(prefix, sizeof(prefix), "%s", l->name);
-		pl = strlen(prefix);
-		if (pl && prefix[pl - 1] == 's')
-			prefix[--pl] = 0;
-		snprintf(prefix + pl, sizeof(prefix) - pl, "_");
-		for (size_t r0 = 0; r0 < l->n; r0++)
-		for (int k = 0; k < l->recs[r0].n; k++) {
-			const char *key = l->recs[r0].f[k].key;
-			const struct ofield *f0 = NULL;
-			bool seen = false;
+		if ((m->flags & OM_PER_FILE) && !prom.per_file)
+			continue;
+		{
+			const struct orec *r = prom_object(m->from);
+			const struct ofield *f = r ? orec_get(r, m->key) : NULL;
 
-			/* each key once: skip it if an earlier record had it */
-			for (size_t q = 0; q < r0 && !seen; q++)
-				seen = orec_get(&l->recs[q], key) != NULL;
-			if (seen)
+			if (r) {
+				if (f && prom_value(m, f, val, sizeof(val))) {
+					prom_head(o, m, &head);
+					fprintf(o, "pagecache_%s_%s %s\n", prom.prefix, m->name, val);
+				}
 				continue;
-
-			/* the first numeric sample names the metric (unknowns are null) */
-			for (size_t r = 0; r < l->n && !f0; r++) {
-				const struct ofield *f = orec_get(&l->recs[r], key);
-
-				if (f && prom_numeric(f))
-					f0 = f;
 			}
-			if (!f0)
-				continue;
-			fprintf(o, "# TYPE pagecache_%s%s%s gauge\n", prefix, key, prom_suffix(f0));
-			for (size_t r = 0; r < l->n; r++) {
-				const struct ofield *f = orec_get(&l->recs[r], key);
+		}
+		{
+			struct olist *l = prom_list(m->from);
+			int li;
 
-				/* unknown stays absent: never a made-up sample */
-				if (f && prom_numeric(f))
-					prom_metric(o, prefix, f, &l->recs[r]);
+			if (!l)
+				continue;
+			for (li = 0; li < nl && strcmp(lists[li], m->from); li++)
+				;
+			if (li == nl) {
+				if (nl == 8)
+					continue;
+				lists[nl] = m->from;
+				rows[nl] = prom_rows(m->from, l, &nrows[nl]);
+				nl++;
+			}
+			for (size_t k = 0; k < nrows[li]; k++) {
+				const struct ofield *f = orec_get(&l->recs[rows[li][k].row], m->key);
+
+				/* one sample a label set: a name given twice (-H) is one series */
+				if (k && !strcmp(rows[li][k].labels, rows[li][k - 1].labels))
+					continue;
+				if (!f || !prom_value(m, f, val, sizeof(val)))
+					continue;
+				prom_head(o, m, &head);
+				fprintf(o, "pagecache_%s_%s%s %s\n", prom.prefix, m->name,
+					rows[li][k].labels, val);
 			}
 		}
 	}
+	for (int li = 0; li < nl; li++) {
+		for (size_t k = 0; k < nrows[li]; k++)
+			free(rows[li][k].labels);
+		free(rows[li]);
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	fprintf(o, "# HELP pagecache_%s_last_run_timestamp_seconds When the run that wrote "
+		"this ended, in seconds since the epoch.\n"
+		"# TYPE pagecache_%s_last_run_timestamp_seconds gauge\n"
+		"pagecache_%s_last_run_timestamp_seconds %lld.%03ld\n", prom.prefix, prom.prefix,
+		prom.prefix, (long long)now.tv_sec, now.tv_nsec / 1000000);
+}
+
+/*
+ * --prom-file: the text goes to a temp file in FILE's directory (a fresh
+ * name, O_EXCL | O_NOFOLLOW, so nothing planted there is followed or
+ * reused; named .FILE.tmp.XXXXXX, which the textfile collector, reading
+ * only *.prom, skips), is fsync'ed and renamed over FILE, and the
+ * directory is fsync'ed: a scrape sees the old file or the new one, never
+ * half of one. On any failure the temp file goes and FILE stays as it
+ * was. Writes go through lib/sys.c, so the tests can fail them
+ * (PAGECACHE_FAULT=write:ENOSPC, fsync:EIO, rename:EIO).
+ *
+ * Mode 0644 for totals (what a textfile collector running as another user
+ * must read), 0640 with --prom-per-file: then the labels name files, and
+ * which files are cached, of other users too, is not for everyone (give
+ * the collector the directory's group, e.g. a setgid directory).
+ */
+static ssize_t prom_cookie_write(void *c, const char *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		long n = pc_sys_write((int)(intptr_t)c, buf + done, len - done);
+
+		if (n < 0) {
+			errno = (int)-n;
+			return done ? (ssize_t)done : -1;
+		}
+		if (n == 0) {
+			errno = EIO;
+			return done ? (ssize_t)done : -1;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)len;
+}
+
+static int prom_write_file(const char *path)
+{
+	static const cookie_io_functions_t io = { .write = prom_cookie_write };
+	char *dir = NULL, *base, *tmp = NULL, *copy = strdup(path);
+	int dfd = -1, fd = -1, rc = 0;
+	const char *what = "cannot write";
+	bool made = false;	/* a temp file was made: FILE is said to stay as it was */
+	FILE *o = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	base = strrchr(copy, '/');
+	if (base) {
+		*base++ = 0;
+		dir = *copy ? copy : "/";
+	} else {
+		base = copy;
+		dir = ".";
+	}
+	if (!*base) {
+		rc = -EISDIR;
+		goto out;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		rc = -errno;
+		what = "cannot open the directory of";
+		goto out;
+	}
+	for (int tries = 0; fd < 0 && tries < 100; tries++) {
+		unsigned char rnd[6];
+		static const char az[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+		char suffix[7];
+
+		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+			for (size_t k = 0; k < sizeof(rnd); k++)
+				rnd[k] = (unsigned char)(rand() ^ (int)pc_now());
+		for (size_t k = 0; k < sizeof(rnd); k++)
+			suffix[k] = az[rnd[k] % (sizeof(az) - 1)];
+		suffix[6] = 0;
+		free(tmp);
+		if (asprintf(&tmp, ".%s.tmp.%s", base, suffix) < 0) {
+			tmp = NULL;
+			rc = -ENOMEM;
+			goto out;
+		}
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST) {
+			rc = -errno;
+			free(tmp);
+			tmp = NULL;	/* not ours: never unlinked */
+			what = "cannot create a temporary file for";
+			goto out;
+		}
+	}
+	if (fd < 0) {
+		rc = -EEXIST;
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	made = true;
+	if (fchmod(fd, prom.per_file ? 0640 : 0644) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	o = fopencookie((void *)(intptr_t)fd, "w", io);
+	if (!o) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	render_prom(o);
+	if (fflush(o) != 0 || ferror(o)) {
+		rc = -(errno ? errno : EIO);
+		goto out;
+	}
+	rc = pc_sys_fsync(fd);
+	if (rc == 0 && close(fd) < 0)
+		rc = -errno;
+	fd = -1;
+	if (rc == 0)
+		rc = pc_sys_renameat(dfd, tmp, dfd, base);
+	if (rc == 0) {
+		free(tmp);
+		tmp = NULL;	/* it is FILE now */
+		fsync(dfd);	/* the rename itself must reach the disk */
+	}
+out:
+	if (o)
+		fclose(o);	/* the cookie has no close: fd is closed here */
+	if (fd >= 0)
+		close(fd);
+	if (tmp)
+		unlinkat(dfd, tmp, 0);
+	if (dfd >= 0)
+		close(dfd);
+	if (rc < 0) {
+		char *esc = out_escape(path);
+
+		cli_warn("%s '%s': %s%s", what, esc ? esc : path, strerror(-rc),
+			 made ? " (the file, if any, is as it was)" : "");
+		free(esc);
+	}
+	free(tmp);
+	free(copy);
+	return rc;
 }
 
 /* ---- key=value and human ---- */
@@ -1174,6 +1473,7 @@ int out_flush(void)
 {
 	FILE *o = stdout;
 	int werr;
+	int prom_rc = 0;
 
 	pthread_mutex_lock(&doc_lock);
 	if (doc.flushed) {
@@ -1185,7 +1485,10 @@ int out_flush(void)
 		json_end(o);
 		break;
 	case OUT_PROM:
-		render_prom(o);
+		if (prom.file)
+			prom_rc = prom_write_file(prom.file);
+		else
+			render_prom(o);
 		break;
 	case OUT_KV:
 		for (int i = 0; i < doc.nlists; i++)
@@ -1227,5 +1530,5 @@ int out_flush(void)
 	}
 	if (fflush(o) != 0 || ferror(o) || werr)
 		return errno == EPIPE || werr == EPIPE ? 0 : -(werr ? werr : errno ? errno : EIO);
-	return 0;
+	return prom_rc;
 }

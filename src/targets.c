@@ -728,6 +728,16 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 
 	switch (opt) {
 	case 'J':
+	case 'K':
+		if (co->prom_per_file || co->prom_file) {
+			cli_usage_error("%s and --prom-file or --prom-per-file: one format",
+					opt == 'J' ? "--json" : "--kv");
+			return -1;
+		}
+		if (opt == 'K') {
+			co->fmt = OUT_KV;
+			return 1;
+		}
 		co->fmt = OUT_JSON;
 		if (arg && strcmp(arg, "short") && strcmp(arg, "pretty")) {
 			cli_usage_error("--json takes 'pretty' or 'short', not '%s'", arg);
@@ -739,8 +749,24 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 	case 'P':
 		co->fmt = OUT_PROM;
 		return 1;
-	case 'K':
-		co->fmt = OUT_KV;
+	case OPT_PROM_PER_FILE:
+	case OPT_PROM_FILE:
+		if (co->fmt == OUT_JSON || co->fmt == OUT_KV) {
+			cli_usage_error("%s and --json or --kv: one format",
+					opt == OPT_PROM_FILE ? "--prom-file" : "--prom-per-file");
+			return -1;
+		}
+		if (opt == OPT_PROM_FILE && !*arg) {
+			cli_usage_error("--prom-file wants a file name");
+			return -1;
+		}
+		co->fmt = OUT_PROM;
+		if (opt == OPT_PROM_FILE)
+			co->prom_file = arg;
+		else
+			co->prom_per_file = true;
+		/* out_init keeps these: commands that call it themselves get them too */
+		out_prom_opts(co->prom_per_file, co->prom_file);
 		return 1;
 	case 'B':
 		co->bytes = true;
@@ -989,7 +1015,8 @@ int cli_format_opt(struct cli_opts *co, int opt, char **argv)
 	struct targets none;
 
 	if (opt != OPT_NOHEADINGS && opt != OPT_RAW && opt != OPT_COLUMNS && opt != OPT_JSON &&
-	    opt != OPT_PROM && opt != OPT_KV && opt != OPT_BYTES) {
+	    opt != OPT_PROM && opt != OPT_KV && opt != OPT_BYTES && opt != OPT_PROM_PER_FILE &&
+	    opt != OPT_PROM_FILE) {
 		cli_usage_error("unknown option or missing value: '%s'", argv[optind - 1]);
 		return -1;
 	}

@@ -97,6 +97,6 @@ t_is "--kv works with bench (it used to be taken for --readers-per-cgroup)" $? 0
 t_ok "and prints key=value" grep -q "aggregate_mbps=" o
 pc bench readtwice --prom --cgroups 1 --duration 0.3 --size 64M >o 2>e
 t_is "--prom works with bench" $? 0
-t_ok "and prints metrics" grep -q "^pagecache_aggregate_mbps " o
+t_ok "and prints metrics" grep -q "^pagecache_bench_readtwice_aggregate_read_bytes_per_second " o
 pc bench readtwice --json --cgroups 0 >o 2>e; t_ok "a usage error with --json is one JSON document" jq -e .usage o
 t_done

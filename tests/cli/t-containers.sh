@@ -19,7 +19,7 @@ for k in path file active_file inactive_file dirty writeback shmem mapped refaul
 done
 t_is "rows are sorted by cache" "$(jq '[.cgroups[].file] == ([.cgroups[].file] | sort | reverse)' cg.json)" true
 pc cgroups --prom >cg.prom
-t_ok "prom names the cgroup" grep -q '^pagecache_cgroup_file_bytes{path="' cg.prom
+t_ok "prom names the cgroup" grep -q '^pagecache_cgroups_file_bytes{cgroup="' cg.prom
 pc cgroups --root no/such >o 2>e; t_is "an unknown --root exits 1" $? 1
 
 # --pid: a process that maps one file and holds another open
@@ -351,6 +351,8 @@ if mkdir "$EV" 2>mk.err; then
 	pc cgroups --prom >ev.prom 2>ev.err
 	t_ok "prom escapes the label's quotes" grep -qF 'pc-test-x\", \"cached\": 999999}, {\"path\": \"INJ' ev.prom
 	t_is "and writes only UTF-8" "$(LC_ALL=C grep -c $'\xff' ev.prom)" 0
+	t_ok "and the byte that is not UTF-8 as the text \\xff, as in JSON" \
+		grep -qF $'INJ\e[2J\tz\\\\xff-' ev.prom
 	pc stat --by-cgroup --json evil >evs.json 2>evs.err
 	t_ok "stat --by-cgroup --json stays JSON" jq -e . evs.json
 	if ! t_cap sys_admin; then

@@ -57,13 +57,15 @@ pc stat --json --range "$PS-$((3 * PS))" a >r.json
 t_is "--range PS-3*PS is 2 pages" "$(jget r.json '.files[0].pages')" 2
 t_is "both cached" "$(jget r.json '.files[0].cached')" 2
 
-# Prometheus and key=value
-pc stat --prom a >prom.txt
-t_ok "prom has cached pages for the file" grep -q "^pagecache_file_cached_pages{path=\"a\"} $NA\$" prom.txt
-t_ok "prom has a total" grep -q "^pagecache_cached_pages $NA\$" prom.txt
-t_ok "prom TYPE lines" grep -q '^# TYPE pagecache_cached_pages gauge$' prom.txt
+# Prometheus and key=value (names and types: t-prom; here the numbers)
+pc stat --prom-per-file a >prom.txt
+t_ok "prom has the file's cached bytes" grep -q "^pagecache_stat_file_cached_bytes{path=\"a\"} $((NA * PS))\$" prom.txt
+t_ok "prom has a total" grep -q "^pagecache_stat_cached_bytes $((NA * PS))\$" prom.txt
+t_ok "prom TYPE lines" grep -q '^# TYPE pagecache_stat_cached_bytes gauge$' prom.txt
 t_ok "prom: no doubled unit suffix" sh -c "test -s prom.txt && ! grep -E '_(pages_pages|bytes_bytes)' prom.txt"
-t_ok "prom: every sample has a TYPE line" sh -c "for m in \$(grep -v '^#' prom.txt | sed 's/[{ ].*//' | sort -u); do grep -q \"^# TYPE \$m gauge\" prom.txt || exit 1; done"
+t_ok "prom: every sample has a TYPE line" sh -c "for m in \$(grep -v '^#' prom.txt | sed 's/[{ ].*//' | sort -u); do grep -q \"^# TYPE \$m \" prom.txt || exit 1; done"
+pc stat --prom a >promt.txt
+t_is "--prom alone: totals, no series per file" "$(grep -c '{' promt.txt)" 0
 cat a >/dev/null	# again: a proactive reclaimer may have taken some since
 pc stat --kv a >kv.txt
 t_ok "kv has path=a cached=$NA" grep -q "path=a .*cached=$NA " kv.txt
@@ -156,7 +158,7 @@ t_is "kv: no raw control character (C1 included)" "$(LC_ALL=C grep -c $'[\x01-\x
 pc stat --json -v names >n.json
 t_is "JSON has the exact name" "$(jq -r '[.files[].path | select(test("FORGED"))] | length' n.json)" 1
 t_ok "JSON escapes the control characters" grep -qF 'FORGED\u001b[2J' n.json
-pc stat --prom -v names >n.prom
+pc stat --prom-per-file names >n.prom
 t_is "prom: the newline is \\n in the label, one sample a metric" \
 	"$(grep -c 'path=".*names/x\\n  4K.*FORGED' n.prom)" "$(grep -c 'names/plain' n.prom)"
 t_is "prom: only UTF-8" "$(LC_ALL=C grep -c $'\xff' n.prom)" 0
