@@ -182,10 +182,13 @@ $(B)/$(SONAME): $(B)/libpagecache.so.$(VERSION)
 $(B)/libpagecache.so: $(B)/$(SONAME)
 	ln -sf $(notdir $<) $@
 
-# pkg-config --libs pagecache, for programs built against the installed library
-$(B)/pagecache.pc: Makefile include/pagecache.h
+# pkg-config --libs pagecache, for programs built against the installed
+# library; like paths.h, rewritten whenever the prefix or libdir given to
+# this make differs from the one it was made with (make install prefix=/usr
+# after a plain make must not install a .pc that points at /usr/local)
+$(B)/pagecache.pc: Makefile include/pagecache.h FORCE
 	@mkdir -p $(B)
-	printf '%s\n' 'prefix=$(prefix)' 'exec_prefix=$(patsubst $(prefix)%,$${prefix}%,$(exec_prefix))' \
+	@printf '%s\n' 'prefix=$(prefix)' 'exec_prefix=$(patsubst $(prefix)%,$${prefix}%,$(exec_prefix))' \
 	  'libdir=$(patsubst $(exec_prefix)%,$${exec_prefix}%,$(libdir))' \
 	  'includedir=$(patsubst $(prefix)%,$${prefix}%,$(includedir))' '' \
 	  'Name: pagecache' \
@@ -194,7 +197,8 @@ $(B)/pagecache.pc: Makefile include/pagecache.h
 	  'Requires.private: $(LIB_PKGS)' \
 	  'Libs: -L$${libdir} -lpagecache' \
 	  'Libs.private: -lm -pthread' \
-	  'Cflags: -I$${includedir}' >$@
+	  'Cflags: -I$${includedir}' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
 
 # LINK=shared: pagecache takes libpagecache.so.0 (it needs only what
 # pagecache.h declares); run it from the build tree with LD_LIBRARY_PATH=build.
@@ -293,7 +297,7 @@ $(B)/completion/_pagecache: $(B)/pagecache
 	@mkdir -p $(dir $@)
 	$(RUN_PAGECACHE) --completion zsh >$@.tmp && mv $@.tmp $@
 
-install: all
+install: all $(B)/pagecache.pc
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir)/pagecache $(DESTDIR)$(libdir) \
 	  $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(includedir) $(DESTDIR)$(man1dir) $(DESTDIR)$(man3dir)
 	$(INSTALL) -m 755 $(B)/pagecache $(DESTDIR)$(bindir)/

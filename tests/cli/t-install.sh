@@ -65,6 +65,16 @@ else
 fi
 mv helper "$P/libexec/pagecache/pagecache-bench"
 
+# the .pc follows the prefix of the make that installs it, not the one
+# the library was built with (a plain make, then make install prefix=/usr)
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" -o all BUILD="$B" DESTDIR="$T_DIR/root2" \
+	prefix=/usr install >inst2.out 2>inst2.err
+t_is "make install prefix=/usr after a build for /usr/local writes a .pc for /usr" \
+	"$(sed -n 's/^prefix=//p' "$T_DIR/root2/usr/lib/pkgconfig/pagecache.pc")" /usr
+rm -rf "$T_DIR/root2"
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" -o all BUILD="$B" DESTDIR="$D" \
+	prefix=/usr/local "$B/pagecache.pc" >/dev/null 2>&1
+
 # a program of the library's users, through pkg-config
 export PKG_CONFIG_PATH=$P/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$D
 t_is "pkg-config knows pagecache" "$(pkg-config --modversion pagecache)" \
