@@ -98,6 +98,36 @@ static int hidden(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * The word is not a command. Like every message, the word is escaped for
+ * the terminal (cli_warn); when it names a file (vmtouch FILE), the command
+ * to type instead is suggested only if it can be pasted as it is printed:
+ * single-quoted, so only a name without quotes or backslashes, and
+ * nothing in it that the escaping changed. Under --json the error is JSON.
+ */
+static int not_a_command(int argc, char **argv, const char *word)
+{
+	char *esc = out_escape(word);
+
+	cli_begin(argc, argv);
+	if (esc && !strcmp(esc, word) && !strpbrk(word, "'\\") && access(word, F_OK) == 0)
+		cli_warn("'%s' is not a command; to see what of it is cached: pagecache stat -- '%s'"
+			 " (or, as vmtouch, pagecache -v '%s')", word, word, word);
+	else
+		cli_warn("'%s' is not a command. See 'pagecache --help'.", word);
+	if (out_format() == OUT_JSON) {
+		struct orec r = { 0 };
+
+		orec_str(&r, "error", "not a command", 0);
+		orec_str(&r, "command", word, 0);
+		orec_u64(&r, "exit", EXIT_USAGE, 0);
+		out_object("usage", &r);
+		out_flush();
+	}
+	free(esc);
+	return EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
 	const char *verb = argc > 1 ? argv[1] : NULL;
@@ -124,11 +154,8 @@ int main(int argc, char **argv)
 	if (!strcmp(verb, "help")) {	/* help CMD: CMD --help */
 		static char *hargv[4] = { NULL, NULL, "--help", NULL };
 
-		if (!find_command(argv[2])) {
-			fprintf(stderr, "pagecache: '%s' is not a command. See 'pagecache --help'.\n",
-				argv[2]);
-			return EXIT_USAGE;
-		}
+		if (!find_command(argv[2]))
+			return not_a_command(argc, argv, argv[2]);
 		hargv[0] = argv[0];
 		hargv[1] = argv[2];
 		argc = 3;
@@ -158,10 +185,5 @@ int main(int argc, char **argv)
 		}
 		return rc;
 	}
-	if (access(verb, F_OK) == 0)	/* vmtouch FILE: say how it is said here */
-		fprintf(stderr, "pagecache: '%s' is not a command; to see what of it is cached: "
-			"pagecache stat '%s' (or, as vmtouch, pagecache -v '%s')\n", verb, verb, verb);
-	else
-		fprintf(stderr, "pagecache: '%s' is not a command. See 'pagecache --help'.\n", verb);
-	return EXIT_USAGE;
+	return not_a_command(argc, argv, verb);
 }

@@ -100,4 +100,23 @@ t_is "and is in the JSON errors" "$(jq -r '.errors[0].path' o.json)" no-such-lis
 # bad fault spec is refused, not ignored
 PAGECACHE_FAULT=bogus pc stat tree >o 2>e; t_is "a bad PAGECACHE_FAULT exits 2" $? 2
 
+
+# a word that is not a command is escaped like any name, even when it names
+# a file; the command suggested instead is one that can be pasted safely
+: >"a'\$(touch PWNED)'b"
+pc "a'\$(touch PWNED)'b" >o 2>e; rc=$?
+t_is "a file named like a command substitution: not a command (exit 2)" "$rc $(grep -c 'is not a command' e)" "2 1"
+t_ok "and no command is suggested that would run what its name holds" sh -c "! grep -q 'pagecache stat' e"
+pc "$(printf 'x\033[31mRED\377')" >o 2>e
+t_ok "an unknown verb's escape sequence and invalid byte come out escaped" \
+	sh -c "grep -qF \"'x\\\\x1b[31mRED\\\\xff' is not a command\" e && ! grep -q \$(printf '\\033') e"
+pc "$(printf 'x\033')" --json >o 2>e; rc=$?
+t_is "with --json, an unknown verb is a JSON usage error" "$rc $(jq -r '.usage.error' o)" "2 not a command"
+pc help "$(printf 'y\033')" >o 2>e; rc=$?
+t_ok "help with an unknown command escapes it too (exit 2)" \
+	sh -c "[ $rc = 2 ] && grep -qF \"'y\\\\x1b' is not a command\" e"
+: >plainfile
+pc plainfile >o 2>e
+t_ok "a plain file name gets the command to type" grep -qF "pagecache stat -- 'plainfile'" e
+
 t_done
