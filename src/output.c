@@ -1182,6 +1182,16 @@ static int prom_write_file(const char *path)
 		what = "cannot open the directory of";
 		goto out;
 	}
+	{	/* a device node, FIFO or directory there is never replaced */
+		struct stat st;
+
+		if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode) &&
+		    !S_ISLNK(st.st_mode)) {
+			rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+			what = "refusing to replace what is not a regular file:";
+			goto out;
+		}
+	}
 	for (int tries = 0; fd < 0 && tries < 100; tries++) {
 		unsigned char rnd[6];
 		static const char az[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -1249,13 +1259,9 @@ out:
 		unlinkat(dfd, tmp, 0);
 	if (dfd >= 0)
 		close(dfd);
-	if (rc < 0) {
-		char *esc = out_escape(path);
-
-		cli_warn("%s '%s': %s%s", what, esc ? esc : path, strerror(-rc),
+	if (rc < 0)	/* cli_warn escapes the name */
+		cli_warn("%s '%s': %s%s", what, path, strerror(-rc),
 			 made ? " (the file, if any, is as it was)" : "");
-		free(esc);
-	}
 	free(tmp);
 	free(copy);
 	return rc;

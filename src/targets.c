@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -759,6 +760,15 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 		if (opt == OPT_PROM_FILE && !*arg) {
 			cli_usage_error("--prom-file wants a file name");
 			return -1;
+		}
+		if (opt == OPT_PROM_FILE) {	/* before the command does anything */
+			struct stat st;
+
+			if (lstat(arg, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+				cli_usage_error("--prom-file '%s' is not a regular file: it is never "
+						"replaced (give the textfile directory's file)", arg);
+				return -1;
+			}
 		}
 		co->fmt = OUT_PROM;
 		if (opt == OPT_PROM_FILE)

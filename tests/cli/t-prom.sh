@@ -154,4 +154,16 @@ t_ok "with a series per file" grep -q '^pagecache_stat_file_cached_bytes{path="d
 pc stat --json --prom-file x.prom d >o 2>e; rc=$?
 t_is "--json with --prom-file is a usage error" "$rc" 2
 t_ok "and no file is written" test ! -e x.prom
+
+# a device node, FIFO or directory where the file should go is never
+# replaced (root's --prom-file /dev/null must not make /dev/null a file)
+mknod tf/nulldev c 1 3 2>/dev/null && have_node=1 || have_node=
+mkfifo tf/fifo; mkdir tf/dir.prom
+for t in ${have_node:+nulldev} fifo dir.prom; do
+	pc stat --prom-file "tf/$t" d >o 2>e; rc=$?
+	t_is "--prom-file onto tf/$t (not a regular file): refused, exit 2" "$rc $(grep -c 'is not a regular file' e)" "2 1"
+done
+[ -n "$have_node" ] && t_is "and the device node is still one" "$(stat -c %F tf/nulldev)" "character special file"
+t_is "the FIFO is still a FIFO" "$(stat -c %F tf/fifo)" fifo
+
 t_done
