@@ -319,6 +319,10 @@ int cmd_lock(int argc, char **argv)
 		setsid();
 	}
 
+	if (c.list) {	/* before the walk: rows are written as they come */
+		out_sort("files", "path");
+		out_columns("files", lock_cols, sizeof(lock_cols) / sizeof(lock_cols[0]));
+	}
 	rc = targets_walk(&c.t, lock_file, &c);
 	if (rc < 0)
 		cli_warn("walk failed: %s", strerror(-rc));
@@ -337,10 +341,6 @@ int cmd_lock(int argc, char **argv)
 	orec_u64(&rec, "pid", (uint64_t)getpid(), 0);
 	orec_bool(&rec, "budget_stopped", c.budget.stopped != 0);
 	out_object("total", &rec);
-	if (c.list) {
-		out_sort("files", "path");
-		out_columns("files", lock_cols, sizeof(lock_cols) / sizeof(lock_cols[0]));
-	}
 	if (co.fmt == OUT_HUMAN)
 		out_human_line("Locked %zu files, %s, pid %d%s", c.n,
 			       fmt_size(c.bytes, a, sizeof(a)), getpid(),

@@ -342,6 +342,9 @@ int cmd_diff(int argc, char **argv)
 			rb = NULL;
 		}
 	}
+	/* before the rows: they are written as they come */
+	out_sort("files", "path");
+	out_columns("files", diff_cols, sizeof(diff_cols) / sizeof(diff_cols[0]));
 	while (rb && (rc = pc_profile_next(rb, &f)) > 0) {
 		struct entry key = { .f.path = f.path }, *e;
 		uint64_t pb = run_pages(f.runs, f.nruns);
@@ -385,10 +388,6 @@ int cmd_diff(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		pc_profile_file_release(&ents[i].f);
 	free(ents);
-	{
-		out_sort("files", "path");
-		out_columns("files", diff_cols, sizeof(diff_cols) / sizeof(diff_cols[0]));
-	}
 	orec_u64(&rec, "added", added, 0);
 	orec_u64(&rec, "removed", removed, 0);
 	orec_u64(&rec, "changed", changed, 0);
