@@ -1045,6 +1045,13 @@ static struct prom_row *prom_rows(const char *list, const struct olist *l, size_
 	return rows;
 }
 
+/*
+ * The exposition format wants each metric's samples together, after its
+ * HELP and TYPE: metric by metric, then row by row. So a list whose rows
+ * are exported (--prom-per-file, cgroups) is kept whole until out_flush
+ * (list_streams never streams Prometheus text); a list nothing of which is
+ * exported keeps no row at all (out_list_add, prom_wants).
+ */
 static void render_prom(FILE *o)
 {
 	const char *lists[8];
