@@ -115,14 +115,14 @@ const struct cli_group cli_budget_group = { "Memory budget", budget_opts };
  * vmtouch 1.3.1's letters ("tevqlLdfFh0i:I:p:b:m:P:w"), where a command
  * has none of them: what to type instead. Checked after the command's own.
  */
-static const struct { char letter; bool arg; const char *say; } vmtouch_hints[] = {
-	{ 't', false, "-t (vmtouch's touch) is 'pagecache warm' (or 'pagecache -t')" },
-	{ 'e', false, "-e (vmtouch's evict) is 'pagecache evict' (or 'pagecache -e')" },
-	{ 'l', false, "-l (vmtouch's lock) is 'pagecache lock' (or 'pagecache -l')" },
-	{ 'd', false, "-d (daemon) goes with lock: 'pagecache lock -d'" },
-	{ 'P', true, "-P FILE (a pidfile) goes with lock: 'pagecache lock -d -P FILE'" },
-	{ 'w', false, "-w goes with 'pagecache lock -d', which always waits until all is locked" },
-	{ 'q', false, "-q: this command has no quiet mode (send its output to /dev/null)" },
+static const struct { char letter; const char *say; } vmtouch_hints[] = {
+	{ 't', "-t (vmtouch's touch) is 'pagecache warm' (or 'pagecache -t')" },
+	{ 'e', "-e (vmtouch's evict) is 'pagecache evict' (or 'pagecache -e')" },
+	{ 'l', "-l (vmtouch's lock) is 'pagecache lock' (or 'pagecache -l')" },
+	{ 'd', "-d (daemon) goes with lock: 'pagecache lock -d'" },
+	{ 'P', "-P FILE (a pidfile) goes with lock: 'pagecache lock -d -P FILE'" },
+	{ 'w', "-w goes with 'pagecache lock -d', which always waits until all is locked" },
+	{ 'q', "-q: this command has no quiet mode (send its output to /dev/null)" },
 };
 
 /* ---- the parser ---- */
