@@ -23,7 +23,7 @@ t_is "pagecache -e FILE dropped every page" "$(cached f)" 0
 pc -v f >o 2>e; t_is "pagecache -v FILE exits 0 (vmtouch -v FILE: stat)" $? 0
 t_ok "pagecache -v FILE shows residency" grep -q "Resident Pages" o
 pc f >o 2>e; t_is "pagecache FILE (no option): usage error" $? 2
-t_ok "  that says what to type" grep -qF "pagecache stat 'f'" e
+t_ok "  that says what to type" grep -qF "pagecache stat -- 'f'" e
 pc -vt -p 0-8k f >/dev/null 2>e; t_is "pagecache -vt -p 0-8k FILE exits 0" $? 0
 want=$(((8192 + PS - 1) / PS))
 t_is "-p 0-8k warmed only those pages" "$(cached f)" "$want"
