@@ -930,7 +930,21 @@ static void sb_str(struct sbuf *b, const char *s, size_t n)
 		unsigned char c = (unsigned char)s[i];
 		char e[8];
 
-		if (c >= 0x20 && c != '"' && c != '\\')
+		/*
+		 * DEL and the C1 controls (U+0080..U+009F, \xc2\x80..\xc2\x9f:
+		 * CSI is U+009B) as \u00XX too, like the CLI's escaper: a
+		 * canonical text printed on a terminal cannot drive it.
+		 */
+		if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] < 0xa0 &&
+		    (unsigned char)s[i + 1] >= 0x80) {
+			sb_put(b, s + run, i - run);
+			snprintf(e, sizeof(e), "\\u%04x", (unsigned char)s[i + 1]);
+			sb_put(b, e, 6);
+			run = i + 2;
+			i++;
+			continue;
+		}
+		if (c >= 0x20 && c != 0x7f && c != '"' && c != '\\')
 			continue;
 		sb_put(b, s + run, i - run);
 		run = i + 1;

@@ -82,7 +82,9 @@ const struct pc_json *pc_json_get(const struct pc_json *obj, const char *key);
  * v as compact canonical JSON, in a malloc'd string: no whitespace, object
  * members sorted by name (bytewise), numbers in their shortest round-trip
  * form (1.0 and 1e0 are both "1", -0 is "0"), strings escaped only where
- * JSON requires ("\"", "\\", control bytes: \b \f \n \r \t or \u00XX).
+ * JSON requires ("\"", "\\", control bytes: \b \f \n \r \t or \u00XX) and
+ * for DEL and the C1 controls (U+007F..U+009F as \u007f..\u009f), which
+ * would otherwise reach a terminal raw.
  * Equal values give equal text, whatever their spelling or member order.
  * omit: NULL, or a NULL-terminated list of v's own member names to leave
  * out (a bench row's identity is the row without "runs" and "metrics").

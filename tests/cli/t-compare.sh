@@ -118,4 +118,16 @@ t_is "the good metric is still compared" "$(jq -r '[.comparisons[].metric] | joi
 t_is "metrics on one side only are listed" \
 	"$(jq -r '[.unmatched[] | select(.metric) | "\(.metric)/\(.only_in)"] | join(",")' b.json)" \
 	"ra_hit_percent/base,swap_ra/new"
+# ---- hostile names: a row's identity is printed with DEL and C1 escaped ----
+cat >c1.json <<'EOF'
+{"bench": "swapin", "results": [
+  {"workload": "c1\u009b[2J\u007f", "runs": 5, "metrics": {"real": {"mean": 1, "stderr": 0.1}}}
+]}
+EOF
+pc bench compare c1.json "$A" --json >c1o.json 2>c1.err
+t_ok "the unmatched row's identity is valid JSON" jq -e '.unmatched[0].identity.workload' c1o.json
+t_is "and reads back as the name" \
+	"$(jq -r '.unmatched[0].identity.workload' c1o.json | od -An -tx1 | tr -d ' \n')" "6331c29b5b324a7f0a"
+t_ok "no raw DEL or C1 byte on stdout" sh -c "! LC_ALL=C grep -q \"\$(printf '[\\177\\302]')\" c1o.json"
+t_ok "the identity has them as \\u00XX" grep -qF '{"workload":"c1\u009b[2J\u007f"}' c1o.json
 t_done

@@ -392,8 +392,12 @@ static void test_canonical(void)
 		   "[0.1,0.3333333333333333,1e+300,123456789012,-2.5e-07,1e+15,1e+21]"),
 	   "shortest round-trip numbers (got %s)", canon_buf);
 	ok(!strcmp(canon("\"\\u0001\\u001f\\\"\\\\\\/\\b\\f\\r\\t \\u007f\""),
-		   "\"\\u0001\\u001f\\\"\\\\/\\b\\f\\r\\t \x7f\""),
-	   "escapes only where JSON needs them (got %s)", canon_buf);
+		   "\"\\u0001\\u001f\\\"\\\\/\\b\\f\\r\\t \\u007f\""),
+	   "escapes only where JSON needs them, and DEL (got %s)", canon_buf);
+	ok(!strcmp(canon("[\"c1\\u009b[2J\\u0080\\u009f\\u00a0\xc2\x85\", \"\\u00c2\"]"),
+		   "[\"c1\\u009b[2J\\u0080\\u009f\xc2\xa0\\u0085\",\"\xc3\x82\"]"),
+	   "C1 controls (U+0080..U+009F) as \\u00XX, U+00A0 and U+00C2 as they are (got %s)",
+	   canon_buf);
 	ok(!strcmp(canon("{\"b\":1,\"a\":2,\"ab\":3,\"\":4}"), "{\"\":4,\"a\":2,\"ab\":3,\"b\":1}"),
 	   "member names in byte order, shorter first (got %s)", canon_buf);
 	ok(!strcmp(canon("{\"a\\u0000\":1}"), "{\"a\\u0000\":1}"), "a NUL in a name survives");
