@@ -46,7 +46,7 @@ struct stat_ctx {
 static const struct cli_opt stat_opts[] = {
 	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL,
 	  "list each file with a residency bar; -vv adds the\ncached page ranges (first-last page numbers; in\nJSON, [first, count] pairs)", 0 },
-	{ "output", 'o', 0, 'o', "COLS", CC_WORDS,
+	{ "output", 'o', 0, 'o', "COLS", CC_COLUMNS,
 	  "RES CACHED PAGES SIZE FILE PERCENT DIRTY_PAGES WRITEBACK_PAGES EVICTED_PAGES "
 	  "RECENTLY_EVICTED_PAGES SOURCE BAR RANGES CGROUPS",
 	  "columns, in any case: RES,CACHED,PAGES,SIZE,FILE,\nPERCENT,DIRTY_PAGES,WRITEBACK_PAGES,\n"

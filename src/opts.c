@@ -478,9 +478,12 @@ static void menu_text(FILE *o, const char *h)
 	}
 }
 
-/* A CC_COLUMNS option's choices: the spec's column headers, space-separated. */
-static const char *col_words(const struct cli_spec *s)
+/* A CC_COLUMNS option's choices: the spec's column headers, space-separated
+ * (x->words where the command keeps its own table: stat). */
+static const char *col_words(const struct cli_spec *s, const struct cli_opt *x)
 {
+	if (!s->cols)
+		return x->words;
 	static char buf[512];
 	size_t used = 0;
 
@@ -491,27 +494,36 @@ static const char *col_words(const struct cli_spec *s)
 	return buf;
 }
 
+/*
+ * What bash runs for c. No word list goes through `compgen -W`, which
+ * expands $(...) and ${...} in its words: a cgroup or file name would run
+ * as code. Names are filtered by prefix in bash itself (_pagecache_pick,
+ * NUL-separated) and COMPREPLY is filled by mapfile, never by an unquoted
+ * $(...), so a name is neither split at spaces nor glob-expanded.
+ */
 static const char *bash_comp(enum cli_comp c, const char *words)
 {
 	static char buf[512];
 
 	switch (c) {
 	case CC_FILE:
-		return "compopt -o filenames; COMPREPLY=($(compgen -f -- \"$cur\"))";
+		return "_pagecache_files -f";
 	case CC_DIR:
-		return "compopt -o filenames; COMPREPLY=($(compgen -d -- \"$cur\"))";
+		return "_pagecache_files -d";
 	case CC_PID:
-		return "COMPREPLY=($(compgen -W \"$(_pagecache_pids)\" -- \"$cur\"))";
+		return "_pagecache_pick < <(_pagecache_pids)";
 	case CC_CGROUP:
-		return "COMPREPLY=($(compgen -W \"$(_pagecache_cgroups)\" -- \"$cur\"))";
+		return "_pagecache_pick < <(_pagecache_cgroups)";
 	case CC_WORDS:
+		snprintf(buf, sizeof(buf), "_pagecache_words '%s'", words);
+		return buf;
 	case CC_COLUMNS:
-		snprintf(buf, sizeof(buf), "COMPREPLY=($(compgen -W '%s' -- \"$cur\"))", words);
+		snprintf(buf, sizeof(buf), "_pagecache_list '%s'", words);
 		return buf;
 	case CC_COMMAND:
-		return "COMPREPLY=($(compgen -c -- \"$cur\"))";
+		return "mapfile -t COMPREPLY < <(compgen -c -- \"$cur\")";
 	case CC_SIZE:
-		return "COMPREPLY=($(compgen -W '4k 64M 1G' -- \"$cur\"))";
+		return "_pagecache_words '4k 64M 1G'";
 	default:
 		return "COMPREPLY=()";
 	}
@@ -522,17 +534,24 @@ static void bash_cmd(FILE *o, const struct cli_spec *s)
 	fprintf(o, "\t%s)\n\t\tcase $prev in\n", s->name);
 	for (int g = 0; s->groups[g]; g++)
 		for (const struct cli_opt *x = s->groups[g]->opts; x->name || x->letter; x++) {
-			if ((x->flags & CLI_REFUSE) || !x->arg || (x->flags & CLI_OPTARG))
+			if ((x->flags & CLI_REFUSE) || !x->arg)
 				continue;
+			if (x->flags & CLI_OPTARG) {
+				/* --json=STYLE: only after '=' (--json alone takes none) */
+				if (x->comp == CC_WORDS)
+					fprintf(o, "\t\t--%s) if [[ $eq ]]; then %s; return; fi ;;\n",
+						x->name, bash_comp(x->comp, x->words));
+				continue;
+			}
 			fprintf(o, "\t\t");
 			if (x->letter)
 				fprintf(o, "-%c|", x->letter);
 			if (x->alias)
 				fprintf(o, "-%c|", x->alias);
 			fprintf(o, "--%s) %s; return ;;\n", x->name,
-				bash_comp(x->comp, x->comp == CC_COLUMNS ? col_words(s) : x->words));
+				bash_comp(x->comp, x->comp == CC_COLUMNS ? col_words(s, x) : x->words));
 		}
-	fprintf(o, "\t\tesac\n\t\tif [[ $cur == -* ]]; then\n\t\t\tCOMPREPLY=($(compgen -W '");
+	fprintf(o, "\t\tesac\n\t\tif [[ $cur == -* ]]; then\n\t\t\t_pagecache_words '");
 	for (int g = 0; s->groups[g]; g++)
 		for (const struct cli_opt *x = s->groups[g]->opts; x->name || x->letter; x++) {
 			if (x->flags & CLI_REFUSE)
@@ -541,7 +560,7 @@ static void bash_cmd(FILE *o, const struct cli_spec *s)
 				fprintf(o, "-%c ", x->letter);
 			fprintf(o, "--%s ", x->name);
 		}
-	fprintf(o, "-h --help -V --version' -- \"$cur\"))\n\t\t\treturn\n\t\tfi\n");
+	fprintf(o, "-h --help -V --version'\n\t\t\treturn\n\t\tfi\n");
 	if (s->stop_at_operand)
 		fprintf(o, "\t\tif [[ $seen_dd ]]; then %s; return; fi\n",
 			bash_comp(CC_COMMAND, NULL));
@@ -586,7 +605,7 @@ static void zsh_arg(FILE *o, const struct cli_opt *x, const struct cli_spec *s)
 		if (act)
 			fputs(act, o);
 		else
-			fprintf(o, "(%s)", x->comp == CC_COLUMNS ? col_words(s) : x->words);
+			fprintf(o, "(%s)", x->comp == CC_COLUMNS ? col_words(s, x) : x->words);
 	}
 	fprintf(o, "' \\\n");
 }
@@ -620,36 +639,61 @@ int cli_completion(const char *shell, const struct cli_cmdinfo *cmds, size_t n, 
 	if (!strcmp(shell, "bash")) {
 		fprintf(o, "# bash completion for pagecache: made by 'pagecache --completion bash'\n"
 			   "# from the option tables the parser reads (src/opts.c); do not edit.\n"
-			   "_pagecache_pids() { local p; for p in /proc/[0-9]*; do echo \"${p#/proc/}\"; done; }\n"
+			   "# No name (file, cgroup) goes through compgen -W, which expands $(...) in\n"
+			   "# its words; names are matched by prefix here and kept whole (mapfile).\n"
+			   "_pagecache_words() {\t# COMPREPLY: the words of $1 (ours) that start with $cur\n"
+			   "\tlocal -a ws; local w\n"
+			   "\tread -ra ws <<<\"$1\"\n"
+			   "\tCOMPREPLY=()\n"
+			   "\tfor w in \"${ws[@]}\"; do [[ $w == \"$cur\"* ]] && COMPREPLY+=(\"$w\"); done\n"
+			   "}\n"
+			   "_pagecache_list() {\t# the same for the last item of a comma list (-o RES,C), any case\n"
+			   "\tlocal last=${cur##*[,+]} w; local pre=${cur%%\"$last\"}; local -a ws\n"
+			   "\tread -ra ws <<<\"$1\"\n"
+			   "\tCOMPREPLY=()\n"
+			   "\tfor w in \"${ws[@]}\"; do [[ ${w,,} == \"${last,,}\"* ]] && COMPREPLY+=(\"$pre$w\"); done\n"
+			   "}\n"
+			   "_pagecache_pick() {\t# the same for NUL-separated names on stdin, never expanded\n"
+			   "\tlocal w\n"
+			   "\tCOMPREPLY=()\n"
+			   "\twhile IFS= read -r -d '' w; do [[ $w == \"$cur\"* ]] && COMPREPLY+=(\"$w\"); done\n"
+			   "}\n"
+			   "_pagecache_files() {\t# $1: -f files, -d directories\n"
+			   "\tcompopt -o filenames 2>/dev/null\n"
+			   "\tmapfile -t COMPREPLY < <(compgen \"$1\" -- \"$cur\")\n"
+			   "}\n"
+			   "_pagecache_pids() { local p; for p in /proc/[0-9]*; do printf '%%s\\0' \"${p#/proc/}\"; done; }\n"
 			   "_pagecache_cgroups() {\n"
-			   "\tlocal root=/sys/fs/cgroup d\n"
+			   "\tlocal root=/sys/fs/cgroup\n"
 			   "\t[ -e $root/memory/memory.limit_in_bytes ] && root=$root/memory\n"
-			   "\tfind \"$root\" -mindepth 1 -maxdepth 3 -type d -printf '/%%P\\n' 2>/dev/null\n"
+			   "\tfind \"$root\" -mindepth 1 -maxdepth 3 -type d -printf '/%%P\\0' 2>/dev/null\n"
 			   "}\n"
 			   "_pagecache() {\n"
 			   "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
-			   "\tlocal cmd= seen_dd= i\n"
-			   "\tif [[ $prev == = && $COMP_CWORD -ge 2 ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}; fi\n"
-			   "\tif [[ $cur == = ]]; then cur=; fi\n"
+			   "\tlocal cmd= seen_dd= eq= vt= i\n"
+			   "\tif [[ $prev == = && $COMP_CWORD -ge 2 ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}; eq=1; fi\n"
+			   "\tif [[ $cur == = ]]; then cur=; eq=1; fi\n"
 			   "\tfor ((i = 1; i < COMP_CWORD; i++)); do\n"
 			   "\t\tif [[ -z $cmd ]]; then\n"
-			   "\t\t\tcase ${COMP_WORDS[i]} in -*) ;; *) cmd=${COMP_WORDS[i]} ;; esac\n"
+			   "\t\t\tcase ${COMP_WORDS[i]} in -h|--help|-V|--version) ;; -*) vt=1 ;; *) cmd=${COMP_WORDS[i]} ;; esac\n"
 			   "\t\telif [[ ${COMP_WORDS[i]} == -- ]]; then seen_dd=1\n"
 			   "\t\tfi\n"
 			   "\tdone\n"
+			   "\t# vmtouch's line (pagecache -t FILE): files, not commands\n"
+			   "\tif [[ -z $cmd && $vt && $cur != -* ]]; then _pagecache_files -f; return; fi\n"
 			   "\tif [[ -z $cmd ]]; then\n"
-			   "\t\tCOMPREPLY=($(compgen -W '");
+			   "\t\t_pagecache_words '");
 		for (size_t i = 0; i < n; i++)
 			fprintf(o, "%s ", cmds[i].name);
-		fprintf(o, "help -h --help -V --version' -- \"$cur\"))\n\t\treturn\n\tfi\n"
-			   "\tcase $cmd in\n\thelp)\n\t\tCOMPREPLY=($(compgen -W '");
+		fprintf(o, "help -h --help -V --version'\n\t\treturn\n\tfi\n"
+			   "\tcase $cmd in\n\thelp)\n\t\t_pagecache_words '");
 		for (size_t i = 0; i < n; i++)
 			fprintf(o, "%s%s", i ? " " : "", cmds[i].name);
-		fprintf(o, "' -- \"$cur\")) ;;\n");
+		fprintf(o, "' ;;\n");
 		for (size_t i = 0; i < n; i++)
 			if (cmds[i].spec)
 				bash_cmd(o, cmds[i].spec);
-		fprintf(o, "\t*)\n\t\tcompopt -o filenames; COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n"
+		fprintf(o, "\t*)\n\t\t_pagecache_files -f ;;\n"
 			   "\tesac\n}\ncomplete -F _pagecache pagecache\n");
 		return 0;
 	}

@@ -169,6 +169,28 @@ t_ok "bash: --pid takes a process" grep -qx "$$" <(comp pagecache stat --pid '')
 t_ok "bash: help CMD" grep -qx restore <(comp pagecache help res)
 t_ok "bash: tune's tunable" grep -qx swap <(comp pagecache tune '')
 t_is "bash: evict -o offers its columns" "$(comp pagecache evict -o '' | tr '\n' ' ')" "BEFORE AFTER PAGES FILE WHY "
+# names are data, never code: compgen -W would run $(...) in a cgroup's name
+t_is "bash: a cgroup named \$(touch ...) is offered whole" "$(bash -c '. ./comp.bash
+	_pagecache_cgroups() { printf "%s\0" "/\$(touch\${IFS}PWNED_BY_CGROUP)" /ok; }
+	COMP_WORDS=(pagecache stat --cgroup ""); COMP_CWORD=3; _pagecache; printf "%s\n" "${COMPREPLY[@]}"' 2>/dev/null)" \
+	"/\$(touch\${IFS}PWNED_BY_CGROUP)
+/ok"
+t_ok "  and not run" test ! -e PWNED_BY_CGROUP
+bash -c '. ./comp.bash; _pagecache_cgroups() { printf "%s\0" "/\$(touch\${IFS}PWNED_BY_CGROUP)"; }
+	COMP_WORDS=(pagecache cgroups --root ""); COMP_CWORD=3; _pagecache' 2>/dev/null
+t_ok "  nor by cgroups --root" test ! -e PWNED_BY_CGROUP
+mkdir -p cdir && : >'cdir/sp ace' && : >'cdir/*' && : >'cdir/$(touch PWNED_BY_FILE)'
+t_is "bash: file names stay whole (no splitting, no globbing)" "$(comp pagecache stat cdir/ | sort)" \
+	"cdir/\$(touch PWNED_BY_FILE)
+cdir/*
+cdir/sp ace"
+t_ok "  and are not run" test ! -e PWNED_BY_FILE
+t_is "bash: --json= offers its styles" "$(comp pagecache stat --json = '' | tr '\n' ' ')" "pretty short "
+t_is "bash: --json=s" "$(comp pagecache warm --json = s)" "short"
+t_is "bash: -o completes the last item of a list" "$(comp pagecache stat -o RES,C | tr '\n' ' ')" "RES,CACHED RES,CGROUPS "
+t_is "bash: -o +item" "$(comp pagecache evict -o +wh)" "+WHY"
+t_ok "bash: vmtouch's pagecache -t offers files" grep -qx 'cdir/sp ace' <(comp pagecache -t cdir/)
+t_is "  not commands" "$(comp pagecache -t st)" ""
 miss=
 for c in $cmds; do
 	pc --list-options "$c" >lo 2>/dev/null || continue
