@@ -102,12 +102,56 @@ static void put_num(struct orec *r, const char *key, double v)
 		orec_null(r, key);
 }
 
+/*
+ * Where v holds a string or member name with a NUL in it (\u0000), or
+ * NULL: *at gets "results[1].workload". Names, units and labels are C
+ * strings from here on, so "a\u0000x" and "a\u0000y" would both be "a":
+ * no bench writes a NUL, and a file that has one is refused whole.
+ */
+static const char *nul_in(const struct pc_json *v, char *at, size_t cap, size_t len)
+{
+	size_t n = pc_json_count(v);
+	const char *s, *r;
+
+	/* len < cap always: a long path is cut short, the walk is not */
+	switch (pc_json_type(v)) {
+	case PC_JSON_STRING:
+		s = pc_json_string(v, &n);
+		return memchr(s, 0, n) ? "a string" : NULL;
+	case PC_JSON_ARRAY:
+		for (size_t i = 0; i < n; i++) {
+			snprintf(at + len, cap - len, "[%zu]", i);
+			if ((r = nul_in(pc_json_at(v, i), at, cap, strlen(at))))
+				return r;
+		}
+		break;
+	case PC_JSON_OBJECT:
+		for (size_t i = 0; i < n; i++) {
+			size_t kl;
+
+			s = pc_json_key_at(v, i, &kl);
+			at[len] = 0;
+			if (memchr(s, 0, kl))
+				return "a member name";
+			snprintf(at + len, cap - len, "%s%s", len ? "." : "", s);
+			if ((r = nul_in(pc_json_at(v, i), at, cap, strlen(at))))
+				return r;
+		}
+		break;
+	default:
+		break;
+	}
+	at[len] = 0;
+	return NULL;
+}
+
 static int load(struct ctx *c, struct file *f)
 {
 	const struct pc_json_opts o = { .max_bytes = MAX_FILE };
 	struct pc_json_error e;
 	const struct pc_json *results;
-	char why[200];
+	const char *what;
+	char why[400], at[200];
 	int rc;
 
 	/* files and pipes (`compare <(cmd) <(cmd)`) alike, to their end */
@@ -126,6 +170,13 @@ static int load(struct ctx *c, struct file *f)
 	if (rc < 0) {
 		cli_fail(f->path, -rc, "cannot read");
 		c->failures++;
+		return -1;
+	}
+	what = nul_in(f->doc, at, sizeof(at), 0);
+	if (what) {
+		snprintf(why, sizeof(why), "%s in %s holds a NUL (U+0000), which no bench writes",
+			 what, *at ? at : "the top level");
+		fail_msg(c, f->path, "invalid bench result in", why);
 		return -1;
 	}
 	results = pc_json_get(f->doc, "results");

@@ -130,4 +130,32 @@ t_is "and reads back as the name" \
 	"$(jq -r '.unmatched[0].identity.workload' c1o.json | od -An -tx1 | tr -d ' \n')" "6331c29b5b324a7f0a"
 t_ok "no raw DEL or C1 byte on stdout" sh -c "! LC_ALL=C grep -q \"\$(printf '[\\177\\302]')\" c1o.json"
 t_ok "the identity has them as \\u00XX" grep -qF '{"workload":"c1\u009b[2J\u007f"}' c1o.json
+# ---- a NUL in a name: refused, not cut short ("a\u0000x" and "a\u0000y" were both "a") ----
+cat >nul.json <<'EOF'
+{"bench": "swapin", "results": [
+  {"workload": "a\u0000x", "runs": 5, "metrics": {"real": {"mean": 1, "stderr": 0.1}}},
+  {"workload": "a\u0000y", "runs": 5, "metrics": {"real": {"mean": 2, "stderr": 0.1}}}
+]}
+EOF
+cat >nulkey.json <<'EOF'
+{"bench": "swapin", "results": [
+  {"workload": "seq", "page_cluster": 3, "vma_ra": "on", "runs": 5,
+   "metrics": {"real\u0000x": {"mean": 1, "stderr": 0.1}}}
+]}
+EOF
+cat >nulunit.json <<'EOF'
+{"bench": "swapin", "results": [
+  {"workload": "seq", "page_cluster": 3, "vma_ra": "on", "runs": 5,
+   "metrics": {"real": {"mean": 1, "stderr": 0.1, "unit": "s\u0000ms"}}}
+]}
+EOF
+pc bench compare nul.json nul.json >o 2>e; t_is "a NUL in a row's string exits 1" $? 1
+t_ok "and says where" grep -q "invalid bench result in 'nul.json': a string in results\[0\].workload holds a NUL" e
+t_ok "no row is compared" sh -c '! grep -q "^a" o'
+pc bench compare "$A" nulkey.json --json >o 2>e; t_is "a NUL in a metric name exits 1" $? 1
+t_is "it is in the errors list" "$(jq -r '.errors[0].reason' o)" \
+	"a member name in results[0].metrics holds a NUL (U+0000), which no bench writes"
+t_is "and nothing is compared" "$(jq '.comparisons | length' o)" 0
+pc bench compare "$A" nulunit.json >o 2>e; t_is "a NUL in a unit exits 1" $? 1
+t_ok "and says where" grep -q "results\[0\].metrics.real.unit holds a NUL" e
 t_done
