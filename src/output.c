@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -32,6 +33,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
 
 /*
  * Rows stream: a list holds at most a batch of rows (OUT_BATCH_ROWS, or
@@ -1403,20 +1405,75 @@ static char *cell_text(const struct ofield *f)
 	return r;
 }
 
+static locale_t utf8_locale;
+
+static void utf8_locale_init(void)
+{
+	utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+/*
+ * The screen columns of a cell: a cell is UTF-8 (cell_text escapes any
+ * other byte and the controls), read in C.UTF-8 whatever the program's
+ * locale, each character counted by wcwidth: "é" is one column, "日" two,
+ * a combining accent none. Without that locale, one column a character.
+ * Bytes would pad "café" one short and "日本語" three short of "cafe".
+ */
+static size_t text_width(const char *s)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	locale_t old;
+	mbstate_t st;
+	size_t w = 0;
+
+	pthread_once(&once, utf8_locale_init);
+	if (!utf8_locale) {
+		for (; *s; s++)
+			w += ((unsigned char)*s & 0xc0) != 0x80;
+		return w;
+	}
+	old = uselocale(utf8_locale);
+	memset(&st, 0, sizeof(st));
+	while (*s) {
+		wchar_t wc;
+		size_t n = mbrtowc(&wc, s, strlen(s), &st);
+		int cw;
+
+		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+			memset(&st, 0, sizeof(st));	/* cannot happen: one column */
+			w++;
+			s++;
+			continue;
+		}
+		cw = wcwidth(wc);
+		w += cw < 0 ? 1 : (size_t)cw;
+		s += n;
+	}
+	uselocale(old);
+	return w;
+}
+
 /* The table's widths from the header and the rows held (the first batch). */
 static void table_start(struct olist *l)
 {
 	for (size_t c = 0; c < l->ncols; c++) {
-		l->w[c] = doc.noheadings ? 0 : strlen(l->cols[c].header);
+		l->w[c] = doc.noheadings ? 0 : text_width(l->cols[c].header);
 		for (size_t r = 0; r < l->n; r++) {
 			const struct ofield *f = orec_get(&l->recs[r], l->cols[c].key);
 			char *text = f ? cell_text(f) : NULL;
+			size_t w = text ? text_width(text) : 0;
 
-			if (text && strlen(text) > l->w[c])
-				l->w[c] = strlen(text);
+			if (w > l->w[c])
+				l->w[c] = w;
 			free(text);
 		}
 	}
+}
+
+static void pad(FILE *o, size_t w, size_t have)
+{
+	for (; have < w; have++)
+		fputc(' ', o);
 }
 
 /* One line: the header (r NULL) or a row. */
@@ -1427,14 +1484,19 @@ static void table_line(FILE *o, const struct olist *l, const struct orec *r)
 		char *cell = r ? cell_text(orec_get(r, l->cols[c].key)) : NULL;
 		const char *text = r ? (cell ? cell : "?") : l->cols[c].header;
 
-		if (doc.raw)
+		/* padded to screen columns, not bytes: printf's %*s counts bytes */
+		if (doc.raw) {
 			fprintf(o, "%s%s", text, last ? "" : " ");
-		else if (l->cols[c].left && last)
+		} else if (l->cols[c].left && last) {
 			fputs(text, o);
-		else if (l->cols[c].left)
-			fprintf(o, "%-*s ", (int)l->w[c], text);
-		else
-			fprintf(o, "%*s%s", (int)l->w[c], text, last ? "" : " ");
+		} else if (l->cols[c].left) {
+			fputs(text, o);
+			pad(o, l->w[c], text_width(text));
+			fputc(' ', o);
+		} else {
+			pad(o, l->w[c], text_width(text));
+			fprintf(o, "%s%s", text, last ? "" : " ");
+		}
 		free(cell);
 	}
 	fputc('\n', o);

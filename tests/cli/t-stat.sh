@@ -165,4 +165,20 @@ t_is "prom: only UTF-8" "$(LC_ALL=C grep -c $'\xff' n.prom)" 0
 pc stat "names/gone"$'\e[2J\n' >/dev/null 2>g.err
 t_is "a warning on stderr is escaped too" "$(cat g.err)" "pagecache: cannot open 'names/gone\x1b[2J\n': No such file or directory"
 
+# ---- table columns are padded to screen columns, not bytes ----
+# (C.UTF-8: the table reads its UTF-8 cells in it; wc -L counts columns in it)
+if ! locale -a 2>/dev/null | grep -qix 'c\.utf-\?8'; then
+	t_skip "table widths in screen columns" "no C.UTF-8 locale here (locale -a)"
+else
+	mkdir u8
+	printf 1 >u8/cafe; printf 12 >u8/café; printf 123 >u8/日本語; printf 1234 >u8/$'e\xcc\x81'
+	LC_ALL=C.UTF-8 pc stat -o file,size u8/* >w.txt
+	sed '/^$/,$d' w.txt >t.txt
+	t_is "four rows and the header" "$(wc -l <t.txt)" 5
+	t_is "every line as wide on screen (é one column, 日 two, a combining accent none)" \
+		"$(while IFS= read -r l; do printf '%s' "$l" | LC_ALL=C.UTF-8 wc -L; done <t.txt |
+		   sort -u | wc -l)" 1
+	t_ok "the SIZE column lines up after 日本語" grep -qx 'u8/日本語    3' t.txt
+fi
+
 t_done
