@@ -150,6 +150,8 @@ test-deps: deps
 	$(call need,command -v modprobe,kmod)
 	$(call need,command -v promtool,prometheus)
 	$(call need,command -v iconv,libc-bin)
+	$(call need,command -v prometheus-node-exporter,prometheus-node-exporter)
+	$(call need,command -v curl,curl)
 	$(call need,test -n "$$(ls /usr/lib/*/libc.a /usr/lib/libc.a 2>/dev/null)",libc6-dev)
 
 # ---- build ---------------------------------------------------------------

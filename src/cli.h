@@ -153,6 +153,14 @@ void out_prom_page_size(uint64_t page_size);
  */
 void out_prom_opts(bool per_file, const char *file);
 /*
+ * --prom-label NAME=VALUE: a label on every series of the Prometheus text,
+ * so that outputs of one command (stat of two trees) can share a textfile
+ * directory. 0, or -1 with a usage error said (a bad or reserved name, a
+ * name given twice).
+ */
+int out_prom_label(const char *name_eq_value);
+bool out_prom_labelled(void);
+/*
  * -o LIST: out_columns(list, from, ...) will show these of from's columns
  * (by header, any case; "+LIST" after the default ones). 0, or -1 with
  * the first unknown name in bad (NUL-terminated, at most badlen).

@@ -66,6 +66,9 @@ const struct cli_group cli_targets_group = { "Choosing files", targets_opts };
 	  "--prom, with a series per file (labelled by path)", 0 },                   \
 	{ "prom-file", 0, 0, OPT_PROM_FILE, "FILE", CC_FILE, NULL,                    \
 	  "--prom, written to FILE atomically (temp + rename)", 0 },                  \
+	{ "prom-label", 0, 0, OPT_PROM_LABEL, "NAME=VALUE", CC_NONE, NULL,            \
+	  "--prom, with label NAME=VALUE on every series\n(repeatable), so that "        \
+	  "runs of one command can\nshare a textfile directory", 0 },         \
 	{ "kv", 0, 0, OPT_KV, NULL, CC_NONE, NULL, "key=value lines", 0 },             \
 	{ "bytes", 0, 0, OPT_BYTES, NULL, CC_NONE, NULL,                              \
 	  "exact bytes instead of 1.5G", 0 }

@@ -75,7 +75,7 @@ enum {
 	OPT_CGROUP = 'g' + 256, OPT_FILES_FROM = 'f' + 256, OPT_FILES0_FROM = 'z' + 256,
 	OPT_JSON = 'J', OPT_PROM = 'P', OPT_KV = 'K', OPT_BYTES = 'B',
 	OPT_NOHEADINGS = 'n' + 256, OPT_RAW = 'w' + 256,
-	OPT_PROM_PER_FILE = 'F' + 256, OPT_PROM_FILE = 'W' + 256,
+	OPT_PROM_PER_FILE = 'F' + 256, OPT_PROM_FILE = 'W' + 256, OPT_PROM_LABEL = 'Q' + 256,
 	OPT_MAX_MEM = 'M', OPT_RESERVE = 'S', OPT_RATE = 'T', OPT_COLUMNS = 'o' + 256,
 };
 

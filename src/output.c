@@ -860,6 +860,8 @@ static struct {
 	uint64_t page_size;	/* 0: this system's */
 	bool per_file;
 	const char *file;	/* --prom-file, NULL: stdout */
+	char *labels;		/* --prom-label's, rendered: a="x",b="y"; NULL: none */
+	char *label_names;	/* their names, each between commas: ",a,b," */
 } prom;
 
 void out_prom_metrics(const char *prefix, const struct ometric *m, size_t n)
@@ -878,6 +880,113 @@ void out_prom_opts(bool per_file, const char *file)
 {
 	prom.per_file = per_file;
 	prom.file = file;
+}
+
+static void prom_label(FILE *o, const char *s);
+
+/*
+ * The label names the commands give their rows (cmd-*.c's OM_LABEL
+ * entries); a --prom-label of one of them would make a series with a
+ * label twice, which the format forbids.
+ */
+static const char *const prom_row_labels[] = { "path", "cgroup", "device", "condition" };
+
+int out_prom_label(const char *nv)
+{
+	const char *eq = strchr(nv, '=');
+	size_t n = eq ? (size_t)(eq - nv) : 0;
+	char *name, *add = NULL, *names = NULL;
+	size_t alen = 0;
+	FILE *m;
+
+	if (!eq || !n) {
+		cli_usage_error("--prom-label wants NAME=VALUE, not '%s'", nv);
+		return -1;
+	}
+	name = strndup(nv, n);
+	if (!name)
+		return cli_usage_error("out of memory"), -1;
+	/* the exposition format's label names: [a-zA-Z_][a-zA-Z0-9_]*, __ reserved */
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (i && c >= '0' && c <= '9'))) {
+			cli_usage_error("--prom-label '%s': a label name is letters, digits and _, "
+					"not starting with a digit", name);
+			free(name);
+			return -1;
+		}
+	}
+	if (!strncmp(name, "__", 2)) {
+		cli_usage_error("--prom-label '%s': names starting with __ are Prometheus's own", name);
+		free(name);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(prom_row_labels) / sizeof(prom_row_labels[0]); i++)
+		if (!strcmp(name, prom_row_labels[i])) {
+			cli_usage_error("--prom-label '%s': pagecache labels its own series so", name);
+			free(name);
+			return -1;
+		}
+	if (prom.label_names) {
+		char *key;
+
+		if (asprintf(&key, ",%s,", name) < 0)
+			key = NULL;
+		if (key && strstr(prom.label_names, key)) {
+			cli_usage_error("--prom-label '%s' given twice", name);
+			free(key);
+			free(name);
+			return -1;
+		}
+		free(key);
+	}
+	m = open_memstream(&add, &alen);
+	if (m) {
+		fprintf(m, "%s%s%s=\"", prom.labels ? prom.labels : "", prom.labels ? "," : "", name);
+		prom_label(m, eq + 1);
+		fputc('"', m);
+	}
+	if (!m || fclose(m) != 0 ||
+	    asprintf(&names, "%s%s,", prom.label_names ? prom.label_names : ",", name) < 0) {
+		free(add);
+		free(name);
+		cli_usage_error("out of memory");
+		return -1;
+	}
+	free(prom.labels);
+	free(prom.label_names);
+	prom.labels = add;
+	prom.label_names = names;
+	free(name);
+	return 0;
+}
+
+bool out_prom_labelled(void)
+{
+	return prom.labels != NULL;
+}
+
+/*
+ * A sample's labels: --prom-label's first, then the row's ({a="x"} or "").
+ * Returned in buf, or a malloc'd string in *heap when it does not fit.
+ */
+static const char *prom_labels(const char *row, char *buf, size_t len, char **heap)
+{
+	int n;
+
+	*heap = NULL;
+	if (!prom.labels)
+		return row;
+	n = snprintf(buf, len, "{%s%s%s", prom.labels, *row ? "," : "}", *row ? row + 1 : "");
+	if (n >= 0 && (size_t)n < len)
+		return buf;
+	if (asprintf(heap, "{%s%s%s", prom.labels, *row ? "," : "}", *row ? row + 1 : "") < 0) {
+		*heap = NULL;
+		return row;	/* out of memory: never reached in practice; the row's own */
+	}
+	return *heap;
 }
 
 /* Would the Prometheus output show anything of this list's rows? */
@@ -1079,8 +1188,12 @@ static void render_prom(FILE *o)
 
 			if (r) {
 				if (f && prom_value(m, f, val, sizeof(val))) {
+					char lb[512], *heap;
+					const char *ls = prom_labels("", lb, sizeof(lb), &heap);
+
 					prom_head(o, m, &head);
-					fprintf(o, "pagecache_%s_%s %s\n", prom.prefix, m->name, val);
+					fprintf(o, "pagecache_%s_%s%s %s\n", prom.prefix, m->name, ls, val);
+					free(heap);
 				}
 				continue;
 			}
@@ -1108,9 +1221,15 @@ static void render_prom(FILE *o)
 					continue;
 				if (!f || !prom_value(m, f, val, sizeof(val)))
 					continue;
-				prom_head(o, m, &head);
-				fprintf(o, "pagecache_%s_%s%s %s\n", prom.prefix, m->name,
-					rows[li][k].labels, val);
+				{
+					char lb[512], *heap;
+					const char *ls = prom_labels(rows[li][k].labels, lb, sizeof(lb),
+								     &heap);
+
+					prom_head(o, m, &head);
+					fprintf(o, "pagecache_%s_%s%s %s\n", prom.prefix, m->name, ls, val);
+					free(heap);
+				}
 			}
 		}
 	}
@@ -1120,11 +1239,17 @@ static void render_prom(FILE *o)
 		free(rows[li]);
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
-	fprintf(o, "# HELP pagecache_%s_last_run_timestamp_seconds When the run that wrote "
-		"this ended, in seconds since the epoch.\n"
-		"# TYPE pagecache_%s_last_run_timestamp_seconds gauge\n"
-		"pagecache_%s_last_run_timestamp_seconds %lld.%03ld\n", prom.prefix, prom.prefix,
-		prom.prefix, (long long)now.tv_sec, now.tv_nsec / 1000000);
+	{
+		char lb[512], *heap;
+		const char *ls = prom_labels("", lb, sizeof(lb), &heap);
+
+		fprintf(o, "# HELP pagecache_%s_last_run_timestamp_seconds When the run that "
+			"wrote this ended, in seconds since the epoch.\n"
+			"# TYPE pagecache_%s_last_run_timestamp_seconds gauge\n"
+			"pagecache_%s_last_run_timestamp_seconds%s %lld.%03ld\n", prom.prefix,
+			prom.prefix, prom.prefix, ls, (long long)now.tv_sec, now.tv_nsec / 1000000);
+		free(heap);
+	}
 }
 
 /*

@@ -730,8 +730,8 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 	switch (opt) {
 	case 'J':
 	case 'K':
-		if (co->prom_per_file || co->prom_file) {
-			cli_usage_error("%s and --prom-file or --prom-per-file: one format",
+		if (co->prom_per_file || co->prom_file || out_prom_labelled()) {
+			cli_usage_error("%s and --prom-file, --prom-label or --prom-per-file: one format",
 					opt == 'J' ? "--json" : "--kv");
 			return -1;
 		}
@@ -752,10 +752,18 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 		return 1;
 	case OPT_PROM_PER_FILE:
 	case OPT_PROM_FILE:
+	case OPT_PROM_LABEL:
 		if (co->fmt == OUT_JSON || co->fmt == OUT_KV) {
 			cli_usage_error("%s and --json or --kv: one format",
-					opt == OPT_PROM_FILE ? "--prom-file" : "--prom-per-file");
+					opt == OPT_PROM_FILE ? "--prom-file" :
+					opt == OPT_PROM_LABEL ? "--prom-label" : "--prom-per-file");
 			return -1;
+		}
+		if (opt == OPT_PROM_LABEL) {
+			if (out_prom_label(arg) < 0)
+				return -1;
+			co->fmt = OUT_PROM;
+			return 1;
 		}
 		if (opt == OPT_PROM_FILE && !*arg) {
 			cli_usage_error("--prom-file wants a file name");
