@@ -81,7 +81,8 @@ void orec_json(struct orec *r, const char *key, const char *json);
 void out_json_str(FILE *o, const char *s);
 /*
  * A nested list of records under key: JSON [{...}, ...], escaped like any
- * field; not shown in the other formats (give people a text field too).
+ * field; key=value KEY.count=N KEY.0.SUBKEY=value ...; not in the table or
+ * Prometheus text (give people a text field too).
  * The first call makes the list (item may be NULL: an empty list); item's
  * fields move into it.
  */

@@ -1491,22 +1491,47 @@ static void kv_value(FILE *o, const char *s)
 	fputc('"', o);
 }
 
-static void kv_rec(FILE *o, const struct orec *r)
+/*
+ * A record's pairs; prefix "" or "cgroups.0." for a nested list's item.
+ * A list is KEY.count=N, then each item's fields as KEY.I.SUBKEY=value
+ * (I from 0), on the record's one line: stat --by-cgroup's
+ * "cgroups.count=1 cgroups.0.path=/a cgroups.0.cached=25".
+ */
+static void kv_fields(FILE *o, const char *prefix, const struct ofield *fs, int n, bool *first)
 {
 	char buf[4096];
-	bool first = true;
 
-	for (int i = 0; i < r->n; i++) {
-		const struct ofield *f = &r->f[i];
+	for (int i = 0; i < n; i++) {
+		const struct ofield *f = &fs[i];
 
-		if ((f->flags & OF_HUMAN) || f->type == OF_LIST)
+		if (f->flags & OF_HUMAN)
 			continue;
-		fprintf(o, "%s%s=", first ? "" : " ", f->key);
-		first = false;
+		fprintf(o, "%s%s%s", *first ? "" : " ", prefix, f->key);
+		*first = false;
+		if (f->type == OF_LIST) {
+			fprintf(o, ".count=%zu", f->nitems);
+			for (size_t k = 0; k < f->nitems; k++) {
+				char *sub = NULL;
+
+				if (asprintf(&sub, "%s%s.%zu.", prefix, f->key, k) < 0)
+					break;
+				kv_fields(o, sub, f->items[k].f, f->items[k].n, first);
+				free(sub);
+			}
+			continue;
+		}
+		fputc('=', o);
 		if (f->type == OF_U64)
 			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)f->u);
 		kv_value(o, f->type == OF_U64 ? buf : field_text(f, buf, sizeof(buf)));
 	}
+}
+
+static void kv_rec(FILE *o, const struct orec *r)
+{
+	bool first = true;
+
+	kv_fields(o, "", r->f, r->n, &first);
 	fputc('\n', o);
 }
 

@@ -181,4 +181,18 @@ else
 	t_ok "the SIZE column lines up after 日本語" grep -qx 'u8/日本語    3' t.txt
 fi
 
+# ---- --kv shows the per-file cgroup list: cgroups.count=N, cgroups.I.KEY=value ----
+if ! t_cap sys_admin; then
+	t_skip "stat --by-cgroup --kv" "$T_WHY (--by-cgroup reads /proc/kpagecgroup)"
+else
+	mkfile owned 16
+	cat owned >/dev/null
+	pc stat --by-cgroup --json owned >bc.json 2>bc.err
+	pc stat --by-cgroup --kv owned >bc.kv 2>bc.err
+	t_ok "the JSON has a cgroup list" jq -e '.files[0].cgroups | length > 0' bc.json
+	t_is "kv gives it, as the JSON has it" "$(head -1 bc.kv | sed 's/.* cgroups\.count=/cgroups.count=/')" \
+		"$(jq -r '.files[0].cgroups | "cgroups.count=\(length)" + ([to_entries[] |
+			" cgroups.\(.key).path=\(.value.path) cgroups.\(.key).cached=\(.value.cached)"] | add)' bc.json)"
+fi
+
 t_done
