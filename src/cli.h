@@ -214,8 +214,12 @@ struct targets {
 	const char **include, **exclude;
 	size_t ninc, nexc;
 	struct pc_walk_opts walk;
-	const char *batch;		/* -b FILE ("-": stdin) */
-	bool nul;			/* -0 */
+	struct path_list {		/* -b, --files-from, --files0-from FILE ("-": stdin) */
+		const char *name;
+		bool nul;		/* --files0-from's: names end with NUL */
+	} *lists;
+	size_t nlists;			/* every one is read, in order */
+	bool nul;			/* -0: -b's and --files-from's lists too */
 	int *pids;			/* --pid, repeatable */
 	size_t npids;
 	const char *cgroup;		/* --cgroup: every process in it */

@@ -101,12 +101,15 @@ int targets_opt(struct targets *t, int c, const char *arg)
 		return 1;
 	case OPT_BATCH:
 	case OPT_FILES_FROM:
-		t->batch = arg;
+	case OPT_FILES0_FROM: {	/* GNU's: the list ends names with NUL */
+		struct path_list *nl = realloc(t->lists, (t->nlists + 1) * sizeof(*nl));
+
+		if (!nl)
+			return -1;
+		t->lists = nl;
+		nl[t->nlists++] = (struct path_list){ arg, c == OPT_FILES0_FROM };
 		return 1;
-	case OPT_FILES0_FROM:	/* GNU's: the list ends names with NUL */
-		t->batch = arg;
-		t->nul = true;
-		return 1;
+	}
 	case '0':
 		t->nul = true;
 		return 1;
@@ -147,30 +150,53 @@ int targets_opt(struct targets *t, int c, const char *arg)
 	return 0;
 }
 
-static int read_batch(struct targets *t)
+/*
+ * One path list, every name pushed onto t->paths. A name is never cut
+ * short: a NUL inside a newline-separated list's name is a failure that
+ * names it (it was read as the name up to the NUL, another file). A read
+ * error is a failure that names the list. 0, or -1 after naming it.
+ */
+static int read_list(struct targets *t, const struct path_list *l)
 {
-	FILE *f = strcmp(t->batch, "-") ? fopen(t->batch, "re") : stdin;
+	FILE *f = strcmp(l->name, "-") ? fopen(l->name, "re") : stdin;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	int sep = t->nul ? '\0' : '\n';
+	int sep = l->nul || t->nul ? '\0' : '\n', rc = 0;
 
 	if (!f) {
-		cli_fail(t->batch, errno, "cannot open path list");
+		cli_fail(l->name, errno, "cannot open path list");
 		return -1;
 	}
+	errno = 0;
 	while ((n = getdelim(&line, &cap, sep, f)) > 0) {
 		if (line[n - 1] == sep)	/* only a separator, never a path byte */
 			line[--n] = 0;
 		if (n == 0)
 			continue;
-		if (push_str(&t->paths, &t->npaths, strdup(line)) < 0)
+		if ((size_t)n != strlen(line)) {
+			cli_fail_msg(line, "skipping a listed name that starts",
+				     "it holds a NUL byte (lists of NUL-ended names take -0 "
+				     "or --files0-from)");
+			continue;
+		}
+		char *p = strdup(line);
+
+		if (!p || push_str(&t->paths, &t->npaths, p) < 0) {
+			free(p);
+			cli_fail(l->name, ENOMEM, "cannot read path list");
+			rc = -1;
 			break;
+		}
+	}
+	if (!rc && ferror(f)) {
+		cli_fail(l->name, errno ? errno : EIO, "cannot read path list");
+		rc = -1;
 	}
 	free(line);
 	if (f != stdin)
 		fclose(f);
-	return 0;
+	return rc;
 }
 
 static bool has_path(struct targets *t, const char *p)
@@ -580,14 +606,14 @@ static int add_cgroup(struct targets *t, const char *dir)
 
 int targets_finish(struct targets *t, int argc, char **argv)
 {
-	if (t->nul && !t->batch) {
+	if (t->nul && !t->nlists) {
 		cli_usage_error("-0 needs -b FILE");
 		return -1;
 	}
 	for (int i = 0; i < argc; i++)
 		push_str(&t->paths, &t->npaths, strdup(argv[i]));
-	if (t->batch)
-		read_batch(t);	/* a failure is named and makes the exit 1 */
+	for (size_t i = 0; i < t->nlists; i++)
+		read_list(t, &t->lists[i]);	/* a failure is named and makes the exit 1 */
 	if (t->children && !t->npids)
 		return cli_usage_error("--children needs --pid"), -1;
 	if (t->npids || t->cgroup) {
@@ -610,7 +636,7 @@ int targets_finish(struct targets *t, int argc, char **argv)
 		else if ((rc = add_cgroup(t, dir)) < 0)
 			cli_fail(t->cgroup, -rc, "cannot read memory cgroup");
 	}
-	if (!t->npaths && !t->batch && !t->npids && !t->cgroup) {
+	if (!t->npaths && !t->nlists && !t->npids && !t->cgroup) {
 		cli_usage_error("no PATH given");
 		return -1;
 	}
@@ -703,6 +729,7 @@ void targets_release(struct targets *t)
 	free(t->include);
 	free(t->exclude);
 	free(t->pids);
+	free(t->lists);
 	for (size_t i = 0; i < t->nprocs; i++) {
 		close(t->procs[i].fd);
 		free(t->procs[i].name);
