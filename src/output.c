@@ -574,9 +574,10 @@ bool is_json_flag(const char *arg)
  * or above) is the four characters \xHH, lowercase hex, and a backslash
  * of the string is doubled, \\, wherever it alone would be read as part
  * of such an escape: before another backslash, before a bad byte, or
- * before "x" and two hex digits 80 to ff. To read the text back, \\ is a
- * backslash, \xHH (HH 80..ff) is byte HH, and any other backslash is
- * itself; every string reads back as itself, so no two print the same.
+ * before "x" and two lowercase hex digits 80 to ff. To read the text
+ * back, \\ is a backslash, \xHH (HH lowercase, 80..ff) is byte HH, and any
+ * other backslash is itself (\xE9, uppercase, too); every string reads
+ * back as itself, so no two print the same.
  * Every UTF-8 string without such a backslash is its own text: systemd's
  * escapes (pc\x2dfoo.service: \x00 to \x7f) stay as they are. Control
  * characters are then escaped as RFC 8259 says (\n, \t, \u001b), and DEL
