@@ -173,16 +173,18 @@ static int add_col(const char *name)
 
 static int parse_cols(const char *arg)
 {
-	char *copy = strdup(arg), *save = NULL;
+	char *copy = strdup(arg), *rest, *c;
 	int rc = 0;
 
 	if (!copy)
 		return -1;
-	if (*copy == '+')
-		copy[0] = ',';
+	rest = copy;
+	if (*rest == '+')
+		rest++;
 	else
 		ncols = 0;
-	for (char *c = strtok_r(copy, ",", &save); c && rc == 0; c = strtok_r(NULL, ",", &save))
+	/* strsep, not strtok: '' and ',' are an empty name, refused as the others do */
+	while (rc == 0 && (c = strsep(&rest, ",")))
 		if (add_col(c) < 0) {
 			cli_usage_error("unknown column '%s' (see --help)", c);
 			rc = -1;

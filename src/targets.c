@@ -837,6 +837,18 @@ int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **arg
 	out_set_raw(co->raw);
 	out_list_declare("files");
 	out_list_declare("errors");
+	if (co->raw && optind < argc) {
+		/* -r was the range (vmtouch's, and ours before): never read 0-4k as a file */
+		struct targets scratch = { 0 };
+		struct stat st;
+		const char *w = argv[optind];
+
+		if (parse_range(&scratch, w) == 0 && lstat(w, &st) < 0 && errno == ENOENT) {
+			cli_usage_error("'%s' is a range, not a file: -r is --raw here; "
+					"type -p %s or --range %s", w, w, w);
+			return -1;
+		}
+	}
 	return targets_finish(t, argc - optind, argv + optind);
 }
 

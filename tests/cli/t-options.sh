@@ -78,6 +78,11 @@ refuse() {	# refuse NAME WANT-IN-MESSAGE ARGS...
 }
 refuse "evict -r (raw elsewhere; the range once)" "-p A-B (--range)" evict -r 0-4k f
 t_is "  and nothing was evicted" "$(cached f)" "$pages"
+refuse "stat -r 0-4k FILE (raw here; the old range habit)" "type -p 0-4k or --range 0-4k" stat -r 0-4k f
+pc stat -r -n -o FILE f >o 2>e; t_is "  stat -r FILE is still raw" "$(head -n 1 o)" f
+refuse "stat -o '' (an empty column name)" "unknown column ''" stat -o '' f
+refuse "stat -o ," "unknown column ''" stat -o , f
+refuse "stat -o RES,,FILE" "unknown column ''" stat -o RES,,FILE f
 refuse "stat -L (vmtouch's mlockall; follow elsewhere)" "-f (--follow)" stat -L d
 refuse "stat -t" "pagecache warm" stat -t f
 refuse "evict -l" "pagecache lock" evict -l f
