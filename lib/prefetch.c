@@ -236,10 +236,22 @@ static void issue(struct pc_warmer *w, struct job *j, uint64_t page, uint64_t n)
 /* Wait for the budget's pace, then issue reads up to page `to`. */
 static void issue_upto(struct pc_warmer *w, struct job *j, uint64_t to)
 {
+	uint64_t most = j->cap;
+
 	if (to > j->end)
 		to = j->end;
+	/*
+	 * Paced: an eighth of a second's reads at a time, not a whole chunk,
+	 * so that the progress moves while a chunk waits its turn (a file of
+	 * one chunk at --rate 1M sat at 0% to the end).
+	 */
+	if (j->read && w->o.budget->rate) {
+		uint64_t piece = w->o.budget->rate / 8 / pc_page_size();
+
+		most = piece < 1 ? 1 : piece < most ? piece : most;
+	}
 	while (j->issued < to) {
-		uint64_t n = to - j->issued < j->cap ? to - j->issued : j->cap;
+		uint64_t n = to - j->issued < most ? to - j->issued : most;
 
 		if (j->read)	/* cached already: costs the disk nothing */
 			pc_budget_pace(w->o.budget, n * pc_page_size());

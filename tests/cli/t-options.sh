@@ -257,6 +257,10 @@ if t_have script; then
 	TERM=xterm script -qec "'$PAGECACHE' warm --chunk 64k --rate 1M slow" /dev/null >pty.out 2>&1
 	t_ok "on a terminal: a percentage" grep -qE '[0-9]+% ' pty.out
 	t_ok "  and an ETA" grep -q 'ETA [0-9]' pty.out
+	drop slow	# one default chunk: paced in pieces, so the line moves (it sat at 0%)
+	TERM=xterm script -qec "'$PAGECACHE' warm --rate 1M slow" /dev/null >pty.out 2>&1
+	t_ok "  a file of one chunk at --rate 1M: a percentage between 0 and 100" \
+		grep -aqE '(^|[^0-9])[1-9][0-9]?% ' pty.out
 	drop slow
 	TERM=dumb script -qec "'$PAGECACHE' warm --chunk 64k --rate 1M slow" /dev/null >pty.out 2>&1
 	t_ok "TERM=dumb: no progress line" bash -c '! grep -q ETA pty.out'
