@@ -520,8 +520,10 @@ int cmd_stat(int argc, char **argv)
 	}
 	if (opt == CLI_STOP)
 		return p.exit;
-	if (cli_start(&co, &c.t, argc, argv) < 0)
+	if (cli_start(&co, &c.t, argc, argv) < 0) {
+		targets_release(&c.t);	/* nothing held at exit: LeakSanitizer */
 		return EXIT_USAGE;
+	}
 	out_prom_metrics("stat", metrics, sizeof(metrics) / sizeof(metrics[0]));
 
 	/* Default columns, fincore's first, then ours. */
@@ -542,8 +544,10 @@ int cmd_stat(int argc, char **argv)
 	if (c.verbose >= 2)
 		add_col("RANGES");
 	if (colspec) {
-		if (parse_cols(colspec) < 0)
+		if (parse_cols(colspec) < 0) {
+			targets_release(&c.t);
 			return EXIT_USAGE;
+		}
 		custom = true;
 	}
 	for (size_t i = 0; i < ncols; i++) {
