@@ -35,7 +35,7 @@ drop l/lower
 cat m/lower >/dev/null
 t_is "stat through the overlay: the real file's pages" "$(cached m/lower)" "$N"
 t_is "the same as the lower file's own count" "$(cached l/lower)" "$N"
-t_is "and as fincore through the overlay (mmap reaches the real file)" "$(resident_pages m/lower)" "$N"
+t_is "and as fincore through the overlay (mmap reaches the real file)" "$(resident_pages m/lower "$N")" "$N"
 drop l/lower
 dd if=m/lower of=/dev/null bs="$PS" count=16 iflag=direct status=none	# O_DIRECT: no cache
 dd if=m/lower of=/dev/null bs="$PS" skip=$((N / 2)) count=10 status=none 2>/dev/null
@@ -69,7 +69,7 @@ drop l/lower
 pc warm --json m/lower >wa.json 2>wa.err; rc=$?
 t_is "warm through the overlay exits 0" "$rc" 0
 t_is "it says every page is resident" "$(jq .total.resident wa.json)" "$N"
-t_is "and the real file has them" "$(resident_pages l/lower)" "$N"
+t_is "and the real file has them" "$(resident_pages l/lower "$N")" "$N"
 
 # snapshot and restore through the overlay
 cat m/lower >/dev/null
@@ -80,7 +80,7 @@ drop l/lower
 pc restore --json ovl.snap >re.json 2>re.err; rc=$?
 t_is "restore through the overlay exits 0" "$rc" 0
 t_is "it reports them resident" "$(jq .total.resident re.json)" "$N"
-t_is "and the real file has them back" "$(resident_pages l/lower)" "$N"
+t_is "and the real file has them back" "$(resident_pages l/lower "$N")" "$N"
 
 # lock through the overlay pins the real file's pages
 drop l/lower

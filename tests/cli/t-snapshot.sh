@@ -71,7 +71,7 @@ pc snapshot -o rel.snap --root "$T_DIR/db" db >/dev/null
 mkdir copy && cp -a db/. copy/ && drop copy/*/* copy/*
 pc restore --root "$T_DIR/copy" --json rel.snap >copy.json 2>copy.err; rc=$?
 t_is "a copy (cp -a keeps size and mtime) restores under --root" "$rc" 0
-t_is "its pages come back" "$(resident_pages copy/f2)" "${want[db/f2]}"
+t_is "its pages come back" "$(resident_pages copy/f2 "${want[db/f2]}")" "${want[db/f2]}"
 t_is "and no more files than the snapshot holds" "$(cached_pages copy/f3)" 0
 t_is "the snapshot's files relative to --root" "$(jq -r '.files[0].path // empty' <(pc show --json rel.snap))" "f1"
 
@@ -85,7 +85,7 @@ t_is "stale or missing files make the exit 1" "$rc" 1
 t_is "the changed file is listed" "$(jq -r '.skipped[] | select(.reason | test("modified")) | .path' stale.json)" "$T_DIR/db/f1"
 t_is "the missing file is listed" "$(jq -r '.skipped[] | select(.reason == "missing") | .path' stale.json)" "$T_DIR/db/sub/g"
 t_is "the changed file was not warmed" "$(cached_pages db/f1)" 0
-t_is "the unchanged file was" "$(resident_pages db/f2)" "${want[db/f2]}"
+t_is "the unchanged file was" "$(resident_pages db/f2 "${want[db/f2]}")" "${want[db/f2]}"
 pc restore --allow-changed s.snap >/dev/null 2>&1
 t_ok "--allow-changed warms it anyway" test "$(resident_pages db/f1)" -ge "${want[db/f1]}"
 

@@ -51,20 +51,20 @@ for eng in threads uring; do
 		continue
 	fi
 	t_is "engine $eng exits 0" "$rc" 0
-	t_is "engine $eng: all of big resident" "$(resident_pages big)" $((32768 * 1024 / PS))
+	t_is "engine $eng: all of big resident" "$(resident_pages big $((32768 * 1024 / PS)))" $((32768 * 1024 / PS))
 done
 
 # io_uring forbidden (seccomp in containers): falls back to readahead
 cold big
 PAGECACHE_FAULT=uring:ENOSYS pc warm --json big >f.json
 t_is "without io_uring the readahead engine is used" "$(jq -r .total.engine f.json)" readahead
-t_is "and warms everything" "$(resident_pages big)" $((32768 * 1024 / PS))
+t_is "and warms everything" "$(resident_pages big $((32768 * 1024 / PS)))" $((32768 * 1024 / PS))
 
 # The kernel's silent per-call cap at its worst: one page per readahead call
 cold big
 PAGECACHE_FAULT=readahead:short pc warm --engine threads big >/dev/null; rc=$?
 t_is "short readahead: still exit 0" "$rc" 0
-t_is "short readahead: still every page" "$(resident_pages big)" $((32768 * 1024 / PS))
+t_is "short readahead: still every page" "$(resident_pages big $((32768 * 1024 / PS)))" $((32768 * 1024 / PS))
 
 # byte range
 cold big
