@@ -33,9 +33,17 @@ t_is "JSON: 50 files" "$(jq .total.files w.json)" 50
 t_ok "JSON: read counts what was cold" test "$(jq .total.read w.json)" -gt 0
 
 if [ -n "$HAVE_CS" ]; then
-	gone=$(pc stat --json tree | jq .total.evicted)	# reclaimed since (see resident_pages)
-	pc warm tree --json >w2.json
-	t_ok "a second warm reads only what was reclaimed since ($gone)" test "$(jq .total.read w2.json)" -le "$gone"
+	# reclaimed since (see resident_pages); a page the reclaimer takes
+	# between this count and the warm is read too, so up to three tries: a
+	# warm that rereads what is cached fails all three
+	for try in 1 2 3; do
+		gone=$(pc stat --json tree | jq .total.evicted)
+		pc warm tree --json >w2.json
+		read2=$(jq .total.read w2.json)
+		[ "$read2" -le "$gone" ] && break
+	done
+	t_ok "a second warm reads only what was reclaimed since (read $read2, reclaimed $gone; try $try)" \
+		test "$read2" -le "$gone"
 else
 	t_skip "a second warm reads only what was reclaimed since" "no cachestat (what was reclaimed since is unknown)"
 fi
