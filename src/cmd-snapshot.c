@@ -40,6 +40,9 @@ static const struct cli_opt snapshot_opts[] = {
 	{ "root", 0, 0, 'R', "DIR", CC_DIR, NULL,
 	  "store paths relative to DIR (default /), so the\nsnapshot can warm a copy mounted elsewhere", 0 },
 	{ "no-active", 0, 0, 'N', NULL, CC_NONE, NULL, "do not record active pages", 0 },
+	{ "guard", 0, 0, 'g', "RATIO", CC_NONE, NULL,
+	  "keep an existing FILE when the new snapshot is\nempty or holds fewer than RATIO times its pages\n"
+	  "(0 to 1; 0: only never replace with an empty one)", 0 },
 	{ 0 }
 };
 
@@ -63,9 +66,10 @@ const struct cli_spec snapshot_spec = {
 	"Examples:\n"
 	"  pagecache snapshot -o /var/tmp/db.snap /var/lib/mysql\n"
 	"  pagecache snapshot -o app.snap --root /srv/app /srv/app\n"
+	"  pagecache snapshot -o /var/lib/pagecache/db.snap --guard 0.5 --cgroup db.service\n"
 	"Then: pagecache restore /var/tmp/db.snap (see pagecache restore --help).\n"
-	"Exit status: 0 written, 1 written but some files failed (named), or not\n"
-	"written; 2 usage.\n",
+	"Exit status: 0 written, or kept by --guard; 1 written but some files failed\n"
+	"(named), or not written; 2 usage.\n",
 	.groups = { &(struct cli_group){ "Options", snapshot_opts }, &cli_format_act_group,
 		    &cli_targets_group },
 	.operands = CC_FILE,
@@ -74,6 +78,8 @@ const struct cli_spec snapshot_spec = {
 /* Prometheus text: docs/metrics.md; pages are exported in bytes */
 static const struct ometric metrics[] = {
 	{ "total", "written", "written", 0, "1 if the last run wrote the snapshot, else 0." },
+	{ "total", "kept", "kept", 0,
+	  "1 if --guard kept the previous snapshot; absent without --guard." },
 	{ "total", "files", "files", 0, "Files recorded in the snapshot." },
 	{ "total", "pages", "cached_bytes", OM_PAGES, "Bytes recorded as cached (whole pages)." },
 	{ "total", "runs", "runs", 0, "Runs of cached pages recorded." },
@@ -194,6 +200,28 @@ static int snap_file(struct pc_walk_entry *e, void *arg)
 	return 0;
 }
 
+/*
+ * --guard: the pages the existing snapshot at path holds, or -errno when
+ * there is none to keep (missing, unreadable or bad: then it is replaced).
+ */
+static int64_t snapshot_pages(const char *path)
+{
+	struct pc_profile_reader *r;
+	struct pc_profile_file f;
+	int64_t pages = 0;
+	int rc = pc_profile_open(path, &r, NULL, 0);
+
+	if (rc < 0)
+		return rc;
+	while ((rc = pc_profile_next(r, &f)) > 0) {
+		for (size_t k = 0; k < f.nruns; k++)
+			pages += (int64_t)f.runs[2 * k + 1];
+		pc_profile_file_release(&f);
+	}
+	pc_profile_close(r);
+	return rc < 0 ? rc : pages;
+}
+
 static int by_path(const void *a, const void *b)
 {
 	return strcmp(((const struct pc_profile_file *)a)->path,
@@ -209,7 +237,10 @@ int cmd_snapshot(int argc, char **argv)
 	struct pc_profile_writer *w = NULL;
 	const char *out = NULL, *rootarg = "/";
 	uint64_t pages = 0, runs = 0;
-	bool no_active;
+	double guard = -1;
+	int64_t old_pages = -1;
+	bool no_active, kept = false;
+	char *end;
 	struct orec rec = { 0 };
 	struct stat st;
 	char *root;
@@ -228,6 +259,14 @@ int cmd_snapshot(int argc, char **argv)
 			break;
 		case 'N':
 			c.active = false;
+			break;
+		case 'g':
+			errno = 0;
+			guard = strtod(p.arg, &end);
+			if (errno || end == p.arg || *end || !(guard >= 0 && guard <= 1))
+				return cli_usage_error("--guard '%s': a ratio from 0 to 1 (0.5: keep the "
+						       "old snapshot unless the new one holds half its "
+						       "pages)", p.arg);
 			break;
 		default:
 			if (cli_common_opt(&co, &c.t, opt, p.arg, argv) < 0)
@@ -274,18 +313,28 @@ int cmd_snapshot(int argc, char **argv)
 	meta.page_size = (uint32_t)pc_page_size();
 	snprintf(meta.root, sizeof(meta.root), "%s", root);
 	gethostname(meta.host, sizeof(meta.host) - 1);
-	if (c.n == 0 && cli_failures()) {
+	for (size_t i = 0; i < c.n; i++)
+		for (size_t k = 0; k < c.files[i].nruns; k++)
+			pages += c.files[i].runs[2 * k + 1];
+	if (guard >= 0)
+		old_pages = snapshot_pages(out);
+	if (old_pages > 0 && (pages == 0 || (double)pages < guard * (double)old_pages)) {
+		cli_warn("kept '%s' (%lld pages): the new snapshot holds %llu pages, fewer than "
+			 "--guard %g of it", out, (long long)old_pages, (unsigned long long)pages,
+			 guard);
+		kept = true;
+		rc = -ENODATA;
+	} else if (c.n == 0 && cli_failures()) {
 		/* every file failed: keep whatever snapshot was there */
 		cli_warn("not writing '%s': no file could be recorded", out);
 		rc = -ENODATA;
 	} else {
 		rc = pc_profile_create(out, &meta, &w);
 	}
-	for (size_t i = 0; i < c.n && rc == 0; i++) {
-		rc = pc_profile_add(w, &c.files[i]);
+	for (size_t i = 0; i < c.n; i++) {
+		if (rc == 0)
+			rc = pc_profile_add(w, &c.files[i]);
 		runs += c.files[i].nruns;
-		for (size_t k = 0; k < c.files[i].nruns; k++)
-			pages += c.files[i].runs[2 * k + 1];
 	}
 	if (rc == 0)
 		rc = pc_profile_commit(w);
@@ -306,6 +355,13 @@ int cmd_snapshot(int argc, char **argv)
 
 	orec_str(&rec, "snapshot", out, 0);
 	orec_bool(&rec, "written", rc == 0);
+	if (guard >= 0) {
+		orec_bool(&rec, "kept", kept);
+		if (old_pages >= 0)
+			orec_u64(&rec, "previous_pages", (uint64_t)old_pages, OF_PAGES);
+		else
+			orec_null(&rec, "previous_pages");
+	}
 	orec_u64(&rec, "files", c.n, 0);
 	orec_u64(&rec, "pages", pages, OF_PAGES);
 	orec_u64(&rec, "bytes", pages * pc_page_size(), OF_BYTES);
@@ -325,8 +381,11 @@ int cmd_snapshot(int argc, char **argv)
 		if (!no_active)
 			snprintf(act, sizeof(act), "%llu active pages",
 				 (unsigned long long)c.active_pages);
+		if (kept)
+			out_human_line("Kept %s (%lld pages); the new snapshot was not written:",
+				       out, (long long)old_pages);
 		out_human_line("%s %s: %zu files, %llu pages (%s) in %llu runs, %s",
-			       rc == 0 ? "Wrote" : "Did not write", out, c.n,
+			       rc == 0 ? "Wrote" : kept ? "  new" : "Did not write", kept ? "snapshot" : out, c.n,
 			       (unsigned long long)pages,
 			       fmt_size(pages * pc_page_size(), a, sizeof(a)),
 			       (unsigned long long)runs, act);
@@ -341,5 +400,7 @@ int cmd_snapshot(int argc, char **argv)
 	if (out_flush() < 0)
 		rc = -EIO;
 	targets_release(&c.t);
+	if (kept && !cli_failures())
+		return 0;
 	return rc < 0 || cli_failures() ? EXIT_PARTIAL : 0;
 }

@@ -220,4 +220,33 @@ else
 	t_skip "restore --cgroup" "$T_WHY"
 fi
 
+# --guard: an empty or much smaller snapshot (a service that is down)
+# does not replace the last good one; a big enough one does
+mkdir -p gd; mkfile gd/a 256; cat gd/a >/dev/null
+pc snapshot -o gd.snap gd >/dev/null 2>&1
+before=$(sha256sum <gd.snap)
+drop gd/a
+pc snapshot -o gd.snap --guard 0 --json gd >gd.json 2>gd.err; rc=$?
+t_is "--guard 0: an empty snapshot is not written (exit 0)" "$rc" 0
+t_is "--guard: the old snapshot is intact" "$(sha256sum <gd.snap)" "$before"
+t_is "--guard: JSON says kept, not written" "$(jq -c '[.total.kept, .total.written]' gd.json)" "[true,false]"
+t_ok "--guard: JSON has the kept snapshot's pages" test "$(jq .total.previous_pages gd.json)" -ge 1
+t_ok "--guard: says why on stderr" grep -q "kept '.*gd.snap'.*--guard" gd.err
+pc warm -p 0-$((16 * PS)) gd/a >/dev/null	# exactly 16 pages: dd would read ahead
+n=$(cached_pages gd/a)	# 16, or a few less if reclaim took some since
+t_ok "13-16 pages of gd/a cached ($n)" test "$n" -ge 13 -a "$n" -le 16
+pc snapshot -o gd.snap --guard 0.5 --json gd >gd.json 2>/dev/null
+t_is "--guard 0.5: 16 pages of 256 keep the old one" "$(jq .total.kept gd.json)" true
+t_is "--guard 0.5: and the file is unchanged" "$(sha256sum <gd.snap)" "$before"
+pc snapshot -o gd.snap --guard 0.05 --json gd >gd.json 2>/dev/null
+t_is "--guard 0.05: 16 of 256 pages replace it" "$(jq -c '[.total.kept, .total.written]' gd.json)" "[false,true]"
+t_ok "--guard 0.05: the file changed" test "$(sha256sum <gd.snap)" != "$before"
+printf 'not a snapshot' >gd.bad
+pc snapshot -o gd.bad --guard 0.5 --json gd >gd.json 2>/dev/null
+t_is "--guard: a bad old file is replaced" "$(jq -c '[.total.written, .total.previous_pages]' gd.json)" "[true,null]"
+pc snapshot -o gd.snap --guard 1.5 gd >/dev/null 2>gd.err; rc=$?
+t_is "--guard 1.5 is a usage error (2)" "$rc" 2
+t_ok "that names the range" grep -q "a ratio from 0 to 1" gd.err
+t_is "no --guard: no kept key" "$(pc snapshot -o gd.snap --json gd 2>/dev/null | jq '.total | has("kept")')" false
+
 t_done

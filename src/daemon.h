@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * daemon.h: what `pagecache daemon` and `pagecache status` share: the
+ * configuration file (pagecache.conf(5), read with inih) and the status
+ * socket's wire format.
+ */
+#ifndef PC_DAEMON_H
+#define PC_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define DAEMON_CONFIG "/etc/pagecache/pagecache.conf"
+#define DAEMON_SOCKET "/run/pagecache/pagecache.sock"
+#define DAEMON_STATE_DIR "/var/lib/pagecache"
+#define DAEMON_MAX_SERVICES 256
+#define DAEMON_MAX_PATHS 1024
+
+/* one [service NAME] section */
+struct dsvc {
+	char *name;
+	char **paths;			/* files and trees (absolute) */
+	size_t npaths;
+	char *pid_file;			/* select the files of this process and its children */
+	char *cgroup;			/* select by (when no paths/pid-file) and charge restores to */
+	char *snapshot;			/* default DAEMON_STATE_DIR/NAME.snap */
+	char *root;			/* --root for snapshot and restore; NULL: / */
+	unsigned interval;		/* seconds between snapshots; 0: only at stop */
+	bool restore;			/* restore when the daemon starts */
+	char *max_mem, *rate;		/* restore's budget, as given (checked) */
+	double guard;			/* keep the last snapshot under this ratio while down */
+	char **lock;			/* paths kept locked (lock --watch); NULL: none */
+	size_t nlock;
+	int line;			/* where the section starts, for messages */
+};
+
+struct dconf {
+	char *path;
+	char *socket;
+	char *metrics;			/* node-exporter textfile; NULL: none */
+	struct dsvc *svc;
+	size_t nsvc;
+};
+
+/*
+ * Read and check the whole file: 0, or -1 with every problem said on
+ * stderr as "FILE:LINE: ..." (a reload keeps the old configuration then).
+ * The file must be root's and not writable by others when we are root.
+ */
+int dconf_load(const char *path, struct dconf *ret);
+void dconf_free(struct dconf *c);
+/* Is the service's configuration the same (so its state carries over)? */
+bool dsvc_same(const struct dsvc *a, const struct dsvc *b);
+bool dsvc_same_lock(const struct dsvc *a, const struct dsvc *b);
+
+/*
+ * The status socket: the daemon writes, on each connection, one header
+ * line "pagecache-status 1", a line "fields" TAB NAME..., then a line per
+ * service the peer may see: its values TAB-separated in that order, "-"
+ * for none, strings with '%', TAB, LF, CR and '-' alone percent-escaped
+ * (%25 %09 %0A %0D %2D); then "end". The client maps by field name, so
+ * either side may have more fields than the other.
+ */
+enum dfield_type { DF_STR, DF_U64, DF_F64, DF_TIME, DF_BOOL };
+struct dfield {
+	const char *name;
+	enum dfield_type type;
+	int flags;			/* OF_BYTES, OF_PAGES for the client's output */
+};
+extern const struct dfield dfields[];
+extern const size_t ndfields;
+void dwire_put(FILE *o, const char *s);	/* one escaped value */
+/* undo dwire_put in place; false: a bad escape */
+bool dwire_unescape(char *s);
+
+#endif
