@@ -13,7 +13,8 @@
 #   make demo       make deps, build, and show the main job on a sample tree
 #   make bench      the side-by-side benchmarks (big data; minutes)
 #   make install    DESTDIR= prefix=/usr/local (or PREFIX=), and GNU's bindir,
-#                   libdir, libexecdir, includedir, mandir, datarootdir, ...
+#                   libdir, libexecdir, includedir, mandir, datarootdir,
+#                   sysconfdir, ...; unitdir= for the systemd units
 #   make package-check  the Debian packages from a clean clone, then lintian
 #   LINK=static     (the default) liburing, zlib and SQLite go into the programs,
 #                   which then run where those are absent
@@ -38,6 +39,8 @@ man3dir ?= $(mandir)/man3
 pkgconfigdir ?= $(libdir)/pkgconfig
 bashcompdir ?= $(datarootdir)/bash-completion/completions
 zshcompdir ?= $(datarootdir)/zsh/vendor-completions
+# /etc for a distribution's prefix=/usr (GNU's $(prefix)/etc would say /usr/etc)
+sysconfdir ?= $(if $(filter /usr,$(prefix)),/etc,$(prefix)/etc)
 INSTALL ?= install
 CC      ?= cc
 PKG_CONFIG ?= pkg-config
@@ -82,6 +85,12 @@ BENCH_LIBS := $(call pkgq,--libs $(BENCH_PKGS)) -lm
 else
 $(error LINK=$(LINK): static or shared)
 endif
+# systemd's units (deploy/systemd/): under the prefix, which systemd reads
+# for /usr/local; for prefix=/usr, where systemd.pc says (/lib/systemd/system
+# on Debian 12, /usr/lib/systemd/system after it)
+ifeq ($(origin unitdir),undefined)
+unitdir := $(if $(filter /usr,$(prefix)),$(or $(call pkgq,--variable=systemdsystemunitdir systemd),/usr/lib/systemd/system),$(prefix)/lib/systemd/system)
+endif
 # libpagecache.so.0 always takes the shared ones
 SO_LIBS := $(call pkgq,--libs $(LIB_PKGS)) -lm
 CPPFLAGS += $(PKG_CFLAGS)
@@ -101,10 +110,13 @@ PROGRAMS := $(B)/pagecache $(B)/pagecache-bench
 # bash and zsh completions, written by the program from its option tables
 COMPLETIONS := $(B)/completion/pagecache $(B)/completion/_pagecache
 LIBRARIES := $(B)/libpagecache.a $(B)/$(SONAME) $(B)/libpagecache.so $(B)/pagecache.pc
+# the systemd units, with the install's paths put in (deploy/systemd/*.in)
+UNITS := $(patsubst deploy/systemd/%.in,%,$(wildcard deploy/systemd/*.in))
+UNIT_FILES := $(UNITS:%=$(B)/systemd/%)
 
 .PHONY: all deps test-deps check check-only demo bench fuzz install uninstall clean \
 	have-libs package-check completion FORCE
-all: $(PROGRAMS) $(LIBRARIES) $(COMPLETIONS)
+all: $(PROGRAMS) $(LIBRARIES) $(COMPLETIONS) $(UNIT_FILES)
 completion: $(COMPLETIONS)
 
 # ---- what the build needs -------------------------------------------------
@@ -152,6 +164,7 @@ test-deps: deps
 	$(call need,command -v iconv,libc-bin)
 	$(call need,command -v prometheus-node-exporter,prometheus-node-exporter)
 	$(call need,command -v curl,curl)
+	$(call need,command -v systemd-analyze,systemd)
 	$(call need,test -n "$$(ls /usr/lib/*/libc.a /usr/lib/libc.a 2>/dev/null)",libc6-dev)
 
 # ---- build ---------------------------------------------------------------
@@ -171,6 +184,14 @@ $(B)/paths.h: FORCE
 	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
 $(B)/src/cmd-bench.o: $(B)/paths.h
 FORCE:
+
+# the units name the program and its config by the paths of this make (as
+# paths.h and the .pc do): make install prefix=/usr after a plain make
+# installs units that run /usr/bin/pagecache
+$(B)/systemd/%: deploy/systemd/%.in FORCE
+	@mkdir -p $(dir $@)
+	@sed -e 's|@bindir@|$(bindir)|g' -e 's|@sysconfdir@|$(sysconfdir)|g' $< >$@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
 
 $(B)/libpagecache.a: $(LIB_OBJ)
 	@rm -f $@
@@ -299,7 +320,7 @@ $(B)/completion/_pagecache: $(B)/pagecache
 	@mkdir -p $(dir $@)
 	$(RUN_PAGECACHE) --completion zsh >$@.tmp && mv $@.tmp $@
 
-install: all $(B)/pagecache.pc
+install: all $(B)/pagecache.pc $(UNIT_FILES)
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir)/pagecache $(DESTDIR)$(libdir) \
 	  $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(includedir) $(DESTDIR)$(man1dir) $(DESTDIR)$(man3dir)
 	$(INSTALL) -m 755 $(B)/pagecache $(DESTDIR)$(bindir)/
@@ -315,6 +336,11 @@ install: all $(B)/pagecache.pc
 	$(INSTALL) -d $(DESTDIR)$(bashcompdir) $(DESTDIR)$(zshcompdir)
 	$(INSTALL) -m 644 $(B)/completion/pagecache $(DESTDIR)$(bashcompdir)/pagecache
 	$(INSTALL) -m 644 $(B)/completion/_pagecache $(DESTDIR)$(zshcompdir)/_pagecache
+	$(INSTALL) -d $(DESTDIR)$(unitdir) $(DESTDIR)$(sysconfdir)/pagecache
+	$(INSTALL) -m 644 $(UNIT_FILES) $(DESTDIR)$(unitdir)/
+	@# the config is the admin's once installed: never overwritten
+	test -e $(DESTDIR)$(sysconfdir)/pagecache/pagecache.conf || \
+	  $(INSTALL) -m 644 deploy/pagecache.conf $(DESTDIR)$(sysconfdir)/pagecache/pagecache.conf
 
 uninstall:
 	rm -f $(DESTDIR)$(bindir)/pagecache $(DESTDIR)$(libexecdir)/pagecache/pagecache-bench \
@@ -323,8 +349,13 @@ uninstall:
 	  $(DESTDIR)$(pkgconfigdir)/pagecache.pc $(DESTDIR)$(includedir)/pagecache.h \
 	  $(addprefix $(DESTDIR)$(man1dir)/,$(notdir $(wildcard docs/man/*.1))) \
 	  $(addprefix $(DESTDIR)$(man3dir)/,$(notdir $(wildcard docs/man/*.3))) \
-	  $(DESTDIR)$(bashcompdir)/pagecache $(DESTDIR)$(zshcompdir)/_pagecache
+	  $(DESTDIR)$(bashcompdir)/pagecache $(DESTDIR)$(zshcompdir)/_pagecache \
+	  $(addprefix $(DESTDIR)$(unitdir)/,$(UNITS))
 	-rmdir $(DESTDIR)$(libexecdir)/pagecache
+	@# the config only as installed: an edited one is the admin's
+	if cmp -s deploy/pagecache.conf $(DESTDIR)$(sysconfdir)/pagecache/pagecache.conf; then \
+	  rm -f $(DESTDIR)$(sysconfdir)/pagecache/pagecache.conf; \
+	  rmdir $(DESTDIR)$(sysconfdir)/pagecache 2>/dev/null || true; fi
 
 clean:
 	rm -rf build

@@ -34,6 +34,12 @@ t_is "libpagecache.so (for -lpagecache) links to libpagecache.so.0" "$(readlink 
 t_ok "bash completion is installed" test -s "$P/share/bash-completion/completions/pagecache"
 t_ok "and is bash" bash -n "$P/share/bash-completion/completions/pagecache"
 t_is "zsh completion is installed" "$(head -1 "$P/share/zsh/vendor-completions/_pagecache")" "#compdef pagecache"
+for u in pagecache.service pagecache-restore@.service pagecache-snapshot@.service pagecache-snapshot@.timer; do
+	t_ok "systemd unit $u is installed" test -f "$P/lib/systemd/system/$u"
+done
+t_is "and runs the installed program" "$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "$P/lib/systemd/system/pagecache.service")" \
+	/usr/local/bin/pagecache
+t_ok "the daemon's example config is installed" test -f "$P/etc/pagecache/pagecache.conf"
 t_is "the SONAME is libpagecache.so.0" \
 	"$(readelf -d "$P/lib/libpagecache.so.0.1.0" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" libpagecache.so.0
 
@@ -71,9 +77,16 @@ env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" -o all BUILD="$B" DES
 	prefix=/usr install >inst2.out 2>inst2.err
 t_is "make install prefix=/usr after a build for /usr/local writes a .pc for /usr" \
 	"$(sed -n 's/^prefix=//p' "$T_DIR/root2/usr/lib/pkgconfig/pagecache.pc")" /usr
+# prefix=/usr: a distribution's places, the units where systemd.pc says
+if ud=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null) && [ -n "$ud" ]; then :; else ud=/usr/lib/systemd/system; fi
+t_is "prefix=/usr puts the units in systemd's unit directory ($ud), running /usr/bin/pagecache" \
+	"$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "$T_DIR/root2$ud/pagecache.service" 2>&1)" /usr/bin/pagecache
+t_is "and the config in /etc, which the unit names" \
+	"$(test -f "$T_DIR/root2/etc/pagecache/pagecache.conf" && sed -n 's/^ExecStart=.* --config //p' "$T_DIR/root2$ud/pagecache.service")" \
+	/etc/pagecache/pagecache.conf
 rm -rf "$T_DIR/root2"
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" -o all BUILD="$B" DESTDIR="$D" \
-	prefix=/usr/local "$B/pagecache.pc" >/dev/null 2>&1
+	prefix=/usr/local "$B/pagecache.pc" "$B"/systemd/* >/dev/null 2>&1
 
 # a program of the library's users, through pkg-config
 export PKG_CONFIG_PATH=$P/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$D
