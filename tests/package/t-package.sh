@@ -34,6 +34,17 @@ t_ok "and its helper" has pagecache usr/libexec/pagecache/pagecache-bench
 t_ok "and the man pages" has pagecache usr/share/man/man1/pagecache-stat.1.gz
 t_ok "and bash completion" has pagecache usr/share/bash-completion/completions/pagecache
 t_ok "and zsh completion" has pagecache usr/share/zsh/vendor-completions/_pagecache
+for u in pagecache.service pagecache-restore@.service pagecache-snapshot@.service pagecache-snapshot@.timer; do
+	t_ok "and the systemd unit $u" has pagecache "lib/systemd/system/$u"
+done
+t_is "which runs /usr/bin/pagecache with /etc's config" \
+	"$(sed -n 's/^ExecStart=//p' x/pagecache/lib/systemd/system/pagecache.service)" \
+	"/usr/bin/pagecache daemon --config /etc/pagecache/pagecache.conf"
+t_ok "and the daemon's example config" has pagecache etc/pagecache/pagecache.conf
+mkdir -p ctl && dpkg-deb -e "pagecache_${v}_$a.deb" ctl 2>/dev/null
+t_is "a conffile" "$(cat ctl/conffiles 2>/dev/null)" /etc/pagecache/pagecache.conf
+t_ok "the postinst knows the daemon's unit" grep -q "pagecache.service" ctl/postinst
+t_ok "and enables nothing (dh_installsystemd --no-enable)" sh -c '! grep -q "deb-systemd-helper enable" ctl/postinst'
 t_ok "libpagecache0 has the library" has libpagecache0 "usr/lib/$ma/libpagecache.so.0"
 t_ok "libpagecache-dev has the header" has libpagecache-dev usr/include/pagecache.h
 t_ok "the .so link" has libpagecache-dev "usr/lib/$ma/libpagecache.so"
