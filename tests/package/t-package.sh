@@ -44,7 +44,12 @@ t_ok "and the daemon's example config" has pagecache etc/pagecache/pagecache.con
 mkdir -p ctl && dpkg-deb -e "pagecache_${v}_$a.deb" ctl 2>/dev/null
 t_is "a conffile" "$(cat ctl/conffiles 2>/dev/null)" /etc/pagecache/pagecache.conf
 t_ok "the postinst knows the daemon's unit" grep -q "pagecache.service" ctl/postinst
-t_ok "and enables nothing (dh_installsystemd --no-enable)" sh -c '! grep -q "deb-systemd-helper enable" ctl/postinst'
+# dh_installsystemd's snippets: "was-enabled defaults to true, so new
+# installations run enable" without --no-enable; with it, only a unit the
+# admin enabled before (debian-installed and was-enabled) is enabled again
+t_ok "and enables it only where the admin did (dh_installsystemd --no-enable)" \
+	grep -q "if deb-systemd-helper debian-installed 'pagecache.service'" ctl/postinst
+t_ok "never on a first install" sh -c '! grep -q "new installations run enable" ctl/postinst'
 t_ok "libpagecache0 has the library" has libpagecache0 "usr/lib/$ma/libpagecache.so.0"
 t_ok "libpagecache-dev has the header" has libpagecache-dev usr/include/pagecache.h
 t_ok "the .so link" has libpagecache-dev "usr/lib/$ma/libpagecache.so"
