@@ -165,6 +165,8 @@ test-deps: deps
 	$(call need,command -v prometheus-node-exporter,prometheus-node-exporter)
 	$(call need,command -v curl,curl)
 	$(call need,command -v systemd-analyze,systemd)
+	$(call need,/usr/bin/python3 -c 'import yaml',python3-yaml)
+	$(call need,/usr/bin/python3 -c 'import kubernetes',python3-kubernetes)
 	$(call need,test -n "$$(ls /usr/lib/*/libc.a /usr/lib/libc.a 2>/dev/null)",libc6-dev)
 
 # ---- build ---------------------------------------------------------------
