@@ -319,7 +319,7 @@ esac
 EOF
 chmod +x bin/pagecache
 guard=0.1
-pc snapshot --list-options 2>/dev/null | grep -q -- --guard || guard=
+pc --list-options snapshot 2>/dev/null | grep -q -- --guard || guard=
 # the manifest's env, then this tree's places
 (set -a; . ./pods.env; PAGECACHE=$T_DIR/bin/pagecache KUBELET_DIR=$T_DIR/kubelet POD_LOG_DIR=$T_DIR/logs \
 	SNAP_DIR=$T_DIR/snaps GUARD=$guard PAGECACHE_REGISTRY=reg.test/snaps ONCE=1 sh pods.sh) >pods.out 2>pods.err

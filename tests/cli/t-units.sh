@@ -155,12 +155,41 @@ fi
 read -ra cmd <<<"$(unit_cmd "$U/pagecache-snapshot@.service" pcunits "$T_DIR/state")"
 t_is "the snapshot unit's command line" "${cmd[*]}" \
 	"$P/bin/pagecache snapshot --guard 0.1 --cgroup pcunits.service -o $T_DIR/state/pagecache/pcunits.snap"
-if ! pc snapshot --list-options 2>/dev/null | grep -q -- '--guard'; then
-	t_skip "pagecache snapshot knows the unit's options" "this pagecache has no snapshot --guard yet"
+# ... run, as the timer would, on a service of one process (a memory cgroup
+# NAME.service holding the data open): the snapshot; then, the service
+# down, the guard keeps it
+CG=
+if [ -d /sys/fs/cgroup/memory ]; then CG=/sys/fs/cgroup/memory/pcunits-$$.service
+elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then CG=/sys/fs/cgroup/pcunits-$$.service; fi
+if ! pc --list-options snapshot 2>/dev/null | grep -q -- '--guard'; then
+	t_skip "the snapshot unit's command line" "this pagecache has no snapshot --guard yet"
+elif ! t_root; then
+	t_skip "the snapshot unit's command line" "not root"
+elif [ -z "$CG" ] || ! t_writable "${CG%/*}"; then
+	t_skip "the snapshot unit's command line" "${T_WHY:-no memory cgroup controller}"
+elif ! mkdir "$CG" 2>cg.err; then
+	t_skip "the snapshot unit's command line" "cannot make $CG: $(head -1 cg.err)"
 else
-	opts=$(printf '%s\n' "${cmd[@]}" | grep '^--' | sort -u)
-	known=$(pc snapshot --list-options 2>/dev/null)
-	t_is "pagecache snapshot knows the unit's options" "$(comm -23 <(echo "$opts") <(grep -o -- '--[a-z-]*' <<<"$known" | sort -u) | xargs)" ""
+	T_CLEANUP+=("rmdir '$CG'")
+	read -ra cmd <<<"$(unit_cmd "$U/pagecache-snapshot@.service" "pcunits-$$" "$T_DIR/state")"
+	mkdir -p state/pagecache
+	mkfile svc.dat 256
+	cat svc.dat >/dev/null
+	(echo "$BASHPID" >"$CG/cgroup.procs" && exec sleep 300) 3<svc.dat &
+	svc=$!
+	T_CLEANUP+=("t_kill $svc")
+	t_wait 10 grep -qx "$svc" "$CG/cgroup.procs"
+	"${cmd[@]}" >snap.out 2>snap.err
+	t_is "the snapshot unit's command line runs, and exits 0" "$?:$(head -c 300 snap.err)" "0:"
+	got=$(pc show --json "state/pagecache/pcunits-$$.snap" 2>/dev/null | jq -r '[.files[].path] | join(" ")')
+	t_ok "it records the file NAME.service holds open (and the files it maps)" \
+		grep -qw -- "${T_DIR#/}/svc.dat" <<<"$got"
+	t_kill "$svc"
+	"${cmd[@]}" >snap.out 2>snap.err
+	t_is "with NAME.service down, it exits 0" "$?" 0
+	t_ok "saying it kept the last snapshot" grep -q "^pagecache: kept .*pcunits-$$.snap" snap.err
+	t_is "and keeps the last good snapshot" \
+		"$(pc show --json "state/pagecache/pcunits-$$.snap" 2>/dev/null | jq -r '[.files[].path] | join(" ")')" "$got"
 fi
 if ! pc daemon --help >/dev/null 2>&1; then
 	t_skip "the example config passes daemon --check" "this pagecache has no daemon command yet"
