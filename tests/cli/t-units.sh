@@ -207,6 +207,6 @@ env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" -o all BUILD="$B" pre
 	unitdir="$U" sysconfdir="$E" uninstall >/dev/null 2>&1
 t_is "make uninstall removes the units" "$(ls "$U" 2>/dev/null | xargs)" ""
 t_ok "and leaves the edited config" test -f "$E/pagecache/pagecache.conf"
-# the units in the build tree go back to the default prefix
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" BUILD="$B" "${units[@]/#/$B/systemd/}" >/dev/null 2>&1
+# the units and the .pc in the build tree go back to the default prefix
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" BUILD="$B" "$B/pagecache.pc" "${units[@]/#/$B/systemd/}" >/dev/null 2>&1
 t_done
