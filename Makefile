@@ -71,7 +71,9 @@ LDFLAGS += -pthread $(SANFLAGS)
 pkgq = $(shell $(PKG_CONFIG) $(1) 2>/dev/null)
 LIB_PKGS := liburing zlib
 BENCH_PKGS := sqlite3 $(LIB_PKGS)
-PKG_CFLAGS := $(call pkgq,--cflags $(BENCH_PKGS))
+# pagecache's own, not the library's: SHA-256 for push and pull (nettle)
+CLI_PKGS := nettle
+PKG_CFLAGS := $(call pkgq,--cflags $(BENCH_PKGS) $(CLI_PKGS))
 # static_libs PKGS: their archives, and dynamically what they need beyond
 # each other (pkg-config --static: sqlite3's -lm, ...)
 static_libs = $(call pkgq,--libs-only-L $(1)) -Wl,-Bstatic $(call pkgq,--libs-only-l $(1)) \
@@ -79,9 +81,11 @@ static_libs = $(call pkgq,--libs-only-L $(1)) -Wl,-Bstatic $(call pkgq,--libs-on
 ifeq ($(LINK),static)
 LIBS    := $(call static_libs,$(LIB_PKGS)) -lm
 BENCH_LIBS := $(call static_libs,$(BENCH_PKGS)) -lm
+CLI_LIBS := $(call static_libs,$(CLI_PKGS))
 else ifeq ($(LINK),shared)
 LIBS    := $(call pkgq,--libs $(LIB_PKGS)) -lm
 BENCH_LIBS := $(call pkgq,--libs $(BENCH_PKGS)) -lm
+CLI_LIBS := $(call pkgq,--libs $(CLI_PKGS))
 else
 $(error LINK=$(LINK): static or shared)
 endif
@@ -137,12 +141,14 @@ deps:
 	$(call need,$(PKG_CONFIG) --exists liburing,liburing-dev)
 	$(call need,$(PKG_CONFIG) --exists zlib,zlib1g-dev)
 	$(call need,$(PKG_CONFIG) --exists sqlite3,libsqlite3-dev)
+	$(call need,$(PKG_CONFIG) --exists nettle,nettle-dev)
 
 # what a build needs, said before the first compiler error would
 have-libs:
-	@$(PKG_CONFIG) --exists $(BENCH_PKGS) 2>/dev/null || { \
-	  echo "pagecache: the build needs pkg-config and liburing, zlib and sqlite3 with their"; \
-	  echo "  headers (Debian: pkg-config liburing-dev zlib1g-dev libsqlite3-dev);"; \
+	@$(PKG_CONFIG) --exists $(BENCH_PKGS) $(CLI_PKGS) 2>/dev/null || { \
+	  echo "pagecache: the build needs pkg-config and liburing, zlib, sqlite3 and nettle with"; \
+	  echo "  their headers (Debian: pkg-config liburing-dev zlib1g-dev libsqlite3-dev"; \
+	  echo "  nettle-dev);"; \
 	  echo "  'make deps' installs them as root"; exit 1; } >&2
 
 # every command tests/ calls (grep tests/cli/*.sh); fincore moved to
@@ -167,6 +173,8 @@ test-deps: deps
 	$(call need,command -v systemd-analyze,systemd)
 	$(call need,/usr/bin/python3 -c 'import yaml',python3-yaml)
 	$(call need,/usr/bin/python3 -c 'import kubernetes',python3-kubernetes)
+	$(call need,command -v skopeo,skopeo)
+	$(call need,command -v docker-registry,docker-registry)
 	$(call need,test -n "$$(ls /usr/lib/*/libc.a /usr/lib/libc.a 2>/dev/null)",libc6-dev)
 
 # ---- build ---------------------------------------------------------------
@@ -229,13 +237,15 @@ $(B)/pagecache.pc: Makefile include/pagecache.h FORCE
 # pagecache.h declares); run it from the build tree with LD_LIBRARY_PATH=build.
 # pagecache-bench uses lib/'s internals (stats.h, json.h): always the .a.
 ifeq ($(LINK),shared)
+# pull reads manifests with lib/json.c, which the .so keeps hidden: its
+# object goes into pagecache itself.
 RUN_PAGECACHE = LD_LIBRARY_PATH=$(B)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} $(B)/pagecache
-$(B)/pagecache: $(CLI_OBJ) $(B)/libpagecache.so
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) -L$(B) -lpagecache -lm
+$(B)/pagecache: $(CLI_OBJ) $(B)/lib/json.o $(B)/libpagecache.so
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/lib/json.o -L$(B) -lpagecache $(CLI_LIBS) -lm
 else
 RUN_PAGECACHE = $(B)/pagecache
 $(B)/pagecache: $(CLI_OBJ) $(B)/libpagecache.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libpagecache.a $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libpagecache.a $(LIBS) $(CLI_LIBS)
 endif
 
 $(B)/pagecache-bench: $(BENCH_OBJ) $(B)/libpagecache.a

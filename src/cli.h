@@ -299,7 +299,7 @@ void bar_render(const uint64_t *buckets_res, const uint64_t *buckets_all, int n,
 
 /* Each command's option table (cmd-*.c). */
 extern const struct cli_spec stat_spec, warm_spec, evict_spec, lock_spec, snapshot_spec,
-	restore_spec, show_spec, diff_spec, run_spec, cgroups_spec, tune_spec;
+	restore_spec, show_spec, diff_spec, run_spec, cgroups_spec, tune_spec, push_spec, pull_spec;
 
 int cmd_stat(int argc, char **argv);
 int cmd_warm(int argc, char **argv);
@@ -313,5 +313,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_cgroups(int argc, char **argv);
+int cmd_push(int argc, char **argv);
+int cmd_pull(int argc, char **argv);
 
 #endif

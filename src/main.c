@@ -32,6 +32,8 @@ static const struct command {
 	{ "run", cmd_run, "run a command that leaves no trace in the page cache", &run_spec },
 	{ "cgroups", cmd_cgroups, "page cache per memory cgroup (v1 and v2)", &cgroups_spec },
 	{ "tune", cmd_tune, "swap readahead: state, hit ratio, advice; --auto adjusts page-cluster", &tune_spec },
+	{ "push", cmd_push, "put a snapshot into an OCI registry (through skopeo)", &push_spec },
+	{ "pull", cmd_pull, "fetch a snapshot from an OCI registry, checked, atomically", &pull_spec },
 	{ "bench", cmd_bench, "experiments: warmup, readtwice, swapin; compare results", &bench_spec },
 };
 
