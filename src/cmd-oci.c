@@ -1451,7 +1451,11 @@ int cmd_pull(int argc, char **argv)
 		cli_fail_msg(refs, "not pulling", msg);
 		goto done;
 	}
-	/* 5. in place: fsync'ed, renamed, the directory fsync'ed */
+	/* 5. in place: fsync'ed, renamed, the directory fsync'ed; not once interrupted */
+	if (got_signal) {
+		cli_fail_msg(refs, "not pulling", "interrupted");
+		goto done;
+	}
 	if (fsync(tfd) < 0 || renameat(dfd, tmp, dfd, base) < 0) {
 		cli_fail(out, errno, "cannot write");
 		goto done;

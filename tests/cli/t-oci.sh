@@ -349,6 +349,26 @@ t_is "a layer longer than its manifest says: exit 1" "$rc" 1
 t_ok "  says so" grep -q "not of the $(stat -c %s s.snap) bytes its manifest says" e
 keep
 
+# ---- interrupted: SIGTERM while skopeo runs ----
+cat >fake/skopeo <<EOF
+#!/bin/sh
+echo \$\$ >"$T_DIR/fake/started"
+exec sleep 60
+EOF
+rm -f fake/started
+PAGECACHE_SKOPEO=$T_DIR/fake/skopeo "$PAGECACHE" pull "$R/pc/db-cache:v1" -o old.snap >o 2>e &
+pull_pid=$!
+T_CLEANUP+=("t_kill $pull_pid")
+t_wait 20 test -s fake/started
+t_ok "a pull waits on skopeo" test -s fake/started
+kill -TERM "$pull_pid"
+t_wait 20 t_gone "$pull_pid"; wait "$pull_pid"; rc=$?
+t_is "SIGTERM ends it, as SIGTERM does" "$rc" 143
+sk=$(cat fake/started)
+t_wait 20 t_gone "$sk"
+t_ok "  skopeo ($sk) was stopped too" t_gone "$sk"
+keep
+
 # ---- skopeo missing: an empty /usr/bin (merged /usr: /bin too), in a mount namespace ----
 if t_cap sys_admin && t_have unshare; then
 	unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs none /usr/bin && exec "$@"' sh \
