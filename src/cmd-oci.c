@@ -1165,9 +1165,10 @@ static int manifest_check(const struct pc_json *m, uint64_t max_size, struct lay
 	cmt = jget_str(cfg, "mediaType");
 	if (!cmt || !(strcmp(cmt, MT_CONFIG) == 0 || (strcmp(cmt, MT_EMPTY) == 0 && at &&
 						     strcmp(at, MT_ARTIFACT) == 0))) {
-		snprintf(why, wlen, "it is %s%s (config %s%s%s), not a pagecache snapshot (%s)",
-			 cmt && strstr(cmt, "image.config") ? "a container image" : "another artifact",
-			 "", cmt ? cmt : "of no mediaType", at ? ", artifactType " : "", at ? at : "",
+		snprintf(why, wlen, "it is %s (config %s%s%s), not a pagecache snapshot (%s)",
+			 cmt && (strstr(cmt, "image.config") || strstr(cmt, "container.image")) ?
+				 "a container image" : "another artifact",
+			 cmt ? cmt : "of no mediaType", at ? ", artifactType " : "", at ? at : "",
 			 MT_ARTIFACT);
 		return -1;
 	}

@@ -349,6 +349,19 @@ t_is "a layer longer than its manifest says: exit 1" "$rc" 1
 t_ok "  says so" grep -q "not of the $(stat -c %s s.snap) bytes its manifest says" e
 keep
 
+# ---- a registry (a fake skopeo) that sends more than the limit: RLIMIT_FSIZE stops it ----
+cat >fake/skopeo <<EOF
+#!/bin/sh
+case \$1 in
+inspect) cat "$T_DIR/fake/manifest" ;;
+copy) for a; do last=\$a; done; d=\${last#oci:}; exec head -c 6000000 /dev/zero >"\${d%/layout}/big" ;;
+esac
+EOF
+fake "$PAGECACHE" pull "$R/pc/lie:v1" -o old.snap >o 2>e; rc=$?
+t_is "a skopeo that writes 6 MB for a layer of $(stat -c %s s.snap) bytes: exit 1" "$rc" 1
+t_ok "  stopped by the file size limit" grep -q "grew past the limit" e
+keep
+
 # ---- interrupted: SIGTERM while skopeo runs ----
 cat >fake/skopeo <<EOF
 #!/bin/sh
