@@ -216,6 +216,12 @@ struct pc_budget {
 enum { PC_BUDGET_OK, PC_BUDGET_MAX, PC_BUDGET_MEMORY, PC_BUDGET_CGROUP };
 int pc_budget_init(struct pc_budget *b, uint64_t max_bytes, uint64_t reserve);
 bool pc_budget_take(struct pc_budget *b, uint64_t bytes);
+/*
+ * Give back bytes taken before (a lock released: `lock --watch`), and
+ * reopen a budget that stopped: the next take is judged afresh, against
+ * the same maximum and headroom. bytes 0 only reopens it.
+ */
+void pc_budget_put(struct pc_budget *b, uint64_t bytes);
 /* Sleep as long as needed to keep all callers together under b->rate. */
 void pc_budget_pace(struct pc_budget *b, uint64_t bytes);
 void pc_budget_release(struct pc_budget *b);

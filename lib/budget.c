@@ -248,6 +248,16 @@ out:
 	return ok;
 }
 
+void pc_budget_put(struct pc_budget *b, uint64_t bytes)
+{
+	pthread_mutex_t *lk = b->lock;
+
+	pthread_mutex_lock(lk);
+	b->taken = bytes < b->taken ? b->taken - bytes : 0;
+	b->stopped = PC_BUDGET_OK;
+	pthread_mutex_unlock(lk);
+}
+
 void pc_budget_pace(struct pc_budget *b, uint64_t bytes)
 {
 	pthread_mutex_t *lk = b->lock;

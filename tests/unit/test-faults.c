@@ -471,6 +471,19 @@ static void budget(void)
 	rc = pc_memstat_read(&m);
 	pc_sys_inject_reset();
 	ok(rc == -ENOMEM, "budget: a meminfo open ENOMEM is returned (%d)", rc);
+
+	/* put: bytes given back may be taken again, and a stopped budget reopens */
+	rc = pc_budget_init(&b, 3 * 4096, 0);
+	ok(rc == 0 && pc_budget_take(&b, 2 * 4096) && !pc_budget_take(&b, 2 * 4096) &&
+	   b.stopped == PC_BUDGET_MAX && !pc_budget_take(&b, 4096),
+	   "budget: past --max-mem stops, and stays stopped (%d)", rc);
+	pc_budget_put(&b, 4096);
+	ok(!b.stopped && b.taken == 4096 && pc_budget_take(&b, 2 * 4096) &&
+	   !pc_budget_take(&b, 1), "budget: put gives back and reopens, never past the maximum");
+	pc_budget_put(&b, UINT64_MAX);
+	ok(b.taken == 0, "budget: put never goes below nothing");
+	if (rc == 0)
+		pc_budget_release(&b);
 }
 
 static void vmstat(void)
