@@ -183,6 +183,14 @@ void out_human_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *out_escape(const char *s);
 /* Render everything to stdout; returns 0 or -errno of the write. */
 int out_flush(void);
+/*
+ * One record written at once, after the document (lock --watch's events):
+ * JSON, pretty or short, one compact line {"NAME": {...}} (jq reads the
+ * document and these lines as one stream); key=value its line; people
+ * `human` (escaped); Prometheus nothing. Takes r's fields. 0, or -errno
+ * of the write (EPIPE is 0: nobody reads).
+ */
+int out_event(const char *name, struct orec *r, const char *human);
 char *fmt_size(uint64_t bytes, char *buf, size_t len);
 /* "99.9%": never rounds a partial residency up to 100% */
 char *fmt_percent(uint64_t part, uint64_t whole, char *buf, size_t len);
@@ -228,6 +236,9 @@ struct targets {
 	size_t nprocs;
 	int (*file)(struct pc_walk_entry *, void *);	/* the command's */
 	void *file_arg;
+	/* each directory the walk enters, before it is read (lock --watch) */
+	void (*dir)(const char *path, void *arg);
+	void *dir_arg;
 	/* counters filled by the walk's events */
 	uint64_t dirs, vanished, special, symlinks, loops, mounts, toobig, excluded, dups;
 };

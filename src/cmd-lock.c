@@ -7,6 +7,19 @@
  * --daemon ... && start-service` is safe). Never more than the memory
  * budget: mlocked pages cannot be reclaimed, so overshooting would push
  * the host toward OOM.
+ *
+ * --watch keeps the lock set as files are replaced: inotify on the
+ * directories that hold them (every directory of a tree, the parent of a
+ * file named), and after a burst of changes has gone quiet (200 ms; at
+ * most 2 s after the first) the named paths are walked again by the same
+ * walker, with the same rules (no link followed without -f, nothing
+ * outside the roots, no FIFO or device opened, the budget). What is found
+ * where it was stays as it is; a new inode at a name (rename over, delete
+ * and create) or a new file in a tree is locked, after the mapping of the
+ * old inode is released (so the two never count together against the
+ * budget); a file whose size changed is locked again, new mapping first.
+ * Where a directory cannot be watched (the inotify watch limit) the walk
+ * is repeated every --watch-interval seconds instead (30 by default).
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -14,23 +27,86 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+/* One file locked. */
+struct held {
+	struct pc_lock l;
+	dev_t dev;
+	ino_t ino;
+	char *path;		/* as the walk reached it; NULL without --watch */
+	bool seen;		/* a rescan found it where it was */
+};
+
+/* A file a rescan found new (or resized): locked after the walk. */
+struct cand {
+	int fd;			/* taken from the walk */
+	struct stat st;
+	char *path;
+	ssize_t same;		/* index in locks of this very inode (resized), else -1 */
+};
+
+/* A file that could not be locked: said once, not at every rescan. */
+struct refused {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+};
+
+/* A named PATH, as --watch keeps an eye on it. */
+struct wroot {
+	const char *path;
+	const char *base;	/* a file's last component: the name to look for */
+	bool link;		/* a symbolic link when the lock began: followed */
+	bool dir;		/* a tree (every directory is watched) */
+	bool refused;		/* a link replaced it: said once */
+	int wd;			/* the watch on the directory that holds a file, or -1 */
+};
+
+/* A directory of a tree, watched. */
+struct wdir {
+	int wd;
+	bool seen;		/* entered by the last walk */
+};
+
+struct watch {
+	int ifd;			/* inotify; -1: none (rescans on the timer only) */
+	unsigned interval;		/* seconds between rescans; 0: on events only */
+	bool interval_set;		/* --watch-interval given */
+	bool limit_said;		/* "cannot watch" said once */
+	struct wroot *roots;
+	size_t nroots;
+	struct wdir *dirs;
+	size_t ndirs, dcap;
+	struct cand *cands;
+	size_t ncands, ccap;
+	struct refused *refused;
+	size_t nrefused, rcap;
+	uint64_t relocks, released, rescans;
+};
 
 struct lock_ctx {
 	struct targets t;
 	struct pc_budget budget;
 	pthread_mutex_t lock;
-	struct pc_lock *locks;
+	struct held *locks;
 	size_t n, cap;
+	size_t nsorted;		/* a rescan's: locks[0..nsorted) sorted by inode */
 	uint64_t bytes;
 	bool list, stopped;
+	struct watch *w;	/* --watch; NULL: none */
 };
 
 static const struct ocol lock_cols[] = {
@@ -47,6 +123,15 @@ static const struct cli_opt lock_opts[] = {
 	  "write the locking process's PID to FILE (removed\nat exit if it still holds that PID)", 0 },
 	{ "wait", 'w', 0, 'w', NULL, CC_NONE, NULL,
 	  "vmtouch's -w: with -d, wait until every page is\nlocked (what -d always does)", 0 },
+	{ "watch", 0, 0, 'w' + 512, NULL, CC_NONE, NULL,
+	  "while locked, lock again what is replaced: a file\n"
+	  "renamed over or deleted and made again, a new file\n"
+	  "in a tree, a file that grew (inotify); one line\n"
+	  "per change, the old inode's lock released", 0 },
+	{ "watch-interval", 0, 0, 'i' + 512, "SECS", CC_NONE, NULL,
+	  "with --watch, also walk everything again every\n"
+	  "SECS seconds (0: only on changes, the default;\n"
+	  "30 where the inotify watch limit is reached)", 0 },
 	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list each file", 0 },
 	{ 0 }
 };
@@ -68,8 +153,11 @@ const struct cli_spec lock_spec = {
 	"  pagecache lock /srv/index/hot.idx             (Ctrl-C to release)\n"
 	"  pagecache lock -d -P /run/hot.pid /srv/index && kill $(cat /run/hot.pid)\n"
 	"  pagecache -dl -P /run/hot.pid /srv/index    the same, as vmtouch -dl\n"
+	"  pagecache lock --watch /usr/lib/x86_64-linux-gnu/libssl.so.3 /srv/index\n"
+	"                    (kept locked across package upgrades and index rebuilds)\n"
 	"Exit status: 0 all locked (with -d: the daemon holds them; without: released\n"
-	"cleanly at the signal), 1 some files failed or the budget stopped it, 2 usage.\n",
+	"cleanly at the signal), 1 some files failed or the budget stopped it (with\n"
+	"--watch: also a re-lock that failed since), 2 usage.\n",
 	.groups = { &(struct cli_group){ "Options", lock_opts }, &cli_budget_group,
 		    &cli_format_act_group, &cli_targets_group },
 	.operands = CC_FILE,
@@ -118,6 +206,37 @@ static const char *lock_reason(int err)
 	}
 }
 
+/* Keep lock l of file st (reached as path); -ENOMEM. Thread-safe. */
+static int add_held(struct lock_ctx *c, const struct pc_lock *l, const struct stat *st,
+		    const char *path)
+{
+	char *p = NULL;
+
+	if (c->w && !(p = strdup(path)))
+		return -ENOMEM;
+	pthread_mutex_lock(&c->lock);
+	if (cli_grow(&c->locks, &c->cap, c->n, sizeof(*c->locks)) < 0) {
+		pthread_mutex_unlock(&c->lock);
+		free(p);
+		return -ENOMEM;
+	}
+	c->locks[c->n++] = (struct held){ *l, st->st_dev, st->st_ino, p, true };
+	c->bytes += l->len;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+/* The bytes of a file of `size` the range selects, as pc_fd_lock maps them. */
+static uint64_t lock_span(const struct targets *t, uint64_t size)
+{
+	uint64_t ps = pc_page_size(), stop;
+
+	if (t->off >= size)
+		return 0;
+	stop = t->len == 0 || t->len > size - t->off ? size : t->off + t->len;
+	return stop - t->off / ps * ps;
+}
+
 static int lock_file(struct pc_walk_entry *e, void *arg)
 {
 	struct lock_ctx *c = arg;
@@ -126,8 +245,7 @@ static int lock_file(struct pc_walk_entry *e, void *arg)
 	struct orec rec = { 0 };
 	int rc;
 
-	want = c->t.off >= size ? 0 : (c->t.len && c->t.len < size - c->t.off ? c->t.len
-									     : size - c->t.off);
+	want = lock_span(&c->t, size);	/* what the mapping will lock: whole first page */
 	if (!pc_budget_take(&c->budget, want)) {
 		c->stopped = true;
 		return 1;
@@ -137,22 +255,599 @@ static int lock_file(struct pc_walk_entry *e, void *arg)
 		cli_fail_msg(e->path, "cannot lock", lock_reason(-rc));
 		return 0;
 	}
-	pthread_mutex_lock(&c->lock);
-	if (cli_grow(&c->locks, &c->cap, c->n, sizeof(*c->locks)) < 0) {
-		pthread_mutex_unlock(&c->lock);
+	if (add_held(c, &l, &e->st, e->path) < 0) {
 		pc_unlock(&l);
 		cli_fail(e->path, ENOMEM, "cannot lock");
 		return 0;
 	}
-	c->locks[c->n++] = l;
-	c->bytes += l.len;
-	pthread_mutex_unlock(&c->lock);
 	if (c->list) {
 		orec_str(&rec, "path", e->path, OF_LABEL);
 		orec_u64(&rec, "locked", l.len, OF_BYTES);
 		out_list_add("files", &rec);
 	}
 	return 0;
+}
+
+/* ---- --watch ---------------------------------------------------------- */
+
+#define WATCH_MASK (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM | \
+		    IN_DELETE_SELF | IN_MOVE_SELF | IN_EXCL_UNLINK)
+#define QUIET_S 0.2		/* a burst is over after this much quiet */
+#define BURST_MAX_S 2.0		/* ... or this long after its first change */
+#define FALLBACK_INTERVAL 30	/* seconds, where a directory cannot be watched */
+
+/* Seconds since the epoch: when an event happened, for logs and scripts. */
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * A directory could not be watched: said once, with the limit where that
+ * is why, and from then on everything is walked again on a timer too.
+ */
+static void watch_failed(struct watch *w, const char *dir, int err)
+{
+	if (err == ENOENT || err == ENOTDIR)
+		return;		/* gone already: the rescan it causes sees that */
+	if (!w->interval)
+		w->interval = FALLBACK_INTERVAL;
+	if (w->limit_said)
+		return;
+	w->limit_said = true;
+	if (err == ENOSPC) {
+		unsigned long max = 0;
+		FILE *f = fopen("/proc/sys/fs/inotify/max_user_watches", "re");
+
+		if (f) {
+			if (fscanf(f, "%lu", &max) != 1)
+				max = 0;
+			fclose(f);
+		}
+		cli_warn("cannot watch '%s': the inotify watch limit is reached "
+			 "(fs.inotify.max_user_watches = %lu); walking everything again every %u s "
+			 "instead (--watch-interval)", dir, max, w->interval);
+	} else {
+		cli_warn("cannot watch '%s': %s; walking everything again every %u s instead "
+			 "(--watch-interval)", dir, strerror(err), w->interval);
+	}
+}
+
+/* Watch directory `path` of a tree (called by the walk, serialised). */
+static void watch_dir(const char *path, void *arg)
+{
+	struct lock_ctx *c = arg;
+	struct watch *w = c->w;
+	bool follow = c->t.walk.follow;
+	int wd;
+
+	if (w->ifd < 0)
+		return;
+	for (size_t i = 0; i < w->nroots; i++)	/* a root named by its link: followed */
+		follow |= w->roots[i].link && !strcmp(w->roots[i].path, path);
+	wd = inotify_add_watch(w->ifd, path, WATCH_MASK | IN_ONLYDIR | (follow ? 0 : IN_DONT_FOLLOW));
+	if (wd < 0) {
+		watch_failed(w, path, errno);
+		return;
+	}
+	for (size_t i = 0; i < w->ndirs; i++)
+		if (w->dirs[i].wd == wd) {
+			w->dirs[i].seen = true;
+			return;
+		}
+	if (cli_grow(&w->dirs, &w->dcap, w->ndirs, sizeof(*w->dirs)) == 0)
+		w->dirs[w->ndirs++] = (struct wdir){ wd, true };
+}
+
+/* Watch the directory that holds each file named (a tree's own come with the walk). */
+static void watch_parents(struct lock_ctx *c)
+{
+	struct watch *w = c->w;
+
+	for (size_t i = 0; i < w->nroots; i++) {
+		struct wroot *r = &w->roots[i];
+		char *dir;
+		struct stat st;
+
+		r->dir = stat(r->path, &st) == 0 && S_ISDIR(st.st_mode);
+		if (r->dir || w->ifd < 0)
+			continue;
+		dir = strdup(r->path);
+		if (!dir)
+			continue;
+		{
+			char *slash = strrchr(dir, '/');
+
+			if (!slash)
+				strcpy(dir, ".");
+			else if (slash == dir)
+				dir[1] = 0;
+			else
+				*slash = 0;
+		}
+		r->wd = inotify_add_watch(w->ifd, dir, WATCH_MASK | IN_ONLYDIR);
+		if (r->wd < 0)
+			watch_failed(w, dir, errno);
+		free(dir);
+	}
+}
+
+static int watch_init(struct lock_ctx *c, struct watch *w)
+{
+	c->w = w;
+	w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->ifd < 0)
+		watch_failed(w, "(inotify)", errno);
+	w->roots = calloc(c->t.npaths ? c->t.npaths : 1, sizeof(*w->roots));
+	if (!w->roots)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->t.npaths; i++) {
+		struct wroot *r = &w->roots[w->nroots++];
+		const char *slash = strrchr(c->t.paths[i], '/');
+		struct stat st;
+
+		r->path = c->t.paths[i];
+		r->base = slash ? slash + 1 : r->path;
+		r->link = lstat(r->path, &st) == 0 && S_ISLNK(st.st_mode);
+		r->wd = -1;
+	}
+	c->t.dir = watch_dir;
+	c->t.dir_arg = c;
+	watch_parents(c);
+	return 0;
+}
+
+static void watch_release(struct watch *w)
+{
+	if (w->ifd >= 0)
+		close(w->ifd);
+	free(w->roots);
+	free(w->dirs);
+	free(w->cands);
+	free(w->refused);
+}
+
+static int cmp_held(const void *a, const void *b)
+{
+	const struct held *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+	return strcmp(((const struct cand *)a)->path, ((const struct cand *)b)->path);
+}
+
+/* A root named as a file: is e that file itself, no link followed? */
+static bool root_file_ok(struct lock_ctx *c, const struct pc_walk_entry *e)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < c->w->nroots; i++) {
+		const struct wroot *r = &c->w->roots[i];
+
+		if (r->link || r->dir || strcmp(r->path, e->path))
+			continue;
+		/* a link swapped in after the check before the walk: not followed */
+		return c->t.walk.follow || (lstat(e->path, &st) == 0 && S_ISREG(st.st_mode) &&
+					    st.st_dev == e->st.st_dev && st.st_ino == e->st.st_ino);
+	}
+	return true;
+}
+
+/*
+ * The walk of a rescan (worker threads): a file locked already, at the same
+ * size, is marked seen and left alone; anything else is kept for after.
+ */
+static int watch_file(struct pc_walk_entry *e, void *arg)
+{
+	struct lock_ctx *c = arg;
+	struct watch *w = c->w;
+	struct held key = { .dev = e->st.st_dev, .ino = e->st.st_ino }, *h;
+	uint64_t span = lock_span(&c->t, (uint64_t)e->st.st_size);
+	ssize_t same = -1;
+	char *p;
+
+	if (!root_file_ok(c, e))
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	h = bsearch(&key, c->locks, c->n, sizeof(*c->locks), cmp_held);
+	if (h) {
+		struct held *pick = NULL;
+
+		while (h > c->locks && !cmp_held(h - 1, &key))
+			h--;	/* every lock of the inode (-H: one a name) */
+		for (; h < c->locks + c->n && !cmp_held(h, &key); h++) {
+			if (!strcmp(h->path, e->path)) {
+				pick = h;
+				break;
+			}
+			if (!pick && !h->seen)
+				pick = h;
+		}
+		if (pick) {
+			pick->seen = true;
+			if (strcmp(pick->path, e->path) && (p = strdup(e->path))) {
+				free(pick->path);	/* renamed inside a tree */
+				pick->path = p;
+			}
+			same = pick - c->locks;
+			if (pick->l.len == span) {
+				pthread_mutex_unlock(&c->lock);
+				return 0;
+			}
+		}
+	}
+	if (cli_grow(&w->cands, &w->ccap, w->ncands, sizeof(*w->cands)) == 0 &&
+	    (p = strdup(e->path))) {
+		w->cands[w->ncands++] = (struct cand){ e->fd, e->st, p, same };
+		e->fd = -1;	/* ours now */
+	}
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+static bool was_refused(struct watch *w, const struct stat *st)
+{
+	for (size_t i = 0; i < w->nrefused; i++)
+		if (w->refused[i].dev == st->st_dev && w->refused[i].ino == st->st_ino &&
+		    w->refused[i].size == st->st_size)
+			return true;
+	return false;
+}
+
+static void refuse(struct watch *w, const struct stat *st)
+{
+	if (cli_grow(&w->refused, &w->rcap, w->nrefused, sizeof(*w->refused)) == 0)
+		w->refused[w->nrefused++] = (struct refused){ st->st_dev, st->st_ino, st->st_size };
+}
+
+/* One line per change: {"watch": {...}} in JSON, `human` for people. */
+static void watch_event(const char *ev, const char *path, uint64_t locked, uint64_t was,
+			const struct stat *st, const char *human)
+{
+	struct orec r = { 0 };
+
+	orec_str(&r, "event", ev, 0);
+	orec_str(&r, "path", path, 0);
+	orec_u64(&r, "locked", locked, OF_BYTES);
+	orec_u64(&r, "previous", was, OF_BYTES);
+	if (st)
+		orec_u64(&r, "inode", (uint64_t)st->st_ino, 0);
+	else
+		orec_null(&r, "inode");
+	orec_f64(&r, "time", wall_s());
+	out_event("watch", &r, human);
+}
+
+/* The lock of inode st among the sorted ones, under `path` if it has several. */
+static struct held *find_held(struct lock_ctx *c, const struct stat *st, const char *path)
+{
+	struct held key = { .dev = st->st_dev, .ino = st->st_ino }, *h, *first;
+
+	h = bsearch(&key, c->locks, c->nsorted, sizeof(*c->locks), cmp_held);
+	if (!h)
+		return NULL;
+	while (h > c->locks && !cmp_held(h - 1, &key))
+		h--;
+	for (first = h; h < c->locks + c->nsorted && !cmp_held(h, &key); h++)
+		if (!strcmp(h->path, path))
+			return h;
+	return first;
+}
+
+/* Lock candidate k (a new inode at its path, or a file that changed size). */
+static bool relock(struct lock_ctx *c, struct cand *k, const struct held *gone)
+{
+	struct watch *w = c->w;
+	uint64_t span = lock_span(&c->t, (uint64_t)k->st.st_size);
+	struct held *h = k->same >= 0 ? find_held(c, &k->st, k->path) : NULL;
+	uint64_t was = h ? h->l.len : gone ? gone->l.len : 0;
+	char a[32], b[32], msg[512], why[256];
+	struct pc_lock l;
+	int rc;
+
+	if (was_refused(w, &k->st))
+		return false;	/* said already; it has not changed since */
+	pc_budget_put(&c->budget, 0);	/* judged afresh */
+	if (span > (h ? h->l.len : 0) && !pc_budget_take(&c->budget, span - (h ? h->l.len : 0))) {
+		snprintf(why, sizeof(why), "%s would pass the memory budget (%s)%s",
+			 pc_human_size(span, a, sizeof(a)), pc_budget_reason(c->budget.stopped),
+			 h ? "; the part locked before stays locked" :
+			 gone ? "; the replaced file's lock is released" : "");
+		cli_fail_msg(k->path, h ? "cannot extend the lock of" : "cannot lock", why);
+		watch_event("refused", k->path, h ? h->l.len : 0, was, &k->st, NULL);
+		refuse(w, &k->st);
+		return false;
+	}
+	rc = pc_fd_lock(k->fd, (uint64_t)k->st.st_size, c->t.off, c->t.len, &l);
+	if (rc < 0) {
+		if (!h || span > h->l.len)
+			pc_budget_put(&c->budget, span - (h ? h->l.len : 0));
+		cli_fail_msg(k->path, "cannot lock", lock_reason(-rc));
+		watch_event("refused", k->path, h ? h->l.len : 0, was, &k->st, NULL);
+		refuse(w, &k->st);
+		return false;
+	}
+	w->relocks++;
+	if (h) {	/* the same inode: the new mapping is locked before the old goes */
+		if (span < h->l.len)
+			pc_budget_put(&c->budget, h->l.len - span);
+		pc_unlock(&h->l);
+		c->bytes = c->bytes - was + l.len;
+		h->l = l;
+		snprintf(msg, sizeof(msg), "re-locked '%s': its size changed, %s locked (was %s)",
+			 k->path, fmt_size(l.len, a, sizeof(a)), fmt_size(was, b, sizeof(b)));
+		watch_event("resized", k->path, l.len, was, &k->st, msg);
+		return true;
+	}
+	if (add_held(c, &l, &k->st, k->path) < 0) {
+		pc_unlock(&l);
+		pc_budget_put(&c->budget, span);
+		w->relocks--;
+		cli_fail(k->path, ENOMEM, "cannot lock");
+		return false;
+	}
+	if (gone)
+		snprintf(msg, sizeof(msg), "re-locked '%s': a new file replaced it, %s locked "
+			 "(the old one's %s released)", k->path, fmt_size(l.len, a, sizeof(a)),
+			 fmt_size(was, b, sizeof(b)));
+	else
+		snprintf(msg, sizeof(msg), "locked '%s': new, %s", k->path,
+			 fmt_size(l.len, a, sizeof(a)));
+	watch_event(gone ? "replaced" : "new", k->path, l.len, was, &k->st, msg);
+	return true;
+}
+
+/*
+ * Walk the named paths again and bring the locks in line: release what is
+ * gone (replaced, deleted, moved away, a link now), lock what is new.
+ */
+static void rescan(struct lock_ctx *c)
+{
+	struct watch *w = c->w;
+	const char **saved = c->t.paths, **roots;
+	size_t nsaved = c->t.npaths, nroots = 0, kept = 0;
+	struct held *gone = NULL;
+	size_t ngone = 0;
+	uint64_t relocks = w->relocks, released = w->released;
+	char a[32], msg[512];
+	int rc;
+
+	w->rescans++;
+	for (size_t i = 0; i < c->n; i++)
+		c->locks[i].seen = false;
+	qsort(c->locks, c->n, sizeof(*c->locks), cmp_held);
+	for (size_t i = 0; i < w->ndirs; i++)
+		w->dirs[i].seen = false;
+	watch_parents(c);	/* a directory replaced: watch the new one */
+
+	/* A path that was no link, and is one now, is not followed (without -f). */
+	roots = malloc((nsaved ? nsaved : 1) * sizeof(*roots));
+	if (!roots)
+		return;
+	for (size_t i = 0; i < w->nroots; i++) {
+		struct wroot *r = &w->roots[i];
+		struct stat st;
+		bool now_link = lstat(r->path, &st) == 0 && S_ISLNK(st.st_mode);
+
+		if (now_link && !r->link && !c->t.walk.follow) {
+			if (!r->refused)
+				cli_fail_msg(r->path, "not following", "a symbolic link replaced it "
+					     "(-f follows links); its lock is released");
+			r->refused = true;
+			continue;
+		}
+		r->refused = false;
+		roots[nroots++] = r->path;
+	}
+	c->t.paths = roots;
+	c->t.npaths = nroots;
+	rc = nroots ? targets_walk(&c->t, watch_file, c) : 0;
+	c->t.paths = saved;
+	c->t.npaths = nsaved;
+	free(roots);
+	if (rc < 0)
+		cli_warn("walk failed: %s", strerror(-rc));
+
+	/* directories no longer walked: their watches go */
+	for (size_t i = 0; i < w->ndirs; i++) {
+		bool root_dir = false;
+
+		for (size_t j = 0; j < w->nroots; j++)
+			root_dir |= w->roots[j].wd == w->dirs[i].wd;
+		if (w->dirs[i].seen || root_dir)
+			w->dirs[kept++] = w->dirs[i];
+		else if (w->ifd >= 0)
+			inotify_rm_watch(w->ifd, w->dirs[i].wd);
+	}
+	w->ndirs = kept;
+
+	/* What was not found where it was: released, first (never two at once) */
+	kept = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct held *h = &c->locks[i];
+
+		if (h->seen) {
+			c->locks[kept++] = *h;
+			continue;
+		}
+		struct held copy = *h, *ng;
+
+		pc_budget_put(&c->budget, h->l.len);
+		c->bytes -= h->l.len;
+		pc_unlock(&h->l);	/* the old inode's pages may go now */
+		ng = realloc(gone, (ngone + 1) * sizeof(*gone));
+		if (ng) {
+			gone = ng;
+			gone[ngone++] = copy;	/* its path and length, for the lines */
+		} else {
+			free(copy.path);
+		}
+	}
+	c->n = kept;
+	c->nsorted = kept;	/* sorted still: relock finds resized files by inode */
+
+	qsort(w->cands, w->ncands, sizeof(*w->cands), cmp_cand);
+	for (size_t i = 0; i < w->ncands; i++) {
+		struct cand *k = &w->cands[i];
+		struct held *old = NULL;
+
+		for (size_t j = 0; k->same < 0 && j < ngone; j++)
+			if (gone[j].path && !strcmp(gone[j].path, k->path))
+				old = &gone[j];
+		relock(c, k, old);
+		if (old) {
+			free(old->path);
+			old->path = NULL;	/* replaced, not gone */
+		}
+		close(k->fd);
+		free(k->path);
+	}
+	w->ncands = 0;
+	for (size_t j = 0; j < ngone; j++) {
+		if (!gone[j].path)
+			continue;
+		w->released++;
+		snprintf(msg, sizeof(msg), "released '%s': gone from where it was "
+			 "(deleted, moved away or no longer selected)", gone[j].path);
+		watch_event("released", gone[j].path, 0, gone[j].l.len, NULL, msg);
+		free(gone[j].path);
+	}
+	free(gone);
+	if (w->relocks != relocks || w->released != released) {
+		struct orec r = { 0 };
+
+		snprintf(msg, sizeof(msg), "watching: %zu files locked, %s", c->n,
+			 fmt_size(c->bytes, a, sizeof(a)));
+		orec_str(&r, "event", "rescan", 0);
+		orec_u64(&r, "files", c->n, 0);
+		orec_u64(&r, "locked", c->bytes, OF_BYTES);
+		orec_u64(&r, "relocks", w->relocks, 0);
+		orec_u64(&r, "released", w->released, 0);
+		orec_u64(&r, "rescans", w->rescans, 0);
+		orec_u64(&r, "failures", cli_failures(), 0);
+		orec_f64(&r, "time", wall_s());
+		out_event("watch", &r, msg);
+	}
+	fflush(stderr);
+}
+
+/* Read what inotify says; true if it touches the lock set. */
+static bool watch_read(struct watch *w)
+{
+	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool dirty = false;
+	ssize_t n;
+
+	while ((n = read(w->ifd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const void *)p;
+			bool known = false;
+
+			p += sizeof(*ev) + ev->len;
+			if (ev->mask & IN_Q_OVERFLOW) {
+				dirty = true;	/* events were lost: everything is looked at */
+				continue;
+			}
+			for (size_t i = 0; i < w->ndirs && !known; i++)
+				known = w->dirs[i].wd == ev->wd;
+			if (known) {	/* a tree's: any name, or the directory itself */
+				dirty = true;
+				continue;
+			}
+			for (size_t i = 0; i < w->nroots; i++) {
+				const struct wroot *r = &w->roots[i];
+
+				if (r->wd != ev->wd)
+					continue;
+				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) ||
+				    (ev->len && !strcmp(ev->name, r->base)))
+					dirty = true;
+			}
+		}
+	}
+	return dirty;
+}
+
+/*
+ * Wait for a signal, rescanning after each burst of changes (and on the
+ * timer). Returns the signal.
+ */
+static int watch_loop(struct lock_ctx *c, const sigset_t *set)
+{
+	struct watch *w = c->w;
+	double first = 0, last = 0, next = w->interval ? now_s() + w->interval : 0;
+	int sfd = signalfd(-1, set, SFD_CLOEXEC);
+
+	if (sfd < 0) {
+		int sig;
+
+		cli_warn("cannot watch: signalfd: %s; the files stay locked as they are",
+			 strerror(errno));
+		fflush(stderr);
+		while (sigwait(set, &sig) != 0)
+			;
+		return sig;
+	}
+	for (;;) {
+		struct pollfd pf[2] = { { sfd, POLLIN, 0 }, { w->ifd, POLLIN, 0 } };
+		double t = now_s(), due = -1;
+		int timeout = -1;
+
+		if (first)
+			due = last + QUIET_S < first + BURST_MAX_S ? last + QUIET_S : first + BURST_MAX_S;
+		if (next && (due < 0 || next < due))
+			due = next;
+		if (due >= 0)
+			timeout = due <= t ? 0 : (int)((due - t) * 1000) + 1;
+		if (poll(pf, w->ifd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR)
+			break;
+		if (pf[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				close(sfd);
+				return (int)si.ssi_signo;
+			}
+		}
+		t = now_s();
+		if (w->ifd >= 0 && (pf[1].revents & POLLIN) && watch_read(w)) {
+			if (!first)
+				first = t;
+			last = t;
+		}
+		if ((first && (t >= last + QUIET_S || t >= first + BURST_MAX_S)) ||
+		    (next && t >= next)) {
+			first = last = 0;
+			rescan(c);
+			if (w->interval)
+				next = now_s() + w->interval;
+		}
+	}
+	cli_warn("cannot watch: poll: %s", strerror(errno));
+	close(sfd);
+	{
+		int sig;
+
+		while (sigwait(set, &sig) != 0)
+			;
+		return sig;
+	}
 }
 
 /*
@@ -230,7 +925,9 @@ int cmd_lock(int argc, char **argv)
 	struct cli_opts co = { OUT_HUMAN };
 	struct cli_budget bo = CLI_BUDGET_INIT;
 	struct pidfile pf = { NULL };
-	bool daemon = false;
+	struct watch w = { .ifd = -1 };
+	bool daemon = false, watch = false, held;
+	unsigned failed0 = 0;
 	struct orec rec = { 0 };
 	int opt, rc, pipefd[2] = { -1, -1 }, sig;
 	sigset_t set;
@@ -249,6 +946,24 @@ int cmd_lock(int argc, char **argv)
 			break;
 		case 'w':	/* -d waits until all is locked anyway */
 			break;
+		case 'w' + 512:
+			watch = true;
+			break;
+		case 'i' + 512: {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(p.arg, &end, 10);
+			if (!*p.arg || *end || *p.arg == '-' || errno || v > 86400) {
+				cli_usage_error("invalid --watch-interval '%s' (seconds, 0 to 86400)",
+						p.arg);
+				return EXIT_USAGE;
+			}
+			w.interval = (unsigned)v;
+			w.interval_set = true;
+			break;
+		}
 		case 'M': case 'S': case 'T':
 			if (cli_budget_opt(&bo, opt, p.arg) < 0)
 				return EXIT_USAGE;
@@ -265,6 +980,14 @@ int cmd_lock(int argc, char **argv)
 		return p.exit;
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
+	if (w.interval_set && !watch) {
+		cli_usage_error("--watch-interval needs --watch");
+		return EXIT_USAGE;
+	}
+	if (watch && (c.t.npids || c.t.cgroup)) {
+		cli_usage_error("--watch keeps PATHs locked, not the files of --pid or --cgroup");
+		return EXIT_USAGE;
+	}
 	out_prom_metrics("lock", metrics, sizeof(metrics) / sizeof(metrics[0]));
 	c.list = c.list || co.prom_per_file;
 	if (pc_budget_init(&c.budget, bo.max_mem, bo.reserve) < 0) {
@@ -318,6 +1041,19 @@ int cmd_lock(int argc, char **argv)
 		close(pipefd[0]);
 		setsid();
 	}
+	if (watch) {	/* before the walk: nothing replaced meanwhile is missed */
+		struct rlimit rl;
+
+		/* a rescan holds the new files open until it locks them */
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (watch_init(&c, &w) < 0) {
+			cli_warn("cannot watch: %s", strerror(ENOMEM));
+			c.stopped = true;
+		}
+	}
 
 	if (c.list) {	/* before the walk: rows are written as they come */
 		out_sort("files", "path");
@@ -366,17 +1102,46 @@ int cmd_lock(int argc, char **argv)
 		close(pipefd[1]);
 	}
 	/* A daemon that failed holds nothing: exit 1 must mean no daemon. */
+	failed0 = cli_failures();
+	held = c.n > 0;
 	if (c.n && !(daemon && status)) {
-		do
-			rc = sigwait(&set, &sig);
-		while (rc != 0);
+		if (c.w) {
+			sig = watch_loop(&c, &set);
+		} else {
+			do
+				rc = sigwait(&set, &sig);
+			while (rc != 0);
+		}
 	}
-	for (size_t i = 0; i < c.n; i++)
-		pc_unlock(&c.locks[i]);
+	for (size_t i = 0; i < c.n; i++) {
+		pc_unlock(&c.locks[i].l);
+		free(c.locks[i].path);
+	}
+	if (c.w && held && !(daemon && status)) {	/* the watch's totals: what a supervisor logs */
+		char msg[256];
+
+		orec_str(&rec, "event", "stopped", 0);
+		orec_u64(&rec, "files", c.n, 0);
+		orec_u64(&rec, "locked", c.bytes, OF_BYTES);
+		orec_u64(&rec, "relocks", w.relocks, 0);
+		orec_u64(&rec, "released", w.released, 0);
+		orec_u64(&rec, "rescans", w.rescans, 0);
+		orec_u64(&rec, "failures", cli_failures(), 0);
+		orec_f64(&rec, "time", wall_s());
+		snprintf(msg, sizeof(msg), "Released %zu files, %s; %llu re-locked and %llu released "
+			 "while watching (%llu rescans)", c.n, fmt_size(c.bytes, a, sizeof(a)),
+			 (unsigned long long)w.relocks, (unsigned long long)w.released,
+			 (unsigned long long)w.rescans);
+		out_event("watch", &rec, msg);
+		if (cli_failures() != failed0)
+			status = EXIT_PARTIAL;	/* a re-lock failed: said when it did */
+	}
+	if (c.w)
+		watch_release(&w);
 	free(c.locks);
 	if (pf.path)
 		remove_pidfile(&pf);
 	pc_budget_release(&c.budget);
 	targets_release(&c.t);
-	return c.n ? status : EXIT_PARTIAL;
+	return held ? status : EXIT_PARTIAL;
 }

@@ -1695,6 +1695,36 @@ static void list_write(FILE *o, struct olist *l)
 		doc.werr = errno ? errno : EIO;
 }
 
+int out_event(const char *name, struct orec *r, const char *human)
+{
+	FILE *o = stdout;
+	char *esc;
+	int rc = 0;
+
+	pthread_mutex_lock(&doc_lock);
+	switch (doc.fmt) {
+	case OUT_JSON:
+		short_line(o, name, r, NULL);
+		break;
+	case OUT_KV:
+		kv_rec(o, r);
+		break;
+	case OUT_HUMAN:
+		esc = human ? out_escape(human) : NULL;
+		if (esc)
+			fprintf(o, "%s\n", esc);
+		free(esc);
+		break;
+	case OUT_PROM:
+		break;
+	}
+	pthread_mutex_unlock(&doc_lock);
+	orec_release(r);
+	if (fflush(o) != 0 || ferror(o))
+		rc = errno == EPIPE ? 0 : -(errno ? errno : EIO);
+	return rc;
+}
+
 int out_flush(void)
 {
 	FILE *o = stdout;
