@@ -58,6 +58,7 @@ enum pc_sys_call {
 	PC_SYS_FSYNC,
 	PC_SYS_RENAME,
 	PC_SYS_SYNC_RANGE,
+	PC_SYS_INOTIFY_WATCH,
 	PC_SYS_NCALLS
 };
 
@@ -90,6 +91,8 @@ long pc_sys_write(int fd, const void *buf, size_t len);
 int pc_sys_fsync(int fd);
 int pc_sys_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
 int pc_sys_sync_file_range(int fd, uint64_t off, uint64_t len, unsigned flags);
+/* inotify_add_watch(2): the watch descriptor, or -errno ("inotify_add_watch:ENOSPC": the limit). */
+int pc_sys_inotify_add_watch(int fd, const char *path, uint32_t mask);
 
 /* Does this kernel have cachestat(2)? Probed once. */
 bool pc_have_cachestat(void);

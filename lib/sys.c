@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
@@ -89,6 +90,7 @@ static const struct {
 	{ "read", PC_SYS_READ },	   { "write", PC_SYS_WRITE },
 	{ "fsync", PC_SYS_FSYNC },	   { "rename", PC_SYS_RENAME },
 	{ "sync_file_range", PC_SYS_SYNC_RANGE },
+	{ "inotify_add_watch", PC_SYS_INOTIFY_WATCH },
 };
 
 static const struct {
@@ -368,6 +370,16 @@ int pc_sys_sync_file_range(int fd, uint64_t off, uint64_t len, unsigned flags)
 	if (e > 0)
 		return -e;
 	return sync_file_range(fd, (off64_t)off, (off64_t)len, flags) < 0 ? -errno : 0;
+}
+
+int pc_sys_inotify_add_watch(int fd, const char *path, uint32_t mask)
+{
+	int e = injected(PC_SYS_INOTIFY_WATCH), wd;
+
+	if (e > 0)
+		return -e;
+	wd = inotify_add_watch(fd, path, mask);
+	return wd < 0 ? -errno : wd;
 }
 
 /*

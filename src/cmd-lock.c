@@ -336,9 +336,10 @@ static void watch_dir(const char *path, void *arg)
 		return;
 	for (size_t i = 0; i < w->nroots; i++)	/* a root named by its link: followed */
 		follow |= w->roots[i].link && !strcmp(w->roots[i].path, path);
-	wd = inotify_add_watch(w->ifd, path, WATCH_MASK | IN_ONLYDIR | (follow ? 0 : IN_DONT_FOLLOW));
+	wd = pc_sys_inotify_add_watch(w->ifd, path,
+				      WATCH_MASK | IN_ONLYDIR | (follow ? 0 : IN_DONT_FOLLOW));
 	if (wd < 0) {
-		watch_failed(w, path, errno);
+		watch_failed(w, path, -wd);
 		return;
 	}
 	for (size_t i = 0; i < w->ndirs; i++)
@@ -376,9 +377,9 @@ static void watch_parents(struct lock_ctx *c)
 			else
 				*slash = 0;
 		}
-		r->wd = inotify_add_watch(w->ifd, dir, WATCH_MASK | IN_ONLYDIR);
+		r->wd = pc_sys_inotify_add_watch(w->ifd, dir, WATCH_MASK | IN_ONLYDIR);
 		if (r->wd < 0)
-			watch_failed(w, dir, errno);
+			watch_failed(w, dir, -r->wd);
 		free(dir);
 	}
 }

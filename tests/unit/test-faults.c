@@ -52,7 +52,8 @@ static int my_mappings(const struct stat *st)
 static void fault_names(void)
 {
 	static const char *const good[] = { "read:EIO", "write:ENOSPC", "fsync:EIO",
-					    "rename:ENOSPC", "sync_file_range:EIO:1:2" };
+					    "rename:ENOSPC", "sync_file_range:EIO:1:2",
+					    "inotify_add_watch:ENOSPC" };
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
 		ok(pc_sys_inject_env(good[i]) == 0, "PAGECACHE_FAULT=%s parses", good[i]);
