@@ -551,8 +551,11 @@ static struct held *find_held(struct lock_ctx *c, const struct stat *st, const c
 	return first;
 }
 
-/* Lock candidate k (a new inode at its path, or a file that changed size). */
-static bool relock(struct lock_ctx *c, struct cand *k, const struct held *gone)
+/*
+ * Lock candidate k (a new inode at its path, or a file that changed size).
+ * 1: locked; 0: refused, and said; -1: refused before, not said again.
+ */
+static int relock(struct lock_ctx *c, struct cand *k, const struct held *gone)
 {
 	struct watch *w = c->w;
 	uint64_t span = lock_span(&c->t, (uint64_t)k->st.st_size);
@@ -563,7 +566,7 @@ static bool relock(struct lock_ctx *c, struct cand *k, const struct held *gone)
 	int rc;
 
 	if (was_refused(w, &k->st))
-		return false;	/* said already; it has not changed since */
+		return -1;	/* said already; it has not changed since */
 	pc_budget_put(&c->budget, 0);	/* judged afresh */
 	if (span > (h ? h->l.len : 0) && !pc_budget_take(&c->budget, span - (h ? h->l.len : 0))) {
 		snprintf(why, sizeof(why), "%s would pass the memory budget (%s)%s",
@@ -573,7 +576,7 @@ static bool relock(struct lock_ctx *c, struct cand *k, const struct held *gone)
 		cli_fail_msg(k->path, h ? "cannot extend the lock of" : "cannot lock", why);
 		watch_event("refused", k->path, h ? h->l.len : 0, was, &k->st, NULL);
 		refuse(w, &k->st);
-		return false;
+		return 0;
 	}
 	rc = pc_fd_lock(k->fd, (uint64_t)k->st.st_size, c->t.off, c->t.len, &l);
 	if (rc < 0) {
@@ -582,7 +585,7 @@ static bool relock(struct lock_ctx *c, struct cand *k, const struct held *gone)
 		cli_fail_msg(k->path, "cannot lock", lock_reason(-rc));
 		watch_event("refused", k->path, h ? h->l.len : 0, was, &k->st, NULL);
 		refuse(w, &k->st);
-		return false;
+		return 0;
 	}
 	w->relocks++;
 	if (h) {	/* the same inode: the new mapping is locked before the old goes */
@@ -594,14 +597,14 @@ static bool relock(struct lock_ctx *c, struct cand *k, const struct held *gone)
 		snprintf(msg, sizeof(msg), "re-locked '%s': its size changed, %s locked (was %s)",
 			 k->path, fmt_size(l.len, a, sizeof(a)), fmt_size(was, b, sizeof(b)));
 		watch_event("resized", k->path, l.len, was, &k->st, msg);
-		return true;
+		return 1;
 	}
 	if (add_held(c, &l, &k->st, k->path) < 0) {
 		pc_unlock(&l);
 		pc_budget_put(&c->budget, span);
 		w->relocks--;
 		cli_fail(k->path, ENOMEM, "cannot lock");
-		return false;
+		return 0;
 	}
 	if (gone)
 		snprintf(msg, sizeof(msg), "re-locked '%s': a new file replaced it, %s locked "
@@ -611,7 +614,7 @@ static bool relock(struct lock_ctx *c, struct cand *k, const struct held *gone)
 		snprintf(msg, sizeof(msg), "locked '%s': new, %s", k->path,
 			 fmt_size(l.len, a, sizeof(a)));
 	watch_event(gone ? "replaced" : "new", k->path, l.len, was, &k->st, msg);
-	return true;
+	return 1;
 }
 
 /*
@@ -625,7 +628,7 @@ static void rescan(struct lock_ctx *c)
 	size_t nsaved = c->t.npaths, nroots = 0, kept = 0;
 	struct held *gone = NULL;
 	size_t ngone = 0;
-	uint64_t relocks = w->relocks, released = w->released;
+	bool changed;
 	char a[32], msg[512];
 	int rc;
 
@@ -700,6 +703,7 @@ static void rescan(struct lock_ctx *c)
 			free(copy.path);
 		}
 	}
+	changed = ngone > 0;
 	c->n = kept;
 	c->nsorted = kept;	/* sorted still: relock finds resized files by inode */
 
@@ -711,7 +715,7 @@ static void rescan(struct lock_ctx *c)
 		for (size_t j = 0; k->same < 0 && j < ngone; j++)
 			if (gone[j].path && !strcmp(gone[j].path, k->path))
 				old = &gone[j];
-		relock(c, k, old);
+		changed |= relock(c, k, old) >= 0;
 		if (old) {
 			free(old->path);
 			old->path = NULL;	/* replaced, not gone */
@@ -730,7 +734,7 @@ static void rescan(struct lock_ctx *c)
 		free(gone[j].path);
 	}
 	free(gone);
-	if (w->relocks != relocks || w->released != released) {
+	if (changed) {
 		struct orec r = { 0 };
 
 		snprintf(msg, sizeof(msg), "watching: %zu files locked, %s", c->n,

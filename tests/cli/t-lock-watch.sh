@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# pagecache lock --watch: files replaced under their names (rename over,
+# delete and make again), new files in a tree and files that grew are
+# locked again, the old inode's mapping released; a symbolic link swapped
+# in is not followed; the budget is never passed; a burst of renames is a
+# few rescans; SIGTERM releases everything and exits 0; --daemon watches;
+# a full inotify watch limit falls back to a timer.
+. "$(dirname "$0")/lib.sh"
+cd "$T_DIR"
+PS=$(getconf PAGESIZE)
+
+if ! t_cap ipc_lock && [ "$(ulimit -l)" != unlimited ] && [ "$(ulimit -l)" -lt 8192 ]; then
+	t_skip "lock --watch tests" "$T_WHY and ulimit -l is $(ulimit -l) KiB (needs 8192)"
+	t_done; exit
+fi
+
+ino() { stat -c %i "$1"; }
+# mapped PID INO: the process maps that inode (maps' 5th field)
+mapped() { awk -v i="$2" '$5 == i { f = 1 } END { exit !f }' "/proc/$1/maps"; }
+not_mapped() { ! mapped "$@"; }
+# ev OUT EVENT PATH: a {"watch": ...} line says EVENT of PATH
+ev() { jq -e -s --arg e "$2" --arg p "$3" \
+	'any(.[]; .watch.event? == $e and .watch.path? == $p)' "$1" >/dev/null 2>&1; }
+# evn OUT EVENT PATH-PREFIX: how many lines say EVENT of paths starting so
+evn() { jq -s --arg e "$2" --arg p "$3" \
+	'[.[] | select(.watch.event? == $e and (.watch.path? // "" | startswith($p)))] | length' "$1" 2>/dev/null; }
+# rescans OUT: the walks made, as the last "rescan" line counts them
+rescans() { jq -s '[.[] | select(.watch.event? == "rescan") | .watch.rescans] | max // 0' "$1" 2>/dev/null; }
+pages_of() { echo $(( ($(stat -c %s "$1") + PS - 1) / PS )); }
+# stays FILE: an evict leaves every page of FILE cached (it is locked)
+stays() { pc evict "$1" >/dev/null 2>&1; [ "$(cached_pages "$1")" = "$(pages_of "$1")" ]; }
+started() { grep -q '"total"' "$1"; }
+
+mkdir -p tree/sub tree/burst stage
+mkfile f 256; mkfile g 64; mkfile outside 64
+mkfile tree/a 128; mkfile tree/b 64; mkfile tree/sub/c 32
+for i in $(seq 50); do mkfile "tree/burst/f$i" 4; done
+
+"$PAGECACHE" lock --watch --json f g tree >a.out 2>a.err &
+A=$!
+T_CLEANUP+=("t_kill $A")
+t_ok "lock --watch locks and reports" t_wait 20 started a.out
+t_is "the first lock holds every file" "$(jq -s '.[0].total.files' a.out)" 55
+
+# ---- rename over, as dpkg does ----
+old=$(ino f)
+mkfile stage/f.new 512
+mv stage/f.new f
+new=$(ino f)
+t_ok "a file renamed over is locked again" t_wait 10 ev a.out replaced f
+t_ok "  the new inode is mapped by the lock" mapped "$A" "$new"
+t_ok "  the old inode's mapping is released" not_mapped "$A" "$old"
+t_is "  no deleted file stays mapped" "$(grep -c '(deleted)' "/proc/$A/maps")" 0
+t_ok "  its pages stay when evicted" stays f
+t_is "  the line names the new inode and its bytes" \
+	"$(jq -s -c '[.[] | select(.watch.event? == "replaced" and .watch.path? == "f")][0].watch | [.inode, .locked, .previous]' a.out)" \
+	"[$new,524288,262144]"
+
+# ---- a new file in a locked tree ----
+mkfile tree/sub/new 64
+t_ok "a new file in a tree is locked" t_wait 10 ev a.out new tree/sub/new
+t_ok "  mapped by the lock" mapped "$A" "$(ino tree/sub/new)"
+t_ok "  its pages stay when evicted" stays tree/sub/new
+
+# ---- deleted and made again ----
+old=$(ino tree/a)
+rm tree/a
+mkfile tree/a 96
+new=$(ino tree/a)
+t_ok "a file deleted and made again is locked" t_wait 10 mapped "$A" "$new"
+t_ok "  the old inode's mapping is released" t_wait 10 not_mapped "$A" "$old"
+t_ok "  and a line says so" t_wait 10 eval 'ev a.out replaced tree/a || ev a.out new tree/a'
+t_ok "  its pages stay when evicted" stays tree/a
+
+# ---- grown in place ----
+old=$(ino tree/b)
+head -c 65536 /dev/urandom >>tree/b; sync tree/b
+t_ok "a file that grew is locked to its new size" t_wait 10 ev a.out resized tree/b
+t_is "  the same inode, twice the bytes" \
+	"$(jq -s -c '[.[] | select(.watch.event? == "resized" and .watch.path? == "tree/b")][0].watch | [.inode, .locked, .previous]' a.out)" \
+	"[$old,131072,65536]"
+t_ok "  all of it stays when evicted" stays tree/b
+
+# ---- symbolic links swapped in are not followed ----
+ln -s "$T_DIR/outside" tree/link
+mkfile tree/marker 4	# in the same burst: its line says the walk was made
+t_ok "a link made in a tree (walk done)" t_wait 10 ev a.out new tree/marker
+t_ok "  is not followed: its target is not locked" not_mapped "$A" "$(ino outside)"
+old=$(ino g)
+ln -s "$T_DIR/outside" stage/g.link
+mv -T stage/g.link g
+t_ok "a link renamed over a file named is not followed: its lock is released" \
+	t_wait 10 ev a.out released g
+t_ok "  the old file's mapping is gone" not_mapped "$A" "$old"
+t_ok "  the target is not locked" not_mapped "$A" "$(ino outside)"
+t_ok "  and stderr says why" grep -q "not following 'g': a symbolic link replaced it" a.err
+
+# ---- a burst of renames: a few rescans, not one each ----
+before=$(rescans a.out)
+for i in $(seq 50); do mkfile "stage/b$i" 8; done
+# 50 renames, 20 ms apart (1 s in all): each is more than the kernel's
+# event, less than the 200 ms of quiet that ends a burst
+perl -e 'use Time::HiRes "sleep"; for (1..50) { rename("stage/b$_", "tree/burst/f$_") or die; sleep 0.02 }'
+t_ok "50 files renamed over are all locked again" \
+	t_wait 30 eval '[ "$(evn a.out replaced tree/burst/)" = 50 ]'
+after=$(rescans a.out)
+t_ok "  in at most 5 rescans ($((after - before)))" test $((after - before)) -le 5 -a $((after - before)) -ge 1
+t_is "  and no old inode of theirs is mapped" "$(grep -c '(deleted)' "/proc/$A/maps")" 0
+
+kill -TERM "$A"; wait "$A"; rc=$?
+t_is "a watch that met a failure (the link) exits 1 at SIGTERM" "$rc" 1
+t_is "  its last line counts the re-locks" \
+	"$(jq -s -c '[.[] | select(.watch.event? == "stopped")][0].watch | [.relocks >= 55, .released, .failures]' a.out)" \
+	"[true,1,1]"
+
+# ---- the budget: never past it ----
+mkfile bf 256
+"$PAGECACHE" lock --watch --json=short --max-mem 300k bf >b.out 2>b.err &
+B=$!
+T_CLEANUP+=("t_kill $B")
+t_wait 20 started b.out
+old=$(ino bf)
+mkfile stage/bf 512
+mv stage/bf bf
+t_ok "a replacement past --max-mem is refused" t_wait 10 ev b.out refused bf
+t_ok "  with a clear message" grep -qF "cannot lock 'bf': 512K would pass the memory budget (the --max-mem limit was reached); the replaced file's lock is released" b.err
+t_ok "  the new file is not locked" not_mapped "$B" "$(ino bf)"
+t_ok "  the old inode's lock is released" not_mapped "$B" "$old"
+t_ok "  the lock goes on" kill -0 "$B"
+mkfile stage/bf 128
+mv stage/bf bf
+t_ok "a smaller replacement fits the budget given back" t_wait 10 ev b.out new bf
+t_ok "  and is locked" mapped "$B" "$(ino bf)"
+t_kill "$B"
+
+# ---- SIGTERM: everything released, exit 0 (a supervisor's child) ----
+mkfile h 64
+"$PAGECACHE" lock --watch --json=short h >c.out 2>c.err &
+C=$!
+T_CLEANUP+=("t_kill $C")
+t_wait 20 started c.out
+mkfile stage/h 32
+mv stage/h h
+t_ok "the child re-locks" t_wait 10 ev c.out replaced h
+kill -TERM "$C"; wait "$C"; rc=$?
+t_is "SIGTERM ends a clean watch with 0" "$rc" 0
+t_is "  its last line" "$(tail -n 1 c.out | jq -c '.watch | [.event, .files, .relocks, .failures]')" '["stopped",1,1,0]'
+t_is "  nothing on stderr" "$(cat c.err)" ""
+pc evict h >/dev/null 2>&1
+t_is "  and the pages are free to go" "$(cached_pages h)" 0
+
+# ---- --daemon --watch: the daemon watches ----
+mkfile d 64
+pc lock -d --watch -P "$T_DIR/d.pid" d >d.out 2>d.err; rc=$?
+D=$(cat d.pid 2>/dev/null)
+T_CLEANUP+=("t_kill ${D:-}")
+t_is "lock -d --watch returns 0 once locked" "$rc" 0
+mkfile stage/d 128
+mv stage/d d
+t_ok "the daemon locks the replacement" t_wait 10 mapped "${D:-none}" "$(ino d)"
+kill -TERM "${D:-none}"
+t_ok "SIGTERM ends it" t_wait 10 t_gone "${D:-none}"
+t_ok "  and removes its pidfile" test ! -e d.pid
+
+# ---- no inotify watch: said once, a timer instead ----
+mkfile e 64
+PAGECACHE_FAULT=inotify_add_watch:ENOSPC "$PAGECACHE" lock --watch --watch-interval 1 \
+	--json=short e tree/sub >e.out 2>e.err &
+E=$!
+T_CLEANUP+=("t_kill $E")
+t_wait 20 started e.out
+t_ok "a full watch limit is said, with the sysctl" grep -q "fs.inotify.max_user_watches" e.err
+mkfile stage/e 32
+mv stage/e e
+t_ok "  and the timer's walk locks the replacement" t_wait 10 ev e.out replaced e
+t_is "  said once, whatever the walks" "$(grep -c "cannot watch" e.err)" 1
+t_kill "$E"
+
+# ---- usage ----
+pc lock --watch-interval 5 f >o 2>e; rc=$?
+t_is "--watch-interval without --watch: usage error" "$rc" 2
+pc lock --watch --watch-interval soon f >o 2>e; rc=$?
+t_is "--watch-interval takes seconds" "$rc" 2
+pc lock --watch --pid $$ >o 2>e; rc=$?
+t_is "--watch with --pid: usage error" "$rc" 2
+
+t_done
