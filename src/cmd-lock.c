@@ -276,13 +276,13 @@ static int lock_file(struct pc_walk_entry *e, void *arg)
 #define BURST_MAX_S 2.0		/* ... or this long after its first change */
 #define FALLBACK_INTERVAL 30	/* seconds, where a directory cannot be watched */
 
-/* Seconds since the epoch: when an event happened, for logs and scripts. */
-static double wall_s(void)
+/* Milliseconds since the epoch: when an event happened, for logs and scripts. */
+static uint64_t wall_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static double now_s(void)
@@ -531,7 +531,7 @@ static void watch_event(const char *ev, const char *path, uint64_t locked, uint6
 		orec_u64(&r, "inode", (uint64_t)st->st_ino, 0);
 	else
 		orec_null(&r, "inode");
-	orec_f64(&r, "time", wall_s());
+	orec_u64(&r, "time_ms", wall_ms(), 0);
 	out_event("watch", &r, human);
 }
 
@@ -746,7 +746,7 @@ static void rescan(struct lock_ctx *c)
 		orec_u64(&r, "released", w->released, 0);
 		orec_u64(&r, "rescans", w->rescans, 0);
 		orec_u64(&r, "failures", cli_failures(), 0);
-		orec_f64(&r, "time", wall_s());
+		orec_u64(&r, "time_ms", wall_ms(), 0);
 		out_event("watch", &r, msg);
 	}
 	fflush(stderr);
@@ -1132,7 +1132,7 @@ int cmd_lock(int argc, char **argv)
 		orec_u64(&rec, "released", w.released, 0);
 		orec_u64(&rec, "rescans", w.rescans, 0);
 		orec_u64(&rec, "failures", cli_failures(), 0);
-		orec_f64(&rec, "time", wall_s());
+		orec_u64(&rec, "time_ms", wall_ms(), 0);
 		snprintf(msg, sizeof(msg), "Released %zu files, %s; %llu re-locked and %llu released "
 			 "while watching (%llu rescans)", c.n, fmt_size(c.bytes, a, sizeof(a)),
 			 (unsigned long long)w.relocks, (unsigned long long)w.released,
