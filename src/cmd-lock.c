@@ -985,12 +985,12 @@ int cmd_lock(int argc, char **argv)
 		return p.exit;
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
-	if (w.interval_set && !watch) {
-		cli_usage_error("--watch-interval needs --watch");
-		return EXIT_USAGE;
-	}
-	if (watch && (c.t.npids || c.t.cgroup)) {
-		cli_usage_error("--watch keeps PATHs locked, not the files of --pid or --cgroup");
+	if ((w.interval_set && !watch) || (watch && (c.t.npids || c.t.cgroup))) {
+		if (!watch)
+			cli_usage_error("--watch-interval needs --watch");
+		else
+			cli_usage_error("--watch keeps PATHs locked, not the files of --pid or --cgroup");
+		targets_release(&c.t);	/* a sanitized build's leak check: exit 2, not 1 */
 		return EXIT_USAGE;
 	}
 	out_prom_metrics("lock", metrics, sizeof(metrics) / sizeof(metrics[0]));
