@@ -351,7 +351,11 @@ static void watch_dir(const char *path, void *arg)
 		w->dirs[w->ndirs++] = (struct wdir){ wd, true };
 }
 
-/* Watch the directory that holds each file named (a tree's own come with the walk). */
+/*
+ * Watch the directory that holds each PATH: a file named is replaced
+ * there, and a tree's own directory may be (a tree's directories come
+ * with the walk).
+ */
 static void watch_parents(struct lock_ctx *c)
 {
 	struct watch *w = c->w;
@@ -362,7 +366,7 @@ static void watch_parents(struct lock_ctx *c)
 		struct stat st;
 
 		r->dir = stat(r->path, &st) == 0 && S_ISDIR(st.st_mode);
-		if (r->dir || w->ifd < 0)
+		if (w->ifd < 0)
 			continue;
 		dir = strdup(r->path);
 		if (!dir)
@@ -665,8 +669,19 @@ static void rescan(struct lock_ctx *c)
 	c->t.paths = saved;
 	c->t.npaths = nsaved;
 	free(roots);
-	if (rc < 0)
-		cli_warn("walk failed: %s", strerror(-rc));
+	if (rc < 0) {	/* nothing was seen: nothing is taken for gone */
+		cli_warn("walk failed: %s; the locks stay as they are until the next change",
+			 strerror(-rc));
+		for (size_t i = 0; i < w->ncands; i++) {
+			close(w->cands[i].fd);
+			free(w->cands[i].path);
+		}
+		w->ncands = 0;
+		for (size_t i = 0; i < c->n; i++)
+			c->locks[i].seen = true;
+		for (size_t i = 0; i < w->ndirs; i++)
+			w->dirs[i].seen = true;
+	}
 
 	/* directories no longer walked: their watches go */
 	for (size_t i = 0; i < w->ndirs; i++) {
@@ -715,7 +730,10 @@ static void rescan(struct lock_ctx *c)
 		for (size_t j = 0; k->same < 0 && j < ngone; j++)
 			if (gone[j].path && !strcmp(gone[j].path, k->path))
 				old = &gone[j];
-		changed |= relock(c, k, old) >= 0;
+		rc = relock(c, k, old);
+		changed |= rc >= 0;
+		if (rc == 0 && old)
+			w->released++;	/* the new file refused: the name holds none now */
 		if (old) {
 			free(old->path);
 			old->path = NULL;	/* replaced, not gone */

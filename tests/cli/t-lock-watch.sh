@@ -150,6 +150,19 @@ t_is "  nothing on stderr" "$(cat c.err)" ""
 pc evict h >/dev/null 2>&1
 t_is "  and the pages are free to go" "$(cached_pages h)" 0
 
+# ---- a tree removed, then made again ----
+mkdir rel; mkfile rel/y 16
+"$PAGECACHE" lock --watch --json=short rel >r.out 2>r.err &
+R=$!
+T_CLEANUP+=("t_kill $R")
+t_wait 20 started r.out
+rm -r rel
+t_ok "a tree removed is released" t_wait 10 ev r.out released rel/y
+mkdir rel; mkfile rel/z 16
+t_ok "  and locked when made again (its parent is watched)" t_wait 10 ev r.out new rel/z
+t_ok "  mapped by the lock" mapped "$R" "$(ino rel/z)"
+t_kill "$R"
+
 # ---- --daemon --watch: the daemon watches ----
 mkfile d 64
 pc lock -d --watch -P "$T_DIR/d.pid" d >d.out 2>d.err; rc=$?
