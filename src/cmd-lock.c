@@ -306,7 +306,12 @@ static void watch_failed(struct watch *w, const char *dir, int err)
 	if (w->limit_said)
 		return;
 	w->limit_said = true;
-	if (err == ENOSPC) {
+	if (!dir) {	/* no inotify instance at all */
+		cli_warn("cannot watch: inotify: %s%s; walking everything again every %u s "
+			 "instead (--watch-interval)", strerror(err),
+			 err == EMFILE ? " (fs.inotify.max_user_instances is reached)" : "",
+			 w->interval);
+	} else if (err == ENOSPC) {
 		unsigned long max = 0;
 		FILE *f = fopen("/proc/sys/fs/inotify/max_user_watches", "re");
 
@@ -393,7 +398,7 @@ static int watch_init(struct lock_ctx *c, struct watch *w)
 	c->w = w;
 	w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (w->ifd < 0)
-		watch_failed(w, "(inotify)", errno);
+		watch_failed(w, NULL, errno);
 	w->roots = calloc(c->t.npaths ? c->t.npaths : 1, sizeof(*w->roots));
 	if (!w->roots)
 		return -ENOMEM;
