@@ -36,6 +36,8 @@ datarootdir ?= $(prefix)/share
 mandir  ?= $(datarootdir)/man
 man1dir ?= $(mandir)/man1
 man3dir ?= $(mandir)/man3
+man5dir ?= $(mandir)/man5
+man8dir ?= $(mandir)/man8
 pkgconfigdir ?= $(libdir)/pkgconfig
 bashcompdir ?= $(datarootdir)/bash-completion/completions
 zshcompdir ?= $(datarootdir)/zsh/vendor-completions
@@ -334,7 +336,8 @@ $(B)/completion/_pagecache: $(B)/pagecache
 
 install: all $(B)/pagecache.pc $(UNIT_FILES)
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir)/pagecache $(DESTDIR)$(libdir) \
-	  $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(includedir) $(DESTDIR)$(man1dir) $(DESTDIR)$(man3dir)
+	  $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(includedir) $(DESTDIR)$(man1dir) $(DESTDIR)$(man3dir) \
+	  $(DESTDIR)$(man5dir) $(DESTDIR)$(man8dir)
 	$(INSTALL) -m 755 $(B)/pagecache $(DESTDIR)$(bindir)/
 	$(INSTALL) -m 755 $(B)/pagecache-bench $(DESTDIR)$(libexecdir)/pagecache/
 	$(INSTALL) -m 644 $(B)/libpagecache.so.$(VERSION) $(DESTDIR)$(libdir)/
@@ -345,6 +348,8 @@ install: all $(B)/pagecache.pc $(UNIT_FILES)
 	$(INSTALL) -m 644 include/pagecache.h $(DESTDIR)$(includedir)/
 	$(INSTALL) -m 644 docs/man/*.1 $(DESTDIR)$(man1dir)/
 	$(INSTALL) -m 644 docs/man/*.3 $(DESTDIR)$(man3dir)/
+	$(INSTALL) -m 644 docs/man/*.5 $(DESTDIR)$(man5dir)/
+	$(INSTALL) -m 644 docs/man/*.8 $(DESTDIR)$(man8dir)/
 	$(INSTALL) -d $(DESTDIR)$(bashcompdir) $(DESTDIR)$(zshcompdir)
 	$(INSTALL) -m 644 $(B)/completion/pagecache $(DESTDIR)$(bashcompdir)/pagecache
 	$(INSTALL) -m 644 $(B)/completion/_pagecache $(DESTDIR)$(zshcompdir)/_pagecache
@@ -361,6 +366,8 @@ uninstall:
 	  $(DESTDIR)$(pkgconfigdir)/pagecache.pc $(DESTDIR)$(includedir)/pagecache.h \
 	  $(addprefix $(DESTDIR)$(man1dir)/,$(notdir $(wildcard docs/man/*.1))) \
 	  $(addprefix $(DESTDIR)$(man3dir)/,$(notdir $(wildcard docs/man/*.3))) \
+	  $(addprefix $(DESTDIR)$(man5dir)/,$(notdir $(wildcard docs/man/*.5))) \
+	  $(addprefix $(DESTDIR)$(man8dir)/,$(notdir $(wildcard docs/man/*.8))) \
 	  $(DESTDIR)$(bashcompdir)/pagecache $(DESTDIR)$(zshcompdir)/_pagecache \
 	  $(addprefix $(DESTDIR)$(unitdir)/,$(UNITS))
 	-rmdir $(DESTDIR)$(libexecdir)/pagecache

@@ -469,7 +469,7 @@ int dconf_load(const char *path, struct dconf *ret)
 		if (*l == '[') {
 			char *end = strchr(l, ']');
 
-			if (!end || *trim(end + 1) && *trim(end + 1) != '#' && *trim(end + 1) != ';') {
+			if (!end || (*trim(end + 1) && *trim(end + 1) != '#' && *trim(end + 1) != ';')) {
 				perr(&p, "a section header is [daemon] or [service NAME]");
 				p.sec = SEC_NONE;
 				continue;

@@ -1,0 +1,1338 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cmd-daemon.c: `pagecache daemon`: pagecache as a service, as
+ * PostgreSQL's autoprewarm and InnoDB's buffer pool dump are for their
+ * own caches. For each [service] of pagecache.conf(5): restore its
+ * snapshot when the daemon starts, snapshot it every `interval` seconds
+ * and when the daemon stops, keep its lock set locked (re-locked when a
+ * file is replaced), and say how it stands on a Unix socket (`pagecache
+ * status`) and in a node-exporter textfile.
+ *
+ * One process, one thread, one poll loop (signalfd, the socket, the
+ * current job's pipe, timeouts). The work itself is done by children:
+ * this same program (/proc/self/exe) running `snapshot`, `restore` or
+ * `lock --watch`, one snapshot or restore at a time, its --kv total read
+ * back from a pipe. So a job's memory goes back to the system when it
+ * ends (the daemon stays small while idle), a crash or a leak in one job
+ * does not take the daemon down, and a restore charged to a service's
+ * memory cgroup moves only that child there. Children get
+ * PR_SET_PDEATHSIG: a daemon killed with -9 leaves no lock behind.
+ *
+ * sd_notify(3)'s datagram protocol is written here (a sendmsg to
+ * $NOTIFY_SOCKET): libsystemd has no static library, and the protocol is
+ * one datagram of text.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "daemon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const struct cli_opt daemon_opts[] = {
+	{ "config", 'c', 0, 'c', "FILE", CC_FILE, NULL,
+	  "the configuration (default " DAEMON_CONFIG ")", 0 },
+	{ "check", 0, 0, 'k', NULL, CC_NONE, NULL,
+	  "read and check the configuration, say what it\nwould do, and exit (0: good, 1: not)", 0 },
+	{ "socket", 0, 0, 's', "PATH", CC_FILE, NULL,
+	  "the status socket (overrides the file's socket =)", 0 },
+	{ 0 }
+};
+
+const struct cli_spec daemon_spec = {
+	.name = "daemon",
+	.usage =
+	"Usage: pagecache daemon [--config FILE] [--check] [--socket PATH]\n"
+	"\n"
+	"Run pagecache as a service for the services of FILE (pagecache.conf(5)):\n"
+	"restore each one's snapshot when the daemon starts (restore = yes), take a\n"
+	"new one every `interval` seconds and when the daemon stops (SIGTERM), keep\n"
+	"its lock set locked (re-locked when a file is replaced), and answer\n"
+	"`pagecache status` on a Unix socket. SIGHUP reads FILE again (a bad file\n"
+	"is refused and the running configuration kept). A snapshot that is empty,\n"
+	"or under `guard` (0.5) of the last one while the service is down, does not\n"
+	"replace the last good one. Logs go to stderr (the journal under systemd);\n"
+	"under systemd it is Type=notify: READY=1 once the start-up restores are\n"
+	"done, STATUS= with progress. It runs in the foreground.\n"
+	"\n",
+	.footer =
+	"\n"
+	"A configuration:\n"
+	"  [daemon]\n"
+	"  metrics = /var/lib/prometheus/node-exporter/pagecache.prom\n"
+	"  [service db]\n"
+	"  paths    = /var/lib/mysql\n"
+	"  interval = 300\n"
+	"  cgroup   = system.slice/mariadb.service\n"
+	"  max-mem  = 4G\n"
+	"Examples:\n"
+	"  pagecache daemon --check --config /etc/pagecache/pagecache.conf\n"
+	"  systemctl enable --now pagecache.service\n"
+	"  pagecache status\n"
+	"Exit status: 0 stopped by SIGTERM or SIGINT after the final snapshots;\n"
+	"1 a failure to start (said); 2 usage.\n",
+	.groups = { &(struct cli_group){ "Options", daemon_opts } },
+	.operands = CC_NONE,
+};
+
+enum job_kind { JOB_NONE, JOB_SNAPSHOT, JOB_RESTORE };
+
+/* what the daemon knows of a service, kept across reloads by name */
+struct svc {
+	struct dsvc *c;			/* in D.conf */
+	bool refused;			/* its snapshot's directory is not safe: nothing done */
+	double due;			/* monotonic time of the next snapshot; 0: none */
+	time_t due_wall;
+	bool restore_pending;
+	/* the last snapshot */
+	time_t snap_time;
+	const char *snap_result;	/* "written", "kept", "failed" (static) */
+	uint64_t snap_files, snap_pages, snap_bytes, snapshots, snap_failures;
+	double snap_secs;
+	/* the start-up restore */
+	time_t rest_time;
+	const char *rest_result;	/* "done", "budget", "failed", "no-snapshot" */
+	double rest_secs;
+	uint64_t rest_pages, rest_read;
+	/* the lock set */
+	pid_t lock_pid;
+	double lock_retry;		/* monotonic time to try again; 0: no */
+	const char *state;		/* "idle", "snapshot", "restore", "queued" */
+};
+
+struct job {
+	enum job_kind kind;
+	char name[72];
+	pid_t pid;
+	int fd;				/* its stdout (--kv) */
+	char out[8192];
+	size_t len;
+	double t0;
+	time_t wall0;
+};
+
+static struct {
+	struct dconf conf;
+	struct svc *svc;
+	size_t nsvc;
+	int sfd;			/* signalfd */
+	int lfd;			/* the listening socket */
+	char sock_path[108];
+	struct job job;
+	/* the queue: service names and kinds, in order */
+	struct { char name[72]; enum job_kind kind; } q[2 * DAEMON_MAX_SERVICES];
+	size_t nq;
+	bool ready, stopping, hurry;
+	unsigned startup_left;		/* start-up restores not done yet */
+	double last_extend;
+	bool journal;			/* stderr is the journal: <N> prefixes */
+	pid_t self;
+} D = { .sfd = -1, .lfd = -1, .job = { .fd = -1 } };
+
+/* ---- logging and sd_notify ------------------------------------------------ */
+
+static void dlog(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void dlog(int prio, const char *fmt, ...)
+{
+	char msg[1024], *esc;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	esc = out_escape(msg);	/* names in it cannot forge a line */
+	if (D.journal) {
+		fprintf(stderr, "<%d>%s\n", prio, esc ? esc : msg);
+	} else {
+		char ts[32];
+		time_t now = time(NULL);
+		struct tm tm;
+
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+		fprintf(stderr, "%s pagecache daemon: %s%s\n", ts,
+			prio <= 3 ? "error: " : prio == 4 ? "warning: " : "", esc ? esc : msg);
+	}
+	free(esc);
+}
+#define LOG_ERR 3
+#define LOG_WARN 4
+#define LOG_INFO 6
+
+/* stderr is the journal's stream when JOURNAL_STREAM names its dev:ino */
+static bool stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	return js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(2, &st) == 0 &&
+	       (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+/* sd_notify: one datagram to $NOTIFY_SOCKET (a path, or @abstract); no-op without it */
+static void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void notify(const char *fmt, ...)
+{
+	const char *e = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char msg[512];
+	size_t len;
+	va_list ap;
+	int fd;
+
+	if (!e || (e[0] != '/' && e[0] != '@') || (len = strlen(e)) >= sizeof(sa.sun_path) || len < 2)
+		return;
+	memcpy(sa.sun_path, e, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = 0;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+		   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0)
+		dlog(LOG_WARN, "sd_notify: %s", strerror(errno));
+	close(fd);
+}
+
+/* ---- services ------------------------------------------------------------- */
+
+static struct svc *svc_find(const char *name)
+{
+	for (size_t i = 0; i < D.nsvc; i++)
+		if (D.svc[i].c && !strcmp(D.svc[i].c->name, name))	/* NULL: carried by adopt() */
+			return &D.svc[i];
+	return NULL;
+}
+
+/*
+ * Is the service running? 1 yes, 0 no, -1 unknown (paths only). Its
+ * pid-file is read as hostile: no link followed, no FIFO opened, a
+ * number and nothing else.
+ */
+static int svc_up(const struct dsvc *c, pid_t *ret_pid)
+{
+	*ret_pid = 0;
+	if (c->pid_file) {
+		char buf[32] = "", *end;
+		struct stat st;
+		long pid;
+		ssize_t n;
+		int fd = open(c->pid_file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+		if (fd < 0)
+			return 0;
+		n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, buf, sizeof(buf) - 1) : -1;
+		close(fd);
+		if (n <= 0)
+			return 0;
+		buf[n] = 0;
+		pid = strtol(buf, &end, 10);
+		while (*end == '\n' || *end == ' ')
+			end++;
+		if (end == buf || *end || pid <= 1 || pid > 0x3fffffff)
+			return 0;
+		if (kill((pid_t)pid, 0) < 0 && errno != EPERM)
+			return 0;
+		*ret_pid = (pid_t)pid;
+		return 1;
+	}
+	if (c->cgroup) {
+		char dir[PATH_MAX], procs[PATH_MAX + 16], buf[16];
+
+		if (pc_cgroup_dir(c->cgroup, dir, sizeof(dir)) < 0)
+			return 0;	/* systemd removes a stopped unit's cgroup */
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+		return pc_read_text(procs, buf, sizeof(buf)) > 0 && buf[0] ? 1 : 0;
+	}
+	return -1;
+}
+
+/*
+ * Root writes the snapshot of others' files: its directory must be one
+ * nobody else can change (a planted link or a swapped directory would
+ * steer root's writes and its restores). The default one is made 0700.
+ */
+static bool snapshot_dir_safe(const struct dsvc *c)
+{
+	char dir[PATH_MAX];
+	char *slash;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", c->snapshot);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return false;
+	*slash = 0;
+	if (!*dir)
+		snprintf(dir, sizeof(dir), "/");
+	if (!strcmp(dir, DAEMON_STATE_DIR) && mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		dlog(LOG_ERR, "[service %s]: cannot make %s: %s", c->name, dir, strerror(errno));
+		return false;
+	}
+	for (;;) {
+		if (lstat(dir, &st) < 0) {
+			dlog(LOG_ERR, "[service %s]: the snapshot's directory %s: %s", c->name, dir,
+			     strerror(errno));
+			return false;
+		}
+		if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+		    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))) {
+			dlog(LOG_ERR, "[service %s]: not using %s for its snapshot: %s is %s", c->name,
+			     c->snapshot, dir,
+			     !S_ISDIR(st.st_mode) ? "not a directory (a link?)"
+						  : "writable by others, or not root's");
+			return false;
+		}
+		if (!strcmp(dir, "/"))
+			return true;
+		slash = strrchr(dir, '/');
+		if (slash == dir)
+			slash[1] = 0;
+		else
+			*slash = 0;
+	}
+}
+
+/* ---- jobs ----------------------------------------------------------------- */
+
+static void queue(const char *name, enum job_kind kind)
+{
+	for (size_t i = 0; i < D.nq; i++)
+		if (D.q[i].kind == kind && !strcmp(D.q[i].name, name))
+			return;
+	if (D.nq >= sizeof(D.q) / sizeof(D.q[0]))
+		return;
+	snprintf(D.q[D.nq].name, sizeof(D.q[D.nq].name), "%s", name);
+	D.q[D.nq++].kind = kind;
+	if (svc_find(name) && !(D.job.pid && !strcmp(D.job.name, name)))
+		svc_find(name)->state = "queued";
+}
+
+/* fork + exec this program with argv; its stdout to *ret_fd (or /dev/null) */
+static pid_t spawn(char **argv, int *ret_fd)
+{
+	int p[2] = { -1, -1 };
+	pid_t pid;
+
+	if (ret_fd && pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		if (ret_fd) {
+			close(p[0]);
+			close(p[1]);
+		}
+		return -1;
+	}
+	if (pid == 0) {
+		sigset_t none;
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != D.self)	/* the daemon died before the prctl */
+			_exit(127);
+		if (null >= 0)
+			dup2(null, 0);
+		dup2(ret_fd ? p[1] : null, 1);
+		unsetenv("NOTIFY_SOCKET");
+		unsetenv("LISTEN_FDS");
+		unsetenv("LISTEN_PID");
+		unsetenv("WATCHDOG_USEC");
+		execv("/proc/self/exe", argv);
+		fprintf(stderr, "pagecache daemon: cannot run itself (/proc/self/exe): %s\n",
+			strerror(errno));
+		_exit(127);
+	}
+	if (ret_fd) {
+		close(p[1]);
+		*ret_fd = p[0];
+		fcntl(p[0], F_SETFL, O_NONBLOCK);
+	}
+	return pid;
+}
+
+struct argv {
+	char *v[DAEMON_MAX_PATHS + 24];
+	int n;
+	char num[3][32];
+};
+
+static void arg(struct argv *a, const char *s)
+{
+	if (a->n < (int)(sizeof(a->v) / sizeof(a->v[0])) - 1)
+		a->v[a->n++] = (char *)s;
+	a->v[a->n] = NULL;
+}
+
+static void start_job(struct svc *s, enum job_kind kind)
+{
+	struct dsvc *c = s->c;
+	struct argv a = { .n = 0 };
+	pid_t pid = 0;
+	int up;
+
+	arg(&a, "pagecache");
+	if (kind == JOB_SNAPSHOT) {
+		up = svc_up(c, &pid);
+		arg(&a, "snapshot");
+		arg(&a, "--kv");
+		arg(&a, "-o");
+		arg(&a, c->snapshot);
+		/* empty never replaces; much smaller only while it is up */
+		snprintf(a.num[0], sizeof(a.num[0]), "%g", up == 1 ? 0.0 : c->guard);
+		arg(&a, "--guard");
+		arg(&a, a.num[0]);
+		if (c->root) {
+			arg(&a, "--root");
+			arg(&a, c->root);
+		}
+		if (c->npaths) {
+			arg(&a, "--");
+			for (size_t i = 0; i < c->npaths; i++)
+				arg(&a, c->paths[i]);
+		} else if (c->pid_file) {
+			if (up != 1) {
+				/* nothing to record: the last snapshot stays */
+				s->snap_time = time(NULL);
+				s->snap_result = "kept";
+				dlog(LOG_INFO, "[service %s]: not running (%s): kept %s", c->name,
+				     c->pid_file, c->snapshot);
+				return;
+			}
+			snprintf(a.num[1], sizeof(a.num[1]), "%d", (int)pid);
+			arg(&a, "--pid");
+			arg(&a, a.num[1]);
+			arg(&a, "--children");
+		} else {
+			if (up != 1) {
+				s->snap_time = time(NULL);
+				s->snap_result = "kept";
+				dlog(LOG_INFO, "[service %s]: no process in cgroup %s: kept %s", c->name,
+				     c->cgroup, c->snapshot);
+				return;
+			}
+			arg(&a, "--cgroup");
+			arg(&a, c->cgroup);
+		}
+	} else {
+		struct stat st;
+
+		if (stat(c->snapshot, &st) < 0) {
+			s->rest_time = time(NULL);
+			s->rest_result = "no-snapshot";
+			dlog(LOG_INFO, "[service %s]: nothing to restore: %s: %s", c->name, c->snapshot,
+			     strerror(errno));
+			return;
+		}
+		arg(&a, "restore");
+		arg(&a, "--kv");
+		arg(&a, "--quiet");
+		if (c->cgroup) {
+			arg(&a, "--cgroup");
+			arg(&a, c->cgroup);
+		}
+		if (c->max_mem) {
+			arg(&a, "--max-mem");
+			arg(&a, c->max_mem);
+		}
+		if (c->rate) {
+			arg(&a, "--rate");
+			arg(&a, c->rate);
+		}
+		arg(&a, "--");
+		arg(&a, c->snapshot);
+	}
+	D.job = (struct job){ .kind = kind, .fd = -1, .t0 = pc_now(), .wall0 = time(NULL) };
+	snprintf(D.job.name, sizeof(D.job.name), "%s", c->name);
+	D.job.pid = spawn(a.v, &D.job.fd);
+	if (D.job.pid < 0) {
+		dlog(LOG_ERR, "[service %s]: cannot start %s: %s", c->name, a.v[1], strerror(errno));
+		D.job.pid = 0;
+		D.job.kind = JOB_NONE;
+		return;
+	}
+	s->state = kind == JOB_SNAPSHOT ? "snapshot" : "restore";
+	dlog(LOG_INFO, "[service %s]: %s started (pid %d)", c->name,
+	     kind == JOB_SNAPSHOT ? "snapshot" : "restore", (int)D.job.pid);
+}
+
+/* a value of the child's --kv total line: numbers and yes/no only */
+static bool kv_get(const char *line, const char *key, uint64_t *ret)
+{
+	size_t klen = strlen(key);
+	const char *p = line;
+
+	while (*p) {
+		const char *k = p, *eq;
+
+		while (*p && *p != '=' && *p != ' ')
+			p++;
+		if (*p != '=') {
+			while (*p == ' ')
+				p++;
+			continue;
+		}
+		eq = p++;
+		if (*p == '"') {	/* a quoted value: skip it, escapes and all */
+			for (p++; *p && *p != '"'; p++)
+				if (*p == '\\' && p[1])
+					p++;
+			if (*p)
+				p++;
+		} else if ((size_t)(eq - k) == klen && !strncmp(k, key, klen)) {
+			char *end;
+
+			if (!strncmp(p, "yes", 3) && (p[3] == ' ' || !p[3]))
+				return *ret = 1, true;
+			if (!strncmp(p, "no", 2) && (p[2] == ' ' || !p[2]))
+				return *ret = 0, true;
+			errno = 0;
+			*ret = strtoull(p, &end, 10);
+			return !errno && end != p && (*end == ' ' || *end == '.' || !*end);
+		} else {
+			while (*p && *p != ' ')
+				p++;
+		}
+		while (*p == ' ')
+			p++;
+	}
+	return false;
+}
+
+static void write_metrics(void);
+
+static void job_done(int status)
+{
+	struct svc *s = svc_find(D.job.name);
+	double secs = pc_now() - D.job.t0;
+	uint64_t v = 0;
+	char *nl;
+	bool ok = WIFEXITED(status) && WEXITSTATUS(status) <= 1;
+
+	D.job.out[D.job.len < sizeof(D.job.out) ? D.job.len : sizeof(D.job.out) - 1] = 0;
+	nl = strchr(D.job.out, '\n');
+	if (nl)
+		*nl = 0;
+	if (!s) {	/* removed by a reload while it ran */
+		D.job.kind = JOB_NONE;
+		return;
+	}
+	s->state = "idle";
+	if (D.job.kind == JOB_SNAPSHOT) {
+		uint64_t written = 0, kept = 0;
+
+		s->snapshots++;
+		s->snap_time = D.job.wall0;
+		s->snap_secs = secs;
+		if (ok && kv_get(D.job.out, "written", &written) && written) {
+			s->snap_result = "written";
+			kv_get(D.job.out, "files", &s->snap_files);
+			kv_get(D.job.out, "pages", &s->snap_pages);
+			kv_get(D.job.out, "bytes", &s->snap_bytes);
+			dlog(LOG_INFO, "[service %s]: snapshot written: %llu files, %llu pages in %.1f s%s",
+			     s->c->name, (unsigned long long)s->snap_files,
+			     (unsigned long long)s->snap_pages, secs,
+			     WEXITSTATUS(status) ? " (some files failed: above)" : "");
+		} else if (ok && kv_get(D.job.out, "kept", &kept) && kept) {
+			s->snap_result = "kept";
+			kv_get(D.job.out, "previous_pages", &v);
+			dlog(LOG_INFO, "[service %s]: kept the last snapshot (%llu pages): the new one "
+				       "was empty or much smaller while the service is down",
+			     s->c->name, (unsigned long long)v);
+		} else {
+			s->snap_result = "failed";
+			s->snap_failures++;
+			dlog(LOG_ERR, "[service %s]: snapshot failed (%s %d)", s->c->name,
+			     WIFEXITED(status) ? "exit" : "signal",
+			     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		}
+	} else {
+		uint64_t stopped = 0;
+
+		s->rest_time = D.job.wall0;
+		s->rest_secs = secs;
+		if (ok && kv_get(D.job.out, "read", &s->rest_read)) {
+			kv_get(D.job.out, "pages", &s->rest_pages);
+			kv_get(D.job.out, "budget_stopped", &stopped);
+			s->rest_result = stopped ? "budget" : "done";
+			dlog(LOG_INFO, "[service %s]: restored: %llu pages wanted, %llu read, in %.1f s%s",
+			     s->c->name, (unsigned long long)s->rest_pages,
+			     (unsigned long long)s->rest_read, secs,
+			     stopped ? ", stopped at the memory budget" : "");
+		} else {
+			s->rest_result = "failed";
+			dlog(LOG_ERR, "[service %s]: restore failed (%s %d)", s->c->name,
+			     WIFEXITED(status) ? "exit" : "signal",
+			     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		}
+		if (D.startup_left)
+			D.startup_left--;
+	}
+	D.job.kind = JOB_NONE;
+	write_metrics();
+}
+
+/* ---- lock sets ------------------------------------------------------------ */
+
+static void lock_start(struct svc *s)
+{
+	struct argv a = { .n = 0 };
+
+	if (!s->c->nlock || s->lock_pid || s->refused)
+		return;
+	arg(&a, "pagecache");
+	arg(&a, "lock");
+	arg(&a, "--watch");
+	arg(&a, "--");
+	for (size_t i = 0; i < s->c->nlock; i++)
+		arg(&a, s->c->lock[i]);
+	s->lock_pid = spawn(a.v, NULL);
+	s->lock_retry = 0;
+	if (s->lock_pid < 0) {
+		dlog(LOG_ERR, "[service %s]: cannot start its lock: %s", s->c->name, strerror(errno));
+		s->lock_pid = 0;
+		s->lock_retry = pc_now() + 60;
+	} else {
+		dlog(LOG_INFO, "[service %s]: locking %zu paths (pid %d)", s->c->name, s->c->nlock,
+		     (int)s->lock_pid);
+	}
+}
+
+static void lock_stop(struct svc *s)
+{
+	if (s->lock_pid > 0)
+		kill(s->lock_pid, SIGTERM);
+}
+
+/* ---- the configuration ----------------------------------------------------- */
+
+/* take a new configuration: state carries over by name */
+static void adopt(struct dconf *nc, bool startup)
+{
+	struct svc *ns = calloc(nc->nsvc ? nc->nsvc : 1, sizeof(*ns));
+	double now = pc_now();
+
+	if (!ns) {
+		dlog(LOG_ERR, "out of memory: keeping the running configuration");
+		dconf_free(nc);
+		return;
+	}
+	for (size_t i = 0; i < nc->nsvc; i++) {
+		struct dsvc *c = &nc->svc[i];
+		struct svc *old = svc_find(c->name);
+
+		if (old) {
+			ns[i] = *old;
+			if (old->lock_pid && !dsvc_same_lock(old->c, c))
+				lock_stop(old);	/* reaped below; a new one starts */
+			if (old->c->interval != c->interval)
+				ns[i].due = 0;
+			if (!dsvc_same_lock(old->c, c))
+				ns[i].lock_pid = 0;
+			old->c = NULL;	/* carried */
+		} else {
+			ns[i] = (struct svc){ .state = "idle" };
+		}
+		ns[i].c = c;
+		ns[i].refused = !snapshot_dir_safe(c);
+		if (c->interval && !ns[i].due) {
+			ns[i].due = now + c->interval;
+			ns[i].due_wall = time(NULL) + c->interval;
+		}
+		if (!c->interval)
+			ns[i].due = 0;
+		if (startup && c->restore && !ns[i].refused) {
+			ns[i].restore_pending = true;
+			D.startup_left++;
+		}
+	}
+	for (size_t i = 0; i < D.nsvc; i++)
+		if (D.svc[i].c) {	/* gone from the file */
+			lock_stop(&D.svc[i]);
+			dlog(LOG_INFO, "[service %s]: removed", D.svc[i].c->name);
+		}
+	/* lock children of removed or changed sets are reaped by pid later */
+	free(D.svc);
+	dconf_free(&D.conf);
+	D.conf = *nc;
+	D.svc = ns;
+	D.nsvc = nc->nsvc;
+	/* the services now point into D.conf */
+	for (size_t i = 0; i < D.nsvc; i++)
+		D.svc[i].c = &D.conf.svc[i];
+}
+
+/* ---- the status socket ------------------------------------------------------ */
+
+static int listen_on(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[sizeof(sa.sun_path)], *slash;
+	struct stat st;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		dlog(LOG_ERR, "socket path too long: %s", path);
+		return -1;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = 0;
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			dlog(LOG_ERR, "cannot make %s: %s", dir, strerror(errno));
+			return -1;
+		}
+		/* nobody else may swap the socket out from under its clients */
+		if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
+		    (st.st_uid != geteuid() && st.st_uid != 0) ||
+		    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))) {
+			dlog(LOG_ERR, "not listening in %s: not a directory of ours, or writable by others",
+			     dir);
+			return -1;
+		}
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	if (lstat(path, &st) == 0) {
+		int probe;
+
+		if (!S_ISSOCK(st.st_mode)) {
+			dlog(LOG_ERR, "%s exists and is not a socket: not replacing it", path);
+			close(fd);
+			return -1;
+		}
+		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			dlog(LOG_ERR, "another daemon answers on %s", path);
+			close(probe);
+			close(fd);
+			return -1;
+		}
+		if (probe >= 0)
+			close(probe);
+		unlink(path);	/* a stale one, left by a daemon killed with -9 */
+	}
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0666) < 0 ||
+	    listen(fd, 16) < 0) {
+		dlog(LOG_ERR, "cannot listen on %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	snprintf(D.sock_path, sizeof(D.sock_path), "%s", path);
+	return fd;
+}
+
+/*
+ * Which services may this peer see? Root: all. Anyone else: those whose
+ * every path it could open for writing, the kernel's own rule for
+ * residency (mincore, cachestat) - asked of the kernel in a child that
+ * takes the peer's uid, gid and groups (faccessat AT_EACCESS: modes, ACLs,
+ * LSMs, read-only mounts). A service chosen by pid-file or cgroup names no
+ * file, so only root sees it. The child gets 2 s (a hung NFS path).
+ */
+static void visible(int cfd, bool *ret)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	gid_t groups[256];
+	socklen_t glen = sizeof(groups);
+	int ngroups, p[2];
+	pid_t pid;
+
+	memset(ret, 0, D.nsvc * sizeof(*ret));
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+		return;
+	if (cr.uid == 0) {
+		memset(ret, 1, D.nsvc * sizeof(*ret));
+		return;
+	}
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) < 0)
+		return;	/* too many groups, or none known: nothing shown */
+	ngroups = (int)(glen / sizeof(gid_t));
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		if (setgroups((size_t)ngroups, groups) < 0 || setresgid(cr.gid, cr.gid, cr.gid) < 0 ||
+		    setresuid(cr.uid, cr.uid, cr.uid) < 0 || getuid() != cr.uid)
+			_exit(1);
+		for (size_t i = 0; i < D.nsvc; i++) {
+			char ok = D.svc[i].c->npaths > 0;
+
+			for (size_t k = 0; ok && k < D.svc[i].c->npaths; k++)
+				ok = faccessat(AT_FDCWD, D.svc[i].c->paths[k], W_OK, AT_EACCESS) == 0;
+			if (write(p[1], &ok, 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid > 0) {
+		struct pollfd pf = { .fd = p[0], .events = POLLIN };
+		size_t got = 0;
+		double end = pc_now() + 2;
+
+		while (got < D.nsvc) {
+			int left = (int)((end - pc_now()) * 1000);
+			char c;
+
+			if (left <= 0 || poll(&pf, 1, left) <= 0 || read(p[0], &c, 1) != 1)
+				break;
+			ret[got++] = c == 1;
+		}
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	close(p[0]);
+}
+
+static void put_u64(FILE *o, bool have, uint64_t v)
+{
+	if (have)
+		fprintf(o, "\t%llu", (unsigned long long)v);
+	else
+		fputs("\t-", o);
+}
+
+static void put_f64(FILE *o, bool have, double v)
+{
+	if (have)
+		fprintf(o, "\t%.3f", v);
+	else
+		fputs("\t-", o);
+}
+
+static void put_str(FILE *o, const char *s)
+{
+	fputc('\t', o);
+	dwire_put(o, s);
+}
+
+static void serve(void)
+{
+	int cfd = accept4(D.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	bool *see;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *o;
+
+	if (cfd < 0)
+		return;
+	see = calloc(D.nsvc ? D.nsvc : 1, sizeof(*see));
+	o = open_memstream(&buf, &len);
+	if (!see || !o) {
+		free(see);
+		if (o)
+			fclose(o);
+		free(buf);
+		close(cfd);
+		return;
+	}
+	visible(cfd, see);
+	fprintf(o, "pagecache-status 1\nfields");
+	for (size_t i = 0; i < ndfields; i++)
+		fprintf(o, "\t%s", dfields[i].name);
+	fputc('\n', o);
+	for (size_t i = 0; i < D.nsvc; i++) {
+		struct svc *s = &D.svc[i];
+		pid_t pid;
+		int up;
+
+		if (!see[i])
+			continue;
+		up = svc_up(s->c, &pid);
+		dwire_put(o, s->c->name);
+		put_str(o, s->refused ? "refused" : s->state);
+		if (up < 0)
+			fputs("\t-", o);
+		else
+			fprintf(o, "\t%s", up ? "yes" : "no");
+		put_str(o, s->c->snapshot);
+		put_u64(o, true, s->c->interval);
+		put_u64(o, s->snap_result, (uint64_t)s->snap_time);
+		put_str(o, s->snap_result);
+		put_u64(o, s->snap_result && s->snap_files, s->snap_files);
+		put_u64(o, s->snap_result && s->snap_files, s->snap_pages);
+		put_u64(o, s->snap_result && s->snap_files, s->snap_bytes);
+		put_f64(o, s->snap_result && s->snapshots, s->snap_secs);
+		put_u64(o, s->due > 0 && !s->refused, (uint64_t)s->due_wall);
+		put_u64(o, true, s->snapshots);
+		put_u64(o, true, s->snap_failures);
+		put_u64(o, s->rest_result, (uint64_t)s->rest_time);
+		put_str(o, s->rest_result);
+		put_f64(o, s->rest_result && strcmp(s->rest_result, "no-snapshot"), s->rest_secs);
+		put_u64(o, s->rest_result && strcmp(s->rest_result, "no-snapshot"), s->rest_pages);
+		put_u64(o, s->rest_result && strcmp(s->rest_result, "no-snapshot"), s->rest_read);
+		put_u64(o, s->rest_result && strcmp(s->rest_result, "no-snapshot"),
+			s->rest_read * pc_page_size());
+		if (s->c->nlock)
+			fprintf(o, "\t%s", s->lock_pid > 0 ? "yes" : "no");
+		else
+			fputs("\t-", o);
+		put_u64(o, s->lock_pid > 0, (uint64_t)s->lock_pid);
+		fputc('\n', o);
+	}
+	fprintf(o, "end\n");
+	fclose(o);
+	/* never blocks: a client that does not read loses its answer */
+	if (buf && send(cfd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		dlog(LOG_WARN, "status: %s", strerror(errno));
+	free(buf);
+	free(see);
+	close(cfd);
+}
+
+/* ---- metrics ---------------------------------------------------------------- */
+
+static const struct ometric metrics[] = {
+	{ "services", "service", "service", OM_LABEL | OM_PER_FILE, "" },
+	{ "services", "up", "up", OM_PER_FILE,
+	  "1 if the service runs (pid-file or cgroup), 0 if not; absent when unknown." },
+	{ "services", "snapshot_pages", "snapshot_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of page cache the last snapshot written recorded." },
+	{ "services", "snapshot_files", "snapshot_files", OM_PER_FILE,
+	  "Files the last snapshot written recorded." },
+	{ "services", "snapshot_time", "last_snapshot_timestamp_seconds", OM_PER_FILE,
+	  "When the last snapshot was taken (written or kept), unix seconds." },
+	{ "services", "snapshot_seconds", "snapshot_duration_seconds", OM_PER_FILE,
+	  "How long the last snapshot took." },
+	{ "services", "snapshots", "snapshots_total", OM_COUNTER | OM_PER_FILE,
+	  "Snapshots taken since the daemon started." },
+	{ "services", "snapshot_failures", "snapshot_failures_total", OM_COUNTER | OM_PER_FILE,
+	  "Snapshots that failed since the daemon started." },
+	{ "services", "restore_seconds", "restore_seconds", OM_PER_FILE,
+	  "How long the start-up restore took." },
+	{ "services", "restore_read", "restore_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes the start-up restore read into the page cache." },
+	{ "services", "locked", "locked", OM_PER_FILE,
+	  "1 if the lock set is held, 0 if not; absent without one." },
+	{ "services", "cgroup_file", "cgroup_cache_bytes", OM_PER_FILE,
+	  "Page cache charged to the service's memory cgroup." },
+	{ "services", "cgroup_refaults", "cgroup_refaults_total", OM_COUNTER | OM_PER_FILE,
+	  "Workingset refaults of file pages in the service's memory cgroup." },
+};
+
+static void write_metrics(void)
+{
+	if (!D.conf.metrics)
+		return;
+	out_init(OUT_PROM, false, false);
+	out_prom_opts(true, D.conf.metrics);
+	out_prom_metrics("service", metrics, sizeof(metrics) / sizeof(metrics[0]));
+	out_list_declare("services");
+	for (size_t i = 0; i < D.nsvc; i++) {
+		struct svc *s = &D.svc[i];
+		struct orec r = { 0 };
+		pid_t pid;
+		int up = svc_up(s->c, &pid);
+
+		orec_str(&r, "service", s->c->name, 0);
+		if (up >= 0)
+			orec_u64(&r, "up", (uint64_t)up, 0);
+		if (s->snap_result && s->snap_files) {
+			orec_u64(&r, "snapshot_pages", s->snap_pages, OF_PAGES);
+			orec_u64(&r, "snapshot_files", s->snap_files, 0);
+		}
+		if (s->snap_result)
+			orec_u64(&r, "snapshot_time", (uint64_t)s->snap_time, 0);
+		if (s->snapshots)
+			orec_f64(&r, "snapshot_seconds", s->snap_secs);
+		orec_u64(&r, "snapshots", s->snapshots, 0);
+		orec_u64(&r, "snapshot_failures", s->snap_failures, 0);
+		if (s->rest_result && strcmp(s->rest_result, "no-snapshot")) {
+			orec_f64(&r, "restore_seconds", s->rest_secs);
+			orec_u64(&r, "restore_read", s->rest_read, OF_PAGES);
+		}
+		if (s->c->nlock)
+			orec_u64(&r, "locked", s->lock_pid > 0, 0);
+		if (s->c->cgroup) {
+			char dir[PATH_MAX], root[PATH_MAX];
+			struct pc_cgroup_stat cs;
+			int version;
+
+			if (pc_cgroup_root(root, sizeof(root), &version) == 0 &&
+			    pc_cgroup_dir(s->c->cgroup, dir, sizeof(dir)) == 0 &&
+			    pc_cgroup_read(dir, version, &cs) == 0) {
+				orec_u64(&r, "cgroup_file", cs.file, 0);
+				orec_u64(&r, "cgroup_refaults", cs.refault_file, 0);
+			}
+		}
+		out_list_add("services", &r);
+	}
+	if (out_flush() < 0)
+		dlog(LOG_WARN, "metrics: cannot write %s (see above)", D.conf.metrics);
+}
+
+/* ---- the loop ------------------------------------------------------------- */
+
+static void set_status(void)
+{
+	char st[256];
+	size_t done = 0, restores = 0;
+
+	for (size_t i = 0; i < D.nsvc; i++)
+		if (D.svc[i].c->restore && !D.svc[i].refused) {
+			restores++;
+			done += D.svc[i].rest_result != NULL;
+		}
+	if (D.stopping)
+		snprintf(st, sizeof(st), "Stopping: final snapshots%s%s",
+			 D.job.kind ? ", now " : "", D.job.kind ? D.job.name : "");
+	else if (D.job.kind == JOB_RESTORE)
+		snprintf(st, sizeof(st), "Restoring %s (%zu of %zu), %.0f s", D.job.name, done + 1,
+			 restores, pc_now() - D.job.t0);
+	else if (D.job.kind == JOB_SNAPSHOT)
+		snprintf(st, sizeof(st), "Snapshot of %s, %zu services", D.job.name, D.nsvc);
+	else
+		snprintf(st, sizeof(st), "Watching %zu services", D.nsvc);
+	notify("STATUS=%s", st);
+}
+
+static void reap(void)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid == D.job.pid) {
+			/* the rest of its output, then its result */
+			for (ssize_t n; D.job.fd >= 0 && D.job.len < sizeof(D.job.out) - 1 &&
+					(n = read(D.job.fd, D.job.out + D.job.len,
+						  sizeof(D.job.out) - 1 - D.job.len)) > 0;)
+				D.job.len += (size_t)n;
+			if (D.job.fd >= 0)
+				close(D.job.fd);
+			D.job.fd = -1;
+			D.job.pid = 0;
+			job_done(status);
+			set_status();
+			continue;
+		}
+		for (size_t i = 0; i < D.nsvc; i++)
+			if (D.svc[i].lock_pid == pid) {
+				D.svc[i].lock_pid = 0;
+				if (!D.stopping) {
+					dlog(LOG_ERR, "[service %s]: its lock ended (%s %d); again in 60 s",
+					     D.svc[i].c->name, WIFEXITED(status) ? "exit" : "signal",
+					     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+					D.svc[i].lock_retry = pc_now() + 60;
+				}
+			}
+	}
+}
+
+static void next_job(void)
+{
+	while (!D.job.kind && D.nq) {
+		char name[72];
+		enum job_kind kind = D.q[0].kind;
+		struct svc *s;
+
+		snprintf(name, sizeof(name), "%s", D.q[0].name);
+		memmove(&D.q[0], &D.q[1], (D.nq - 1) * sizeof(D.q[0]));
+		D.nq--;
+		s = svc_find(name);
+		if (!s || s->refused)
+			continue;
+		start_job(s, kind);
+		if (!D.job.kind) {	/* nothing to run after all */
+			s->state = "idle";
+			if (kind == JOB_RESTORE && D.startup_left)
+				D.startup_left--;
+		}
+		set_status();
+	}
+}
+
+static void stop_all_locks(void)
+{
+	double end = pc_now() + 5;
+	bool any;
+
+	for (size_t i = 0; i < D.nsvc; i++)
+		lock_stop(&D.svc[i]);
+	do {
+		any = false;
+		reap();
+		for (size_t i = 0; i < D.nsvc; i++)
+			any |= D.svc[i].lock_pid > 0;
+		if (any)
+			usleep(20000);
+	} while (any && pc_now() < end);
+	for (size_t i = 0; i < D.nsvc; i++)
+		if (D.svc[i].lock_pid > 0)
+			kill(D.svc[i].lock_pid, SIGKILL);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+static void on_signal(void)
+{
+	struct signalfd_siginfo si;
+
+	while (read(D.sfd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			reap();
+			break;
+		case SIGHUP: {
+			struct dconf nc;
+
+			if (D.stopping)
+				break;
+			notify("RELOADING=1");
+			dlog(LOG_INFO, "SIGHUP: reading %s again", D.conf.path);
+			if (dconf_load(D.conf.path, &nc) < 0) {
+				dlog(LOG_ERR, "%s is not valid (above): keeping the running configuration",
+				     D.conf.path);
+			} else {
+				char *path = strdup(D.sock_path);
+
+				if (strcmp(nc.socket, D.sock_path))
+					dlog(LOG_WARN, "socket = %s takes effect at the next start", nc.socket);
+				adopt(&nc, false);
+				free(path);
+				for (size_t i = 0; i < D.nsvc; i++)
+					if (D.ready)
+						lock_start(&D.svc[i]);
+				write_metrics();
+				dlog(LOG_INFO, "%zu services", D.nsvc);
+			}
+			notify("READY=1");
+			set_status();
+			break;
+		}
+		case SIGTERM:
+		case SIGINT:
+			if (D.stopping) {
+				dlog(LOG_WARN, "%s again: stopping now, without the rest of the final "
+					       "snapshots", strsignal((int)si.ssi_signo));
+				D.hurry = true;
+				break;
+			}
+			D.stopping = true;
+			notify("STOPPING=1");
+			dlog(LOG_INFO, "%s: final snapshots, then stopping", strsignal((int)si.ssi_signo));
+			D.nq = 0;
+			if (D.job.kind == JOB_RESTORE && D.job.pid > 0)
+				kill(D.job.pid, SIGTERM);	/* a snapshot under way finishes */
+			for (size_t i = 0; i < D.nsvc; i++)
+				if (!D.svc[i].refused &&
+				    !(D.job.kind == JOB_SNAPSHOT && !strcmp(D.job.name, D.svc[i].c->name)))
+					queue(D.svc[i].c->name, JOB_SNAPSHOT);
+			set_status();
+			break;
+		}
+	}
+}
+
+static int run_loop(void)
+{
+	for (;;) {
+		struct pollfd pf[3] = { { .fd = D.sfd, .events = POLLIN },
+					{ .fd = D.lfd, .events = POLLIN },
+					{ .fd = D.job.fd, .events = POLLIN } };
+		double now = pc_now(), wake = now + 3600;
+		int timeout;
+
+		if (D.hurry) {
+			if (D.job.pid > 0)
+				kill(D.job.pid, SIGTERM);
+			break;
+		}
+		if (!D.ready && !D.startup_left && !D.job.kind && !D.stopping) {
+			for (size_t i = 0; i < D.nsvc; i++)
+				lock_start(&D.svc[i]);
+			D.ready = true;
+			notify("READY=1");
+			dlog(LOG_INFO, "ready: %zu services", D.nsvc);
+			set_status();
+			write_metrics();
+		}
+		if (D.stopping && !D.job.kind && !D.nq)
+			break;
+		if (!D.stopping && D.ready) {
+			for (size_t i = 0; i < D.nsvc; i++) {
+				struct svc *s = &D.svc[i];
+
+				if (s->due > 0 && s->due <= now && !s->refused) {
+					queue(s->c->name, JOB_SNAPSHOT);
+					s->due = now + s->c->interval;
+					s->due_wall = time(NULL) + s->c->interval;
+				}
+				if (s->due > 0 && s->due < wake)
+					wake = s->due;
+				if (s->lock_retry > 0 && s->lock_retry <= now)
+					lock_start(s);
+				if (s->lock_retry > 0 && s->lock_retry < wake)
+					wake = s->lock_retry;
+			}
+		}
+		next_job();
+		/* a long restore at start-up: tell systemd not to give up */
+		if (!D.ready && D.job.kind == JOB_RESTORE) {
+			if (now - D.last_extend >= 10) {
+				notify("EXTEND_TIMEOUT_USEC=30000000");
+				set_status();
+				D.last_extend = now;
+			}
+			if (D.last_extend + 10 < wake)
+				wake = D.last_extend + 10;
+		}
+		timeout = wake > now ? (int)((wake - now) * 1000) + 1 : 0;
+		if ((!D.ready && !D.startup_left && !D.job.kind) || (!D.job.kind && D.nq) ||
+		    (D.stopping && !D.job.kind))
+			timeout = 0;	/* the top of the loop has work */
+		pf[2].fd = D.job.kind ? D.job.fd : -1;
+		if (poll(pf, 3, timeout) < 0 && errno != EINTR) {
+			dlog(LOG_ERR, "poll: %s", strerror(errno));
+			return 1;
+		}
+		if (pf[0].revents & POLLIN)
+			on_signal();
+		if (pf[1].revents & POLLIN)
+			serve();
+		if (pf[2].fd >= 0 && (pf[2].revents & (POLLIN | POLLHUP))) {
+			ssize_t n = read(D.job.fd, D.job.out + D.job.len,
+					 sizeof(D.job.out) - 1 - D.job.len);
+
+			if (n > 0)
+				D.job.len += (size_t)n;
+			else if (n == 0 || D.job.len >= sizeof(D.job.out) - 1) {
+				/* its end is its exit: SIGCHLD says it */
+				if (n == 0) {
+					close(D.job.fd);
+					D.job.fd = -1;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+static void check_report(void)
+{
+	printf("%s: %zu services\n", D.conf.path, D.conf.nsvc);
+	for (size_t i = 0; i < D.conf.nsvc; i++) {
+		struct dsvc *c = &D.conf.svc[i];
+		char *n = out_escape(c->name), *sn = out_escape(c->snapshot);
+
+		printf("  [service %s] %s -> %s, every %us%s%s%s%s\n", n ? n : "?",
+		       c->npaths ? "paths" : c->pid_file ? "pid-file" : "cgroup", sn ? sn : "?",
+		       c->interval, c->interval ? "" : " (only at stop)",
+		       c->restore ? ", restored at start" : "", c->cgroup ? ", cgroup" : "",
+		       c->nlock ? ", lock set" : "");
+		free(n);
+		free(sn);
+	}
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	struct cli_parser p;
+	const char *config = DAEMON_CONFIG, *sock = NULL;
+	bool check = false;
+	struct dconf conf;
+	sigset_t mask;
+	int opt, rc;
+
+	cli_parser_init(&p, &daemon_spec, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
+		switch (opt) {
+		case 'c':
+			config = p.arg;
+			break;
+		case 'k':
+			check = true;
+			break;
+		case 's':
+			if (p.arg[0] != '/')
+				return cli_usage_error("--socket '%s': an absolute path", p.arg);
+			sock = p.arg;
+			break;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (opt == CLI_STOP)
+		return p.exit;
+	if (optind < argc)
+		return cli_usage_error("no operands: the services are in the configuration file");
+	if (dconf_load(config, &conf) < 0)
+		return EXIT_PARTIAL;
+	if (sock) {
+		free(conf.socket);
+		conf.socket = strdup(sock);
+	}
+	if (check) {
+		D.conf = conf;
+		check_report();
+		dconf_free(&D.conf);
+		return 0;
+	}
+	D.journal = stderr_is_journal();
+	D.self = getpid();
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	D.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (D.sfd < 0) {
+		dlog(LOG_ERR, "signalfd: %s", strerror(errno));
+		dconf_free(&conf);
+		return EXIT_PARTIAL;
+	}
+	D.lfd = listen_on(conf.socket);
+	if (D.lfd < 0) {
+		dconf_free(&conf);
+		return EXIT_PARTIAL;
+	}
+	dlog(LOG_INFO, "started: %s, %zu services, socket %s", config, conf.nsvc, D.sock_path);
+	adopt(&conf, true);
+	for (size_t i = 0; i < D.nsvc; i++)
+		if (D.svc[i].restore_pending)
+			queue(D.svc[i].c->name, JOB_RESTORE);
+	set_status();
+	rc = run_loop();
+	stop_all_locks();
+	if (D.job.pid > 0) {
+		kill(D.job.pid, SIGKILL);
+		waitpid(D.job.pid, NULL, 0);
+	}
+	write_metrics();
+	unlink(D.sock_path);
+	dlog(LOG_INFO, "stopped");
+	for (size_t i = 0; i < D.nsvc; i++)
+		D.svc[i].c = NULL;
+	free(D.svc);
+	dconf_free(&D.conf);
+	return rc;
+}

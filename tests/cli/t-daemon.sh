@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# pagecache daemon and pagecache status, end to end: the configuration
+# checked, restore at start then READY=1 (sd_notify on a socket this test
+# listens on), snapshots on the interval, the guard, SIGHUP reload (a bad
+# file keeps the running configuration), metrics, status over the socket
+# with the peer's credentials, SIGTERM's final snapshot, hostile places.
+. "$(dirname "$0")/lib.sh"
+cd "$T_DIR"
+PS=$(getconf PAGESIZE)
+
+t_root || { t_skip "the daemon" "not root (it snapshots others' files; tests need root)"; t_done; exit; }
+t_have python3 || { t_skip "the daemon" "$T_WHY"; t_done; exit; }
+chmod 755 "$T_DIR"
+mkdir -p data state run
+mkfile data/a 1024
+mkfile data/b 512
+
+# ---- the configuration ----
+conf() {	# conf FILE: a file root may read (0644, root's)
+	cat >"$1"; chmod 644 "$1"
+}
+conf good.conf <<EOF
+# a comment
+[daemon]
+socket  = $T_DIR/run/pc.sock   # inline comment
+metrics = $T_DIR/run/pagecache.prom
+[service db]
+paths    = $T_DIR/data
+snapshot = $T_DIR/state/db.snap
+interval = 1
+restore  = yes
+max-mem  = 64M
+EOF
+pc daemon --check --config good.conf >o 2>e; rc=$?
+t_is "--check of a good file exits 0" "$rc" 0
+t_ok "--check lists the service" grep -q "\[service db\] paths -> $T_DIR/state/db.snap, every 1s" o
+
+bad() {	# bad NAME WANT-IN-MESSAGE: the file on stdin is refused, at its line
+	conf bad.conf
+	pc daemon --check --config bad.conf >o 2>e; local rc=$?
+	t_is "refused: $1 (exit 1)" "$rc" 1
+	t_ok "and says: $2" grep -qF -- "$2" e
+}
+printf '[service x]\npaths = /tmp\nintervall = 5\n' | bad "a misspelt key" "bad.conf:3: unknown key 'intervall'"
+printf '[service x]\ninterval = 5\n' | bad "a service without files" "say what to snapshot"
+printf '[service x]\npaths = /tmp\ninterval = soon\n' | bad "a bad interval" "interval: whole seconds"
+printf '[service x]\npaths = /tmp\nmax-mem = lots\n' | bad "a bad size" "max-mem: a size"
+printf '[service x]\npaths = relative/dir\n' | bad "a relative path" "is not an absolute path"
+printf '[service x]\npaths = /tmp\n[service x]\npaths = /tmp\n' | bad "a service twice" "[service x] given twice (first at line 1)"
+printf '[service ../x]\npaths = /tmp\n' | bad "a name with a slash" "a name is 1-64 letters"
+printf '[service x]\npaths = "/tmp/a b\n' | bad "an unclosed quote" "double quote is not closed"
+printf '[servce x]\n' | bad "an unknown section" "unknown section [servce x]"
+cp good.conf ww.conf; chmod 666 ww.conf
+pc daemon --check --config ww.conf >o 2>e; rc=$?
+t_is "a world-writable file is refused (exit 1)" "$rc" 1
+t_ok "saying why" grep -q "writable by nobody else" e
+ln -s good.conf link.conf
+pc daemon --check --config link.conf >o 2>e; rc=$?
+t_is "a symbolic link is refused (exit 1)" "$rc" 1
+t_ok "saying so" grep -q "symbolic link" e
+pc daemon --check --config nosuch.conf >o 2>e; rc=$?
+t_is "a missing file: exit 1" "$rc" 1
+pc daemon --config good.conf extra >o 2>e; rc=$?
+t_is "an operand is a usage error (2)" "$rc" 2
+printf '[service q]\npaths = "%s/with space" %s/data\n' "$T_DIR" "$T_DIR" | conf q.conf
+pc daemon --check --config q.conf >o 2>e
+t_is "a quoted path with a space is one path" "$(grep -c 'paths ->' o)" 1
+
+# ---- sd_notify: a socket this test listens on ----
+cat >listen.py <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a", buffering=1) as f:
+    while True:
+        f.write(s.recv(4096).decode() + "\n")
+EOF
+python3 listen.py "$T_DIR/notify.sock" notify.log &
+LPID=$!
+T_CLEANUP+=("kill $LPID")
+t_wait 5 test -S notify.sock
+
+# a snapshot to restore at start: data/a cached, then dropped
+cat data/a >/dev/null
+pc snapshot -o state/db.snap data >/dev/null 2>&1
+wantall=$(pc show --json state/db.snap | jq .total.pages)
+want=$(pc show --json state/db.snap | jq --arg f "${T_DIR#/}/data/a" '.files[] | select(.path == $f) | .pages')
+drop data/a data/b
+t_is "data/a is cold before the daemon starts" "$(cached_pages data/a)" 0
+
+NOTIFY_SOCKET=$T_DIR/notify.sock "$PAGECACHE" daemon --config good.conf 2>daemon.log &
+DPID=$!
+T_CLEANUP+=("kill -9 $DPID")
+t_ok "READY=1 once the start-up restore is done" t_wait 20 grep -q '^READY=1' notify.log
+t_ok "the restore was logged before READY" grep -q 'restored: .* read' daemon.log
+got=$(resident_pages data/a "$want")
+t_ok "restore at start brought data/a back ($got of $want pages)" test "$got" -ge $((want * 9 / 10))
+t_ok "STATUS= said what it did" grep -q '^STATUS=' notify.log
+
+st() { pc status --socket run/pc.sock --json "$@"; }
+t_ok "status answers" st
+st >s.json
+t_is "status: one service" "$(jq '.services | length' s.json)" 1
+t_is "status: its restore is done" "$(jq -r '.services[0].restore_result' s.json)" done
+t_is "status: the pages the restore wanted" "$(jq '.services[0].restore_pages' s.json)" "$wantall"
+t_ok "status: next snapshot due after now" test "$(jq '.services[0].next_snapshot_time' s.json)" -ge "$(($(date +%s) - 1))"
+pc status --socket run/pc.sock >human 2>&1
+t_ok "status: a table for people" grep -q '^SERVICE' human
+
+# ---- snapshots on the interval ----
+t_ok "snapshots come every interval (3 within 10 s)" \
+	t_wait 10 sh -c "[ \$(\"$PAGECACHE\" status --socket run/pc.sock --json | jq '.services[0].snapshots') -ge 3 ]"
+st >s.json
+t_is "the last one was written" "$(jq -r '.services[0].snapshot_result' s.json)" written
+t_ok "and recorded data/a's pages" test "$(jq '.services[0].snapshot_pages' s.json)" -ge "$((want * 9 / 10))"
+
+# ---- metrics: the textfile ----
+t_ok "the metrics file is there" test -f run/pagecache.prom
+t_is "metrics: mode 0640 (it names services)" "$(stat -c %a run/pagecache.prom)" 640
+if t_have promtool; then
+	t_ok "promtool check metrics is clean" sh -c 'promtool check metrics <run/pagecache.prom'
+else
+	t_skip "promtool check metrics" "$T_WHY"
+fi
+t_ok "metrics: snapshot bytes of service db" grep -qE '^pagecache_service_snapshot_bytes\{service="db"\} [1-9]' run/pagecache.prom
+t_ok "metrics: restore bytes" grep -qE '^pagecache_service_restore_bytes\{service="db"\} [0-9]' run/pagecache.prom
+t_ok "metrics: the last snapshot's time" grep -qE '^pagecache_service_last_snapshot_timestamp_seconds\{service="db"\} [0-9]{10}' run/pagecache.prom
+
+# ---- the guard: nothing cached while we cannot tell the service runs ----
+cp state/db.snap kept.snap
+n0=$(st | jq '.services[0].snapshots')
+drop data/a data/b
+t_ok "a snapshot after the drop" \
+	t_wait 10 sh -c "[ \$(\"$PAGECACHE\" status --socket run/pc.sock --json | jq '.services[0].snapshots') -ge $((n0 + 2)) ]"
+t_is "an empty snapshot is kept, not written" "$(st | jq -r '.services[0].snapshot_result')" kept
+pc show --json state/db.snap >show.json
+t_ok "the last good snapshot is intact (its pages are still there)" test "$(jq .total.pages show.json)" -ge "$((want * 9 / 10))"
+
+# ---- SIGHUP: reload ----
+cat data/a >/dev/null
+sed 's/^interval = 1/interval = 0/' good.conf | conf good.conf.new
+cat >>good.conf.new <<EOF
+[service second]
+paths = $T_DIR/data/b
+snapshot = $T_DIR/state/second.snap
+interval = 0
+EOF
+cp good.conf.new good.conf
+: >notify.log
+kill -HUP $DPID
+t_ok "SIGHUP: two services" t_wait 5 sh -c "[ \$(\"$PAGECACHE\" status --socket run/pc.sock --json | jq '.services | length') = 2 ]"
+t_ok "SIGHUP: RELOADING=1 then READY=1" t_wait 5 sh -c 'grep -q "^RELOADING=1" notify.log && grep -q "^READY=1" notify.log'
+t_is "SIGHUP: the first keeps its counts" "$(st | jq '.services[0].snapshots >= 3')" true
+t_is "SIGHUP: interval 0: no next snapshot" "$(st | jq '.services[0].next_snapshot_time')" null
+printf '[service broken\n' >>good.conf
+kill -HUP $DPID
+t_ok "SIGHUP with a bad file: says so" t_wait 5 grep -q 'keeping the running configuration' daemon.log
+t_is "and keeps both services" "$(st | jq '.services | length')" 2
+t_ok "the daemon still runs" kill -0 $DPID
+cp good.conf.new good.conf
+
+# ---- who sees what: the peer's credentials ----
+nobody_pc status --socket run/pc.sock --json >nb.json 2>nb.err; rc=$?
+t_is "status as nobody answers (exit 0)" "$rc" 0
+t_is "nobody sees no service (it may write none of their files)" "$(jq '.services | length' nb.json)" 0
+mkdir -p pub && mkfile pub/mine 64 && chown 65534:65534 pub/mine
+cat >>good.conf <<EOF
+[service nobodys]
+paths = $T_DIR/pub/mine
+snapshot = $T_DIR/state/nobodys.snap
+interval = 0
+restore = no
+EOF
+kill -HUP $DPID
+t_wait 5 sh -c "[ \$(\"$PAGECACHE\" status --socket run/pc.sock --json | jq '.services | length') = 3 ]"
+nobody_pc status --socket run/pc.sock --json >nb.json 2>nb.err
+t_is "nobody sees exactly the service of its own file" "$(jq -r '[.services[].service] | join(",")' nb.json)" nobodys
+t_is "root sees all three" "$(st | jq '.services | length')" 3
+
+# ---- SIGTERM: the final snapshot ----
+drop data/b	# a different picture: data/a whole, data/b not at all (more
+cat data/a >/dev/null	# than the guard's half of the last one, so it is written)
+kill -TERM $DPID
+t_ok "SIGTERM: the daemon stops" t_wait 20 t_gone $DPID
+wait $DPID; rc=$?
+t_is "and exits 0" "$rc" 0
+t_ok "after a final snapshot of each service" grep -q 'final snapshots' daemon.log
+t_is "the final snapshot is the cache at stop (data/a, not data/b)" \
+	"$(pc show --json state/db.snap | jq -r '[.files[].path | sub(".*/"; "")] | join(",")')" a
+t_ok "the second service's final snapshot too" test -f state/second.snap
+t_ok "the socket is gone" test ! -e run/pc.sock
+t_ok "STOPPING=1 was said" grep -q '^STOPPING=1' notify.log
+
+# ---- hostile places ----
+mkdir -m 777 open
+cat >hostile.conf <<EOF
+[daemon]
+socket = $T_DIR/run/pc.sock
+[service h]
+paths = $T_DIR/data
+snapshot = $T_DIR/open/h.snap
+restore = no
+[service p]
+pid-file = $T_DIR/fifo.pid
+snapshot = $T_DIR/state/p.snap
+restore = no
+interval = 1
+EOF
+chmod 644 hostile.conf
+mkfifo fifo.pid
+ln -s /nonexistent run/pc.sock.x; rm run/pc.sock.x
+"$PAGECACHE" daemon --config hostile.conf 2>hostile.log &
+HPID=$!
+T_CLEANUP+=("kill -9 $HPID")
+t_ok "started with hostile places" t_wait 10 test -S run/pc.sock
+t_ok "a snapshot directory others can write is refused, said" grep -q 'not using .*open/h.snap' hostile.log
+t_is "and the service shows as refused" "$(st | jq -r '.services[] | select(.service == "h") | .state')" refused
+sleep 2.5	# two intervals of service p, whose pid-file is a FIFO
+t_ok "a FIFO pid-file hangs nothing (status answers)" st
+t_is "and the service counts as down" "$(st | jq -r '.services[] | select(.service == "p") | .up')" false
+"$PAGECACHE" daemon --config hostile.conf 2>second.log; rc=$?
+t_is "a second daemon on the same socket refuses to start (exit 1)" "$rc" 1
+t_ok "saying another answers there" grep -q 'another daemon answers' second.log
+kill -9 $HPID; wait $HPID 2>/dev/null
+t_ok "a daemon killed with -9 leaves its socket" test -S run/pc.sock
+"$PAGECACHE" daemon --config hostile.conf 2>third.log &
+HPID=$!
+T_CLEANUP+=("kill -9 $HPID")
+t_ok "the next one takes the stale socket over" t_wait 10 st
+t_kill $HPID
+printf 'x' >run/plain
+sed "s|^socket = .*|socket = $T_DIR/run/plain|" hostile.conf >h2.conf; chmod 644 h2.conf
+"$PAGECACHE" daemon --config h2.conf 2>fourth.log; rc=$?
+t_is "a socket path that is a plain file is not replaced (exit 1)" "$rc" 1
+t_is "and the file is intact" "$(cat run/plain)" x
+pc status --socket run/nosuch.sock >o 2>e; rc=$?
+t_is "status without a daemon: exit 1" "$rc" 1
+t_ok "saying it is not running" grep -q 'not running' e
+
+t_done
