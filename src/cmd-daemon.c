@@ -909,33 +909,6 @@ static void serve(void)
 
 /* ---- metrics ---------------------------------------------------------------- */
 
-static const struct ometric metrics[] = {
-	{ "services", "service", "service", OM_LABEL | OM_PER_FILE, "" },
-	{ "services", "up", "up", OM_PER_FILE,
-	  "1 if the service runs (pid-file or cgroup), 0 if not; absent when unknown." },
-	{ "services", "snapshot_pages", "snapshot_bytes", OM_PAGES | OM_PER_FILE,
-	  "Bytes of page cache the last snapshot written recorded." },
-	{ "services", "snapshot_files", "snapshot_files", OM_PER_FILE,
-	  "Files the last snapshot written recorded." },
-	{ "services", "snapshot_time", "last_snapshot_timestamp_seconds", OM_PER_FILE,
-	  "When the last snapshot was taken (written or kept), unix seconds." },
-	{ "services", "snapshot_seconds", "snapshot_duration_seconds", OM_PER_FILE,
-	  "How long the last snapshot took." },
-	{ "services", "snapshots", "snapshots_total", OM_COUNTER | OM_PER_FILE,
-	  "Snapshots taken since the daemon started." },
-	{ "services", "snapshot_failures", "snapshot_failures_total", OM_COUNTER | OM_PER_FILE,
-	  "Snapshots that failed since the daemon started." },
-	{ "services", "restore_seconds", "restore_seconds", OM_PER_FILE,
-	  "How long the start-up restore took." },
-	{ "services", "restore_read", "restore_bytes", OM_PAGES | OM_PER_FILE,
-	  "Bytes the start-up restore read into the page cache." },
-	{ "services", "locked", "locked", OM_PER_FILE,
-	  "1 if the lock set is held, 0 if not; absent without one." },
-	{ "services", "cgroup_file", "cgroup_cache_bytes", OM_PER_FILE,
-	  "Page cache charged to the service's memory cgroup." },
-	{ "services", "cgroup_refaults", "cgroup_refaults_total", OM_COUNTER | OM_PER_FILE,
-	  "Workingset refaults of file pages in the service's memory cgroup." },
-};
 
 static void write_metrics(void)
 {
@@ -943,7 +916,7 @@ static void write_metrics(void)
 		return;
 	out_init(OUT_PROM, false, false);
 	out_prom_opts(true, D.conf.metrics);
-	out_prom_metrics("service", metrics, sizeof(metrics) / sizeof(metrics[0]));
+	out_prom_metrics("service", dmetrics, ndmetrics);
 	out_list_declare("services");
 	for (size_t i = 0; i < D.nsvc; i++) {
 		struct svc *s = &D.svc[i];
@@ -953,7 +926,7 @@ static void write_metrics(void)
 
 		orec_str(&r, "service", s->c->name, 0);
 		if (up >= 0)
-			orec_u64(&r, "up", (uint64_t)up, 0);
+			orec_bool(&r, "up", up == 1);
 		if (s->snap_result && s->snap_files) {
 			orec_u64(&r, "snapshot_pages", s->snap_pages, OF_PAGES);
 			orec_u64(&r, "snapshot_files", s->snap_files, 0);
@@ -966,10 +939,10 @@ static void write_metrics(void)
 		orec_u64(&r, "snapshot_failures", s->snap_failures, 0);
 		if (s->rest_result && strcmp(s->rest_result, "no-snapshot")) {
 			orec_f64(&r, "restore_seconds", s->rest_secs);
-			orec_u64(&r, "restore_read", s->rest_read, OF_PAGES);
+			orec_u64(&r, "restore_read_pages", s->rest_read, OF_PAGES);
 		}
 		if (s->c->nlock)
-			orec_u64(&r, "locked", s->lock_pid > 0, 0);
+			orec_bool(&r, "locked", s->lock_pid > 0);
 		if (s->c->cgroup) {
 			char dir[PATH_MAX], root[PATH_MAX];
 			struct pc_cgroup_stat cs;

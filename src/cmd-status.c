@@ -156,6 +156,9 @@ int cmd_status(int argc, char **argv)
 		return cli_usage_error("no operands (the daemon's services are in its configuration)");
 	out_init(co.fmt, co.bytes, co.noheadings);
 	out_set_raw(co.raw);
+	/* a series per service, as the daemon's textfile has them */
+	out_prom_opts(true, co.prom_file);
+	out_prom_metrics("service", dmetrics, ndmetrics);
 	answer = ask(path, &err);
 	if (!answer) {
 		cli_fail_msg(path, "no pagecache daemon answered on",

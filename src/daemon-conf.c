@@ -566,6 +566,39 @@ bool dsvc_same(const struct dsvc *a, const struct dsvc *b)
 	       a->guard == b->guard && dsvc_same_lock(a, b);
 }
 
+/*
+ * The metrics, by status field name: the daemon's textfile and `status
+ * --prom` print the same series (docs/metrics.md).
+ */
+const struct ometric dmetrics[] = {
+	{ "services", "service", "service", OM_LABEL | OM_PER_FILE, "" },
+	{ "services", "up", "up", OM_PER_FILE,
+	  "1 if the service runs (pid-file or cgroup), 0 if not; absent when unknown." },
+	{ "services", "snapshot_pages", "snapshot_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes of page cache the last snapshot written recorded." },
+	{ "services", "snapshot_files", "snapshot_files", OM_PER_FILE,
+	  "Files the last snapshot written recorded." },
+	{ "services", "snapshot_time", "last_snapshot_timestamp_seconds", OM_PER_FILE,
+	  "When the last snapshot was taken (written or kept), unix seconds." },
+	{ "services", "snapshot_seconds", "snapshot_duration_seconds", OM_PER_FILE,
+	  "How long the last snapshot took." },
+	{ "services", "snapshots", "snapshots_total", OM_COUNTER | OM_PER_FILE,
+	  "Snapshots taken since the daemon started." },
+	{ "services", "snapshot_failures", "snapshot_failures_total", OM_COUNTER | OM_PER_FILE,
+	  "Snapshots that failed since the daemon started." },
+	{ "services", "restore_seconds", "restore_seconds", OM_PER_FILE,
+	  "How long the start-up restore took." },
+	{ "services", "restore_read_pages", "restore_bytes", OM_PAGES | OM_PER_FILE,
+	  "Bytes the start-up restore read into the page cache." },
+	{ "services", "locked", "locked", OM_PER_FILE,
+	  "1 if the lock set is held, 0 if not; absent without one." },
+	{ "services", "cgroup_file", "cgroup_cache_bytes", OM_PER_FILE,
+	  "Page cache charged to the service's memory cgroup." },
+	{ "services", "cgroup_refaults", "cgroup_refaults_total", OM_COUNTER | OM_PER_FILE,
+	  "Workingset refaults of file pages in the service's memory cgroup." },
+};
+const size_t ndmetrics = sizeof(dmetrics) / sizeof(dmetrics[0]);
+
 /* ---- the status socket's wire format ------------------------------------ */
 
 const struct dfield dfields[] = {

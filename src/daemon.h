@@ -74,4 +74,8 @@ void dwire_put(FILE *o, const char *s);	/* one escaped value */
 /* undo dwire_put in place; false: a bad escape */
 bool dwire_unescape(char *s);
 
+struct ometric;
+extern const struct ometric dmetrics[];
+extern const size_t ndmetrics;
+
 #endif

@@ -125,6 +125,14 @@ else
 fi
 t_ok "metrics: snapshot bytes of service db" grep -qE '^pagecache_service_snapshot_bytes\{service="db"\} [1-9]' run/pagecache.prom
 t_ok "metrics: restore bytes" grep -qE '^pagecache_service_restore_bytes\{service="db"\} [0-9]' run/pagecache.prom
+st_prom() { pc status --socket run/pc.sock --prom; }
+st_prom >sp.prom
+t_ok "status --prom: the same series as the textfile" grep -qE '^pagecache_service_snapshot_bytes\{service="db"\} [1-9]' sp.prom
+if t_have promtool; then
+	t_ok "status --prom: promtool check metrics is clean" sh -c 'promtool check metrics <sp.prom'
+else
+	t_skip "status --prom: promtool check metrics" "$T_WHY"
+fi
 t_ok "metrics: the last snapshot's time" grep -qE '^pagecache_service_last_snapshot_timestamp_seconds\{service="db"\} [0-9]{10}' run/pagecache.prom
 
 # ---- the guard: nothing cached while we cannot tell the service runs ----
