@@ -200,6 +200,44 @@ t_ok "the second service's final snapshot too" test -f state/second.snap
 t_ok "the socket is gone" test ! -e run/pc.sock
 t_ok "STOPPING=1 was said" grep -q '^STOPPING=1' notify.log
 
+# ---- a lock set: kept locked, re-locked when a file is replaced ----
+if t_cap ipc_lock; then
+	mkdir -p hot
+	mkfile hot/lib.so 256
+	cat >lock.conf <<EOF
+[daemon]
+socket = $T_DIR/run/pc.sock
+[service hot]
+paths = $T_DIR/hot
+snapshot = $T_DIR/state/hot.snap
+restore = no
+interval = 0
+lock = paths
+EOF
+	chmod 644 lock.conf
+	"$PAGECACHE" daemon --config lock.conf 2>lock.log &
+	LKD=$!
+	T_CLEANUP+=("kill -9 $LKD")
+	locked() { [ "$(st | jq -r '.services[0].locked')" = true ]; }
+	t_ok "lock set: held" t_wait 10 locked
+	lpid=$(st | jq '.services[0].lock_pid')
+	vmlck_ge() { [ "$(awk '/^VmLck:/ { print $2 }' "/proc/$lpid/status")" -ge "$1" ]; }
+	t_ok "lock set: its child has hot/lib.so's 1 MiB locked" t_wait 10 vmlck_ge 1024
+	ino0=$(stat -c %i hot/lib.so)
+	mkfile hot/lib.so.new 512 && mv hot/lib.so.new hot/lib.so	# an upgrade: rename over
+	ino1=$(stat -c %i hot/lib.so)
+	t_ok "lock set: the new version is locked (2 MiB)" t_wait 10 vmlck_ge 2048
+	old_gone() { ! grep -q " $ino0 .*(deleted)" "/proc/$lpid/maps"; }
+	t_ok "lock set: the old inode ($ino0) is let go" t_wait 10 old_gone
+	t_ok "lock set: the new inode ($ino1) is mapped" grep -q " $ino1 " "/proc/$lpid/maps"
+	t_is "lock set: the same locking process" "$(st | jq '.services[0].lock_pid')" "$lpid"
+	kill -9 $LKD; wait $LKD 2>/dev/null
+	t_ok "a daemon killed with -9 takes its lock with it" t_wait 10 t_gone "$lpid"
+	rm -f run/pc.sock
+else
+	t_skip "lock set" "$T_WHY"
+fi
+
 # ---- hostile places ----
 mkdir -m 777 open
 cat >hostile.conf <<EOF
