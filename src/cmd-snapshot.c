@@ -307,7 +307,8 @@ int cmd_snapshot(int argc, char **argv)
 	rc = targets_walk(&c.t, snap_file, &c);
 	if (rc < 0)
 		cli_warn("walk failed: %s", strerror(-rc));
-	qsort(c.files, c.n, sizeof(*c.files), by_path);
+	if (c.n)	/* qsort(NULL, 0) is undefined: UBSan stops there */
+		qsort(c.files, c.n, sizeof(*c.files), by_path);
 
 	meta.created = (uint64_t)time(NULL);
 	meta.page_size = (uint32_t)pc_page_size();
