@@ -222,11 +222,11 @@ EOF
 	t_ok "lock set: held" t_wait 10 locked
 	lpid=$(st | jq '.services[0].lock_pid')
 	vmlck_ge() { [ "$(awk '/^VmLck:/ { print $2 }' "/proc/$lpid/status")" -ge "$1" ]; }
-	t_ok "lock set: its child has hot/lib.so's 1 MiB locked" t_wait 10 vmlck_ge 1024
+	t_ok "lock set: its child has hot/lib.so's 256 KiB locked" t_wait 10 vmlck_ge 256
 	ino0=$(stat -c %i hot/lib.so)
 	mkfile hot/lib.so.new 512 && mv hot/lib.so.new hot/lib.so	# an upgrade: rename over
 	ino1=$(stat -c %i hot/lib.so)
-	t_ok "lock set: the new version is locked (2 MiB)" t_wait 10 vmlck_ge 2048
+	t_ok "lock set: the new version is locked (512 KiB)" t_wait 10 vmlck_ge 512
 	old_gone() { ! grep -q " $ino0 .*(deleted)" "/proc/$lpid/maps"; }
 	t_ok "lock set: the old inode ($ino0) is let go" t_wait 10 old_gone
 	t_ok "lock set: the new inode ($ino1) is mapped" grep -q " $ino1 " "/proc/$lpid/maps"
