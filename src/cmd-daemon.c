@@ -748,7 +748,7 @@ static int listen_on(const char *path)
 
 /*
  * Which services may this peer see? Root: all. Anyone else: those whose
- * every path it could open for writing, the kernel's own rule for
+ * every path it owns or could open for writing, the kernel's own rule for
  * residency (mincore, cachestat) - asked of the kernel in a child that
  * takes the peer's uid, gid and groups (faccessat AT_EACCESS: modes, ACLs,
  * LSMs, read-only mounts). A service chosen by pid-file or cgroup names no
@@ -784,8 +784,14 @@ static void visible(int cfd, bool *ret)
 		for (size_t i = 0; i < D.nsvc; i++) {
 			char ok = D.svc[i].c->npaths > 0;
 
-			for (size_t k = 0; ok && k < D.svc[i].c->npaths; k++)
-				ok = faccessat(AT_FDCWD, D.svc[i].c->paths[k], W_OK, AT_EACCESS) == 0;
+			for (size_t k = 0; ok && k < D.svc[i].c->npaths; k++) {
+				const char *path = D.svc[i].c->paths[k];
+				struct stat st;
+
+				/* mincore's rule: the owner, or one who may write */
+				ok = (stat(path, &st) == 0 && st.st_uid == cr.uid) ||
+				     faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0;
+			}
 			if (write(p[1], &ok, 1) != 1)
 				_exit(1);
 		}
