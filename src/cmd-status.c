@@ -42,7 +42,7 @@ const struct cli_spec status_spec = {
 	"Ask the running `pagecache daemon` how its services stand: the last\n"
 	"snapshot (when, written or kept, pages, bytes), the next one due, the\n"
 	"start-up restore (how long, pages read) and the lock set. Root sees every\n"
-	"service; any other user only those whose every path it could open for\n"
+	"service; any other user only those whose every path it owns or could open for\n"
 	"writing (the kernel's own rule for seeing a file's residency).\n"
 	"\n",
 	.footer =
