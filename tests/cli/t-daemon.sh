@@ -184,6 +184,15 @@ kill -HUP $DPID
 t_wait 5 sh -c "[ \$(\"$PAGECACHE\" status --socket run/pc.sock --json | jq '.services | length') = 3 ]"
 nobody_pc status --socket run/pc.sock --json >nb.json 2>nb.err
 t_is "nobody sees exactly the service of its own file" "$(jq -r '[.services[].service] | join(",")' nb.json)" nobodys
+chmod 444 pub/mine
+t_is "nobody still sees it with the file read-only (it owns it: mincore's rule)" \
+	"$(nobody_pc status --socket run/pc.sock --json 2>/dev/null | jq -r '[.services[].service] | join(",")')" nobodys
+chown 0:0 pub/mine; chmod 666 pub/mine
+t_is "or root's file that anyone may write" \
+	"$(nobody_pc status --socket run/pc.sock --json 2>/dev/null | jq -r '[.services[].service] | join(",")')" nobodys
+chmod 644 pub/mine
+t_is "but not root's file it may not write" \
+	"$(nobody_pc status --socket run/pc.sock --json 2>/dev/null | jq '.services | length')" 0
 t_is "root sees all three" "$(st | jq '.services | length')" 3
 
 # ---- SIGTERM: the final snapshot ----
