@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -355,6 +356,9 @@ static pid_t spawn(char **argv, int *ret_fd)
 		if (null >= 0)
 			dup2(null, 0);
 		dup2(ret_fd ? p[1] : null, 1);
+		/* the peer check's, kept by the daemon alone (pagecache.service) */
+		prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_SETUID, 0, 0);
+		prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_SETGID, 0, 0);
 		unsetenv("NOTIFY_SOCKET");
 		unsetenv("LISTEN_FDS");
 		unsetenv("LISTEN_PID");
