@@ -37,7 +37,10 @@ t_ok "-vv lists cached ranges" test -n "$first"
 sum=$(jget vv.json '[.files[0].ranges[][1]] | add // 0')
 # the same command's count: a reclaimer may take a page after the fincore above
 t_is "ranges add up to cached" "$sum" "$(jget vv.json '.files[0].cached')"
-t_ok "no more than fincore saw (nothing read since), and not none" test "$sum" -le "$want" -a "$sum" -gt 0
+# no more than fincore saw before or right after (a make check under load once
+# saw more than the count before: pages still coming in then, not a lie)
+after=$(cached_pages a); [ "$after" -gt "$want" ] && want=$after
+t_ok "no more than fincore saw, and not none ($sum; fincore $want)" test "$sum" -le "$want" -a "$sum" -gt 0
 
 # a directory: summary; files listed with -v
 pc stat tree >human.txt
