@@ -93,13 +93,21 @@ const struct cli_spec daemon_spec = {
 
 enum job_kind { JOB_NONE, JOB_SNAPSHOT, JOB_RESTORE };
 
+/*
+ * After SIGTERM, the final snapshots end within this (pagecache.service
+ * gives 2 minutes before SIGKILL, which would lose them all): a job still
+ * running then is stopped, and the snapshots not taken are said.
+ */
+#define STOP_SECONDS 90
+#define KILL_GRACE 5		/* SIGTERM, then SIGKILL this much later */
+
 /* what the daemon knows of a service, kept across reloads by name */
 struct svc {
 	struct dsvc *c;			/* in D.conf */
 	bool refused;			/* its snapshot's directory is not safe: nothing done */
 	double due;			/* monotonic time of the next snapshot; 0: none */
 	time_t due_wall;
-	bool restore_pending;
+	bool restore_pending;		/* its start-up restore has not ended yet */
 	/* the last snapshot */
 	time_t snap_time;
 	const char *snap_result;	/* "written", "kept", "failed" (static) */
@@ -125,6 +133,8 @@ struct job {
 	size_t len;
 	double t0;
 	time_t wall0;
+	double deadline;		/* SIGTERM it then (the service's timeout) */
+	double killed;			/* when it was sent SIGTERM; 0: not */
 };
 
 static struct {
@@ -139,10 +149,12 @@ static struct {
 	struct { char name[72]; enum job_kind kind; } q[2 * DAEMON_MAX_SERVICES];
 	size_t nq;
 	bool ready, stopping, hurry;
-	unsigned startup_left;		/* start-up restores not done yet */
+	double stop_by;			/* SIGTERM: final snapshots end by then */
 	double last_extend;
 	bool journal;			/* stderr is the journal: <N> prefixes */
 	pid_t self;
+	bool quiet_pidfile;		/* the pid-file warning said once */
+	unsigned gen;			/* configurations adopted (visible()'s cache) */
 } D = { .sfd = -1, .lfd = -1, .job = { .fd = -1 } };
 
 /* ---- logging and sd_notify ------------------------------------------------ */
@@ -232,16 +244,24 @@ static int svc_up(const struct dsvc *c, pid_t *ret_pid)
 {
 	*ret_pid = 0;
 	if (c->pid_file) {
-		char buf[32] = "", *end;
-		struct stat st;
+		char buf[32] = "", *end, proc[64];
+		struct stat st, pst;
 		long pid;
-		ssize_t n;
-		int fd = open(c->pid_file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		ssize_t n = -1;
+		/* O_PATH first: a FIFO is never opened (its writer would learn when) */
+		int pfd = open(c->pid_file, O_PATH | O_NOFOLLOW | O_CLOEXEC), fd = -1;
 
-		if (fd < 0)
+		if (pfd < 0)
 			return 0;
-		n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, buf, sizeof(buf) - 1) : -1;
-		close(fd);
+		if (fstat(pfd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < 4096) {
+			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+			fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		}
+		close(pfd);
+		if (fd >= 0) {
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+		}
 		if (n <= 0)
 			return 0;
 		buf[n] = 0;
@@ -250,8 +270,22 @@ static int svc_up(const struct dsvc *c, pid_t *ret_pid)
 			end++;
 		if (end == buf || *end || pid <= 1 || pid > 0x3fffffff)
 			return 0;
-		if (kill((pid_t)pid, 0) < 0 && errno != EPERM)
+		/*
+		 * systemd's rule for PIDFile=: a pid-file that is not root's names
+		 * only its owner's processes (a service user cannot point root's
+		 * snapshot at another user's process and its files).
+		 */
+		snprintf(proc, sizeof(proc), "/proc/%ld", pid);
+		if (stat(proc, &pst) < 0)
 			return 0;
+		if (st.st_uid != 0 && st.st_uid != geteuid() && pst.st_uid != st.st_uid) {
+			if (!D.quiet_pidfile)
+				dlog(LOG_WARN, "[service %s]: %s (uid %u) names pid %ld of uid %u: "
+					       "not its owner's process, ignored", c->name, c->pid_file,
+				     (unsigned)st.st_uid, pid, (unsigned)pst.st_uid);
+			D.quiet_pidfile = true;
+			return 0;
+		}
 		*ret_pid = (pid_t)pid;
 		return 1;
 	}
@@ -288,14 +322,20 @@ static bool snapshot_dir_safe(const struct dsvc *c)
 		dlog(LOG_ERR, "[service %s]: cannot make %s: %s", c->name, dir, strerror(errno));
 		return false;
 	}
-	for (;;) {
+	for (bool parent = true;; parent = false) {
 		if (lstat(dir, &st) < 0) {
 			dlog(LOG_ERR, "[service %s]: the snapshot's directory %s: %s", c->name, dir,
 			     strerror(errno));
 			return false;
 		}
+		/*
+		 * Its own directory: writable by no one else, sticky or not (a
+		 * user could plant the snapshot there first). Above it a
+		 * sticky one (/var/tmp) is fine: nobody else can rename what
+		 * is ours in it.
+		 */
 		if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
-		    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))) {
+		    ((st.st_mode & 022) && (parent || !(st.st_mode & S_ISVTX)))) {
 			dlog(LOG_ERR, "[service %s]: not using %s for its snapshot: %s is %s", c->name,
 			     c->snapshot, dir,
 			     !S_ISDIR(st.st_mode) ? "not a directory (a link?)"
@@ -313,6 +353,17 @@ static bool snapshot_dir_safe(const struct dsvc *c)
 }
 
 /* ---- jobs ----------------------------------------------------------------- */
+
+/* a start-up restore queued or running: not ready yet */
+static bool startup_pending(void)
+{
+	if (D.job.kind == JOB_RESTORE)
+		return true;
+	for (size_t i = 0; i < D.nsvc; i++)
+		if (D.svc[i].restore_pending)
+			return true;
+	return false;
+}
 
 static void queue(const char *name, enum job_kind kind)
 {
@@ -442,11 +493,22 @@ static void start_job(struct svc *s, enum job_kind kind)
 	} else {
 		struct stat st;
 
-		if (stat(c->snapshot, &st) < 0) {
+		s->restore_pending = false;
+		if (lstat(c->snapshot, &st) < 0) {
 			s->rest_time = time(NULL);
 			s->rest_result = "no-snapshot";
 			dlog(LOG_INFO, "[service %s]: nothing to restore: %s: %s", c->name, c->snapshot,
 			     strerror(errno));
+			return;
+		}
+		/* root reads only what root wrote (its directory is checked too) */
+		if (!S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+		    (st.st_mode & 022)) {
+			s->rest_time = time(NULL);
+			s->rest_result = "failed";
+			dlog(LOG_ERR, "[service %s]: not restoring %s: %s", c->name, c->snapshot,
+			     !S_ISREG(st.st_mode) ? "not a regular file"
+						  : "not root's, or writable by others");
 			return;
 		}
 		arg(&a, "restore");
@@ -468,6 +530,7 @@ static void start_job(struct svc *s, enum job_kind kind)
 		arg(&a, c->snapshot);
 	}
 	D.job = (struct job){ .kind = kind, .fd = -1, .t0 = pc_now(), .wall0 = time(NULL) };
+	D.job.deadline = c->timeout ? D.job.t0 + c->timeout : 0;
 	snprintf(D.job.name, sizeof(D.job.name), "%s", c->name);
 	D.job.pid = spawn(a.v, &D.job.fd);
 	if (D.job.pid < 0) {
@@ -543,6 +606,22 @@ static void job_done(int status)
 		return;
 	}
 	s->state = "idle";
+	if (D.job.killed) {	/* past its timeout, or the stop's */
+		if (D.job.kind == JOB_SNAPSHOT) {
+			s->snapshots++;
+			s->snap_failures++;
+			s->snap_time = D.job.wall0;
+			s->snap_secs = secs;
+			s->snap_result = "timeout";
+		} else {
+			s->rest_time = D.job.wall0;
+			s->rest_secs = secs;
+			s->rest_result = "timeout";
+		}
+		D.job.kind = JOB_NONE;
+		write_metrics();
+		return;
+	}
 	if (D.job.kind == JOB_SNAPSHOT) {
 		uint64_t written = 0, kept = 0;
 
@@ -590,8 +669,6 @@ static void job_done(int status)
 			     WIFEXITED(status) ? "exit" : "signal",
 			     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 		}
-		if (D.startup_left)
-			D.startup_left--;
 	}
 	D.job.kind = JOB_NONE;
 	write_metrics();
@@ -660,20 +737,22 @@ static void adopt(struct dconf *nc, bool startup)
 		}
 		ns[i].c = c;
 		ns[i].refused = !snapshot_dir_safe(c);
+		if (ns[i].refused)
+			ns[i].restore_pending = false;
 		if (c->interval && !ns[i].due) {
 			ns[i].due = now + c->interval;
 			ns[i].due_wall = time(NULL) + c->interval;
 		}
 		if (!c->interval)
 			ns[i].due = 0;
-		if (startup && c->restore && !ns[i].refused) {
+		if (startup && c->restore && !ns[i].refused)
 			ns[i].restore_pending = true;
-			D.startup_left++;
-		}
 	}
 	for (size_t i = 0; i < D.nsvc; i++)
 		if (D.svc[i].c) {	/* gone from the file */
 			lock_stop(&D.svc[i]);
+			if (D.job.pid > 0 && !strcmp(D.job.name, D.svc[i].c->name))
+				kill(D.job.pid, SIGTERM);	/* reaped; its result dropped */
 			dlog(LOG_INFO, "[service %s]: removed", D.svc[i].c->name);
 		}
 	/* lock children of removed or changed sets are reaped by pid later */
@@ -682,6 +761,7 @@ static void adopt(struct dconf *nc, bool startup)
 	D.conf = *nc;
 	D.svc = ns;
 	D.nsvc = nc->nsvc;
+	D.gen++;
 	/* the services now point into D.conf */
 	for (size_t i = 0; i < D.nsvc; i++)
 		D.svc[i].c = &D.conf.svc[i];
@@ -711,8 +791,7 @@ static int listen_on(const char *path)
 		}
 		/* nobody else may swap the socket out from under its clients */
 		if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
-		    (st.st_uid != geteuid() && st.st_uid != 0) ||
-		    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))) {
+		    (st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 022)) {
 			dlog(LOG_ERR, "not listening in %s: not a directory of ours, or writable by others",
 			     dir);
 			return -1;
@@ -751,20 +830,38 @@ static int listen_on(const char *path)
 }
 
 /*
- * Which services may this peer see? Root: all. Anyone else: those whose
- * every path it owns or could open for writing, the kernel's own rule for
- * residency (mincore, cachestat) - asked of the kernel in a child that
- * takes the peer's uid, gid and groups (faccessat AT_EACCESS: modes, ACLs,
- * LSMs, read-only mounts). A service chosen by pid-file or cgroup names no
- * file, so only root sees it. The child gets 2 s (a hung NFS path).
+ * Which services may this peer see? Root: all. Anyone else: those that
+ * name only regular files (no tree, pid-file or cgroup: their files are
+ * many and change, and the kernel's residency rule is per file), each of
+ * which it owns or could open for writing - mincore's and cachestat's
+ * own rule, asked of the kernel: a child takes the peer's groups, gid and
+ * uid as its effective ids (faccessat AT_EACCESS then judges modes, ACLs,
+ * LSMs, read-only mounts), keeping uid 0 as its real and saved ids, so
+ * the peer cannot signal it. It gets 2 s (a hung filesystem). Answers are
+ * kept 1 s per (uid, gid, groups) and configuration, so a flood of
+ * connections costs a fork a second, not one each.
  */
+struct vis_cache {
+	uid_t uid;
+	gid_t gid;
+	uint64_t ghash;
+	unsigned gen;
+	double at;
+	size_t n;
+	bool vis[DAEMON_MAX_SERVICES];
+};
+static struct vis_cache vcache[8];
+
 static void visible(int cfd, bool *ret)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
 	gid_t groups[256];
 	socklen_t glen = sizeof(groups);
+	uint64_t ghash = 1469598103934665603ull;
+	struct vis_cache *slot = &vcache[0];
 	int ngroups, p[2];
+	double now = pc_now();
 	pid_t pid;
 
 	memset(ret, 0, D.nsvc * sizeof(*ret));
@@ -777,13 +874,26 @@ static void visible(int cfd, bool *ret)
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) < 0)
 		return;	/* too many groups, or none known: nothing shown */
 	ngroups = (int)(glen / sizeof(gid_t));
+	for (int i = 0; i < ngroups; i++)
+		ghash = (ghash ^ groups[i]) * 1099511628211ull;
+	for (size_t i = 0; i < sizeof(vcache) / sizeof(vcache[0]); i++) {
+		struct vis_cache *v = &vcache[i];
+
+		if (v->at && v->uid == cr.uid && v->gid == cr.gid && v->ghash == ghash &&
+		    v->gen == D.gen && v->n == D.nsvc && now - v->at < 1) {
+			memcpy(ret, v->vis, D.nsvc * sizeof(*ret));
+			return;
+		}
+		if (v->at < slot->at)
+			slot = v;	/* the oldest is replaced */
+	}
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return;
 	pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		if (setgroups((size_t)ngroups, groups) < 0 || setresgid(cr.gid, cr.gid, cr.gid) < 0 ||
-		    setresuid(cr.uid, cr.uid, cr.uid) < 0 || getuid() != cr.uid)
+		if (setgroups((size_t)ngroups, groups) < 0 || setresgid(-1, cr.gid, -1) < 0 ||
+		    setresuid(-1, cr.uid, -1) < 0 || geteuid() != cr.uid)
 			_exit(1);
 		for (size_t i = 0; i < D.nsvc; i++) {
 			char ok = D.svc[i].c->npaths > 0;
@@ -792,9 +902,10 @@ static void visible(int cfd, bool *ret)
 				const char *path = D.svc[i].c->paths[k];
 				struct stat st;
 
-				/* mincore's rule: the owner, or one who may write */
-				ok = (stat(path, &st) == 0 && st.st_uid == cr.uid) ||
-				     faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0;
+				/* a file it owns, or may write */
+				ok = stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+				     (st.st_uid == cr.uid ||
+				      faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0);
 			}
 			if (write(p[1], &ok, 1) != 1)
 				_exit(1);
@@ -817,6 +928,9 @@ static void visible(int cfd, bool *ret)
 		}
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
+		*slot = (struct vis_cache){ .uid = cr.uid, .gid = cr.gid, .ghash = ghash, .gen = D.gen,
+					    .at = now, .n = D.nsvc };
+		memcpy(slot->vis, ret, D.nsvc * sizeof(*ret));
 	}
 	close(p[0]);
 }
@@ -910,8 +1024,8 @@ static void serve(void)
 	fprintf(o, "end\n");
 	fclose(o);
 	/* never blocks: a client that does not read loses its answer */
-	if (buf && send(cfd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-		dlog(LOG_WARN, "status: %s", strerror(errno));
+	if (buf)	/* not logged: a peer that left is no news */
+		(void)send(cfd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	free(buf);
 	free(see);
 	close(cfd);
@@ -1043,11 +1157,8 @@ static void next_job(void)
 		if (!s || s->refused)
 			continue;
 		start_job(s, kind);
-		if (!D.job.kind) {	/* nothing to run after all */
+		if (!D.job.kind)	/* nothing to run after all */
 			s->state = "idle";
-			if (kind == JOB_RESTORE && D.startup_left)
-				D.startup_left--;
-		}
 		set_status();
 	}
 }
@@ -1106,7 +1217,8 @@ static void on_signal(void)
 				write_metrics();
 				dlog(LOG_INFO, "%zu services", D.nsvc);
 			}
-			notify("READY=1");
+			if (D.ready)	/* else READY=1 comes when the start-up restores end */
+				notify("READY=1");
 			set_status();
 			break;
 		}
@@ -1122,12 +1234,29 @@ static void on_signal(void)
 			notify("STOPPING=1");
 			dlog(LOG_INFO, "%s: final snapshots, then stopping", strsignal((int)si.ssi_signo));
 			D.nq = 0;
+			D.stop_by = pc_now() + STOP_SECONDS;
 			if (D.job.kind == JOB_RESTORE && D.job.pid > 0)
 				kill(D.job.pid, SIGTERM);	/* a snapshot under way finishes */
-			for (size_t i = 0; i < D.nsvc; i++)
-				if (!D.svc[i].refused &&
-				    !(D.job.kind == JOB_SNAPSHOT && !strcmp(D.job.name, D.svc[i].c->name)))
-					queue(D.svc[i].c->name, JOB_SNAPSHOT);
+			for (size_t i = 0; i < D.nsvc; i++) {
+				struct svc *s = &D.svc[i];
+				bool restoring = D.job.kind == JOB_RESTORE &&
+						 !strcmp(D.job.name, s->c->name);
+
+				/*
+				 * A service whose start-up restore did not end has
+				 * a cold cache: its snapshot is what the next start
+				 * needs, not what is cached now.
+				 */
+				if (s->restore_pending || restoring) {
+					dlog(LOG_INFO, "[service %s]: its restore did not end: keeping %s "
+						       "as it is", s->c->name, s->c->snapshot);
+					s->restore_pending = false;
+					continue;
+				}
+				if (!s->refused &&
+				    !(D.job.kind == JOB_SNAPSHOT && !strcmp(D.job.name, s->c->name)))
+					queue(s->c->name, JOB_SNAPSHOT);
+			}
 			set_status();
 			break;
 		}
@@ -1144,11 +1273,13 @@ static int run_loop(void)
 		int timeout;
 
 		if (D.hurry) {
-			if (D.job.pid > 0)
+			if (D.job.pid > 0) {
 				kill(D.job.pid, SIGTERM);
+				kill(D.job.pid, SIGCONT);
+			}
 			break;
 		}
-		if (!D.ready && !D.startup_left && !D.job.kind && !D.stopping) {
+		if (!D.ready && !startup_pending() && !D.job.kind && !D.stopping) {
 			for (size_t i = 0; i < D.nsvc; i++)
 				lock_start(&D.svc[i]);
 			D.ready = true;
@@ -1159,6 +1290,14 @@ static int run_loop(void)
 		}
 		if (D.stopping && !D.job.kind && !D.nq)
 			break;
+		if (D.stopping && now >= D.stop_by && !D.hurry) {
+			dlog(LOG_ERR, "out of time (%d s) for the final snapshots: %zu not taken%s%s",
+			     STOP_SECONDS, D.nq, D.job.kind ? ", stopping the one of " : "",
+			     D.job.kind ? D.job.name : "");
+			D.nq = 0;
+			D.hurry = true;
+			continue;
+		}
 		if (!D.stopping && D.ready) {
 			for (size_t i = 0; i < D.nsvc; i++) {
 				struct svc *s = &D.svc[i];
@@ -1177,6 +1316,26 @@ static int run_loop(void)
 			}
 		}
 		next_job();
+		/* a job past its time (a hung filesystem): stopped, counted as failed */
+		if (D.job.kind && D.job.pid > 0) {
+			double due = D.job.deadline;
+
+			if (D.stopping && (!due || due > D.stop_by))
+				due = D.stop_by;
+			if (due && now >= due && !D.job.killed) {
+				dlog(LOG_ERR, "[service %s]: its %s ran past %.0f s: stopping it", D.job.name,
+				     D.job.kind == JOB_SNAPSHOT ? "snapshot" : "restore", due - D.job.t0);
+				kill(D.job.pid, SIGTERM);
+				kill(D.job.pid, SIGCONT);
+				D.job.killed = now;
+			} else if (D.job.killed && now >= D.job.killed + KILL_GRACE) {
+				kill(D.job.pid, SIGKILL);
+			}
+			if (due && !D.job.killed && due < wake)
+				wake = due;
+			if (D.job.killed && D.job.killed + KILL_GRACE < wake)
+				wake = D.job.killed + KILL_GRACE;
+		}
 		/* a long restore at start-up: tell systemd not to give up */
 		if (!D.ready && D.job.kind == JOB_RESTORE) {
 			if (now - D.last_extend >= 10) {
@@ -1188,7 +1347,7 @@ static int run_loop(void)
 				wake = D.last_extend + 10;
 		}
 		timeout = wake > now ? (int)((wake - now) * 1000) + 1 : 0;
-		if ((!D.ready && !D.startup_left && !D.job.kind) || (!D.job.kind && D.nq) ||
+		if ((!D.ready && !startup_pending() && !D.job.kind) || (!D.job.kind && D.nq) ||
 		    (D.stopping && !D.job.kind))
 			timeout = 0;	/* the top of the loop has work */
 		pf[2].fd = D.job.kind ? D.job.fd : -1;

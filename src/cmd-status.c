@@ -10,6 +10,7 @@
 #include "daemon.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,18 @@ static char *ask(const char *path, int *ret_err)
 		free(buf);
 		return NULL;
 	}
+	{	/* the daemon is root's, or ours: not another user's program */
+		struct ucred cr;
+		socklen_t cl = sizeof(cr);
+
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 ||
+		    (cr.uid != 0 && cr.uid != geteuid())) {
+			*ret_err = EPERM;
+			close(fd);
+			free(buf);
+			return NULL;
+		}
+	}
 	for (;;) {
 		struct pollfd pf = { .fd = fd, .events = POLLIN };
 		int left = (int)((end - pc_now()) * 1000);
@@ -125,7 +138,9 @@ static char *fmt_time(uint64_t t, char *buf, size_t len)
 	time_t tt = (time_t)t;
 	struct tm tm;
 
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&tt, &tm));
+	if (t > (uint64_t)INT64_MAX || !gmtime_r(&tt, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, len, "%llu", (unsigned long long)t);
 	return buf;
 }
 
@@ -164,7 +179,8 @@ int cmd_status(int argc, char **argv)
 		cli_fail_msg(path, "no pagecache daemon answered on",
 			     err == ENOENT || err == ECONNREFUSED
 				     ? "it is not running (pagecache daemon, or systemctl start pagecache)"
-				     : strerror(err));
+				     : err == EPERM ? "the program there is neither root's nor yours"
+						    : strerror(err));
 		out_flush();
 		return EXIT_PARTIAL;
 	}
@@ -235,6 +251,11 @@ int cmd_status(int argc, char **argv)
 			if (!tab)
 				break;
 			s = tab + 1;
+		}
+		if (!r.n || r.f[0].type != OF_STR || strcmp(r.f[0].key, "service") ||
+		    !dsvc_valid_name(r.f[0].s)) {
+			orec_release(&r);	/* not a name the daemon gives: not shown */
+			continue;
 		}
 		out_list_add("services", &r);
 		rows++;

@@ -35,6 +35,8 @@ struct pstate {
 	bool seen_daemon;
 	struct dsvc *s;			/* the current service */
 	bool have_lock;			/* lock = given in this section */
+	char seen[24][16];		/* the section's one-value keys given so far */
+	int nseen;
 };
 
 static void perr(struct pstate *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -126,7 +128,7 @@ static char *one(struct pstate *p, const char *key, const char *v)
 	char **items = NULL, *r = NULL;
 	size_t n = 0;
 
-	if (split(p, v, &items, &n, 2) == 0) {
+	if (split(p, v, &items, &n, 64) == 0) {
 		if (n == 1)
 			r = items[0];
 		else
@@ -168,9 +170,26 @@ static void set_str(struct pstate *p, const char *key, char **dst, char *v)
 	*dst = v;
 }
 
+/* a one-value key given twice in a section is an error (set_str's rule for all) */
+static bool first_time(struct pstate *p, const char *key)
+{
+	for (int i = 0; i < p->nseen; i++)
+		if (!strcmp(p->seen[i], key)) {
+			perr(p, "%s given twice", key);
+			return false;
+		}
+	if (p->nseen < 24 && strlen(key) < 16)
+		snprintf(p->seen[p->nseen++], 16, "%s", key);
+	return true;
+}
+
 static void daemon_key(struct pstate *p, const char *key, const char *val)
 {
-	char *v = one(p, key, val);
+	char *v;
+
+	if (!first_time(p, key))
+		return;
+	v = one(p, key, val);
 
 	if (!v)
 		return;
@@ -220,6 +239,8 @@ static void service_key(struct pstate *p, const char *key, const char *val)
 			absolute(p, key, items[i]);
 		return;
 	}
+	if (!first_time(p, key))
+		return;
 	v = one(p, key, val);
 	if (!v)
 		return;
@@ -234,16 +255,19 @@ static void service_key(struct pstate *p, const char *key, const char *val)
 	} else if (!strcmp(key, "root")) {
 		if (absolute(p, key, v))
 			return set_str(p, key, &s->root, v);
-	} else if (!strcmp(key, "interval")) {
+	} else if (!strcmp(key, "interval") || !strcmp(key, "timeout")) {
 		char *end;
 		unsigned long n;
 
 		errno = 0;
 		n = strtoul(v, &end, 10);
 		if (errno || end == v || *end || v[0] == '-' || n > 86400 * 365)
-			perr(p, "interval: whole seconds (0: only when the daemon stops), not '%s'", v);
-		else
+			perr(p, "%s: whole seconds (0: %s), not '%s'", key,
+			     !strcmp(key, "interval") ? "only when the daemon stops" : "none", v);
+		else if (!strcmp(key, "interval"))
 			s->interval = (unsigned)n;
+		else
+			s->timeout = (unsigned)n;
 	} else if (!strcmp(key, "restore")) {
 		yesno(p, key, v, &s->restore);
 	} else if (!strcmp(key, "max-mem") || !strcmp(key, "rate")) {
@@ -273,12 +297,12 @@ static void service_key(struct pstate *p, const char *key, const char *val)
 			s->guard = g;
 	} else {
 		perr(p, "unknown key '%s' in [service %s] (paths, pid-file, cgroup, snapshot, root, "
-			"interval, restore, max-mem, rate, guard, lock)", key, s->name);
+			"interval, timeout, restore, max-mem, rate, guard, lock)", key, s->name);
 	}
 	free(v);
 }
 
-static bool valid_name(const char *n)
+bool dsvc_valid_name(const char *n)
 {
 	if (!*n || strlen(n) > 64 || n[0] == '.' || n[0] == '-')
 		return false;
@@ -292,6 +316,7 @@ static void section(struct pstate *p, char *h)
 {
 	h = trim(h);
 	p->have_lock = false;
+	p->nseen = 0;
 	p->s = NULL;
 	if (!strcmp(h, "daemon")) {
 		if (p->seen_daemon)
@@ -310,7 +335,7 @@ static void section(struct pstate *p, char *h)
 			name++;
 		}
 		p->sec = SEC_SERVICE;
-		if (!valid_name(name)) {
+		if (!dsvc_valid_name(name)) {
 			perr(p, "[service %s]: a name is 1-64 letters, digits and - _ . @ : "
 				"(not starting with . or -)", name);
 			p->sec = SEC_NONE;
@@ -337,7 +362,7 @@ static void section(struct pstate *p, char *h)
 		p->c->svc = grown;
 		p->s = &grown[p->c->nsvc++];
 		*p->s = (struct dsvc){ .name = strdup(name), .interval = 300, .restore = true,
-				       .guard = 0.5, .line = p->line };
+				       .guard = 0.5, .timeout = 1800, .line = p->line };
 		return;
 	}
 	perr(p, "unknown section [%s] ([daemon] or [service NAME])", h);
@@ -561,7 +586,7 @@ bool dsvc_same(const struct dsvc *a, const struct dsvc *b)
 	return same_str(a->name, b->name) && same_list(a->paths, a->npaths, b->paths, b->npaths) &&
 	       same_str(a->pid_file, b->pid_file) && same_str(a->cgroup, b->cgroup) &&
 	       same_str(a->snapshot, b->snapshot) && same_str(a->root, b->root) &&
-	       a->interval == b->interval && a->restore == b->restore &&
+	       a->interval == b->interval && a->timeout == b->timeout && a->restore == b->restore &&
 	       same_str(a->max_mem, b->max_mem) && same_str(a->rate, b->rate) &&
 	       a->guard == b->guard && dsvc_same_lock(a, b);
 }

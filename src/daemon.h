@@ -27,6 +27,7 @@ struct dsvc {
 	char *snapshot;			/* default DAEMON_STATE_DIR/NAME.snap */
 	char *root;			/* --root for snapshot and restore; NULL: / */
 	unsigned interval;		/* seconds between snapshots; 0: only at stop */
+	unsigned timeout;		/* a job running longer is stopped; 0: never */
 	bool restore;			/* restore when the daemon starts */
 	char *max_mem, *rate;		/* restore's budget, as given (checked) */
 	double guard;			/* keep the last snapshot under this ratio while down */
@@ -53,6 +54,8 @@ void dconf_free(struct dconf *c);
 /* Is the service's configuration the same (so its state carries over)? */
 bool dsvc_same(const struct dsvc *a, const struct dsvc *b);
 bool dsvc_same_lock(const struct dsvc *a, const struct dsvc *b);
+/* 1-64 of [A-Za-z0-9-_.@:], not starting with '.' or '-' */
+bool dsvc_valid_name(const char *name);
 
 /*
  * The status socket: the daemon writes, on each connection, one header

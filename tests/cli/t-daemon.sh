@@ -184,13 +184,13 @@ kill -HUP $DPID
 t_wait 5 sh -c "[ \$(\"$PAGECACHE\" status --socket run/pc.sock --json | jq '.services | length') = 3 ]"
 nobody_pc status --socket run/pc.sock --json >nb.json 2>nb.err
 t_is "nobody sees exactly the service of its own file" "$(jq -r '[.services[].service] | join(",")' nb.json)" nobodys
-chmod 444 pub/mine
+chmod 444 pub/mine; sleep 1.1	# the daemon keeps an answer 1 s
 t_is "nobody still sees it with the file read-only (it owns it: mincore's rule)" \
 	"$(nobody_pc status --socket run/pc.sock --json 2>/dev/null | jq -r '[.services[].service] | join(",")')" nobodys
-chown 0:0 pub/mine; chmod 666 pub/mine
+chown 0:0 pub/mine; chmod 666 pub/mine; sleep 1.1
 t_is "or root's file that anyone may write" \
 	"$(nobody_pc status --socket run/pc.sock --json 2>/dev/null | jq -r '[.services[].service] | join(",")')" nobodys
-chmod 644 pub/mine
+chmod 644 pub/mine; sleep 1.1
 t_is "but not root's file it may not write" \
 	"$(nobody_pc status --socket run/pc.sock --json 2>/dev/null | jq '.services | length')" 0
 t_is "root sees all three" "$(st | jq '.services | length')" 3
@@ -292,5 +292,110 @@ t_is "and the file is intact" "$(cat run/plain)" x
 pc status --socket run/nosuch.sock >o 2>e; rc=$?
 t_is "status without a daemon: exit 1" "$rc" 1
 t_ok "saying it is not running" grep -q 'not running' e
+
+# ---- what a review found (each failed before its fix) ----
+# a slow start-up restore: 4 MiB at 1 MiB/s
+mkdir -p slow; mkfile slow/big 4096; cat slow/big >/dev/null
+pc snapshot -o state/slow.snap slow >/dev/null 2>&1
+cp state/slow.snap slow.orig
+slowconf() {	# slowconf FILE EXTRA-SERVICE-LINES...
+	local f=$1; shift
+	{ printf '[daemon]\nsocket = %s/run/pc.sock\n' "$T_DIR"
+	  printf '[service slow]\npaths = %s/slow\nsnapshot = %s/state/slow.snap\nrate = 1\ninterval = 1\n' "$T_DIR" "$T_DIR"
+	  printf '%s\n' "$@"; } >"$f"; chmod 644 "$f"
+}
+# 1. a service removed by SIGHUP while its start-up restore runs: ready all the same
+drop slow/big
+slowconf r1.conf "[service other]" "paths = $T_DIR/data/b" "snapshot = $T_DIR/state/other.snap" "interval = 1" "restore = no"
+{ printf '[daemon]\nsocket = %s/run/pc.sock\n' "$T_DIR"
+  printf '[service other]\npaths = %s/data/b\nsnapshot = %s/state/other.snap\ninterval = 1\nrestore = no\n' "$T_DIR" "$T_DIR"; } >r2.conf
+chmod 644 r2.conf; cp r1.conf cur.conf
+: >notify.log
+NOTIFY_SOCKET=$T_DIR/notify.sock "$PAGECACHE" daemon --config cur.conf 2>r.log &
+RPID=$!
+T_CLEANUP+=("kill -9 $RPID")
+t_wait 5 grep -q 'restore started' r.log
+cp r2.conf cur.conf; kill -HUP $RPID
+t_ok "a service removed during its start-up restore: the daemon gets ready" t_wait 10 grep -q '^READY=1' notify.log
+t_ok "and its interval snapshots run" t_wait 10 sh -c "[ \$(\"$PAGECACHE\" status --socket run/pc.sock --json | jq '.services[0].snapshots') -ge 2 ]"
+t_ok "the removed service's restore was stopped" t_wait 10 sh -c "! pgrep -f '[r]estore --kv --quiet --rate 1' >/dev/null"
+t_kill $RPID
+# 2. SIGTERM during the start-up restore keeps the snapshot it was restoring
+drop slow/big
+slowconf t2.conf
+"$PAGECACHE" daemon --config t2.conf 2>t2.log &
+RPID=$!
+T_CLEANUP+=("kill -9 $RPID")
+t_wait 5 grep -q 'restore started' t2.log
+kill -TERM $RPID; t_wait 20 t_gone $RPID; wait $RPID
+t_ok "SIGTERM during a start-up restore: the snapshot is kept as it was" cmp -s state/slow.snap slow.orig
+t_ok "and the log says why" grep -q 'its restore did not end' t2.log
+# 3. a job past its timeout is stopped and counted as failed; the daemon goes on
+drop slow/big
+slowconf t3.conf; sed -i 's/^rate = 1$/rate = 1\ntimeout = 1/' t3.conf
+: >notify.log
+NOTIFY_SOCKET=$T_DIR/notify.sock "$PAGECACHE" daemon --config t3.conf 2>t3.log &
+RPID=$!
+T_CLEANUP+=("kill -9 $RPID")
+t_ok "a restore past its timeout is stopped, and the daemon gets ready" t_wait 15 grep -q '^READY=1' notify.log
+t_ok "saying so" grep -q 'its restore ran past 1 s' t3.log
+t_is "and its result is timeout" "$(st | jq -r '.services[0].restore_result')" timeout
+t_kill $RPID
+# 4. a sticky directory others can write is no place for a snapshot
+mkdir -m 1777 sticky
+sed "s|$T_DIR/state/slow.snap|$T_DIR/sticky/slow.snap|" t2.conf >t4.conf; chmod 644 t4.conf
+"$PAGECACHE" daemon --config t4.conf 2>t4.log &
+RPID=$!
+T_CLEANUP+=("kill -9 $RPID")
+t_wait 10 test -S run/pc.sock
+t_is "a sticky snapshot directory is refused too" "$(st | jq -r '.services[0].state')" refused
+t_kill $RPID
+# 5. a pid-file another user wrote names only that user's processes
+mkdir -p svcrun; chown 65534 svcrun
+sleep 1000 3<data/a &
+SPID=$!
+T_CLEANUP+=("kill $SPID")
+echo $SPID >svcrun/v.pid; chown 65534 svcrun/v.pid
+printf '[daemon]\nsocket = %s/run/pc.sock\n[service v]\npid-file = %s/svcrun/v.pid\nsnapshot = %s/state/v.snap\nrestore = no\n' \
+	"$T_DIR" "$T_DIR" "$T_DIR" >t5.conf; chmod 644 t5.conf
+"$PAGECACHE" daemon --config t5.conf 2>t5.log &
+RPID=$!
+T_CLEANUP+=("kill -9 $RPID")
+t_wait 10 test -S run/pc.sock
+t_is "a pid-file of uid 65534 naming root's process: not running" "$(st | jq -r '.services[0].up')" false
+t_ok "said in the log" grep -q 'not its owner.s process, ignored' t5.log
+t_kill $RPID
+t_ok "and no snapshot of root's process's files was taken at stop" test ! -e state/v.snap
+# 6. a key given twice is refused
+printf '[service x]\npaths = /tmp\ninterval = 5\ninterval = 6\n' | bad "interval given twice" "bad.conf:4: interval given twice"
+# 7. the client believes only root's daemon, or its own
+python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+while True:
+    c, _ = s.accept()
+    try: c.sendall(b"pagecache-status 1\nfields\tservice\nfake\nend\n")
+    except OSError: pass
+    c.close()' "$T_DIR/fake.sock" &
+FPID=$!
+T_CLEANUP+=("kill $FPID")
+t_wait 5 test -S fake.sock; chmod 777 fake.sock
+pc status --socket fake.sock --json >o 2>e
+t_is "root's own fake server is believed (root's, like the daemon)" "$(jq -r '.services[0].service' o)" fake
+kill $FPID; wait $FPID 2>/dev/null; rm -f fake.sock
+as_nobody /usr/bin/python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+while True:
+    c, _ = s.accept()
+    try: c.sendall(b"pagecache-status 1\nfields\tservice\nfake\nend\n")
+    except OSError: pass
+    c.close()' "$T_DIR/pub/fake.sock" &
+FPID=$!
+T_CLEANUP+=("kill $FPID")
+chmod 777 pub
+t_wait 5 test -S pub/fake.sock
+pc status --socket pub/fake.sock >o 2>e; rc=$?
+t_is "another user's program on the socket is not believed (exit 1)" "$rc" 1
+t_ok "saying so" grep -q "neither root's nor yours" e
+t_kill $FPID
 
 t_done
