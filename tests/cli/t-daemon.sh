@@ -382,7 +382,8 @@ t_wait 5 test -S fake.sock; chmod 777 fake.sock
 pc status --socket fake.sock --json >o 2>e
 t_is "root's own fake server is believed (root's, like the daemon)" "$(jq -r '.services[0].service' o)" fake
 kill $FPID; wait $FPID 2>/dev/null; rm -f fake.sock
-as_nobody /usr/bin/python3 -c 'import socket, sys
+chmod 777 pub
+setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all /usr/bin/python3 -c 'import socket, sys
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
 while True:
     c, _ = s.accept()
@@ -391,7 +392,6 @@ while True:
     c.close()' "$T_DIR/pub/fake.sock" &
 FPID=$!
 T_CLEANUP+=("kill $FPID")
-chmod 777 pub
 t_wait 5 test -S pub/fake.sock
 pc status --socket pub/fake.sock >o 2>e; rc=$?
 t_is "another user's program on the socket is not believed (exit 1)" "$rc" 1
