@@ -466,27 +466,20 @@ static void start_job(struct svc *s, enum job_kind kind)
 			arg(&a, "--");
 			for (size_t i = 0; i < c->npaths; i++)
 				arg(&a, c->paths[i]);
+		} else if (up != 1) {
+			/* nothing to record: the last snapshot stays */
+			s->snap_time = time(NULL);
+			s->snap_result = "kept";
+			dlog(LOG_INFO, "[service %s]: not running (%s %s): kept %s", c->name,
+			     c->pid_file ? "pid-file" : "no process in cgroup",
+			     c->pid_file ? c->pid_file : c->cgroup, c->snapshot);
+			return;
 		} else if (c->pid_file) {
-			if (up != 1) {
-				/* nothing to record: the last snapshot stays */
-				s->snap_time = time(NULL);
-				s->snap_result = "kept";
-				dlog(LOG_INFO, "[service %s]: not running (%s): kept %s", c->name,
-				     c->pid_file, c->snapshot);
-				return;
-			}
 			snprintf(a.num[1], sizeof(a.num[1]), "%d", (int)pid);
 			arg(&a, "--pid");
 			arg(&a, a.num[1]);
 			arg(&a, "--children");
 		} else {
-			if (up != 1) {
-				s->snap_time = time(NULL);
-				s->snap_result = "kept";
-				dlog(LOG_INFO, "[service %s]: no process in cgroup %s: kept %s", c->name,
-				     c->cgroup, c->snapshot);
-				return;
-			}
 			arg(&a, "--cgroup");
 			arg(&a, c->cgroup);
 		}

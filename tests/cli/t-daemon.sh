@@ -369,13 +369,16 @@ t_ok "and no snapshot of root's process's files was taken at stop" test ! -e sta
 # 6. a key given twice is refused
 printf '[service x]\npaths = /tmp\ninterval = 5\ninterval = 6\n' | bad "interval given twice" "bad.conf:4: interval given twice"
 # 7. the client believes only root's daemon, or its own
-python3 -c 'import socket, sys, time
+cat >fake.py <<'PY'
+import socket, sys
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
 while True:
     c, _ = s.accept()
     try: c.sendall(b"pagecache-status 1\nfields\tservice\nfake\nend\n")
     except OSError: pass
-    c.close()' "$T_DIR/fake.sock" &
+    c.close()
+PY
+python3 fake.py "$T_DIR/fake.sock" &
 FPID=$!
 T_CLEANUP+=("kill $FPID")
 t_wait 5 test -S fake.sock; chmod 777 fake.sock
@@ -383,13 +386,7 @@ pc status --socket fake.sock --json >o 2>e
 t_is "root's own fake server is believed (root's, like the daemon)" "$(jq -r '.services[0].service' o)" fake
 kill $FPID; wait $FPID 2>/dev/null; rm -f fake.sock
 chmod 777 pub
-setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all /usr/bin/python3 -c 'import socket, sys
-s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
-while True:
-    c, _ = s.accept()
-    try: c.sendall(b"pagecache-status 1\nfields\tservice\nfake\nend\n")
-    except OSError: pass
-    c.close()' "$T_DIR/pub/fake.sock" &
+setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all /usr/bin/python3 fake.py "$T_DIR/pub/fake.sock" &
 FPID=$!
 T_CLEANUP+=("kill $FPID")
 t_wait 5 test -S pub/fake.sock
