@@ -286,20 +286,23 @@ LOG_LINES_1=$(wc -l <"$LOG")
 # `pagecache snapshot --kv -o SNAP --guard 0.5 -- PATHS`)
 HAND_WALL=() HAND_RSS=() HAND_CPU=()
 for i in 1 2 3; do
+	"$PAGECACHE" warm -q "$TREE" >/dev/null
 	/usr/bin/time -v -o "$RUN/time.$i" "$PAGECACHE" snapshot --kv -o "$RUN/hand.snap" --guard 0.5 -- "$TREE" >"$RUN/hand.kv" 2>/dev/null || true
 	HAND_RSS+=("$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$RUN/time.$i")")
 	HAND_WALL+=("$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, a, ":"); s = 0; for (k = 1; k <= n; k++) s = s * 60 + a[k]; print s }' "$RUN/time.$i")")
 	HAND_CPU+=("$(awk -F': ' '/User time/ { u = $2 } /System time/ { s = $2 } END { printf "%.2f", u + s }' "$RUN/time.$i")")
 done
-HAND_PAGES=$(tr ' ' '\n' <"$RUN/hand.kv" | sed -n 's/^pages=//p' | tail -n 1)
+HAND_PAGES=$(tr ' ' '\n' <"$RUN/hand.kv" | sed -n 's/^pages=//p' | tail -n 1)   # the last run's
 say "  by hand, 3 runs under /usr/bin/time -v: wall ${HAND_WALL[*]} s, CPU ${HAND_CPU[*]} s, max RSS ${HAND_RSS[*]} kB (${HAND_PAGES:-?} pages)"
 # for comparison: the same without the active-page probe (--no-active, which
 # bench warmup's snapshot uses and the daemon's does not)
-/usr/bin/time -v -o "$RUN/time.na" "$PAGECACHE" snapshot --kv --no-active -o "$RUN/hand.snap" --guard 0.5 -- "$TREE" >/dev/null 2>&1 || true
+"$PAGECACHE" warm -q "$TREE" >/dev/null
+/usr/bin/time -v -o "$RUN/time.na" "$PAGECACHE" snapshot --kv --no-active -o "$RUN/hand.snap" --guard 0.5 -- "$TREE" >"$RUN/na.kv" 2>/dev/null || true
+NA_PAGES=$(tr ' ' '\n' <"$RUN/na.kv" | sed -n 's/^pages=//p' | tail -n 1)
 NA_WALL=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, a, ":"); s = 0; for (k = 1; k <= n; k++) s = s * 60 + a[k]; print s }' "$RUN/time.na")
 NA_CPU=$(awk -F': ' '/User time/ { u = $2 } /System time/ { s = $2 } END { printf "%.2f", u + s }' "$RUN/time.na")
 NA_RSS=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$RUN/time.na")
-say "  the same with --no-active, once: wall $NA_WALL s, CPU $NA_CPU s, max RSS $NA_RSS kB"
+say "  the same with --no-active, once: wall $NA_WALL s, CPU $NA_CPU s, max RSS $NA_RSS kB (${NA_PAGES:-?} pages)"
 
 # steady state at the configured interval of 30 s: how much of a core the
 # snapshots take, and whether they keep to the schedule
@@ -307,7 +310,7 @@ STEADY=${STEADY:-120}
 say ""
 say "== 1b. interval = 30 on the 100,000-file tree, for $STEADY s"
 "$PAGECACHE" warm -q "$TREE" >/dev/null
-write_conf "$CONF" 30 "$RUN/tree.snap" "$TREE"
+write_conf "$CONF" 30 "$RUN/tree30.snap" "$TREE"   # its own: no guard against the last part's
 LOG=$LOGS/daemon-interval30.log
 start_daemon "$CONF" "$LOG"
 read -r c0 k0 <<<"$(stat_cpu "$DPID")"
@@ -319,14 +322,16 @@ ST_RSS=$(status_kb "$DPID" VmRSS)
 ST_HWM=$(status_kb "$DPID" VmHWM)
 ST_SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 ST_STARTED=$(grep -c 'snapshot started' "$LOG" || true)
+ST_KEPT=$(grep -c 'kept the last' "$LOG" || true)
 ST_DONE=$(grep -cE '\[service tree\]: (snapshot written|kept the last|snapshot failed)' "$LOG" || true)
 ST_DTICKS=$((c1 - c0)) ST_CTICKS=$((k1 - k0))
 ST_CPCT=$(awk -v t="$ST_CTICKS" -v h="$TCK" -v s="$ST_SECS" 'BEGIN { printf "%.1f", 100 * t / h / s }')
 ST_DPCT=$(awk -v t="$ST_DTICKS" -v h="$TCK" -v s="$ST_SECS" 'BEGIN { printf "%.3f", 100 * t / h / s }')
 ST_DURS=$(sed -n 's/.*\[service tree\]: snapshot written: .* in \([0-9.]*\) s.*/\1/p' "$LOG" | tr '\n' ' ')
+ST_PAGES=$(sed -n 's/.*\[service tree\]: snapshot written: .* \([0-9]*\) pages in .*/\1/p' "$LOG" | tr '\n' ' ')
 LOAD_ST=$(cut -d' ' -f1-3 /proc/loadavg)
 stop_daemon
-say "  in $ST_SECS s: $ST_STARTED snapshots started, $ST_DONE finished (walls: $ST_DURS s); children (reaped) $ST_CTICKS ticks = $ST_CPCT % of one core; daemon $ST_DTICKS ticks = $ST_DPCT %; VmRSS $ST_RSS kB, VmHWM $ST_HWM kB (load $LOAD_ST)"
+say "  in $ST_SECS s: $ST_STARTED snapshots started, $ST_DONE finished ($ST_KEPT kept by the guard; written ones' walls: $ST_DURS s, pages: $ST_PAGES); children (reaped) $ST_CTICKS ticks = $ST_CPCT % of one core; daemon $ST_DTICKS ticks = $ST_DPCT %; VmRSS $ST_RSS kB, VmHWM $ST_HWM kB (load $LOAD_ST)"
 
 # ------------------------------------------------------------ growth
 say ""
@@ -350,9 +355,12 @@ stop_daemon
 GROWTH_WRITTEN=$(grep -c 'snapshot written' "$LOG" || true)
 GROWTH_KEPT=$(grep -c 'kept the last' "$LOG" || true)
 GROWTH_LOG_LINES=$(wc -l <"$LOG")
+GROWTH_CHILD_LINES=$(grep -vc 'pagecache daemon:' "$LOG" || true)
+GROWTH_PAGES=$(sed -n 's/.*\[service tree\]: snapshot written: .* \([0-9]*\) pages in .*/\1/p' "$LOG" | tr '\n' ' ')
 say "  VmRSS (kB) at start $GROWTH_RSS0, after each snapshot: ${GROWTH_RSS[*]}"
 say "  VmHWM after the last: ${GROWTH_HWM[-1]} kB; daemon CPU $((g1 - g0)) ticks, children $((gk1 - gk0)) ticks; open fds at the end $GROWTH_FDS"
-say "  $GROWTH_WRITTEN written, $GROWTH_KEPT kept; $GROWTH_LOG_LINES log lines for $SNAPS snapshots"
+say "  $GROWTH_WRITTEN written (pages: $GROWTH_PAGES), $GROWTH_KEPT kept by the guard; $GROWTH_LOG_LINES log lines for $SNAPS snapshots, $GROWTH_CHILD_LINES of them the children's standard error"
+say "  logs: $LOGS"
 
 # ------------------------------------------------------------ the database
 say ""
@@ -449,9 +457,9 @@ if [[ -n $JSON ]]; then
 	--arg f_secs "${FINAL_SECS:-null}" --arg stop_secs "$STOP_SECS" --arg loglines "$LOG_LINES_1" \
 	--argjson hand_wall "$(arr "${HAND_WALL[@]}")" --argjson hand_cpu "$(arr "${HAND_CPU[@]}")" \
 	--argjson hand_rss "$(arr "${HAND_RSS[@]}")" --arg hand_pages "${HAND_PAGES:-null}" \
-	--arg na_wall "$NA_WALL" --arg na_cpu "$NA_CPU" --arg na_rss "$NA_RSS" \
-	--arg st_secs "$ST_SECS" --arg st_started "$ST_STARTED" --arg st_done "$ST_DONE" --arg st_dt "$ST_DTICKS" --arg st_ct "$ST_CTICKS" \
-	--arg st_cpct "$ST_CPCT" --arg st_dpct "$ST_DPCT" --argjson st_durs "$(arr $ST_DURS)" --arg st_rss "$ST_RSS" --arg st_hwm "$ST_HWM" --arg load_st "$LOAD_ST" \
+	--arg na_wall "$NA_WALL" --arg na_cpu "$NA_CPU" --arg na_rss "$NA_RSS" --arg na_pages "${NA_PAGES:-null}" \
+	--arg st_secs "$ST_SECS" --arg st_started "$ST_STARTED" --arg st_done "$ST_DONE" --arg st_kept "$ST_KEPT" --arg st_dt "$ST_DTICKS" --arg st_ct "$ST_CTICKS" \
+	--arg st_cpct "$ST_CPCT" --arg st_dpct "$ST_DPCT" --argjson st_durs "$(arr $ST_DURS)" --argjson st_pages "$(arr $ST_PAGES)" --argjson g_pages "$(arr $GROWTH_PAGES)" --arg g_cl "$GROWTH_CHILD_LINES" --arg st_rss "$ST_RSS" --arg st_hwm "$ST_HWM" --arg load_st "$LOAD_ST" \
 	--argjson cbc "$(qarr "${CACHED_BEFORE[cold]}")" --argjson cbr "$(qarr "${CACHED_BEFORE[restored]}")" --argjson cbw "$(qarr "${CACHED_BEFORE[warm]}")" \
 	--arg snaps "$SNAPS" --arg g_rss0 "$GROWTH_RSS0" --argjson g_rss "$(arr "${GROWTH_RSS[@]}")" \
 	--argjson g_hwm "$(arr "${GROWTH_HWM[@]}")" --arg g_dt "$((g1 - g0))" --arg g_ct "$((gk1 - gk0))" \
@@ -481,15 +489,15 @@ if [[ -n $JSON ]]; then
 	    how: "the first scheduled snapshot: wall time, files and pages from the daemon log line; daemon CPU = its utime+stime from the end of the idle window to the log line; child CPU = the daemon cutime+cstime over the same span (children it reaped); child VmHWM = the largest /proc/CHILD/status VmHWM seen polling every 50 ms (a lower bound); final = the snapshot the daemon takes at SIGTERM (log), and the time from kill -TERM to its exit" },
 	  snapshot_100k_by_hand: { wall_seconds: $hand_wall, cpu_seconds: $hand_cpu, max_rss_kb: $hand_rss, pages: ($hand_pages|n),
 	    how: "the daemon child command line, pagecache snapshot --kv -o FILE --guard 0.5 -- TREE, run 3 times under /usr/bin/time -v (Elapsed, User+System time, Maximum resident set size)" },
-	  snapshot_100k_no_active_by_hand: { wall_seconds: ($na_wall|n), cpu_seconds: ($na_cpu|n), max_rss_kb: ($na_rss|n),
+	  snapshot_100k_no_active_by_hand: { wall_seconds: ($na_wall|n), cpu_seconds: ($na_cpu|n), max_rss_kb: ($na_rss|n), pages: ($na_pages|n),
 	    how: "the same command line with --no-active (no active-page probe), once, under /usr/bin/time -v" },
-	  interval_30: { seconds: ($st_secs|n), snapshots_started: ($st_started|n), snapshots_finished: ($st_done|n), snapshot_walls_seconds: $st_durs,
+	  interval_30: { seconds: ($st_secs|n), snapshots_started: ($st_started|n), snapshots_finished: ($st_done|n), snapshots_kept: ($st_kept|n), snapshot_walls_seconds: $st_durs, snapshot_pages: $st_pages,
 	    children_cpu_ticks: ($st_ct|n), children_cpu_percent_of_one_core: ($st_cpct|n), daemon_cpu_ticks: ($st_dt|n), daemon_cpu_percent_of_one_core: ($st_dpct|n),
 	    vmrss_kb: ($st_rss|n), vmhwm_kb: ($st_hwm|n), load_average: $load_st,
-	    how: "a daemon on the 100,000-file tree with interval 30 (the tree warmed first), from ready for the window: counts of log lines, daemon utime+stime and cutime+cstime (children it reaped) of /proc/PID/stat" },
+	    how: "a daemon on the 100,000-file tree with interval 30 (the tree warmed first, but other work on the machine may reclaim it: see snapshot_pages), from ready for the window: counts and figures of log lines, daemon utime+stime and cutime+cstime (children it reaped) of /proc/PID/stat" },
 	  growth: { snapshots: ($snaps|n), files: 10000, vmrss_kb_at_start: ($g_rss0|n), vmrss_kb_after_each: $g_rss, vmhwm_kb_after_each: $g_hwm,
-	    daemon_cpu_ticks: ($g_dt|n), children_cpu_ticks: ($g_ct|n), open_fds_at_end: ($g_fds|n), written: ($g_w|n), kept: ($g_k|n), log_lines: ($g_ll|n),
-	    how: "a second daemon on 10 of the 100 top directories, interval 1: VmRSS and VmHWM of /proc/PID/status read right after each snapshot log line" },
+	    daemon_cpu_ticks: ($g_dt|n), children_cpu_ticks: ($g_ct|n), open_fds_at_end: ($g_fds|n), written: ($g_w|n), written_pages: $g_pages, kept: ($g_k|n), log_lines: ($g_ll|n), log_lines_from_children: ($g_cl|n),
+	    how: "a second daemon on 10 of the 100 top directories (10,000 files, as cached as other work on the machine left them), interval 1: VmRSS and VmHWM of /proc/PID/status read right after each snapshot log line (written or kept by the guard)" },
 	  database: { path: $db, bytes: ($db_bytes|n), rows: 1500000, snapshot_pages: ($snap_pages|n), runs: ($runs|n),
 	    unit: $unit, exec_start: $exec, command_line: $cmdline,
 	    restore_ms: ($rms|stats), database_pages_cached_before_query: { cold: $cbc, restored: $cbr, warm: $cbw }, restore_exit: $rrc, cached_pages_after_restore: $rpages,
