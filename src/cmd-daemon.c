@@ -458,6 +458,8 @@ static void start_job(struct svc *s, enum job_kind kind)
 		snprintf(a.num[0], sizeof(a.num[0]), "%g", up == 1 ? 0.0 : c->guard);
 		arg(&a, "--guard");
 		arg(&a, a.num[0]);
+		if (!c->active)
+			arg(&a, "--no-active");
 		if (c->root) {
 			arg(&a, "--root");
 			arg(&a, c->root);
@@ -617,6 +619,12 @@ static void job_done(int status)
 	}
 	if (D.job.kind == JOB_SNAPSHOT) {
 		uint64_t written = 0, kept = 0;
+
+		/* the next one an interval after this one ended, not after it began */
+		if (s->c->interval && s->due > 0) {
+			s->due = pc_now() + s->c->interval;
+			s->due_wall = time(NULL) + s->c->interval;
+		}
 
 		s->snapshots++;
 		s->snap_time = D.job.wall0;

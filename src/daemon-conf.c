@@ -270,6 +270,8 @@ static void service_key(struct pstate *p, const char *key, const char *val)
 			s->timeout = (unsigned)n;
 	} else if (!strcmp(key, "restore")) {
 		yesno(p, key, v, &s->restore);
+	} else if (!strcmp(key, "active")) {
+		yesno(p, key, v, &s->active);
 	} else if (!strcmp(key, "max-mem") || !strcmp(key, "rate")) {
 		/* what the restore child's --max-mem and --rate take: a plain rate is MiB/s */
 		uint64_t bytes = 0;
@@ -297,7 +299,7 @@ static void service_key(struct pstate *p, const char *key, const char *val)
 			s->guard = g;
 	} else {
 		perr(p, "unknown key '%s' in [service %s] (paths, pid-file, cgroup, snapshot, root, "
-			"interval, timeout, restore, max-mem, rate, guard, lock)", key, s->name);
+			"interval, timeout, restore, active, max-mem, rate, guard, lock)", key, s->name);
 	}
 	free(v);
 }
@@ -362,7 +364,8 @@ static void section(struct pstate *p, char *h)
 		p->c->svc = grown;
 		p->s = &grown[p->c->nsvc++];
 		*p->s = (struct dsvc){ .name = strdup(name), .interval = 300, .restore = true,
-				       .guard = 0.5, .timeout = 1800, .line = p->line };
+				       .guard = 0.5, .timeout = 1800, .active = true,
+				       .line = p->line };
 		return;
 	}
 	perr(p, "unknown section [%s] ([daemon] or [service NAME])", h);
@@ -587,6 +590,7 @@ bool dsvc_same(const struct dsvc *a, const struct dsvc *b)
 	       same_str(a->pid_file, b->pid_file) && same_str(a->cgroup, b->cgroup) &&
 	       same_str(a->snapshot, b->snapshot) && same_str(a->root, b->root) &&
 	       a->interval == b->interval && a->timeout == b->timeout && a->restore == b->restore &&
+	       a->active == b->active &&
 	       same_str(a->max_mem, b->max_mem) && same_str(a->rate, b->rate) &&
 	       a->guard == b->guard && dsvc_same_lock(a, b);
 }

@@ -29,6 +29,7 @@ struct dsvc {
 	unsigned interval;		/* seconds between snapshots; 0: only at stop */
 	unsigned timeout;		/* a job running longer is stopped; 0: never */
 	bool restore;			/* restore when the daemon starts */
+	bool active;			/* record active pages (snapshot's default) */
 	char *max_mem, *rate;		/* restore's budget, as given (checked) */
 	double guard;			/* keep the last snapshot under this ratio while down */
 	char **lock;			/* paths kept locked (lock --watch); NULL: none */

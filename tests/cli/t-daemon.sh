@@ -395,4 +395,27 @@ t_is "another user's program on the socket is not believed (exit 1)" "$rc" 1
 t_ok "saying so" grep -q "neither root's nor yours" e
 t_kill $FPID
 
+# 8. active = no: the snapshots record no active page (snapshot --no-active)
+if t_cap sys_admin; then
+	mkdir -p act; mkfile act/f 256; cat act/f act/f >/dev/null	# read twice: active
+	printf '[daemon]\nsocket = %s/run/pc.sock\n[service act]\npaths = %s/act\nsnapshot = %s/state/act.snap\nrestore = no\ninterval = 0\nactive = no\n' \
+		"$T_DIR" "$T_DIR" "$T_DIR" >t8.conf; chmod 644 t8.conf
+	"$PAGECACHE" daemon --config t8.conf 2>t8.log &
+	RPID=$!
+	T_CLEANUP+=("kill -9 $RPID")
+	t_wait 10 test -S run/pc.sock
+	t_kill $RPID
+	t_is "active = no: the final snapshot has no active page" "$(pc show --json state/act.snap | jq .total.active_pages)" 0
+	sed 's/^active = no$/active = yes/' t8.conf >t8b.conf; chmod 644 t8b.conf
+	cat act/f act/f >/dev/null
+	"$PAGECACHE" daemon --config t8b.conf 2>t8b.log &
+	RPID=$!
+	T_CLEANUP+=("kill -9 $RPID")
+	t_wait 10 test -S run/pc.sock
+	t_kill $RPID
+	t_ok "active = yes (the default): it has" test "$(pc show --json state/act.snap | jq .total.active_pages)" -gt 0
+else
+	t_skip "active = no" "$T_WHY"
+fi
+
 t_done
