@@ -416,10 +416,9 @@ int main(int argc, char **argv)
 	cli_cmd = "bench";
 	opterr = 0;			/* our own message names the option */
 	signal(SIGPIPE, SIG_IGN);	/* EPIPE is normal: `pagecache bench compare | head` */
-	if (pc_sys_inject_env(getenv("PAGECACHE_FAULT")) < 0) {
-		fprintf(stderr, "pagecache: bad PAGECACHE_FAULT '%s'\n", getenv("PAGECACHE_FAULT"));
-		return EXIT_USAGE;
-	}
+	rc = cli_fault_env();
+	if (rc)
+		return rc;
 	rc = bench_main(argc, argv);
 	if (fclose(stdout) != 0 && errno != EPIPE) {
 		fprintf(stderr, "pagecache: cannot write output: %s\n", strerror(errno));

@@ -203,6 +203,11 @@ bool is_json_flag(const char *arg);
 void out_json_short(bool on);
 
 /* ---- messages.c: stderr and the failure count ---- */
+/*
+ * PAGECACHE_FAULT (lib/sys.c's fault injection, for the tests): 0, or the
+ * exit status after saying what is wrong (2: a bad spec; 1: no memory).
+ */
+int cli_fault_env(void);
 extern const char *cli_cmd;
 /* problem first, subject quoted: "cannot open 'x': No such file" */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

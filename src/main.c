@@ -141,10 +141,9 @@ int main(int argc, char **argv)
 	opterr = 0;			/* our own message names the option */
 	signal(SIGPIPE, SIG_IGN);	/* EPIPE is normal: `pagecache stat | head` */
 	raise_nofile();
-	if (pc_sys_inject_env(getenv("PAGECACHE_FAULT")) < 0) {
-		fprintf(stderr, "pagecache: bad PAGECACHE_FAULT '%s'\n", getenv("PAGECACHE_FAULT"));
-		return EXIT_USAGE;
-	}
+	rc = cli_fault_env();
+	if (rc)
+		return rc;
 	if (!verb) {
 		usage(stderr);
 		return EXIT_USAGE;

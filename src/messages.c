@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -88,4 +89,19 @@ int cli_usage_error(const char *fmt, ...)
 bool cli_stderr_tty(void)
 {
 	return isatty(STDERR_FILENO);
+}
+
+int cli_fault_env(void)
+{
+	int rc = pc_sys_inject_env(getenv("PAGECACHE_FAULT"));
+
+	if (rc == -ENOMEM) {	/* not the spec's fault: say what it is */
+		fprintf(stderr, "pagecache: out of memory\n");
+		return EXIT_PARTIAL;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "pagecache: bad PAGECACHE_FAULT '%s'\n", getenv("PAGECACHE_FAULT"));
+		return EXIT_USAGE;
+	}
+	return 0;
 }
