@@ -36,21 +36,22 @@ pc daemon --check --config good.conf >o 2>e; rc=$?
 t_is "--check of a good file exits 0" "$rc" 0
 t_ok "--check lists the service" grep -q "\[service db\] paths -> $T_DIR/state/db.snap, every 1s" o
 
-bad() {	# bad NAME WANT-IN-MESSAGE: the file on stdin is refused, at its line
+bad() {	# bad NAME WANT < <(printf FILE): refused, at its line (not in a pipe: a
+	# pipeline's subshell would count its checks apart from the plan)
 	conf bad.conf
 	pc daemon --check --config bad.conf >o 2>e; local rc=$?
 	t_is "refused: $1 (exit 1)" "$rc" 1
 	t_ok "and says: $2" grep -qF -- "$2" e
 }
-printf '[service x]\npaths = /tmp\nintervall = 5\n' | bad "a misspelt key" "bad.conf:3: unknown key 'intervall'"
-printf '[service x]\ninterval = 5\n' | bad "a service without files" "say what to snapshot"
-printf '[service x]\npaths = /tmp\ninterval = soon\n' | bad "a bad interval" "interval: whole seconds"
-printf '[service x]\npaths = /tmp\nmax-mem = lots\n' | bad "a bad size" "max-mem: a size"
-printf '[service x]\npaths = relative/dir\n' | bad "a relative path" "is not an absolute path"
-printf '[service x]\npaths = /tmp\n[service x]\npaths = /tmp\n' | bad "a service twice" "[service x] given twice (first at line 1)"
-printf '[service ../x]\npaths = /tmp\n' | bad "a name with a slash" "a name is 1-64 letters"
-printf '[service x]\npaths = "/tmp/a b\n' | bad "an unclosed quote" "double quote is not closed"
-printf '[servce x]\n' | bad "an unknown section" "unknown section [servce x]"
+bad "a misspelt key" "bad.conf:3: unknown key 'intervall'" < <(printf '[service x]\npaths = /tmp\nintervall = 5\n')
+bad "a service without files" "say what to snapshot" < <(printf '[service x]\ninterval = 5\n')
+bad "a bad interval" "interval: whole seconds" < <(printf '[service x]\npaths = /tmp\ninterval = soon\n')
+bad "a bad size" "max-mem: a size" < <(printf '[service x]\npaths = /tmp\nmax-mem = lots\n')
+bad "a relative path" "is not an absolute path" < <(printf '[service x]\npaths = relative/dir\n')
+bad "a service twice" "[service x] given twice (first at line 1)" < <(printf '[service x]\npaths = /tmp\n[service x]\npaths = /tmp\n')
+bad "a name with a slash" "a name is 1-64 letters" < <(printf '[service ../x]\npaths = /tmp\n')
+bad "an unclosed quote" "double quote is not closed" < <(printf '[service x]\npaths = "/tmp/a b\n')
+bad "an unknown section" "unknown section [servce x]" < <(printf '[servce x]\n')
 cp good.conf ww.conf; chmod 666 ww.conf
 pc daemon --check --config ww.conf >o 2>e; rc=$?
 t_is "a world-writable file is refused (exit 1)" "$rc" 1
@@ -367,7 +368,7 @@ t_ok "said in the log" grep -q 'not its owner.s process, ignored' t5.log
 t_kill $RPID
 t_ok "and no snapshot of root's process's files was taken at stop" test ! -e state/v.snap
 # 6. a key given twice is refused
-printf '[service x]\npaths = /tmp\ninterval = 5\ninterval = 6\n' | bad "interval given twice" "bad.conf:4: interval given twice"
+bad "interval given twice" "bad.conf:4: interval given twice" < <(printf '[service x]\npaths = /tmp\ninterval = 5\ninterval = 6\n')
 # 7. the client believes only root's daemon, or its own
 cat >fake.py <<'PY'
 import socket, sys
