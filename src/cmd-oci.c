@@ -1467,13 +1467,17 @@ int cmd_pull(int argc, char **argv)
 	artifact_rec(refs, mdig, rawlen, ly.digest, ly.size, out, ref.local);
 	{
 		const struct pc_json *ann = pc_json_get(m, "annotations");
+		/* a record keeps its keys by pointer, and m is freed before the output */
+		static char keys[64][128];
 		struct orec r = { 0 };
 
 		for (size_t i = 0; i < pc_json_count(ann) && i < 64; i++) {
 			const char *k = pc_json_key_at(ann, i, NULL), *v = pc_json_string(pc_json_at(ann, i), NULL);
 
-			if (k && v && strlen(k) < 128)
-				orec_str(&r, k, v, 0);
+			if (k && v && strlen(k) < sizeof(keys[i])) {
+				snprintf(keys[i], sizeof(keys[i]), "%s", k);
+				orec_str(&r, keys[i], v, 0);
+			}
 		}
 		out_object("annotations", &r);
 	}
