@@ -644,7 +644,8 @@ static void rescan(struct lock_ctx *c)
 	w->rescans++;
 	for (size_t i = 0; i < c->n; i++)
 		c->locks[i].seen = false;
-	qsort(c->locks, c->n, sizeof(*c->locks), cmp_held);
+	if (c->n)	/* never qsort(NULL, 0) */
+		qsort(c->locks, c->n, sizeof(*c->locks), cmp_held);
 	for (size_t i = 0; i < w->ndirs; i++)
 		w->dirs[i].seen = false;
 	watch_parents(c);	/* a directory replaced: watch the new one */
@@ -727,7 +728,8 @@ static void rescan(struct lock_ctx *c)
 	c->n = kept;
 	c->nsorted = kept;	/* sorted still: relock finds resized files by inode */
 
-	qsort(w->cands, w->ncands, sizeof(*w->cands), cmp_cand);
+	if (w->ncands)	/* qsort(NULL, 0) is undefined: UBSan stops there */
+		qsort(w->cands, w->ncands, sizeof(*w->cands), cmp_cand);
 	for (size_t i = 0; i < w->ncands; i++) {
 		struct cand *k = &w->cands[i];
 		struct held *old = NULL;
