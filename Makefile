@@ -71,7 +71,7 @@ LDFLAGS += -pthread $(SANFLAGS)
 # Asked when this file is read; make check and make demo read it again after
 # make deps (a make of their own), so what deps just installed is found.
 pkgq = $(shell $(PKG_CONFIG) $(1) 2>/dev/null)
-LIB_PKGS := liburing zlib
+LIB_PKGS := liburing zlib libtraceevent
 BENCH_PKGS := sqlite3 $(LIB_PKGS)
 # pagecache's own, not the library's: SHA-256 for push and pull (nettle)
 CLI_PKGS := nettle
@@ -142,15 +142,16 @@ deps:
 	$(call need,command -v $(PKG_CONFIG),pkg-config)
 	$(call need,$(PKG_CONFIG) --exists liburing,liburing-dev)
 	$(call need,$(PKG_CONFIG) --exists zlib,zlib1g-dev)
+	$(call need,$(PKG_CONFIG) --exists libtraceevent,libtraceevent-dev)
 	$(call need,$(PKG_CONFIG) --exists sqlite3,libsqlite3-dev)
 	$(call need,$(PKG_CONFIG) --exists nettle,nettle-dev)
 
 # what a build needs, said before the first compiler error would
 have-libs:
 	@$(PKG_CONFIG) --exists $(BENCH_PKGS) $(CLI_PKGS) 2>/dev/null || { \
-	  echo "pagecache: the build needs pkg-config and liburing, zlib, sqlite3 and nettle with"; \
-	  echo "  their headers (Debian: pkg-config liburing-dev zlib1g-dev libsqlite3-dev"; \
-	  echo "  nettle-dev);"; \
+	  echo "pagecache: the build needs pkg-config and liburing, zlib, libtraceevent, sqlite3"; \
+	  echo "  and nettle with their headers (Debian: pkg-config liburing-dev zlib1g-dev"; \
+	  echo "  libtraceevent-dev libsqlite3-dev nettle-dev);"; \
 	  echo "  'make deps' installs them as root"; exit 1; } >&2
 
 # every command tests/ calls (grep tests/cli/*.sh); fincore moved to

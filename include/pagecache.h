@@ -570,6 +570,68 @@ const char *pc_kpage_reason(int err, bool want_cgroup);
 int pc_lru_gen_enabled(void);
 int pc_lru_gen_parse(const char *text);
 
+/* ---- trace.c: the filemap tracepoints through perf_event_open ----------- */
+
+/*
+ * Which file pages are used, brought in and dropped, as the kernel's
+ * filemap tracepoints say (no BPF, no kprobes: these events are an ABI the
+ * kernel keeps). Needs CAP_PERFMON (or CAP_SYS_ADMIN) unless
+ * kernel.perf_event_paranoid is -1, and tracefs to read the events' ids and
+ * formats: where it is not mounted, a short-lived child mounts it in a
+ * mount namespace of its own, so nothing is left mounted, even after a
+ * kill -9. Field offsets come from each event's format (libtraceevent).
+ */
+enum pc_trace_kind {
+	PC_TR_ADD       = 1,  /* filemap:mm_filemap_add_to_page_cache: pages brought in (a miss) */
+	PC_TR_DELETE    = 2,  /* filemap:mm_filemap_delete_from_page_cache: pages dropped (evicted) */
+	PC_TR_GET_PAGES = 4,  /* filemap:mm_filemap_get_pages: read()/splice asked for [first,last] */
+	PC_TR_MAP_PAGES = 8,  /* filemap:mm_filemap_map_pages: fault-around over [first,last] */
+	PC_TR_FAULT     = 16, /* filemap:mm_filemap_fault: a fault at first (== last) */
+	PC_TR_DIRTY     = 32, /* writeback:writeback_dirty_folio: a page dirtied (dev may be 0) */
+};
+#define PC_TR_ALL	63u
+struct pc_trace_event {
+	unsigned kind;          /* one PC_TR_ */
+	uint64_t time_ns;       /* perf's clock (CLOCK_MONOTONIC: use_clockid) */
+	uint32_t pid, tid, cpu;
+	uint64_t cgroup;        /* cgroup id of the task (PERF_SAMPLE_CGROUP), 0 if unknown */
+	uint64_t dev;           /* userspace st_dev (makedev(s_dev>>20, s_dev&0xfffff)); 0 if the event has none */
+	uint64_t ino;
+	uint64_t first, last;   /* page indexes, inclusive; ADD/DELETE: the folio (index .. index+2^order-1) */
+};
+struct pc_trace_opts {
+	unsigned kinds;         /* PC_TR_ mask */
+	pid_t pid;              /* 0: system-wide; else this process only ... */
+	bool children;          /* ... and the children it forks later (perf inherit) */
+	int cgroup_fd;          /* -1, or an open cgroup directory: only its tasks (PERF_FLAG_PID_CGROUP) */
+	unsigned ring_pages;    /* data pages per CPU ring (power of two); 0: a default */
+};
+struct pc_trace;
+/*
+ * -errno with err saying why (no CAP_PERFMON/SYS_ADMIN and
+ * perf_event_paranoid > -1, an event missing on this kernel, tracefs
+ * neither mounted nor mountable...). pid mode covers the process's threads,
+ * those it starts later included; with children, the processes it forks
+ * after this call too. cgroup_fd mode covers the cgroup and those below it.
+ */
+int pc_trace_open(const struct pc_trace_opts *o, struct pc_trace **ret, char *err, size_t errlen);
+/*
+ * An fd to poll(2) for POLLIN: some ring is a quarter full (the kernel
+ * wakes readers at a watermark, not per event: drain on a timer too).
+ */
+int pc_trace_fd(const struct pc_trace *t);
+/* Hand every event now in the rings to fn (per CPU in order); fn's nonzero return stops and is
+   returned. >= 0: events handed; -errno. Never blocks. */
+int pc_trace_drain(struct pc_trace *t, int (*fn)(const struct pc_trace_event *e, void *arg), void *arg);
+uint64_t pc_trace_lost(const struct pc_trace *t);   /* events lost to ring overflow so far */
+void pc_trace_close(struct pc_trace *t);            /* NULL-safe; undoes everything open did */
+/* (dev, ino) -> an open file: open_by_handle_at on a mount of dev (FILEID_INO32_GEN, gen 0: ext4's
+   wildcard), checked by fstat (same dev and ino, regular file). -errno (-ESTALE, -EOPNOTSUPP...).
+   Needs CAP_DAC_READ_SEARCH. -ENODEV: no mount of dev in this mount namespace. */
+int pc_inode_open(uint64_t dev, uint64_t ino, int flags);
+/* The kernel's dev_t of an event (MAJOR<<20 | MINOR) as userspace's st_dev. */
+uint64_t pc_trace_dev(uint32_t kdev);
+
 /* ---- profile.c: the snapshot file (docs/snapshot-format.md) ------------ */
 
 struct pc_profile_meta {

@@ -92,7 +92,7 @@ env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" -o all BUILD="$B" DES
 export PKG_CONFIG_PATH=$P/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$D
 t_is "pkg-config knows pagecache" "$(pkg-config --modversion pagecache)" \
 	"$(sed -n 's/^#define PC_VERSION "\(.*\)"/\1/p' "$REPO/include/pagecache.h")"
-t_is "its private requirements" "$(pkg-config --print-requires-private pagecache | xargs)" "liburing zlib"
+t_is "its private requirements" "$(pkg-config --print-requires-private pagecache | xargs)" "liburing zlib libtraceevent"
 cat >prog.c <<'EOF'
 #include <fcntl.h>
 #include <inttypes.h>

@@ -1,0 +1,999 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * trace.c: the filemap tracepoints through perf_event_open, without BPF.
+ *
+ * What it promises: every event of the kinds asked for, from the processes
+ * asked for, handed over in order per CPU with its fields read at the
+ * offsets the kernel's own format file gives (libtraceevent parses it:
+ * the man page calls the raw layout no ABI); events the rings had no room
+ * for are counted (PERF_RECORD_LOST), never silently missing; and nothing
+ * of the system changed once pc_trace_close returns, or the process dies.
+ *
+ * Shape: one perf event per (kind, CPU[, thread]), every event of a CPU
+ * writing into that CPU's one ring (PERF_EVENT_IOC_SET_OUTPUT), one epoll
+ * fd over the rings for the caller's poll. A sample's raw data begins with
+ * common_type, the event's id: that says which kind it is.
+ *
+ * tracefs: the ids and formats are read once, at open. If tracefs is
+ * mounted we read it there; if not, a child unshares its mount namespace,
+ * mounts tracefs privately, writes the formats down a pipe and exits: the
+ * mount dies with its namespace, so no mount is ever left behind, even
+ * after a kill -9, and no other process sees one come and go.
+ *
+ * pid mode: the kernel's pid filter is per thread, so every thread of the
+ * process gets its events, with inherit (which needs per-CPU events for a
+ * ring to be mapped: we always open per CPU) so that threads started later
+ * are followed; without `children`, samples of other processes (inherit
+ * follows fork too) are dropped here by their tgid.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event-parse.h>
+
+#define TR_NKINDS 6
+#define TR_DEFAULT_PAGES 128u		/* 512 KiB a CPU */
+#define TR_MAX_FORMAT 16384
+
+static const struct tr_event_name {
+	unsigned kind;
+	const char *sys, *name;
+} tr_names[TR_NKINDS] = {
+	{ PC_TR_ADD, "filemap", "mm_filemap_add_to_page_cache" },
+	{ PC_TR_DELETE, "filemap", "mm_filemap_delete_from_page_cache" },
+	{ PC_TR_GET_PAGES, "filemap", "mm_filemap_get_pages" },
+	{ PC_TR_MAP_PAGES, "filemap", "mm_filemap_map_pages" },
+	{ PC_TR_FAULT, "filemap", "mm_filemap_fault" },
+	{ PC_TR_DIRTY, "writeback", "writeback_dirty_folio" },
+};
+
+struct tr_event {
+	unsigned kind;
+	const char *tp;			/* the tracepoint's name */
+	int id;				/* the tracepoint's id (common_type) */
+	struct tep_format_field *ino, *dev, *index, *last, *order, *name;
+};
+
+struct tr_ring {
+	int cpu;
+	int fd;				/* the event whose ring it is */
+	struct perf_event_mmap_page *meta;
+	size_t map_len;
+	unsigned char *data;
+	uint64_t size;			/* data_size, a power of two */
+};
+
+struct pc_trace {
+	struct tep_handle *tep;
+	struct tr_event ev[TR_NKINDS];
+	int nev;
+	struct tr_ring *rings;
+	int nrings;
+	int *fds;			/* every event fd, the rings' included */
+	size_t nfds, capfds;
+	int epfd;
+	uint64_t lost;
+	pid_t pid;			/* pid mode without children: keep only this tgid */
+	unsigned char *tmp;		/* a record that wraps around the ring's end */
+	size_t tmplen;
+};
+
+static int perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
+			   unsigned long flags)
+{
+	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
+}
+
+uint64_t pc_trace_dev(uint32_t kdev)
+{
+	return makedev(kdev >> 20, kdev & 0xfffff);
+}
+
+/* ---- tracefs: the events' formats ----------------------------------------- */
+
+/* A mounted tracefs in our namespace, from mountinfo: 0 and its path, or -ENOENT. */
+static int tracefs_mounted(char *ret, size_t len)
+{
+	int err = 0;
+	FILE *f = pc_sys_fopen_read("/proc/self/mountinfo", &err);
+	char *line = NULL;
+	size_t cap = 0;
+	int rc = -ENOENT;
+
+	if (!f)
+		return err;
+	while (getline(&line, &cap, f) > 0) {
+		char mnt[4096], *dash = strstr(line, " - ");
+		char fstype[64];
+
+		if (!dash || sscanf(dash, " - %63s", fstype) != 1 || strcmp(fstype, "tracefs"))
+			continue;
+		if (sscanf(line, "%*d %*d %*u:%*u %*s %4095s", mnt) != 1)
+			continue;
+		/* octal escapes (\040) in mountinfo: a path with them is not one we try */
+		if (strchr(mnt, '\\'))
+			continue;
+		if (snprintf(ret, len, "%s", mnt) < (int)len) {
+			rc = 0;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+/*
+ * Read the formats of the wanted events into bufs[i] (NUL-terminated;
+ * lens[i] = 0: the event is missing): from dir, or (dir NULL) through a
+ * child that mounts tracefs privately. 0 or -errno.
+ */
+static int read_file_into(const char *path, char *buf, size_t cap, size_t *ret_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (n + 1 < cap) {
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = -errno;
+
+			close(fd);
+			return e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = 0;
+	*ret_len = n;
+	return 0;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p = (const char *)p + w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int read_all(int fd, void *p, size_t n)
+{
+	while (n) {
+		ssize_t r = read(fd, p, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p = (char *)p + r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/*
+ * The child: only system calls, on memory prepared before fork (the parent
+ * may have threads: no malloc, no stdio). Writes an int (0, or -errno: the
+ * mount failed), then per event an int (0, or -errno) and, on 0, a size_t
+ * and the text.
+ */
+#define TR_NDIRS 3
+static const char *const tr_dirs[TR_NDIRS] = { "/sys/kernel/tracing", "/tmp", "/" };
+
+static void __attribute__((noreturn)) format_child(int wfd, const unsigned *want,
+						   char (*paths)[TR_NKINDS][128], char *buf)
+{
+	int status = 0, d = 0;
+
+	if (unshare(CLONE_NEWNS) < 0)
+		status = -errno;
+	else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		status = -errno;
+	if (!status) {
+		for (d = 0; d < TR_NDIRS; d++) {
+			status = mount("tracefs", tr_dirs[d], "tracefs",
+				       MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) ? -errno : 0;
+			if (!status)
+				break;
+		}
+	}
+	if (write_all(wfd, &status, sizeof(status)) < 0 || status)
+		_exit(status ? 1 : 2);
+	for (int i = 0; i < TR_NKINDS; i++) {
+		size_t n = 0;
+		int rc;
+
+		if (!want[i])
+			continue;
+		rc = read_file_into(paths[d][i], buf, TR_MAX_FORMAT, &n);
+		if (write_all(wfd, &rc, sizeof(rc)) < 0 ||
+		    (!rc && (write_all(wfd, &n, sizeof(n)) < 0 || write_all(wfd, buf, n) < 0)))
+			_exit(2);
+	}
+	_exit(0);
+}
+
+static int read_formats(const char *dir, const unsigned *want, char **bufs, int *rcs,
+			char *err, size_t errlen)
+{
+	int p[2], status, rc = 0, mrc = 0;
+	pid_t child;
+	char *scratch, (*paths)[TR_NKINDS][128];
+
+	if (dir) {
+		for (int i = 0; i < TR_NKINDS; i++) {
+			char path[4352];
+			size_t n;
+
+			if (!want[i])
+				continue;
+			snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir, tr_names[i].sys,
+				 tr_names[i].name);
+			rcs[i] = read_file_into(path, bufs[i], TR_MAX_FORMAT, &n);
+		}
+		return 0;
+	}
+	scratch = malloc(TR_MAX_FORMAT);
+	paths = malloc(sizeof(*paths) * TR_NDIRS);
+	if (!scratch || !paths) {
+		free(scratch);
+		free(paths);
+		return -ENOMEM;
+	}
+	for (int d = 0; d < TR_NDIRS; d++)
+		for (int i = 0; i < TR_NKINDS; i++)
+			snprintf(paths[d][i], sizeof(paths[d][i]), "%s/events/%s/%s/format",
+				 strcmp(tr_dirs[d], "/") ? tr_dirs[d] : "", tr_names[i].sys,
+				 tr_names[i].name);
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		rc = -errno;
+		free(scratch);
+		free(paths);
+		return rc;
+	}
+	child = fork();
+	if (child < 0) {
+		rc = -errno;
+		close(p[0]);
+		close(p[1]);
+		free(scratch);
+		free(paths);
+		return rc;
+	}
+	if (child == 0) {
+		close(p[0]);
+		format_child(p[1], want, paths, scratch);
+	}
+	close(p[1]);
+	free(scratch);
+	free(paths);
+	if (read_all(p[0], &mrc, sizeof(mrc)) < 0) {
+		rc = -EIO;
+	} else if (mrc) {
+		rc = mrc;
+		snprintf(err, errlen, "tracefs is not mounted, and mounting it failed: %s%s",
+			 strerror(-mrc), mrc == -EPERM ? " (it needs CAP_SYS_ADMIN)" : "");
+	} else {
+		for (int i = 0; i < TR_NKINDS && !rc; i++) {
+			size_t n;
+
+			if (!want[i])
+				continue;
+			if (read_all(p[0], &rcs[i], sizeof(rcs[i])) < 0) {
+				rc = -EIO;
+				break;
+			}
+			if (rcs[i])
+				continue;
+			if (read_all(p[0], &n, sizeof(n)) < 0 || n >= TR_MAX_FORMAT ||
+			    read_all(p[0], bufs[i], n) < 0) {
+				rc = -EIO;
+				break;
+			}
+			bufs[i][n] = 0;
+		}
+	}
+	close(p[0]);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	if (rc == -EIO)
+		snprintf(err, errlen, "could not read the events' formats from tracefs");
+	return rc;
+}
+
+static int setup_events(struct pc_trace *t, unsigned kinds, char *err, size_t errlen)
+{
+	unsigned want[TR_NKINDS] = { 0 };
+	char *bufs[TR_NKINDS] = { NULL };
+	int rcs[TR_NKINDS] = { 0 };
+	char dir[4096];
+	int rc = 0;
+
+	for (int i = 0; i < TR_NKINDS; i++) {
+		if (!(kinds & tr_names[i].kind))
+			continue;
+		want[i] = 1;
+		bufs[i] = malloc(TR_MAX_FORMAT);
+		if (!bufs[i]) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
+	rc = read_formats(tracefs_mounted(dir, sizeof(dir)) == 0 ? dir : NULL, want, bufs, rcs,
+			  err, errlen);
+	if (rc)
+		goto out;
+	tep_set_loglevel(TEP_LOG_NONE);
+	t->tep = tep_alloc();
+	if (!t->tep) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < TR_NKINDS; i++) {
+		struct tr_event *e = &t->ev[t->nev];
+		struct tep_event *te = NULL;
+
+		if (!want[i])
+			continue;
+		if (rcs[i]) {
+			rc = rcs[i] == -ENOENT ? -ENOENT : rcs[i];
+			if (rcs[i] == -ENOENT)
+				snprintf(err, errlen, "the event %s:%s is missing on this kernel "
+					 "(the filemap use events came in Linux 6.12)",
+					 tr_names[i].sys, tr_names[i].name);
+			else
+				snprintf(err, errlen, "cannot read the format of %s:%s: %s",
+					 tr_names[i].sys, tr_names[i].name, strerror(-rcs[i]));
+			goto out;
+		}
+		if (tep_parse_event(t->tep, bufs[i], strlen(bufs[i]), tr_names[i].sys) != 0 ||
+		    !(te = tep_find_event_by_name(t->tep, tr_names[i].sys, tr_names[i].name))) {
+			rc = -EPROTO;
+			snprintf(err, errlen, "cannot parse the format of %s:%s", tr_names[i].sys,
+				 tr_names[i].name);
+			goto out;
+		}
+		e->kind = tr_names[i].kind;
+		e->tp = tr_names[i].name;
+		e->id = te->id;
+		e->ino = tep_find_field(te, "i_ino");
+		if (!e->ino)
+			e->ino = tep_find_field(te, "ino");
+		e->dev = tep_find_field(te, "s_dev");
+		e->index = tep_find_field(te, "index");
+		e->last = tep_find_field(te, "last_index");
+		e->order = tep_find_field(te, "order");
+		e->name = tep_find_field(te, "name");
+		if (!e->ino || !e->index || (!e->dev && e->kind != PC_TR_DIRTY) ||
+		    (!e->last && (e->kind & (PC_TR_GET_PAGES | PC_TR_MAP_PAGES)))) {
+			rc = -EPROTO;
+			snprintf(err, errlen, "the event %s:%s lacks a field this library reads "
+				 "(ino, dev, index or last_index)", tr_names[i].sys, tr_names[i].name);
+			goto out;
+		}
+		t->nev++;
+	}
+out:
+	for (int i = 0; i < TR_NKINDS; i++)
+		free(bufs[i]);
+	return rc;
+}
+
+/* ---- perf events ---------------------------------------------------------- */
+
+/* The online CPUs (/sys/devices/system/cpu/online: "0-3,5"), or -errno. */
+static int online_cpus(int **ret)
+{
+	char text[1024], *p = text;
+	int *cpus = NULL, n = 0, rc;
+
+	rc = pc_read_text("/sys/devices/system/cpu/online", text, sizeof(text));
+	if (rc < 0) {
+		long k = sysconf(_SC_NPROCESSORS_ONLN);
+
+		snprintf(text, sizeof(text), "0-%ld", k > 0 ? k - 1 : 0);
+	}
+	while (*p && *p != '\n') {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+		int *grown;
+
+		if (end == p)
+			break;
+		p = end;
+		if (*p == '-')
+			b = strtol(p + 1, &p, 10);
+		if (a < 0 || b < a || b > 65535) {
+			free(cpus);
+			return -EINVAL;
+		}
+		grown = realloc(cpus, (size_t)(n + (b - a) + 1) * sizeof(*cpus));
+		if (!grown) {
+			free(cpus);
+			return -ENOMEM;
+		}
+		cpus = grown;
+		for (long c = a; c <= b; c++)
+			cpus[n++] = (int)c;
+		if (*p == ',')
+			p++;
+	}
+	if (!n) {
+		free(cpus);
+		return -EINVAL;
+	}
+	*ret = cpus;
+	return n;
+}
+
+/* The threads of pid (/proc/PID/task), or -errno (-ESRCH: it is gone). */
+static int threads_of(pid_t pid, pid_t **ret)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	pid_t *tids = NULL;
+	int n = 0, cap = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((de = readdir(d))) {
+		long tid = strtol(de->d_name, NULL, 10);
+
+		if (tid <= 0)
+			continue;
+		if (n == cap) {
+			pid_t *g = realloc(tids, (size_t)(cap = cap ? cap * 2 : 16) * sizeof(*tids));
+
+			if (!g) {
+				free(tids);
+				closedir(d);
+				return -ENOMEM;
+			}
+			tids = g;
+		}
+		tids[n++] = (pid_t)tid;
+	}
+	closedir(d);
+	if (!n) {
+		free(tids);
+		return -ESRCH;
+	}
+	*ret = tids;
+	return n;
+}
+
+static int keep_fd(struct pc_trace *t, int fd)
+{
+	if (t->nfds == t->capfds) {
+		size_t cap = t->capfds ? t->capfds * 2 : 32;
+		int *g = realloc(t->fds, cap * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		t->fds = g;
+		t->capfds = cap;
+	}
+	t->fds[t->nfds++] = fd;
+	return 0;
+}
+
+static void perm_error(char *err, size_t errlen, int rc)
+{
+	char p[32] = "?";
+
+	pc_read_text("/proc/sys/kernel/perf_event_paranoid", p, sizeof(p));
+	p[strcspn(p, "\n")] = 0;
+	snprintf(err, errlen, "perf_event_open on the filemap tracepoints: %s: it needs "
+		 "CAP_PERFMON (or CAP_SYS_ADMIN)%s while kernel.perf_event_paranoid is %s (> -1)",
+		 strerror(-rc), pc_have_cap(CAP_PERFMON) ? ", which this process has," : "", p);
+}
+
+/* Map the ring of events[0] of a CPU. */
+static int map_ring(struct tr_ring *r, unsigned pages)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	void *m;
+
+	r->map_len = (size_t)(pages + 1) * (size_t)psz;
+	m = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	r->meta = m;
+	r->data = (unsigned char *)m + (r->meta->data_offset ? r->meta->data_offset : (uint64_t)psz);
+	r->size = r->meta->data_size ? r->meta->data_size : (uint64_t)pages * (uint64_t)psz;
+	return 0;
+}
+
+int pc_trace_open(const struct pc_trace_opts *o, struct pc_trace **ret, char *err, size_t errlen)
+{
+	struct pc_trace *t;
+	struct perf_event_attr a;
+	int *cpus = NULL, ncpu, nthr = 1, rc;
+	pid_t *tids = NULL;
+	unsigned pages = o->ring_pages ? o->ring_pages : TR_DEFAULT_PAGES;
+	char dummy[8];
+
+	if (!err) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	snprintf(err, errlen, "?");
+	if (!(o->kinds & PC_TR_ALL) || (o->kinds & ~PC_TR_ALL) || (pages & (pages - 1)) ||
+	    pages > (1u << 20) || o->pid < 0 || (o->pid > 0 && o->cgroup_fd >= 0)) {
+		snprintf(err, errlen, "bad trace options (kinds, ring pages a power of two, "
+			 "a pid or a cgroup)");
+		return -EINVAL;
+	}
+	if (!pc_have_cap(CAP_PERFMON) && !pc_have_cap(CAP_SYS_ADMIN)) {
+		char p[32] = "";
+
+		pc_read_text("/proc/sys/kernel/perf_event_paranoid", p, sizeof(p));
+		if (atoi(p) > -1) {
+			perm_error(err, errlen, -EACCES);
+			return -EACCES;
+		}
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->epfd = -1;
+	t->pid = o->pid > 0 && !o->children ? o->pid : 0;
+	rc = setup_events(t, o->kinds, err, errlen);
+	if (rc)
+		goto fail;
+	ncpu = rc = online_cpus(&cpus);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot read the online CPUs: %s", strerror(-rc));
+		goto fail;
+	}
+	if (o->pid > 0) {
+		nthr = rc = threads_of(o->pid, &tids);
+		if (rc < 0) {
+			snprintf(err, errlen, "process %d: %s", (int)o->pid, strerror(-rc));
+			goto fail;
+		}
+	}
+	t->rings = calloc((size_t)ncpu, sizeof(*t->rings));
+	t->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (!t->rings || t->epfd < 0) {
+		rc = t->rings ? -errno : -ENOMEM;
+		goto fail;
+	}
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.sample_period = 1;
+	a.sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			PERF_SAMPLE_CGROUP;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	a.read_format = PERF_FORMAT_LOST;
+	a.watermark = 1;
+	a.inherit = o->pid > 0;
+	for (int c = 0; c < ncpu; c++) {
+		struct tr_ring *r = &t->rings[t->nrings];
+		long psz = sysconf(_SC_PAGESIZE);
+
+		r->cpu = cpus[c];
+		r->fd = -1;
+		a.wakeup_watermark = (uint32_t)((uint64_t)pages * (uint64_t)psz / 4);
+		for (int th = 0; th < nthr; th++) {
+			for (int e = 0; e < t->nev; e++) {
+				pid_t who = o->cgroup_fd >= 0 ? o->cgroup_fd : o->pid > 0 ? tids[th] : -1;
+				unsigned long fl = PERF_FLAG_FD_CLOEXEC |
+						   (o->cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0);
+				int fd;
+
+				a.config = (uint64_t)t->ev[e].id;
+				fd = perf_event_open(&a, who, r->cpu, -1, fl);
+				if (fd < 0 && errno == ESRCH && o->pid > 0 && th > 0)
+					continue;	/* a thread that ended meanwhile */
+				if (fd < 0 && errno == ENODEV && th == 0 && e == 0)
+					goto next_cpu;	/* went offline */
+				if (fd < 0) {
+					rc = -errno;
+					if (rc == -EACCES || rc == -EPERM)
+						perm_error(err, errlen, rc);
+					else if (rc == -ESRCH)
+						snprintf(err, errlen, "process %d: %s", (int)o->pid,
+							 strerror(ESRCH));
+					else
+						snprintf(err, errlen, "perf_event_open of %s on CPU %d: %s",
+							 t->ev[e].tp, r->cpu, strerror(-rc));
+					goto fail;
+				}
+				rc = keep_fd(t, fd);
+				if (rc) {
+					close(fd);
+					goto fail;
+				}
+				if (r->fd < 0) {
+					struct epoll_event ee = { .events = EPOLLIN, .data.u32 = 0 };
+
+					r->fd = fd;
+					rc = map_ring(r, pages);
+					if (rc) {
+						snprintf(err, errlen, "cannot map a %u-page perf ring: %s%s",
+							 pages, strerror(-rc),
+							 rc == -EPERM ? " (kernel.perf_event_mlock_kb)" : "");
+						goto fail;
+					}
+					t->nrings++;
+					if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &ee) < 0) {
+						rc = -errno;
+						goto fail;
+					}
+				} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0) {
+					rc = -errno;
+					snprintf(err, errlen, "cannot share a CPU's perf ring: %s",
+						 strerror(-rc));
+					goto fail;
+				}
+			}
+		}
+next_cpu:;
+	}
+	if (!t->nrings) {
+		rc = -ENODEV;
+		snprintf(err, errlen, "no CPU to trace on");
+		goto fail;
+	}
+	free(cpus);
+	free(tids);
+	*ret = t;
+	snprintf(err, errlen, "%s", "");
+	return 0;
+fail:
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+	free(cpus);
+	free(tids);
+	pc_trace_close(t);
+	return rc;
+}
+
+int pc_trace_fd(const struct pc_trace *t)
+{
+	return t->epfd;
+}
+
+/*
+ * Two counts of the same losses: the rings' PERF_RECORD_LOST (written only
+ * once the ring has room again, so late: after the last drain, never) and
+ * each event's own count, read() with PERF_FORMAT_LOST (Linux 6.0; exact
+ * at once, but an inherited event's children keep their own, which read()
+ * does not sum). The larger is the better account.
+ */
+uint64_t pc_trace_lost(const struct pc_trace *t)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < t->nfds; i++) {
+		uint64_t v[2];
+
+		if (read(t->fds[i], v, sizeof(v)) == (ssize_t)sizeof(v))
+			sum += v[1];
+	}
+	return sum > t->lost ? sum : t->lost;
+}
+
+void pc_trace_close(struct pc_trace *t)
+{
+	if (!t)
+		return;
+	/* disable first, so nothing is written while the rings go */
+	for (size_t i = 0; i < t->nfds; i++)
+		ioctl(t->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	for (int i = 0; i < t->nrings; i++)
+		if (t->rings[i].meta)
+			munmap(t->rings[i].meta, t->rings[i].map_len);
+	for (size_t i = 0; i < t->nfds; i++)
+		close(t->fds[i]);
+	if (t->epfd >= 0)
+		close(t->epfd);
+	if (t->tep)
+		tep_free(t->tep);
+	free(t->rings);
+	free(t->fds);
+	free(t->tmp);
+	free(t);
+}
+
+/* ---- reading the rings ------------------------------------------------------ */
+
+static int read_field(const struct tep_format_field *f, const unsigned char *raw, uint32_t rawlen,
+		      uint64_t *ret)
+{
+	unsigned long long v;
+
+	if (!f || (uint64_t)f->offset + (uint64_t)f->size > rawlen)
+		return -1;
+	if (tep_read_number_field((struct tep_format_field *)f, raw, &v) != 0)
+		return -1;
+	*ret = v;
+	return 0;
+}
+
+/* A sample's body -> e; 1: keep it, 0: not ours or malformed. */
+static int parse_sample(struct pc_trace *t, const unsigned char *p, size_t len,
+			struct pc_trace_event *e)
+{
+	const unsigned char *end = p + len;
+	uint32_t rawlen;
+	const unsigned char *raw;
+	const struct tr_event *ev = NULL;
+	uint64_t v;
+	uint16_t type;
+
+	/* TID, TIME, CPU, RAW, CGROUP: the order perf_event_open(2) gives */
+	if (len < 8 + 8 + 8 + 4)
+		return 0;
+	memset(e, 0, sizeof(*e));
+	memcpy(&e->pid, p, 4);
+	memcpy(&e->tid, p + 4, 4);
+	memcpy(&e->time_ns, p + 8, 8);
+	memcpy(&e->cpu, p + 16, 4);
+	memcpy(&rawlen, p + 24, 4);
+	raw = p + 28;
+	if (rawlen > (size_t)(end - raw) || rawlen < 2)
+		return 0;
+	if ((size_t)(end - (raw + rawlen)) >= 8)
+		memcpy(&e->cgroup, raw + rawlen, 8);
+	if (t->pid && e->pid != (uint32_t)t->pid)
+		return 0;
+	memcpy(&type, raw, 2);
+	for (int i = 0; i < t->nev; i++)
+		if (t->ev[i].id == type)
+			ev = &t->ev[i];
+	if (!ev)
+		return 0;
+	e->kind = ev->kind;
+	if (read_field(ev->ino, raw, rawlen, &e->ino) || read_field(ev->index, raw, rawlen, &e->first))
+		return 0;
+	e->last = e->first;
+	if (ev->dev) {
+		if (read_field(ev->dev, raw, rawlen, &v))
+			return 0;
+		e->dev = pc_trace_dev((uint32_t)v);
+	} else if (ev->name && (uint64_t)ev->name->offset + (uint64_t)ev->name->size <= rawlen) {
+		/* writeback's bdi name: "MAJ:MIN" for most block devices */
+		char name[64];
+		unsigned ma, mi;
+		size_t n = (size_t)ev->name->size < sizeof(name) - 1 ? (size_t)ev->name->size
+									    : sizeof(name) - 1;
+
+		memcpy(name, raw + ev->name->offset, n);
+		name[n] = 0;
+		if (sscanf(name, "%u:%u", &ma, &mi) == 2)
+			e->dev = makedev(ma, mi);
+	}
+	if (ev->last) {
+		if (read_field(ev->last, raw, rawlen, &e->last))
+			return 0;
+		if (e->last < e->first)	/* defensive: an empty or reversed range */
+			e->last = e->first;
+	} else if (ev->order && !read_field(ev->order, raw, rawlen, &v) && v < 32) {
+		e->last = e->first + (1ull << v) - 1;
+	}
+	return 1;
+}
+
+int pc_trace_drain(struct pc_trace *t, int (*fn)(const struct pc_trace_event *e, void *arg), void *arg)
+{
+	int handed = 0;
+
+	for (int i = 0; i < t->nrings; i++) {
+		struct tr_ring *r = &t->rings[i];
+		uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+		uint64_t tail = r->meta->data_tail;
+
+		while (tail < head) {
+			struct perf_event_header h;
+			uint64_t off = tail & (r->size - 1);
+			const unsigned char *rec;
+			struct pc_trace_event e;
+			int stop = 0;
+
+			if (head - tail < sizeof(h))
+				break;
+			if (off + sizeof(h) <= r->size) {
+				memcpy(&h, r->data + off, sizeof(h));
+			} else {
+				size_t first = r->size - off;
+
+				memcpy(&h, r->data + off, first);
+				memcpy((char *)&h + first, r->data, sizeof(h) - first);
+			}
+			if (h.size < sizeof(h) || h.size > head - tail)
+				break;	/* cannot be: the kernel writes whole records */
+			if (off + h.size <= r->size) {
+				rec = r->data + off;
+			} else {
+				size_t first = r->size - off;
+
+				if (t->tmplen < h.size) {
+					unsigned char *g = realloc(t->tmp, h.size);
+
+					if (!g) {
+						__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+						return -ENOMEM;
+					}
+					t->tmp = g;
+					t->tmplen = h.size;
+				}
+				memcpy(t->tmp, r->data + off, first);
+				memcpy(t->tmp + first, r->data, h.size - first);
+				rec = t->tmp;
+			}
+			if (h.type == PERF_RECORD_SAMPLE) {
+				if (parse_sample(t, rec + sizeof(h), h.size - sizeof(h), &e)) {
+					handed++;
+					stop = fn(&e, arg);
+				}
+			} else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
+				uint64_t n;
+
+				memcpy(&n, rec + sizeof(h) + 8, 8);
+				t->lost += n;
+			} else if (h.type == PERF_RECORD_LOST_SAMPLES && h.size >= sizeof(h) + 8) {
+				uint64_t n;
+
+				memcpy(&n, rec + sizeof(h), 8);
+				t->lost += n;
+			}
+			tail += h.size;
+			if (stop) {
+				__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+				return stop;
+			}
+		}
+		__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	return handed;
+}
+
+/* ---- (dev, ino) -> a file ------------------------------------------------------ */
+
+/* mountinfo's octal escapes (\040 for a space) undone in place */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = 0;
+}
+
+static int open_handle(int mfd, uint64_t ino, int flags)
+{
+	union {
+		struct file_handle fh;
+		char space[sizeof(struct file_handle) + 16];
+	} h;
+	int fd;
+
+	memset(&h, 0, sizeof(h));
+	if (ino <= UINT32_MAX) {
+		uint32_t w[2] = { (uint32_t)ino, 0 };	/* FILEID_INO32_GEN, gen 0 */
+
+		h.fh.handle_bytes = 8;
+		h.fh.handle_type = 1;
+		memcpy(h.fh.f_handle, w, 8);
+	} else {
+		uint32_t w[3] = { (uint32_t)ino, (uint32_t)(ino >> 32), 0 };	/* XFS's 64-bit */
+
+		h.fh.handle_bytes = 12;
+		h.fh.handle_type = 0x81;
+		memcpy(h.fh.f_handle, w, 12);
+	}
+	fd = open_by_handle_at(mfd, &h.fh, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int pc_inode_open(uint64_t dev, uint64_t ino, int flags)
+{
+	int err = 0, rc = -ENODEV, fd;
+	FILE *f = pc_sys_fopen_read("/proc/self/mountinfo", &err);
+	char *line = NULL;
+	size_t cap = 0;
+	/* mounts of dev: those of the filesystem's root first (their paths are whole) */
+	char *mnts[2][8];
+	int nm[2] = { 0, 0 };
+
+	if (!f)
+		return err;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned ma, mi;
+		char root[4096], mnt[4096];
+
+		if (sscanf(line, "%*d %*d %u:%u %4095s %4095s", &ma, &mi, root, mnt) != 4 ||
+		    makedev(ma, mi) != dev)
+			continue;
+		unescape(mnt);
+		int k = strcmp(root, "/") != 0;
+
+		if (nm[k] < 8 && (mnts[k][nm[k]] = strdup(mnt)))
+			nm[k]++;
+	}
+	free(line);
+	fclose(f);
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < nm[k]; i++) {
+			struct stat st;
+			int mfd;
+
+			if (rc >= 0)
+				break;
+			mfd = open(mnts[k][i], O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+			if (mfd < 0)
+				continue;
+			if (fstat(mfd, &st) < 0 || st.st_dev != dev) {
+				close(mfd);	/* covered by another mount */
+				continue;
+			}
+			fd = open_handle(mfd, ino, flags);
+			close(mfd);
+			if (fd < 0) {
+				rc = fd;
+				continue;
+			}
+			if (fstat(fd, &st) < 0 || st.st_dev != dev || st.st_ino != ino ||
+			    !S_ISREG(st.st_mode)) {
+				close(fd);
+				rc = -ESTALE;
+				continue;
+			}
+			rc = fd;
+		}
+	}
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < nm[k]; i++)
+			free(mnts[k][i]);
+	return rc;
+}

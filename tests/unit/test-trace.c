@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * trace.c: a read of a known page range is seen as GET_PAGES for exactly
+ * that file and range, and ADD for its pages after a DONTNEED; pid mode
+ * sees our children only when asked, cgroup mode only the cgroup's tasks;
+ * an overflowing ring counts what it lost (handed + lost == made); the
+ * errors are clear (no privilege, bad options); pc_inode_open finds the
+ * file from (dev, ino); and close leaves no perf fd, no tracefs mount.
+ */
+#define _GNU_SOURCE
+#include "pagecache.h"
+#include "tap.h"
+
+#include <dirent.h>
+#include <linux/capability.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+
+#define FILE_PAGES 64
+
+struct seen {
+	uint64_t dev, ino;
+	uint32_t pid;			/* 0: any */
+	uint64_t n, nother;		/* events of the file, of others (get_pages) */
+	uint64_t lo, hi;		/* union of the file's ranges */
+	unsigned kinds;
+	uint64_t add_lo, add_hi, nadd;
+	uint64_t cgroup;
+	uint32_t last_pid;
+};
+
+static int collect(const struct pc_trace_event *e, void *arg)
+{
+	struct seen *s = arg;
+
+	if (e->dev != s->dev || e->ino != s->ino || (s->pid && e->pid != s->pid)) {
+		if (e->kind == PC_TR_GET_PAGES)
+			s->nother++;
+		return 0;
+	}
+	s->kinds |= e->kind;
+	s->last_pid = e->pid;
+	s->cgroup = e->cgroup;
+	if (e->kind == PC_TR_ADD) {
+		if (!s->nadd++ || e->first < s->add_lo)
+			s->add_lo = e->first;
+		if (e->last > s->add_hi)
+			s->add_hi = e->last;
+		return 0;
+	}
+	if (e->kind != PC_TR_GET_PAGES)
+		return 0;
+	if (!s->n++ || e->first < s->lo)
+		s->lo = e->first;
+	if (e->last > s->hi)
+		s->hi = e->last;
+	return 0;
+}
+
+static void seen_init(struct seen *s, const struct stat *st)
+{
+	memset(s, 0, sizeof(*s));
+	s->dev = st->st_dev;
+	s->ino = st->st_ino;
+}
+
+static int perf_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d))) {
+		char p[300], l[256];
+		ssize_t k;
+
+		snprintf(p, sizeof(p), "/proc/self/fd/%s", de->d_name);
+		k = readlink(p, l, sizeof(l) - 1);
+		if (k > 0) {
+			l[k] = 0;
+			n += strstr(l, "perf_event") != NULL;
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int tracefs_mounts(void)
+{
+	char *s = slurp("/proc/self/mountinfo"), *p = s;
+	int n = 0;
+
+	while (p && (p = strstr(p, " - tracefs "))) {
+		n++;
+		p++;
+	}
+	return n;
+}
+
+static void read_pages(int fd, uint64_t first, uint64_t count)
+{
+	uint64_t ps = pc_page_size();
+	char *buf = malloc(count * ps);
+
+	if (pread(fd, buf, count * ps, (off_t)(first * ps)) != (ssize_t)(count * ps))
+		perror("pread");
+	free(buf);
+}
+
+static int open_trace(unsigned kinds, pid_t pid, bool children, int cgfd, unsigned ring,
+		      struct pc_trace **t, char *err, size_t errlen)
+{
+	struct pc_trace_opts o = { .kinds = kinds, .pid = pid, .children = children,
+				   .cgroup_fd = cgfd, .ring_pages = ring };
+
+	return pc_trace_open(&o, t, err, errlen);
+}
+
+/* A child of ours that takes away CAP_PERFMON and CAP_SYS_ADMIN, then opens. */
+static int unprivileged_open(char *err, size_t errlen)
+{
+	int p[2];
+	pid_t c;
+	int rc = 0;
+
+	if (pipe(p) < 0)
+		return -errno;
+	c = fork();
+	if (c == 0) {
+		struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+		struct __user_cap_data_struct d[2];
+		struct pc_trace *t;
+		char e[512] = "";
+
+		syscall(SYS_capget, &hdr, d);
+		for (int cap = 0; cap < 64; cap++)
+			if (cap == CAP_PERFMON || cap == CAP_SYS_ADMIN)
+				d[cap / 32].effective &= ~(1u << (cap % 32));
+		syscall(SYS_capset, &hdr, d);
+		rc = open_trace(PC_TR_GET_PAGES, 0, false, -1, 0, &t, e, sizeof(e));
+		if (!rc)
+			pc_trace_close(t);
+		(void)!write(p[1], &rc, sizeof(rc));
+		(void)!write(p[1], e, strlen(e) + 1);
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], &rc, sizeof(rc)) != sizeof(rc))
+		rc = 1;
+	err[read(p[0], err, errlen - 1) > 0 ? errlen - 1 : 0] = 0;
+	close(p[0]);
+	waitpid(c, NULL, 0);
+	return rc;
+}
+
+int main(void)
+{
+	char *path, err[512], ppath[600], link[4096];
+	struct pc_trace *t = NULL;
+	struct seen s;
+	struct stat st;
+	int fd, rc, fds0, mounts0;
+	uint64_t ps = pc_page_size();
+
+	if (!pc_have_cap(CAP_PERFMON) && !pc_have_cap(CAP_SYS_ADMIN)) {
+		skip("needs CAP_PERFMON or CAP_SYS_ADMIN (run as root)", "tracing the filemap events");
+		return done_testing();
+	}
+	fds0 = perf_fds();
+	mounts0 = tracefs_mounts();
+	path = make_file("traced", FILE_PAGES * ps);
+	fd = open(path, O_RDONLY);
+	fstat(fd, &st);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);	/* no readahead: only what we ask */
+	drop_file(path);
+
+	rc = open_trace(PC_TR_GET_PAGES | PC_TR_ADD, getpid(), false, -1, 0, &t, err, sizeof(err));
+	if (!ok(rc == 0, "open pid mode for ourselves (%s)", rc ? err : "ok")) {
+		rm_scratch();
+		return done_testing();
+	}
+	ok(pc_trace_fd(t) >= 0, "a poll fd");
+	read_pages(fd, 8, 4);			/* pages 8..11 */
+	seen_init(&s, &st);
+	rc = pc_trace_drain(t, collect, &s);
+	ok(rc > 0, "drain hands events (%d)", rc);
+	ok(s.n > 0 && s.lo == 8 && s.hi == 11,
+	   "GET_PAGES for exactly this dev/ino covers pages 8..11 (%llu events, %llu..%llu)",
+	   (unsigned long long)s.n, (unsigned long long)s.lo, (unsigned long long)s.hi);
+	ok(s.nadd > 0 && s.add_lo <= 8 && s.add_hi >= 11,
+	   "ADD after DONTNEED brings in 8..11 (%llu events, %llu..%llu)",
+	   (unsigned long long)s.nadd, (unsigned long long)s.add_lo, (unsigned long long)s.add_hi);
+	ok(s.last_pid == (uint32_t)getpid(), "the events name our pid");
+	ok(pc_trace_drain(t, collect, &s) == 0, "a second drain has nothing left");
+	ok(pc_trace_lost(t) == 0, "nothing lost on a quiet ring");
+
+	/* a child is not ours without children */
+	seen_init(&s, &st);
+	if (fork() == 0) {
+		read_pages(fd, 20, 1);
+		_exit(0);
+	}
+	wait(NULL);
+	pc_trace_drain(t, collect, &s);
+	ok(s.n == 0, "pid mode without children: a child's read is not seen (%llu)",
+	   (unsigned long long)s.n);
+	pc_trace_close(t);
+
+	rc = open_trace(PC_TR_GET_PAGES, getpid(), true, -1, 0, &t, err, sizeof(err));
+	ok(rc == 0, "open pid mode with children (%s)", rc ? err : "ok");
+	if (!rc) {
+		pid_t c;
+
+		seen_init(&s, &st);
+		c = fork();
+		if (c == 0) {
+			read_pages(fd, 20, 1);
+			_exit(0);
+		}
+		waitpid(c, NULL, 0);
+		pc_trace_drain(t, collect, &s);
+		ok(s.n > 0 && s.lo == 20 && s.hi == 20 && s.last_pid == (uint32_t)c,
+		   "with children: the child's read of page 20 is seen, with its pid");
+		pc_trace_close(t);
+	}
+
+	/* system-wide */
+	rc = open_trace(PC_TR_GET_PAGES, 0, false, -1, 0, &t, err, sizeof(err));
+	ok(rc == 0, "open system-wide (%s)", rc ? err : "ok");
+	if (!rc) {
+		seen_init(&s, &st);
+		read_pages(fd, 30, 2);
+		pc_trace_drain(t, collect, &s);
+		ok(s.n > 0 && s.lo == 30 && s.hi == 31, "system-wide sees our read of 30..31");
+		pc_trace_close(t);
+	}
+
+	/* cgroup mode: a cgroup of the perf_event hierarchy (v2 here, or v1's perf_event) */
+	{
+		const char *roots[] = { "/sys/fs/cgroup/perf_event", "/sys/fs/cgroup/unified",
+					"/sys/fs/cgroup" };
+		char cg[512] = "", procs[600];
+		struct statfs sf;
+
+		for (size_t i = 0; i < 3 && !cg[0]; i++) {
+			if (statfs(roots[i], &sf) < 0)
+				continue;
+			if (sf.f_type != 0x63677270 /* cgroup2 */ &&
+			    !(i == 0 && sf.f_type == 0x27e0eb /* cgroup */))
+				continue;
+			snprintf(cg, sizeof(cg), "%s/pc-test-trace-%d", roots[i], (int)getpid());
+			if (mkdir(cg, 0755) < 0)
+				cg[0] = 0;
+		}
+		if (!cg[0]) {
+			skip("no perf_event cgroup hierarchy we may make a cgroup in", "cgroup mode");
+		} else {
+			int cgfd = open(cg, O_RDONLY | O_DIRECTORY);
+			int go[2];
+			pid_t c;
+
+			rc = open_trace(PC_TR_GET_PAGES, 0, false, cgfd, 0, &t, err, sizeof(err));
+			ok(rc == 0, "open cgroup mode (%s)", rc ? err : "ok");
+			(void)!pipe(go);
+			c = fork();
+			if (c == 0) {
+				char b;
+
+				close(go[1]);
+				(void)!read(go[0], &b, 1);
+				read_pages(fd, 40, 1);
+				_exit(0);
+			}
+			close(go[0]);
+			snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+			snprintf(ppath, sizeof(ppath), "%d", (int)c);
+			pc_write_text(procs, ppath);
+			read_pages(fd, 41, 1);	/* ours: outside the cgroup */
+			(void)!write(go[1], "x", 1);
+			close(go[1]);
+			waitpid(c, NULL, 0);
+			if (!rc) {
+				struct {
+					struct file_handle fh;
+					uint64_t id;
+				} h = { .fh.handle_bytes = 8 };
+				int mnt;
+
+				seen_init(&s, &st);
+				pc_trace_drain(t, collect, &s);
+				ok(s.n > 0 && s.lo == 40 && s.hi == 40,
+				   "cgroup mode: the cgroup's read of page 40 only, not ours of 41");
+				if (name_to_handle_at(AT_FDCWD, cg, &h.fh, &mnt, 0) == 0)
+					ok(s.cgroup == h.id, "the event's cgroup id is the cgroup's (%llu)",
+					   (unsigned long long)s.cgroup);
+				else
+					skip("no cgroup id by name_to_handle_at", "the event's cgroup id");
+				pc_trace_close(t);
+			}
+			close(cgfd);
+			rmdir(cg);
+		}
+	}
+
+	/* overflow: a one-page ring, many events, no drain until the end */
+	rc = open_trace(PC_TR_GET_PAGES, getpid(), false, -1, 1, &t, err, sizeof(err));
+	ok(rc == 0, "open with a one-page ring (%s)", rc ? err : "ok");
+	if (!rc) {
+		const uint64_t made = 5000;
+
+		seen_init(&s, &st);
+		for (uint64_t i = 0; i < made; i++)
+			read_pages(fd, i % FILE_PAGES, 1);
+		pc_trace_drain(t, collect, &s);
+		ok(pc_trace_lost(t) > 0, "an overflowing ring counts lost events (%llu)",
+		   (unsigned long long)pc_trace_lost(t));
+		ok(s.n + s.nother + pc_trace_lost(t) == made,
+		   "handed + lost == made (%llu + %llu + %llu of %llu)", (unsigned long long)s.n,
+		   (unsigned long long)s.nother, (unsigned long long)pc_trace_lost(t),
+		   (unsigned long long)made);
+		pc_trace_close(t);
+	}
+
+	/* errors */
+	ok(open_trace(0, 0, false, -1, 0, &t, err, sizeof(err)) == -EINVAL,
+	   "no kinds: -EINVAL");
+	ok(open_trace(PC_TR_FAULT, 0, false, -1, 3, &t, err, sizeof(err)) == -EINVAL,
+	   "ring pages not a power of two: -EINVAL (%s)", err);
+	ok(open_trace(PC_TR_FAULT, 999999999, false, -1, 0, &t, err, sizeof(err)) == -ESRCH,
+	   "a pid that does not exist: -ESRCH (%s)", err);
+	rc = unprivileged_open(err, sizeof(err));
+	{
+		char para[16] = "";
+
+		pc_read_text("/proc/sys/kernel/perf_event_paranoid", para, sizeof(para));
+		if (atoi(para) > -1)
+			ok((rc == -EACCES || rc == -EPERM) && strstr(err, "CAP_PERFMON") &&
+			   strstr(err, "perf_event_paranoid"),
+			   "without CAP_PERFMON and CAP_SYS_ADMIN: refused, saying why (%s)", err);
+		else
+			skip("perf_event_paranoid is -1: anyone may trace", "refused without privilege");
+	}
+
+	/* (dev, ino) -> the file */
+	rc = pc_inode_open(st.st_dev, st.st_ino, O_RDONLY);
+	if (rc == -EOPNOTSUPP || rc == -ESTALE) {
+		skip("this filesystem's handles need the generation", "pc_inode_open");
+	} else if (ok(rc >= 0, "pc_inode_open finds the file (%d)", rc)) {
+		struct stat st2;
+		ssize_t k;
+
+		fstat(rc, &st2);
+		ok(st2.st_ino == st.st_ino && st2.st_dev == st.st_dev, "it is the same inode");
+		snprintf(ppath, sizeof(ppath), "/proc/self/fd/%d", rc);
+		k = readlink(ppath, link, sizeof(link) - 1);
+		link[k > 0 ? k : 0] = 0;
+		ok(k > 0 && !strcmp(link, path), "its path is the file's (%s)", link);
+		close(rc);
+	}
+	ok(pc_inode_open(st.st_dev, 0x7fffff00, O_RDONLY) < 0, "an inode that is not there: -errno");
+	ok(pc_inode_open(makedev(0, 3), 1, O_RDONLY) == -ENODEV, "a dev with no mount: -ENODEV");
+
+	ok(perf_fds() == fds0, "no perf fd left open (%d before, %d after)", fds0, perf_fds());
+	ok(tracefs_mounts() == mounts0, "no tracefs mount left or made (%d before)", mounts0);
+	close(fd);
+	rm_scratch();
+	return done_testing();
+}
