@@ -629,6 +629,14 @@ void pc_trace_close(struct pc_trace *t);            /* NULL-safe; undoes everyth
    wildcard), checked by fstat (same dev and ino, regular file). -errno (-ESTALE, -EOPNOTSUPP...).
    Needs CAP_DAC_READ_SEARCH. -ENODEV: no mount of dev in this mount namespace. */
 int pc_inode_open(uint64_t dev, uint64_t ino, int flags);
+/*
+ * The cgroup a user names (any form pc_cgroup_resolve takes, or a directory
+ * of the perf_event hierarchy) as an open directory of the hierarchy
+ * perf_event is on (v1's perf_event, else cgroup v2), for
+ * pc_trace_opts.cgroup_fd. A memory cgroup of v1 is looked for at the
+ * same path there. -errno, why says what was tried.
+ */
+int pc_trace_cgroup_open(const char *spec, char *why, size_t whylen);
 /* The kernel's dev_t of an event (MAJOR<<20 | MINOR) as userspace's st_dev. */
 uint64_t pc_trace_dev(uint32_t kdev);
 

@@ -32,6 +32,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <sched.h>
@@ -995,5 +996,113 @@ int pc_inode_open(uint64_t dev, uint64_t ino, int flags)
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < nm[k]; i++)
 			free(mnts[k][i]);
+	return rc;
+}
+
+/* ---- cgroups: the hierarchy perf_event is on ------------------------------------ */
+
+/* Its root: a v1 hierarchy with the perf_event controller, else cgroup2's. */
+static int perf_cgroup_root(char *ret, size_t len)
+{
+	int err = 0, rc = -ENOENT;
+	FILE *f = pc_sys_fopen_read("/proc/self/mountinfo", &err);
+	char *line = NULL;
+	size_t cap = 0;
+	bool v1 = false;
+
+	if (!f)
+		return err;
+	while (getline(&line, &cap, f) > 0) {
+		char mnt[4096], fstype[64], super[1024] = "", *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(dash, " - %63s %*s %1023s", fstype, super) < 1 ||
+		    sscanf(line, "%*d %*d %*u:%*u %*s %4095s", mnt) != 1)
+			continue;
+		unescape(mnt);
+		if (!strcmp(fstype, "cgroup")) {
+			char *tok, *save = NULL;
+
+			for (tok = strtok_r(super, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+				if (!strcmp(tok, "perf_event") && !v1) {
+					v1 = true;
+					snprintf(ret, len, "%s", mnt);
+					rc = 0;
+				}
+		} else if (!strcmp(fstype, "cgroup2") && !v1 && rc) {
+			snprintf(ret, len, "%s", mnt);
+			rc = 0;
+		}
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+#define WHY(...) (why && whylen ? (void)snprintf(why, whylen, __VA_ARGS__) : (void)0)
+
+/* root/rel as an open directory inside root (no '..', no link out). */
+static int open_under(const char *root, const char *rel, char *why, size_t whylen)
+{
+	char path[4200], real[PATH_MAX], realroot[PATH_MAX];
+	size_t rl;
+	int fd;
+
+	while (*rel == '/')
+		rel++;
+	snprintf(path, sizeof(path), "%s%s%s", root, *rel ? "/" : "", rel);
+	if (!realpath(path, real) || !realpath(root, realroot))
+		return -ENOENT;
+	rl = strlen(realroot);
+	if (strncmp(real, realroot, rl) || (real[rl] && real[rl] != '/')) {
+		WHY("'%s' resolves outside the perf_event cgroup hierarchy ('%s')", path, root);
+		return -EXDEV;
+	}
+	fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int pc_trace_cgroup_open(const char *spec, char *why, size_t whylen)
+{
+	char root[4096], mem[4096], memroot[256], tried[8192];
+	int rc, version;
+	size_t rl;
+
+	if (!spec || !*spec || strstr(spec, "..")) {
+		WHY("a cgroup without '..', please");
+		return -EINVAL;
+	}
+	rc = perf_cgroup_root(root, sizeof(root));
+	if (rc < 0) {
+		WHY("no cgroup hierarchy with perf_event (v1) and no cgroup2 is mounted");
+		return rc;
+	}
+	rl = strlen(root);
+	/* the perf hierarchy's own directory, or a path in it */
+	if (!strncmp(spec, root, rl) && (!spec[rl] || spec[rl] == '/'))
+		return open_under(root, spec + rl, why, whylen);
+	if (spec[0] == '/' && strncmp(spec, "/sys/", 5)) {
+		rc = open_under(root, spec, why, whylen);
+		if (rc >= 0 || rc == -EXDEV)
+			return rc;
+	}
+	/* a memory cgroup (a unit name, a container ID...): the same path here */
+	rc = pc_cgroup_resolve(spec, mem, sizeof(mem), tried, sizeof(tried));
+	if (rc < 0) {
+		/* a name only the perf hierarchy has (its top level) */
+		if (!strchr(spec, '/')) {
+			int fd = open_under(root, spec, NULL, 0);
+
+			if (fd >= 0)
+				return fd;
+		}
+		WHY("%s", tried);
+		return rc;
+	}
+	if (pc_cgroup_root(memroot, sizeof(memroot), &version) < 0)
+		return -ENOENT;
+	rc = open_under(root, mem + strlen(memroot), why, whylen);
+	if (rc == -ENOENT)
+		WHY("'%s' is the memory cgroup '%s', but '%s%s' is no cgroup of the perf_event "
+		    "hierarchy", spec, mem, root, mem + strlen(memroot));
 	return rc;
 }
