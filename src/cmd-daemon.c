@@ -1037,12 +1037,20 @@ static void serve(void)
 
 static void write_metrics(void)
 {
+	char root[PATH_MAX];
+	int version = 0;
+	bool have_root = false;
+
 	if (!D.conf.metrics)
 		return;
 	out_init(OUT_PROM, false, false);
 	out_prom_opts(true, D.conf.metrics);
 	out_prom_metrics("service", dmetrics, ndmetrics);
 	out_list_declare("services");
+	/* the cgroup hierarchy once a write, not once a service */
+	for (size_t i = 0; i < D.nsvc && !have_root; i++)
+		have_root = D.svc[i].c->cgroup &&
+			    pc_cgroup_root(root, sizeof(root), &version) == 0;
 	for (size_t i = 0; i < D.nsvc; i++) {
 		struct svc *s = &D.svc[i];
 		struct orec r = { 0 };
@@ -1069,12 +1077,10 @@ static void write_metrics(void)
 		if (s->c->nlock)
 			orec_bool(&r, "locked", s->lock_pid > 0);
 		if (s->c->cgroup) {
-			char dir[PATH_MAX], root[PATH_MAX];
+			char dir[PATH_MAX];
 			struct pc_cgroup_stat cs;
-			int version;
 
-			if (pc_cgroup_root(root, sizeof(root), &version) == 0 &&
-			    pc_cgroup_dir(s->c->cgroup, dir, sizeof(dir)) == 0 &&
+			if (have_root && pc_cgroup_dir(s->c->cgroup, dir, sizeof(dir)) == 0 &&
 			    pc_cgroup_read(dir, version, &cs) == 0) {
 				orec_u64(&r, "cgroup_file", cs.file, 0);
 				orec_u64(&r, "cgroup_refaults", cs.refault_file, 0);
