@@ -316,7 +316,7 @@ void bar_render(const uint64_t *buckets_res, const uint64_t *buckets_all, int n,
 /* Each command's option table (cmd-*.c). */
 extern const struct cli_spec stat_spec, warm_spec, evict_spec, lock_spec, snapshot_spec,
 	restore_spec, show_spec, diff_spec, run_spec, cgroups_spec, tune_spec, push_spec, pull_spec,
-	daemon_spec, status_spec;
+	daemon_spec, status_spec, record_spec;
 
 int cmd_stat(int argc, char **argv);
 int cmd_warm(int argc, char **argv);
@@ -334,5 +334,6 @@ int cmd_push(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 
 #endif

@@ -28,6 +28,7 @@ static const struct command {
 	{ "snapshot", cmd_snapshot, "record what of files and trees is cached, to restore later", &snapshot_spec },
 	{ "restore", cmd_restore, "bring a snapshot's pages back, skipping files that changed", &restore_spec },
 	{ "show", cmd_show, "print what a snapshot holds", &show_spec },
+	{ "record", cmd_record, "record which pages a command, process or cgroup uses, and when", &record_spec },
 	{ "diff", cmd_diff, "compare two snapshots: files and pages gained and lost", &diff_spec },
 	{ "run", cmd_run, "run a command that leaves no trace in the page cache", &run_spec },
 	{ "cgroups", cmd_cgroups, "page cache per memory cgroup (v1 and v2)", &cgroups_spec },

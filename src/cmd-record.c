@@ -1,0 +1,1140 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cmd-record.c: `pagecache record`: what a workload really used of each
+ * file, and when it first used it, as a snapshot restore can replay in that
+ * order (format version 3: the used ranges carry times).
+ *
+ * The kernel's filemap tracepoints (lib/trace.c) say which pages were
+ * used: read() and splice asked for them (get_pages), a fault touched one
+ * (fault), fault-around mapped a range (map_pages: a *requested* range,
+ * kept only where its pages were really there: added during the recording
+ * or resident at its end); and which were brought in (add_to_page_cache),
+ * which is also how filesystem metadata shows up: pages of the block
+ * device's own cache (dev 0:N of the bdev pseudo-filesystem, the inode
+ * number the disk's dev_t), written as PC_IDENT_BDEV records. Pages only
+ * readahead brought in and nobody used are not kept.
+ *
+ * Events name (dev, ino). Files become paths by the traced processes' own
+ * open handles (/proc/PID/fd, /proc/PID/map_files), pinned with O_PATH
+ * while the processes run, else by handle (pc_inode_open); the path is
+ * the file's at the end (a rename is followed; a deleted file is dropped
+ * and counted), with no symbolic link in it, relative to --root. The
+ * snapshot is written atomically, also after SIGINT or SIGTERM; tracing
+ * leaves nothing behind (lib/trace.c).
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "state.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REC_RING_PAGES 1024u	/* 4 MiB a CPU: a burst of ~45,000 events */
+#define REC_TICK_MS 100		/* drain at least this often */
+#define REC_SCAN_TRIES 3	/* a file's processes' handles looked at, at most */
+
+static const struct cli_opt record_opts[] = {
+	{ "output", 'o', 0, 'o', "FILE", CC_FILE, NULL, "the snapshot to write (required)", 0 },
+	{ "pid", 0, 0, OPT_PID, "PID", CC_PID, NULL,
+	  "record what process PID uses (all its threads)", 0 },
+	{ "children", 0, 0, OPT_CHILDREN, NULL, CC_NONE, NULL,
+	  "with --pid, also the processes it starts from now on", 0 },
+	{ "cgroup", 0, 0, OPT_CGROUP, "CG", CC_CGROUP, NULL,
+	  "record what the processes of cgroup CG (and those\nbelow it) use: a path, a directory, a unit name\n"
+	  "(foo.service) or a container ID", 0 },
+	{ "duration", 'd', 0, 'd', "SECONDS", CC_NONE, NULL,
+	  "stop after SECONDS (else at CMD's exit, when PID\nexits, or at SIGINT/SIGTERM)", 0 },
+	{ "root", 0, 0, 'R', "DIR", CC_DIR, NULL,
+	  "store paths relative to DIR (default /); files\noutside it are counted, not kept", 0 },
+	{ 0 }
+};
+
+const struct cli_spec record_spec = {
+	.name = "record",
+	.usage =
+	"Usage: pagecache record -o FILE [OPTIONS] -- CMD [ARG...]\n"
+	"       pagecache record -o FILE [OPTIONS] --pid PID [--children]\n"
+	"       pagecache record -o FILE [OPTIONS] --cgroup CG\n"
+	"       pagecache record -o FILE [OPTIONS]              (the whole system)\n"
+	"\n"
+	"Record which pages of which files a workload really uses, and when each was\n"
+	"first used, as a snapshot: restore brings those pages back (with --order\n"
+	"access, what was needed first comes first). Only pages used count: read,\n"
+	"faulted, or mapped by fault-around where they were in the cache; what\n"
+	"readahead brought in and nobody used is left out. Filesystem metadata the\n"
+	"workload read (inode tables, directories) is kept as the block device's own\n"
+	"pages. It ends when CMD exits, when PID exits, after --duration, or at\n"
+	"SIGINT/SIGTERM, and always writes what it has (atomically, mode 0600).\n"
+	"It reads the kernel's filemap tracepoints (Linux 6.12 or later) through\n"
+	"perf_event_open: it needs root (CAP_PERFMON, CAP_SYS_ADMIN for tracefs if it\n"
+	"is not mounted, CAP_DAC_READ_SEARCH to find files by inode) and leaves no\n"
+	"tracing state behind. Events the kernel could not hand over in time (a full\n"
+	"ring) are counted and warned about, never silently missing.\n"
+	"\n",
+	.footer =
+	"\n"
+	"Examples:\n"
+	"  pagecache record -o app.snap -- /usr/bin/app --serve\n"
+	"  pagecache record -o db.snap --cgroup mariadb.service --duration 60\n"
+	"  pagecache record -o boot.snap --duration 30 --json\n"
+	"Then: pagecache restore --order access app.snap; pagecache show app.snap.\n"
+	"Files are kept by the path they have at the end (renames are followed);\n"
+	"files deleted meanwhile, and inodes that cannot be found again, are counted.\n"
+	"A container's files show up under their overlayfs layers' real paths, where\n"
+	"their pages are.\n"
+	"Exit status: 0 written; 1 not written, or some files failed (named); 2 usage.\n",
+	.groups = { &(struct cli_group){ "Options", record_opts }, &cli_format_group },
+	.operands = CC_COMMAND,
+	.stop_at_operand = true,
+};
+
+static const struct ometric metrics[] = {
+	{ "total", "written", "written", 0, "1 if the last run wrote the recording, else 0." },
+	{ "total", "files", "files", 0, "Files in the recording." },
+	{ "total", "pages_used", "used_bytes", OM_PAGES, "Bytes of pages the workload used." },
+	{ "total", "pages_added", "added_bytes", OM_PAGES,
+	  "Bytes brought into the cache while it recorded (by the traced processes)." },
+	{ "total", "metadata_pages", "metadata_bytes", OM_PAGES,
+	  "Bytes of block devices' own pages (filesystem metadata) recorded." },
+	{ "total", "unresolved", "unresolved_files", 0, "Files used that could not be found again." },
+	{ "total", "deleted", "deleted_files", 0, "Files used and deleted before the end." },
+	{ "total", "lost_events", "lost_events", 0, "Events lost to a full ring (0: none)." },
+	{ "total", "duration", "duration_seconds", 0, "How long it recorded." },
+};
+
+/* ---- what was seen ---- */
+
+struct span {
+	uint64_t first, last;		/* pages, inclusive */
+	uint32_t ms;			/* after the start */
+};
+
+struct spans {
+	struct span *v;
+	size_t n, cap;
+};
+
+struct rfile {
+	uint64_t dev, ino;
+	struct spans used;		/* get_pages, fault */
+	struct spans mapped;		/* map_pages: requested */
+	struct spans added;		/* add_to_page_cache */
+	int pfd;			/* pinned (O_PATH), -1 */
+	unsigned scans;			/* looked for among the processes' handles */
+};
+
+struct rec {
+	struct rfile **tab;		/* open addressing on (dev, ino) */
+	size_t tabcap, nfiles;
+	struct rfile **files;		/* in order of first use */
+	size_t nfcap;
+	uint64_t t0_ns;
+	uint32_t self;
+	uint64_t added_pages, events;
+	bool nomem;
+	pid_t *scan;			/* pids with files to pin, this round */
+	size_t nscan, scancap;
+	int pinned, maxpin;
+	size_t scanned_upto;		/* files before this were tried by handle */
+};
+
+static uint64_t hash2(uint64_t a, uint64_t b)
+{
+	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull + (a << 6));
+
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
+
+static struct rfile *lookup(struct rec *r, uint64_t dev, uint64_t ino, bool create)
+{
+	size_t i;
+
+	if (r->nfiles * 2 >= r->tabcap) {
+		size_t nc = r->tabcap ? r->tabcap * 2 : 1024;
+		struct rfile **nt = calloc(nc, sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		for (size_t k = 0; k < r->tabcap; k++) {
+			struct rfile *f = r->tab[k];
+
+			if (!f)
+				continue;
+			for (i = hash2(f->dev, f->ino) & (nc - 1); nt[i]; i = (i + 1) & (nc - 1))
+				;
+			nt[i] = f;
+		}
+		free(r->tab);
+		r->tab = nt;
+		r->tabcap = nc;
+	}
+	for (i = hash2(dev, ino) & (r->tabcap - 1); r->tab[i]; i = (i + 1) & (r->tabcap - 1))
+		if (r->tab[i]->dev == dev && r->tab[i]->ino == ino)
+			return r->tab[i];
+	if (!create || cli_grow(&r->files, &r->nfcap, r->nfiles, sizeof(*r->files)) < 0)
+		return NULL;
+	r->tab[i] = calloc(1, sizeof(**r->tab));
+	if (!r->tab[i])
+		return NULL;
+	r->tab[i]->dev = dev;
+	r->tab[i]->ino = ino;
+	r->tab[i]->pfd = -1;
+	r->files[r->nfiles++] = r->tab[i];
+	return r->tab[i];
+}
+
+/*
+ * Append, merging with the last span where that loses nothing: the same
+ * millisecond and touching, or already inside it (it was used earlier).
+ */
+static int spans_add(struct spans *s, uint64_t first, uint64_t last, uint32_t ms)
+{
+	if (s->n) {
+		struct span *l = &s->v[s->n - 1];
+
+		if (first >= l->first && last <= l->last && l->ms <= ms)
+			return 0;
+		if (l->ms == ms && first <= l->last + 1 && last + 1 >= l->first) {
+			l->first = first < l->first ? first : l->first;
+			l->last = last > l->last ? last : l->last;
+			return 0;
+		}
+	}
+	if (cli_grow(&s->v, &s->cap, s->n, sizeof(*s->v)) < 0)
+		return -ENOMEM;
+	s->v[s->n++] = (struct span){ first, last, ms };
+	return 0;
+}
+
+static void want_scan(struct rec *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->nscan; i++)
+		if (r->scan[i] == pid)
+			return;
+	if (cli_grow(&r->scan, &r->scancap, r->nscan, sizeof(*r->scan)) == 0)
+		r->scan[r->nscan++] = pid;
+}
+
+static int on_event(const struct pc_trace_event *e, void *arg)
+{
+	struct rec *r = arg;
+	struct rfile *f;
+	uint32_t ms;
+	int rc = 0;
+
+	if (e->pid == r->self)
+		return 0;	/* our own reads (/proc, the snapshot) are not the workload's */
+	r->events++;
+	f = lookup(r, e->dev, e->ino, true);
+	if (!f) {
+		r->nomem = true;
+		return 0;
+	}
+	ms = e->time_ns > r->t0_ns ? (uint32_t)((e->time_ns - r->t0_ns) / 1000000) : 0;
+	switch (e->kind) {
+	case PC_TR_ADD:
+		r->added_pages += e->last - e->first + 1;
+		rc = spans_add(&f->added, e->first, e->last, ms);
+		break;
+	case PC_TR_GET_PAGES:
+	case PC_TR_FAULT:
+		rc = spans_add(&f->used, e->first, e->last, ms);
+		break;
+	case PC_TR_MAP_PAGES:
+		rc = spans_add(&f->mapped, e->first, e->last, ms);
+		break;
+	}
+	if (rc)
+		r->nomem = true;
+	if (f->pfd < 0 && f->scans < REC_SCAN_TRIES && major(e->dev) + minor(e->dev))
+		want_scan(r, (pid_t)e->pid);
+	return 0;
+}
+
+/* Pin the files of the table that process pid has open or mapped. */
+static void scan_dir(struct rec *r, pid_t pid, const char *sub)
+{
+	char path[64], ent[384];
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, sub);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d)) && r->pinned < r->maxpin) {
+		struct stat st;
+		struct rfile *f;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(ent, sizeof(ent), "%s/%s", path, de->d_name);
+		if (stat(ent, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		f = lookup(r, st.st_dev, st.st_ino, false);
+		if (!f || f->pfd >= 0)
+			continue;
+		fd = open(ent, O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) < 0 || st.st_dev != f->dev || st.st_ino != f->ino) {
+			close(fd);
+			continue;
+		}
+		f->pfd = fd;
+		r->pinned++;
+	}
+	closedir(d);
+}
+
+/*
+ * Pin what the round's events named: through the processes' handles, else
+ * by handle (pc_inode_open) now, while the file was just used and its
+ * dentry is surely cached: opened later (after a drop_caches) it could be
+ * a disconnected dentry, whose path says nothing. Pinned, the dentry stays
+ * connected and follows renames.
+ */
+static void scan_round(struct rec *r)
+{
+	for (size_t i = 0; i < r->nscan; i++) {
+		scan_dir(r, r->scan[i], "fd");
+		scan_dir(r, r->scan[i], "map_files");
+	}
+	for (size_t i = r->scanned_upto; i < r->nfiles && r->pinned < r->maxpin; i++) {
+		struct rfile *f = r->files[i];
+		int fd;
+
+		if (f->pfd >= 0)
+			continue;
+		fd = pc_inode_open(f->dev, f->ino, O_PATH);
+		if (fd >= 0) {
+			f->pfd = fd;
+			r->pinned++;
+		}
+	}
+	/* and a try counted against each file still not pinned */
+	if (r->nscan)
+		for (size_t i = 0; i < r->nfiles; i++)
+			if (r->files[i]->pfd < 0 && r->files[i]->scans < REC_SCAN_TRIES)
+				r->files[i]->scans++;
+	r->scanned_upto = r->nfiles;
+	r->nscan = 0;
+}
+
+/* ---- at the end: spans to runs and times ---- */
+
+static int by_first(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorted, merged (first, last) of s's spans and of pairs (first, count). */
+static struct span *present_set(const struct spans *s, const uint64_t *runs, size_t nruns,
+				size_t *ret_n)
+{
+	size_t n = s->n + nruns, k = 0;
+	struct span *v = malloc((n ? n : 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < s->n; i++)
+		v[k++] = s->v[i];
+	for (size_t i = 0; i < nruns; i++)
+		if (runs[2 * i + 1])
+			v[k++] = (struct span){ runs[2 * i], runs[2 * i] + runs[2 * i + 1] - 1, 0 };
+	if (k)
+		qsort(v, k, sizeof(*v), by_first);
+	n = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (n && v[i].first <= v[n - 1].last + 1) {
+			if (v[i].last > v[n - 1].last)
+				v[n - 1].last = v[i].last;
+		} else {
+			v[n++] = v[i];
+		}
+	}
+	*ret_n = n;
+	return v;
+}
+
+struct result {
+	uint64_t *runs;			/* pairs (first, count) */
+	size_t nruns;
+	uint64_t *used;			/* triples (first, count, ms) */
+	size_t nused;
+	uint64_t pages;
+};
+
+/*
+ * The pages of spans (clipped to npages), each at the earliest time a span
+ * gave it: elementary segments between all span boundaries, each taking
+ * the least ms of the spans over it.
+ */
+static int resolve_times(struct span *sp, size_t n, uint64_t npages, struct result *res)
+{
+	uint64_t *b = NULL;
+	uint32_t *t = NULL;
+	size_t nb = 0, k;
+	int rc = -ENOMEM;
+
+	memset(res, 0, sizeof(*res));
+	if (!n || !npages)
+		return 0;
+	b = malloc(2 * n * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (sp[i].first >= npages)
+			continue;
+		if (sp[i].last >= npages)
+			sp[i].last = npages - 1;
+		b[nb++] = sp[i].first;
+		b[nb++] = sp[i].last + 1;
+	}
+	if (!nb) {
+		free(b);
+		return 0;
+	}
+	qsort(b, nb, sizeof(*b), by_u64);
+	k = 0;
+	for (size_t i = 0; i < nb; i++)
+		if (!k || b[i] != b[k - 1])
+			b[k++] = b[i];
+	nb = k;				/* segments [b[j], b[j+1]) */
+	t = malloc(nb * sizeof(*t));
+	if (!t)
+		goto out;
+	for (size_t j = 0; j < nb; j++)
+		t[j] = UINT32_MAX;
+	for (size_t i = 0; i < n; i++) {
+		size_t lo = 0, hi = nb;
+
+		if (sp[i].first >= npages)
+			continue;
+		while (lo < hi) {	/* the segment that begins at first */
+			size_t mid = (lo + hi) / 2;
+
+			if (b[mid] < sp[i].first)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t j = lo; j + 1 < nb && b[j] <= sp[i].last; j++)
+			if (sp[i].ms < t[j])
+				t[j] = sp[i].ms;
+	}
+	res->runs = malloc(2 * nb * sizeof(*res->runs));
+	res->used = malloc(3 * nb * sizeof(*res->used));
+	if (!res->runs || !res->used)
+		goto out;
+	for (size_t j = 0; j + 1 < nb; j++) {
+		uint64_t first = b[j], count = b[j + 1] - b[j];
+
+		if (t[j] == UINT32_MAX)
+			continue;
+		res->pages += count;
+		if (res->nruns && res->runs[2 * res->nruns - 2] + res->runs[2 * res->nruns - 1] == first)
+			res->runs[2 * res->nruns - 1] += count;
+		else {
+			res->runs[2 * res->nruns] = first;
+			res->runs[2 * res->nruns + 1] = count;
+			res->nruns++;
+		}
+		if (res->nused && res->used[3 * res->nused - 3] + res->used[3 * res->nused - 2] == first &&
+		    res->used[3 * res->nused - 1] == t[j])
+			res->used[3 * res->nused - 2] += count;
+		else {
+			res->used[3 * res->nused] = first;
+			res->used[3 * res->nused + 1] = count;
+			res->used[3 * res->nused + 2] = t[j];
+			res->nused++;
+		}
+	}
+	rc = 0;
+out:
+	free(b);
+	free(t);
+	if (rc) {
+		free(res->runs);
+		free(res->used);
+		memset(res, 0, sizeof(*res));
+	}
+	return rc;
+}
+
+/*
+ * The spans of f that count as used: get_pages and faults, and the part of
+ * map_pages' requests whose pages were there (added, or resident at the
+ * end: rfd >= 0 reads that, else only what was added counts).
+ */
+static int used_spans(const struct rfile *f, int rfd, uint64_t size, struct span **ret,
+		      size_t *ret_n)
+{
+	struct span *v, *present = NULL;
+	size_t n = 0, np = 0, cap = f->used.n + 1;
+	uint64_t *runs = NULL;
+	size_t nruns = 0;
+
+	if (f->mapped.n) {
+		if (rfd >= 0 && cli_resident_runs(rfd, size, 0, 0, &runs, &nruns) < 0) {
+			runs = NULL;
+			nruns = 0;
+		}
+		present = present_set(&f->added, runs, nruns, &np);
+		free(runs);
+		if (!present)
+			return -ENOMEM;
+		cap += f->mapped.n + np;
+	}
+	v = malloc(cap * sizeof(*v));
+	if (!v) {
+		free(present);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < f->used.n; i++)
+		v[n++] = f->used.v[i];
+	for (size_t i = 0; i < f->mapped.n; i++) {
+		const struct span *m = &f->mapped.v[i];
+
+		for (size_t j = 0; j < np; j++) {
+			uint64_t a = m->first > present[j].first ? m->first : present[j].first;
+			uint64_t b = m->last < present[j].last ? m->last : present[j].last;
+
+			if (a > b)
+				continue;
+			if (n == cap) {
+				struct span *g = realloc(v, (cap *= 2) * sizeof(*v));
+
+				if (!g) {
+					free(v);
+					free(present);
+					return -ENOMEM;
+				}
+				v = g;
+			}
+			v[n++] = (struct span){ a, b, m->ms };
+		}
+	}
+	free(present);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* ---- the recording's end: files, paths, the snapshot ---- */
+
+struct outcome {
+	uint64_t files, bdevs, pages, meta_pages, unresolved, deleted, outside, unused;
+	struct pc_profile_file *pf;
+	size_t npf, cap;
+};
+
+/* The block device whose kernel dev_t an event of the bdev filesystem names. */
+static bool bdev_of(uint64_t ino, char *name, size_t len, uint64_t *ret_rdev, uint64_t *ret_size)
+{
+	unsigned ma = (unsigned)(ino >> 20), mi = (unsigned)(ino & 0xfffff);
+	char path[128], link[PATH_MAX], sz[64];
+	const char *base;
+	ssize_t k;
+
+	if (ino >> 32)
+		return false;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", ma, mi);
+	k = readlink(path, link, sizeof(link) - 1);
+	if (k <= 0)
+		return false;
+	link[k] = 0;
+	base = strrchr(link, '/');
+	snprintf(name, len, "%.*s", (int)len - 1, base ? base + 1 : link);
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/size", ma, mi);
+	*ret_size = pc_read_text(path, sz, sizeof(sz)) >= 0 ? strtoull(sz, NULL, 10) * 512 : 0;
+	*ret_rdev = makedev(ma, mi);
+	return true;
+}
+
+static int keep(struct outcome *o, struct pc_profile_file *pf)
+{
+	if (cli_grow(&o->pf, &o->cap, o->npf, sizeof(*o->pf)) < 0) {
+		pc_profile_file_release(pf);
+		return -ENOMEM;
+	}
+	o->pf[o->npf++] = *pf;
+	return 0;
+}
+
+static void finish_bdev(struct rfile *f, struct outcome *o, const char *name, uint64_t rdev,
+			uint64_t size)
+{
+	struct pc_profile_file pf = { 0 };
+	struct result res;
+	struct span *v;
+	size_t n = f->used.n + f->added.n;
+	uint64_t npages = size ? (size + pc_page_size() - 1) / pc_page_size() : UINT64_MAX;
+
+	v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v) {
+		cli_fail(name, ENOMEM, "cannot record metadata of");
+		return;
+	}
+	/* metadata is read through buffer heads: pages added are the pages used */
+	memcpy(v, f->used.v, f->used.n * sizeof(*v));
+	memcpy(v + f->used.n, f->added.v, f->added.n * sizeof(*v));
+	if (resolve_times(v, n, npages, &res) < 0) {
+		free(v);
+		cli_fail(name, ENOMEM, "cannot record metadata of");
+		return;
+	}
+	free(v);
+	if (!res.nruns) {
+		free(res.runs);
+		free(res.used);
+		return;
+	}
+	pf.path = strdup(name);
+	pf.size = size;
+	pf.dev = rdev;
+	pf.runs = res.runs;
+	pf.nruns = res.nruns;
+#ifdef PC_IDENT_BDEV
+	pf.ident = PC_IDENT_BDEV;
+	pf.used = res.used;
+	pf.nused = res.nused;
+#else
+	/* a format without block device records: counted, not written */
+	free(res.used);
+	o->bdevs++;
+	o->meta_pages += res.pages;
+	pc_profile_file_release(&pf);
+	return;
+#endif
+	if (!pf.path || keep(o, &pf) < 0) {
+		cli_fail(name, ENOMEM, "cannot record metadata of");
+		return;
+	}
+	o->bdevs++;
+	o->meta_pages += res.pages;
+}
+
+static void finish_file(struct rfile *f, struct outcome *o, const char *root, size_t rootlen)
+{
+	struct pc_profile_file pf = { 0 };
+	char link[64], path[PATH_MAX + 16];
+	struct result res;
+	struct span *v = NULL;
+	struct stat st;
+	size_t n = 0;
+	ssize_t k;
+	int fd = f->pfd, rfd;
+
+	if (!f->used.n && !f->mapped.n) {
+		o->unused++;	/* only brought in (readahead, or metadata of a file): not used */
+		return;
+	}
+	if (fd < 0) {
+		fd = pc_inode_open(f->dev, f->ino, O_PATH);
+		if (fd < 0) {
+			o->unresolved++;
+			return;
+		}
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		o->unresolved++;
+		goto out;
+	}
+	if (st.st_nlink == 0) {
+		o->deleted++;
+		goto out;
+	}
+	k = readlink(link, path, sizeof(path) - 1);
+	if (k <= 0 || path[0] != '/') {
+		o->unresolved++;
+		goto out;
+	}
+	path[k] = 0;
+	if (k > 10 && !strcmp(path + k - 10, " (deleted)")) {
+		o->deleted++;
+		goto out;
+	}
+	{
+		/* a disconnected dentry's path is not the file's: it must lead to it */
+		struct stat pst;
+
+		if (stat(path, &pst) < 0 || pst.st_dev != st.st_dev || pst.st_ino != st.st_ino) {
+			o->unresolved++;
+			goto out;
+		}
+	}
+	if (strncmp(path, root, rootlen) || (rootlen > 1 && path[rootlen] != '/') ||
+	    !path[rootlen]) {
+		o->outside++;
+		goto out;
+	}
+	/* a readable fd of this very inode, for residency and its identity */
+	rfd = open(link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (rfd >= 0) {
+		struct stat rst;
+
+		if (fstat(rfd, &rst) < 0 || rst.st_ino != st.st_ino || rst.st_dev != st.st_dev) {
+			close(rfd);
+			rfd = -1;
+		}
+	}
+	if (used_spans(f, rfd, (uint64_t)st.st_size, &v, &n) < 0 ||
+	    resolve_times(v, n, ((uint64_t)st.st_size + pc_page_size() - 1) / pc_page_size(),
+			  &res) < 0) {
+		cli_fail(path, ENOMEM, "cannot record");
+		free(v);
+		if (rfd >= 0)
+			close(rfd);
+		goto out;
+	}
+	free(v);
+	if (!res.nruns) {	/* all of it past the end of a file that shrank */
+		o->unused++;
+		if (rfd >= 0)
+			close(rfd);
+		goto out;
+	}
+	pf.path = strdup(path + rootlen + (rootlen > 1));
+	pf.size = (uint64_t)st.st_size;
+	pf.mtime_s = st.st_mtim.tv_sec;
+	pf.mtime_ns = (uint32_t)st.st_mtim.tv_nsec;
+	pf.dev = st.st_dev;
+	pf.ino = st.st_ino;
+	if (rfd >= 0) {
+		pc_profile_identify(rfd, &pf);
+		close(rfd);
+	}
+	pf.runs = res.runs;
+	pf.nruns = res.nruns;
+#ifdef PC_IDENT_BDEV
+	pf.used = res.used;
+	pf.nused = res.nused;
+#else
+	free(res.used);
+#endif
+	if (!pf.path || keep(o, &pf) < 0) {
+		cli_fail(path, ENOMEM, "cannot record");
+		goto out;
+	}
+	o->files++;
+	o->pages += res.pages;
+out:
+	if (fd != f->pfd)
+		close(fd);
+}
+
+static int by_path(const void *a, const void *b)
+{
+	const struct pc_profile_file *x = a, *y = b;
+
+	return strcmp(x->path, y->path);
+}
+
+static void rec_free(struct rec *r)
+{
+	for (size_t i = 0; i < r->nfiles; i++) {
+		struct rfile *f = r->files[i];
+
+		if (f->pfd >= 0)
+			close(f->pfd);
+		free(f->used.v);
+		free(f->mapped.v);
+		free(f->added.v);
+		free(f);
+	}
+	free(r->files);
+	free(r->tab);
+	free(r->scan);
+}
+
+/* Is pid gone (or a zombie: it ended, and nobody reaped it yet)? */
+static bool pid_gone(pid_t pid)
+{
+	char path[64], buf[512], *p;
+
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (pc_read_text(path, buf, sizeof(buf)) < 0)
+		return true;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct cli_parser p;
+	struct cli_opts co = { OUT_HUMAN };
+	struct pc_trace_opts to = { .kinds = PC_TR_ADD | PC_TR_GET_PAGES | PC_TR_MAP_PAGES |
+					     PC_TR_FAULT,
+				    .cgroup_fd = -1, .ring_pages = REC_RING_PAGES };
+	struct pc_trace *t = NULL;
+	struct rec r = { 0 };
+	struct outcome o = { 0 };
+	struct pc_profile_meta meta = { 0 };
+	struct pc_profile_writer *w = NULL;
+	const char *out = NULL, *rootarg = "/", *cgroup = NULL, *env;
+	double duration = 0;
+	char *root = NULL, *end, err[1024];
+	char why[4096];
+	pid_t child = -1, pid = 0;
+	int opt, rc, go[2] = { -1, -1 }, sfd = -1, cmd_status = -1;
+	bool cmd = false, stop_signal = false;
+	sigset_t mask, oldmask;
+	struct orec rec = { 0 };
+	struct rlimit rl;
+	struct stat st;
+	uint64_t lost = 0, t_end;
+	double started;
+
+	cli_parser_init(&p, &record_spec, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
+		switch (opt) {
+		case 'o':
+			out = p.arg;
+			break;
+		case 'R':
+			rootarg = p.arg;
+			break;
+		case OPT_PID: {
+			long v;
+
+			errno = 0;
+			v = strtol(p.arg, &end, 10);
+			if (errno || end == p.arg || *end || v <= 0 || v > INT_MAX)
+				return cli_usage_error("--pid '%s': a process ID", p.arg);
+			pid = (pid_t)v;
+			break;
+		}
+		case OPT_CHILDREN:
+			to.children = true;
+			break;
+		case OPT_CGROUP:
+			cgroup = p.arg;
+			break;
+		case 'd':
+			errno = 0;
+			duration = strtod(p.arg, &end);
+			if (errno || end == p.arg || *end || !(duration > 0 && duration < 1e9))
+				return cli_usage_error("--duration '%s': seconds, more than 0 (1.5 is "
+						       "a second and a half)", p.arg);
+			break;
+		default:
+			if (cli_format_opt(&co, opt, argv) < 0)
+				return EXIT_USAGE;
+		}
+	}
+	if (opt == CLI_STOP)
+		return p.exit;
+	out_init(co.fmt, co.bytes, co.noheadings);
+	out_set_raw(co.raw);
+	out_prom_metrics("record", metrics, sizeof(metrics) / sizeof(metrics[0]));
+	out_list_declare("errors");
+	cmd = optind < argc;
+	if (!out)
+		return cli_usage_error("-o FILE is required");
+	if (cmd + (pid > 0) + (cgroup != NULL) > 1)
+		return cli_usage_error("record one of: -- CMD, --pid PID, --cgroup CG (or, with "
+				       "none, the whole system)");
+	if (to.children && !pid)
+		return cli_usage_error("--children goes with --pid");
+	env = getenv("PAGECACHE_TRACE_RING");
+	if (env && *env) {
+		unsigned long v = strtoul(env, &end, 10);
+
+		if (*end || !v || (v & (v - 1)) || v > (1ul << 20))
+			return cli_usage_error("PAGECACHE_TRACE_RING='%s': pages a CPU, a power of "
+					       "two (1 to 1048576)", env);
+		to.ring_pages = (unsigned)v;
+	}
+	root = realpath(rootarg, NULL);
+	if (!root || stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		free(root);
+		return cli_usage_error("--root '%s' is not a directory", rootarg);
+	}
+	if (pid > 0 && pid_gone(pid)) {
+		free(root);
+		snprintf(why, sizeof(why), "%d", (int)pid);
+		cli_fail_msg(why, "cannot record process", "no such process");
+		out_flush();
+		return EXIT_PARTIAL;
+	}
+	/* one pinned fd per file the workload uses: as many as we may have */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	r.maxpin = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 256
+		   ? (int)(rl.rlim_cur > INT_MAX / 2 ? INT_MAX / 2 : rl.rlim_cur) - 128 : 128;
+	r.self = (uint32_t)getpid();
+
+	/* SIGINT, SIGTERM end the recording (what was seen is written); SIGCHLD: CMD ended */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGCHLD);
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_BLOCK, &mask, &oldmask);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+
+	if (cgroup) {
+		to.cgroup_fd = pc_trace_cgroup_open(cgroup, why, sizeof(why));
+		if (to.cgroup_fd < 0) {
+			cli_fail_msg(cgroup, "cannot record cgroup", why);
+			rc = to.cgroup_fd;
+			goto done;
+		}
+	}
+	if (cmd) {
+		/* CMD waits on a pipe until its events are open: nothing it does is missed */
+		if (pipe2(go, O_CLOEXEC) < 0) {
+			cli_warn("cannot make a pipe: %s", strerror(errno));
+			rc = -errno;
+			goto done;
+		}
+		fflush(stdout);
+		fflush(stderr);
+		child = fork();
+		if (child == 0) {
+			char b;
+
+			close(go[1]);
+			bench_exec_prep();	/* every signal at its default, none blocked */
+			if (read(go[0], &b, 1) != 1)
+				_exit(127);	/* the recording did not start */
+			execvp(argv[optind], argv + optind);
+			fprintf(stderr, "pagecache: cannot run '%s': %s\n", argv[optind],
+				strerror(errno));
+			_exit(errno == ENOENT ? 127 : 126);
+		}
+		close(go[0]);
+		go[0] = -1;
+		if (child < 0) {
+			rc = -errno;
+			cli_warn("cannot fork: %s", strerror(-rc));
+			goto done;
+		}
+		to.pid = child;
+		to.children = true;
+	} else if (pid > 0) {
+		to.pid = pid;
+	}
+	rc = pc_trace_open(&to, &t, err, sizeof(err));
+	if (rc < 0) {
+		cli_fail_msg(cmd ? argv[optind] : pid ? "pid" : cgroup ? cgroup : "system",
+			     "cannot record", err);
+		goto done;
+	}
+	r.t0_ns = mono_ns();
+	started = pc_now();
+	t_end = duration > 0 ? r.t0_ns + (uint64_t)(duration * 1e9) : 0;
+	if (cmd) {
+		if (write(go[1], "g", 1) != 1)
+			cli_warn("cannot start '%s': %s", argv[optind], strerror(errno));
+		close(go[1]);
+		go[1] = -1;
+	}
+	for (;;) {
+		struct pollfd pf[2] = { { pc_trace_fd(t), POLLIN, 0 }, { sfd, POLLIN, 0 } };
+		struct signalfd_siginfo si;
+		bool ending = false;
+
+		poll(pf, sfd >= 0 ? 2 : 1, REC_TICK_MS);
+		while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) {
+				stop_signal = true;
+				ending = true;
+				if (child > 0)	/* CMD ends with us (a terminal's ^C has reached it) */
+					kill(child, (int)si.ssi_signo);
+			}
+		}
+		if (child > 0) {
+			int ws;
+
+			if (waitpid(child, &ws, WNOHANG) == child) {
+				cmd_status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+				child = -1;
+				ending = true;
+			}
+		}
+		if (pid > 0 && pid_gone(pid))
+			ending = true;
+		if (t_end && mono_ns() >= t_end)
+			ending = true;
+		rc = pc_trace_drain(t, on_event, &r);
+		scan_round(&r);
+		if (ending)
+			break;
+	}
+	lost = pc_trace_lost(t);
+	pc_trace_close(t);
+	t = NULL;
+	rc = 0;
+
+	/* files: paths, used pages and their times */
+	for (size_t i = 0; i < r.nfiles; i++) {
+		struct rfile *f = r.files[i];
+		char name[64];
+		uint64_t rdev, size;
+		int fd;
+
+		if (f->dev == 0)
+			continue;
+		/* the bdev pseudo-filesystem (no mount): the inode number is a disk's dev_t */
+		if (!major(f->dev) && f->pfd < 0) {
+			fd = pc_inode_open(f->dev, f->ino, O_PATH);
+			if (fd >= 0)
+				f->pfd = fd;	/* a file after all: finish_file closes it */
+			else if (fd == -ENODEV && bdev_of(f->ino, name, sizeof(name), &rdev, &size)) {
+				finish_bdev(f, &o, name, rdev, size);
+				continue;
+			}
+		}
+		finish_file(f, &o, root, strlen(root));
+	}
+	if (o.npf)
+		qsort(o.pf, o.npf, sizeof(*o.pf), by_path);
+	meta.created = (uint64_t)time(NULL);
+	meta.page_size = (uint32_t)pc_page_size();
+	snprintf(meta.root, sizeof(meta.root), "%s", root);
+	gethostname(meta.host, sizeof(meta.host) - 1);
+#ifdef PC_META_RECORDED
+	meta.flags = PC_META_RECORDED;
+	meta.lost = lost;
+	meta.duration_ms = (uint64_t)((pc_now() - started) * 1000);
+#endif
+	rc = pc_profile_create(out, &meta, &w);
+	for (size_t i = 0; i < o.npf && rc == 0; i++) {
+		rc = pc_profile_add(w, &o.pf[i]);
+		if (rc == -EEXIST) {	/* two inodes at one path: the first is kept */
+			cli_warn("'%s' recorded twice (replaced during the recording?): kept the "
+				 "first", o.pf[i].path);
+			rc = 0;
+		}
+	}
+	if (rc == 0)
+		rc = pc_profile_commit(w);
+	else
+		pc_profile_abort(w);
+	if (rc < 0)
+		cli_fail_msg(out, "cannot write recording",
+			     rc == -ENOSPC ? "No space left on device; the previous file, if any, "
+					     "is intact" : strerror(-rc));
+	if (lost)
+		cli_warn("%llu events were lost: the kernel's ring buffer was full, so the "
+			 "recording misses pages (a bigger ring: PAGECACHE_TRACE_RING=PAGES, now %u "
+			 "a CPU)", (unsigned long long)lost, to.ring_pages);
+	if (r.nomem)
+		cli_warn("out of memory while recording: some events were not kept");
+
+	orec_str(&rec, "output", out, 0);
+	orec_bool(&rec, "written", rc == 0);
+	orec_u64(&rec, "files", o.files, 0);
+	orec_u64(&rec, "pages_used", o.pages, OF_PAGES);
+	orec_u64(&rec, "bytes", o.pages * pc_page_size(), OF_BYTES);
+	orec_u64(&rec, "pages_added", r.added_pages, OF_PAGES);
+	orec_u64(&rec, "metadata_devices", o.bdevs, 0);
+	orec_u64(&rec, "metadata_pages", o.meta_pages, OF_PAGES);
+	orec_u64(&rec, "unresolved", o.unresolved, 0);
+	orec_u64(&rec, "deleted", o.deleted, 0);
+	orec_u64(&rec, "outside_root", o.outside, 0);
+	orec_u64(&rec, "unused_files", o.unused, 0);
+	orec_u64(&rec, "events", r.events, 0);
+	orec_u64(&rec, "lost_events", lost, 0);
+	orec_f64(&rec, "duration", pc_now() - started);
+	orec_str(&rec, "ended", stop_signal ? "signal" : cmd ? "command" : pid ? "process"
+				: duration > 0 ? "duration" : "signal", 0);
+	if (cmd && cmd_status >= 0)
+		orec_u64(&rec, "command_status", (uint64_t)cmd_status, 0);
+	else if (cmd)
+		orec_null(&rec, "command_status");
+	orec_str(&rec, "root", root, 0);
+	orec_u64(&rec, "failures", cli_failures(), 0);
+	out_object("total", &rec);
+	if (co.fmt == OUT_HUMAN) {
+		char a[32];
+
+		out_human_line("%s %s: %llu files, %llu pages used (%s), %llu pages of metadata "
+			       "on %llu devices",
+			       rc == 0 ? "Wrote" : "Did not write", out, (unsigned long long)o.files,
+			       (unsigned long long)o.pages,
+			       fmt_size(o.pages * pc_page_size(), a, sizeof(a)),
+			       (unsigned long long)o.meta_pages, (unsigned long long)o.bdevs);
+		out_human_line("%llu pages added to the cache while recording; %llu events in "
+			       "%.1f s, %llu lost", (unsigned long long)r.added_pages,
+			       (unsigned long long)r.events, pc_now() - started,
+			       (unsigned long long)lost);
+		if (o.unresolved || o.deleted || o.outside)
+			out_human_line("Left out: %llu files not found again, %llu deleted, %llu "
+				       "outside %s", (unsigned long long)o.unresolved,
+				       (unsigned long long)o.deleted, (unsigned long long)o.outside,
+				       root);
+	}
+done:
+	if (t)
+		pc_trace_close(t);
+	if (child > 0) {
+		/* never started (tracing failed): it ends at once; on a signal it got it too */
+		if (go[1] >= 0) {
+			close(go[1]);
+			go[1] = -1;
+			waitpid(child, NULL, 0);
+		} else {
+			waitpid(child, NULL, WNOHANG);
+		}
+	}
+	if (go[0] >= 0)
+		close(go[0]);
+	if (go[1] >= 0)
+		close(go[1]);
+	if (to.cgroup_fd >= 0)
+		close(to.cgroup_fd);
+	if (sfd >= 0)
+		close(sfd);
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	for (size_t i = 0; i < o.npf; i++)
+		pc_profile_file_release(&o.pf[i]);
+	free(o.pf);
+	rec_free(&r);
+	free(root);
+	if (out_flush() < 0 && rc == 0)
+		rc = -EIO;
+	if (cmd && cmd_status > 0 && rc == 0)
+		cli_warn("'%s' exited with status %d", argv[optind], cmd_status);
+	return rc < 0 || cli_failures() ? EXIT_PARTIAL : 0;
+}
