@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# pagecache record: a command that reads known pages of known files (no
+# readahead: POSIX_FADV_RANDOM) is recorded as exactly those pages, which a
+# restore brings back; dd's buffered reads are recorded as the pages read,
+# not readahead's extra; renamed files keep their new name, deleted ones
+# are counted; a tiny ring overflows and says so; --pid and --cgroup record
+# only their processes; SIGINT writes what it has, and neither it nor
+# kill -9 leaves a tracefs mount, an enabled event or a perf fd behind.
+. "$(dirname "$0")/lib.sh"
+DOC=$(cd "$(dirname "$0")/../../docs" && pwd)/metrics.md
+cd "$T_DIR"
+
+if ! t_root || ! { t_cap perfmon || t_cap sys_admin; }; then
+	t_skip "record" "needs root with CAP_PERFMON (tracepoints)"
+	t_done; exit
+fi
+if ! pc record -o probe.snap --duration 0.1 --json >probe.json 2>probe.err; then
+	if grep -q "missing on this kernel" probe.err; then
+		t_skip "record" "this kernel lacks the filemap use events (Linux 6.12)"
+		t_done; exit
+	fi
+fi
+t_is "a short system-wide recording is written" "$(jq .total.written probe.json)" true
+t_is "and its file is 0600" "$(stat -c %a probe.snap)" 600
+pc record -o probe.snap --duration 0.1 --prom >probe.prom
+undocumented=$(grep -v '^#' probe.prom | awk '{ sub(/[{ ].*/, ""); print }' | sort -u |
+	while read -r m; do grep -qF "\`$m\`" "$DOC" || echo "$m"; done)
+t_is "--prom: every metric is in docs/metrics.md" "$undocumented" ""
+
+mkdir -p data bin
+# reader.py [--hold S] [--rename A B] [--delete F] [--loop N] FILE:FIRST:COUNT...
+cat >bin/reader.py <<'EOF'
+import os, sys, time
+ps = os.sysconf("SC_PAGE_SIZE")
+args = sys.argv[1:]
+fds = []
+loop = 1
+i = 0
+while i < len(args):
+    a = args[i]
+    if a == "--hold":
+        time.sleep(float(args[i + 1])); i += 2; continue
+    if a == "--rename":
+        os.rename(args[i + 1], args[i + 2]); i += 3; continue
+    if a == "--delete":
+        os.unlink(args[i + 1]); i += 2; continue
+    if a == "--loop":
+        loop = int(args[i + 1]); i += 2; continue
+    if a == "--until":
+        while not os.path.exists(args[i + 1]):
+            time.sleep(0.05)
+        i += 2; continue
+    path, first, count = a.rsplit(":", 2)
+    fd = os.open(path, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+    for _ in range(loop):
+        os.pread(fd, int(count) * ps, int(first) * ps)
+    fds.append(fd)
+    i += 1
+EOF
+R="python3 $T_DIR/bin/reader.py"
+for f in f1 f2 f3 f4 f5 f6 f7 f8; do mkfile data/$f 256; done
+ranges() { pc stat -vv --json "$1" | jq -c '.files[0].ranges'; }
+tracing() { ls -l "/proc/$1/fd" 2>/dev/null | grep -q perf_event; }	# its events are open
+
+# 1. known pages of known files, then restored
+drop data/f1 data/f2
+pc record -o r1.snap --root data --json -- $R data/f1:3:4 data/f1:40:1 data/f2:0:2 >r1.json 2>r1.err
+t_is "record -- CMD exits 0" "$?" 0
+t_is "JSON: written" "$(jq .total.written r1.json)" true
+t_is "JSON: 2 files under --root" "$(jq .total.files r1.json)" 2
+t_is "JSON: 7 pages used" "$(jq .total.pages_used r1.json)" 7
+t_ok "JSON: at least those 7 pages were added (they were cold)" test "$(jq .total.pages_added r1.json)" -ge 7
+t_ok "JSON: python's own files are outside --root, counted" test "$(jq .total.outside_root r1.json)" -gt 0
+t_is "JSON: nothing lost" "$(jq .total.lost_events r1.json)" 0
+t_is "JSON: ended with the command, its status 0" "$(jq -c '[.total.ended, .total.command_status]' r1.json)" '["command",0]'
+t_is "no warning" "$(cat r1.err)" ""
+t_is "show lists the two files" "$(pc show --json r1.snap | jq -c '[.files[].path]')" '["f1","f2"]'
+pc evict data/f1 data/f2 >/dev/null
+pc restore r1.snap --root data >/dev/null
+t_is "restore brings back exactly f1's pages 3-6 and 40" "$(ranges data/f1)" '[[3,4],[40,1]]'
+t_is "and f2's pages 0-1" "$(ranges data/f2)" '[[0,2]]'
+
+# 2. buffered reads with readahead on: the pages read, not what readahead added
+drop data/f3
+pc record -o r2.snap --root data --json -- dd if=data/f3 of=/dev/null bs=4k skip=10 count=2 status=none >r2.json
+pc evict data/f3 >/dev/null
+pc restore r2.snap --root data >/dev/null
+t_is "dd's two pages are recorded, readahead's extra is not" "$(ranges data/f3)" '[[10,2]]'
+t_is "JSON: 2 pages used" "$(jq .total.pages_used r2.json)" 2
+
+# 3. renamed and deleted during the recording
+pc record -o r3.snap --root data --json -- $R data/f4:1:1 --rename data/f4 data/f4.new \
+	data/f5:2:1 --hold 1 --delete data/f5 >r3.json
+t_is "the renamed file is recorded by its new name, the deleted one is not" \
+	"$(pc show --json r3.snap | jq -c '[.files[].path]')" '["f4.new"]'
+t_is "JSON: one deleted file counted" "$(jq .total.deleted r3.json)" 1
+mkfile data/f5 256
+
+# 4. a ring too small: lost events are counted and said
+PAGECACHE_TRACE_RING=1 pc record -o r4.snap --root data --json -- $R --loop 20000 data/f6:0:1 \
+	>r4.json 2>r4.err
+t_is "an overflowing ring still writes" "$(jq .total.written r4.json)" true
+t_ok "JSON: lost events counted" test "$(jq .total.lost_events r4.json)" -gt 0
+t_ok "stderr warns about them" grep -q "events were lost" r4.err
+PAGECACHE_TRACE_RING=3 pc record -o r4b.snap -- true 2>/dev/null
+t_is "PAGECACHE_TRACE_RING not a power of two: usage error" "$?" 2
+
+# 5. --pid: that process only, until it exits
+$R --until go data/f7:7:1 --hold 0.3 &
+bg=$!
+T_CLEANUP+=("t_kill $bg")
+$R data/f7:9:1 --hold 0.5 data/f7:9:1 &	# another process on the same file
+other=$!
+"$PAGECACHE" record -o r5.snap --root data --json --pid "$bg" >r5.json &
+rec=$!
+t_wait 10 tracing "$rec"
+touch go
+wait "$rec"
+t_is "record --pid ends when the process exits, 0" "$?" 0
+wait "$other"
+t_is "JSON: ended with the process" "$(jq -r .total.ended r5.json)" process
+pc evict data/f7 >/dev/null
+pc restore r5.snap --root data >/dev/null
+t_is "only that process's page 7, not the other's page 9" "$(ranges data/f7)" '[[7,1]]'
+pc record -o x.snap --pid 999999999 >/dev/null 2>&1
+t_is "--pid of no process: exit 1" "$?" 1
+
+# 6. --cgroup: its processes only (the perf_event hierarchy: v1's, else cgroup2)
+PERF=$(awk '$9 == "cgroup" && $NF ~ /(^|,)perf_event(,|$)/ { print $5; exit }' /proc/self/mountinfo)
+[ -n "$PERF" ] || PERF=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+if [ -n "$PERF" ] && mkdir "$PERF/pc-rec-$$" 2>/dev/null; then
+	T_CLEANUP+=("rmdir $PERF/pc-rec-$$")
+	$R --until go2 data/f8:2:1 &
+	in=$!
+	T_CLEANUP+=("t_kill $in")
+	echo "$in" >"$PERF/pc-rec-$$/cgroup.procs"
+	$R --until go2 data/f8:11:1 &
+	out=$!
+	T_CLEANUP+=("t_kill $out")
+	"$PAGECACHE" record -o r6.snap --root data --json --cgroup "$PERF/pc-rec-$$" --duration 30 >r6.json &
+	rec=$!
+	t_wait 10 tracing "$rec"
+	touch go2
+	wait "$in" "$out"
+	kill -INT "$rec"
+	wait "$rec"
+	t_is "record --cgroup: SIGINT ends it, 0" "$?" 0
+	pc evict data/f8 >/dev/null
+	pc restore r6.snap --root data >/dev/null
+	t_is "only the cgroup's process's page 2, not page 11 read outside it" "$(ranges data/f8)" '[[2,1]]'
+else
+	t_skip "record --cgroup: SIGINT ends it, 0" "no perf_event cgroup hierarchy to make a cgroup in"
+	t_skip "only the cgroup's process's page" "no perf_event cgroup hierarchy to make a cgroup in"
+fi
+pc record -o x.snap --cgroup no-such-cgroup-$$ >/dev/null 2>&1
+t_is "--cgroup of no cgroup: exit 1" "$?" 1
+
+# 7. SIGINT and kill -9: what was seen is written (SIGINT); nothing is left behind
+"$PAGECACHE" record -o r7.snap --root data --json -- sh -c "$R data/f1:5:1; exec sleep 60" >r7.json &
+rec=$!
+t_wait 10 pgrep -P "$rec" -x sleep
+kid=$(pgrep -P "$rec")
+kill -INT "$rec"
+wait "$rec"
+t_is "SIGINT: exit 0" "$?" 0
+t_is "SIGINT: written, ended by the signal" "$(jq -c '[.total.written, .total.ended]' r7.json)" '[true,"signal"]'
+t_is "SIGINT: the page read before it is in" "$(pc show --json r7.snap | jq -c '[.files[].path]')" '["f1"]'
+t_ok "SIGINT: CMD got it too" t_wait 10 t_gone "$kid"
+"$PAGECACHE" record -o r8.snap -- sleep 60 &
+rec=$!
+t_wait 10 pgrep -P "$rec" -x sleep
+kid=$(pgrep -P "$rec")
+T_CLEANUP+=("t_kill $kid")
+kill -KILL "$rec"
+wait "$rec" 2>/dev/null
+t_is "kill -9: no snapshot half-written" "$(ls r8.snap* 2>/dev/null)" ""
+t_is "CMD holds no perf fd of ours" "$(ls -l /proc/$kid/fd 2>/dev/null | grep -c perf_event)" 0
+t_kill "$kid"
+# tracefs: where it is not mounted, record must leave none mounted, also
+# after kill -9. Other tests on this machine may mount it, so this runs in
+# a private mount namespace, with tracefs unmounted there first.
+ns=$(unshare -m --propagation private bash -c '
+	while m=$(awk "/ - tracefs /{ print \$5; exit }" /proc/self/mountinfo) && [ -n "$m" ]; do
+		umount "$m" || exit 3
+	done
+	"$1" record -o "$2/ns.snap" -- true >/dev/null 2>&1 || exit 4
+	"$1" record -o "$2/ns2.snap" -- sleep 60 >/dev/null 2>&1 &
+	rec=$!
+	for i in $(seq 100); do ls -l /proc/$rec/fd 2>/dev/null | grep -q perf_event && break; sleep 0.1; done
+	kid=$(pgrep -P $rec)
+	kill -KILL $rec; wait $rec 2>/dev/null; kill $kid 2>/dev/null
+	grep -c " - tracefs " /proc/self/mountinfo' ns "$PAGECACHE" "$T_DIR")
+t_is "tracefs not mounted: a recording (and a kill -9 of one) leaves none mounted" "$ns" 0
+# the events' enable files: in the tracefs mounted here, else in one of our own
+en=$(unshare -m --propagation private sh -c '
+	m=$(awk "/ - tracefs /{ print \$5; exit }" /proc/self/mountinfo)
+	if [ -z "$m" ]; then m=/sys/kernel/tracing; mount -t tracefs none $m || exit 1; fi
+	cat $m/events/filemap/*/enable' 2>/dev/null | sort -u | xargs)
+if [ -n "$en" ]; then
+	t_is "no filemap event left enabled in tracefs" "$en" 0
+else
+	t_skip "no filemap event left enabled in tracefs" "cannot mount tracefs in a namespace of our own"
+fi
+
+# 8. usage and privilege
+pc record -o x.snap --pid 1 -- true >/dev/null 2>&1
+t_is "-- CMD and --pid together: usage error" "$?" 2
+pc record -- true >/dev/null 2>&1
+t_is "no -o: usage error" "$?" 2
+pc record -o x.snap --children >/dev/null 2>&1
+t_is "--children without --pid: usage error" "$?" 2
+chmod 777 "$T_DIR"
+nobody_pc record -o "$T_DIR/n.snap" --json -- true >n.json 2>n.err
+t_is "without privilege: exit 1" "$?" 1
+t_ok "saying what it needs" grep -q CAP_PERFMON n.err
+t_is "in JSON too" "$(jq -r '.errors[0].error' n.json)" "cannot record"
+t_is "and nothing written" "$(ls n.snap 2>/dev/null)" ""
+t_done
