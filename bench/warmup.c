@@ -25,6 +25,8 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "bench.h"
+#include "json.h"
+#include "pagecache.h"
 #include "stats.h"
 
 #include <errno.h>
@@ -33,6 +35,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -42,8 +45,29 @@
 #define SETSZ 1000
 #define NQ 3
 
-enum { C_COLD, C_RESTORED, C_PEER, C_WARM, NCOND };
-static const char *const cond_names[NCOND] = { "cold", "restored", "peer", "warm" };
+enum {
+	C_COLD, C_RESTORED, C_PEER, C_RECORDING, C_REC_ACCESS, C_REC_DISK, C_REC_HALF,
+	C_RESTORED_HALF, C_WARM, NCOND
+};
+static const char *const cond_names[NCOND] = {
+	"cold", "restored", "peer", "recording", "recorded-access", "recorded-disk",
+	"recorded-half", "restored-half", "warm",
+};
+/* what a condition's prefetch restores, and in which order */
+static const char *const cond_from[NCOND] = {
+	[C_RESTORED] = "snapshot", [C_REC_ACCESS] = "recording", [C_REC_DISK] = "recording",
+	[C_REC_HALF] = "recording", [C_RESTORED_HALF] = "snapshot",
+};
+static const char *const cond_order[NCOND] = {
+	[C_RESTORED] = "disk", [C_REC_ACCESS] = "access", [C_REC_DISK] = "disk",
+	[C_REC_HALF] = "access", [C_RESTORED_HALF] = "disk",
+};
+
+/* the conditions that restore a recording: they need `pagecache record` */
+static bool is_recorded(int c)
+{
+	return c == C_RECORDING || c == C_REC_ACCESS || c == C_REC_DISK || c == C_REC_HALF;
+}
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -241,7 +265,8 @@ static double median(const double *v, int n)
 }
 
 /* A "results" row for `bench compare`: per-trial times of one condition. */
-static void results_row(int c, int n, double q[][NQ], const double *pre, int npre)
+static void results_row(int c, int n, double q[][NQ], const double *pre, const double *mib,
+			int npre)
 {
 	static const char *const qn[NQ] = { "q1_ms", "q2_ms", "q3_ms" };
 	struct orec rec = { 0 };
@@ -262,6 +287,8 @@ static void results_row(int c, int n, double q[][NQ], const double *pre, int npr
 		}
 		if (pre && npre)
 			bench_metric_json(f, false, "prefetch_ms", pre, npre, false, "ms");
+		if (mib && npre)
+			bench_metric_json(f, false, "prefetch_mib", mib, npre, false, "MiB");
 		fputc('}', f);
 		fclose(f);
 	}
@@ -295,14 +322,287 @@ static void pagecache_exe(char *exe, size_t len)
 	snprintf(exe, len, "pagecache");
 }
 
+/*
+ * Run argv, its standard output into *out (malloc'd, NUL-terminated; NULL:
+ * thrown away) and the last line of its standard error into why. The exit
+ * status (128 + the signal of one killed), or -errno.
+ */
+static int run_capture(char *const argv[], char **out, char *why, size_t whylen)
+{
+	int pfd[2], efd, st;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	pid_t pid;
+
+	if (why && whylen)
+		why[0] = 0;
+	efd = memfd_create("pagecache-bench-stderr", MFD_CLOEXEC);
+	if (efd < 0)
+		return -errno;
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		close(efd);
+		return -errno;
+	}
+	pid = fork();
+	if (pid == 0) {
+		bench_exec_prep();
+		dup2(pfd[1], STDOUT_FILENO);
+		dup2(efd, STDERR_FILENO);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	m = open_memstream(&buf, &len);
+	for (;;) {
+		char chunk[4096];
+		ssize_t r = read(pfd[0], chunk, sizeof(chunk));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (m)
+			fwrite(chunk, 1, (size_t)r, m);
+	}
+	close(pfd[0]);
+	if (m)
+		fclose(m);
+	st = pid < 0 ? -EAGAIN : bench_wait(pid, &st) < 0 ? -ECHILD : st;
+	if (why && whylen) {
+		char e[2048];
+		ssize_t n = pread(efd, e, sizeof(e) - 1, 0);
+		off_t size = lseek(efd, 0, SEEK_END);
+
+		if (size > (off_t)sizeof(e) - 1)	/* the last part: where the last line is */
+			n = pread(efd, e, sizeof(e) - 1, size - (off_t)sizeof(e) + 1);
+		if (n > 0) {
+			char *last;
+
+			e[n] = 0;
+			while (n > 0 && (e[n - 1] == '\n' || e[n - 1] == '\r'))
+				e[--n] = 0;
+			last = strrchr(e, '\n');
+			last = last ? last + 1 : e;
+			n = (ssize_t)strlen(last) < (ssize_t)whylen ? (ssize_t)strlen(last) : (ssize_t)whylen - 1;
+			memcpy(why, last, (size_t)n);
+			why[n] = 0;
+		}
+	}
+	close(efd);
+	if (out)
+		*out = buf;
+	else
+		free(buf);
+	if (pid < 0 || st < 0)
+		return pid < 0 ? -EAGAIN : st;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* What one timed `pagecache restore` did. */
+struct restore_res {
+	double wall_ms;		/* from before its fork to its exit */
+	double elapsed_s;	/* its own total.elapsed */
+	double read_bytes;	/* its total.read_bytes */
+	bool stopped;		/* it stopped early (--max-time) */
+};
+
+/*
+ * `pagecache restore -q --json [--order ORDER] [--max-time S] SNAP`, timed;
+ * 0 when it ran and said what it read (some files may have failed: the
+ * root disk's metadata cannot be read back here), else -EIO with why.
+ */
+static int timed_restore(const char *exe, const char *snap, const char *order, double max_time,
+			 struct restore_res *r, char *why, size_t whylen)
+{
+	char *argv[12], cut[32], *out = NULL;
+	struct pc_json *root = NULL;
+	const struct pc_json *tot;
+	double t0;
+	int na = 0, rc;
+
+	argv[na++] = (char *)exe;
+	argv[na++] = "restore";
+	argv[na++] = "-q";
+	argv[na++] = "--json";
+	if (order) {
+		argv[na++] = "--order";
+		argv[na++] = (char *)order;
+	}
+	if (max_time > 0) {
+		snprintf(cut, sizeof(cut), "%.3f", max_time < 0.001 ? 0.001 : max_time);
+		argv[na++] = "--max-time";
+		argv[na++] = cut;
+	}
+	argv[na++] = (char *)snap;
+	argv[na] = NULL;
+	memset(r, 0, sizeof(*r));
+	t0 = pc_now();
+	rc = run_capture(argv, &out, why, whylen);
+	r->wall_ms = (pc_now() - t0) * 1000.0;
+	if (rc < 0 || rc >= 2 || !out ||
+	    pc_json_parse(out, strlen(out), NULL, &root, NULL) < 0 ||
+	    pc_json_type(tot = pc_json_get(root, "total")) != PC_JSON_OBJECT) {
+		if (why && !why[0])
+			snprintf(why, whylen, "restore exited %d", rc);
+		pc_json_free(root);
+		free(out);
+		return -EIO;
+	}
+	r->read_bytes = pc_json_number(pc_json_get(tot, "read_bytes"), 0);
+	r->elapsed_s = pc_json_number(pc_json_get(tot, "elapsed"), r->wall_ms / 1000.0);
+	r->stopped = pc_json_bool(pc_json_get(tot, "budget_stopped"), false) ||
+		     pc_json_bool(pc_json_get(tot, "max_time_stopped"), false) ||
+		     pc_json_bool(pc_json_get(tot, "stopped"), false);
+	pc_json_free(root);
+	free(out);
+	return 0;
+}
+
+/* The size of a snapshot file and of what it names. */
+struct prof_size {
+	uint64_t files;		/* file records (not block devices) */
+	uint64_t pages;		/* pages of their runs: what a restore reads */
+	uint64_t used;		/* record: pages with a time of first use */
+	uint64_t bdev;		/* pages of block device records (metadata) */
+	uint64_t bytes;		/* the snapshot file's own size */
+};
+
+/*
+ * Read SNAP's records: its sizes, and (if paths) the absolute path of each
+ * file record, for a snapshot of the same files. 0 or -errno.
+ */
+static int profile_size(const char *snap, struct prof_size *s, char ***paths, size_t *npaths)
+{
+	struct pc_profile_reader *r;
+	struct pc_profile_file f;
+	struct stat st;
+	char err[256];
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if (stat(snap, &st) < 0)
+		return -errno;
+	s->bytes = (uint64_t)st.st_size;
+	rc = pc_profile_open(snap, &r, err, sizeof(err));
+	if (rc < 0)
+		return rc;
+	while ((rc = pc_profile_next(r, &f)) > 0) {
+		uint64_t pages = 0;
+
+		for (size_t i = 0; i < f.nruns; i++)
+			pages += f.runs[2 * i + 1];
+#ifdef PC_IDENT_BDEV
+		if (f.ident & PC_IDENT_BDEV) {
+			s->bdev += pages;
+		} else
+#endif
+		{
+			s->files++;
+			s->pages += pages;
+#ifdef PC_IDENT_BDEV
+			for (size_t i = 0; i < f.nused; i++)
+				s->used += f.used[3 * i + 1];
+#endif
+			if (paths) {
+				char **np = realloc(*paths, (*npaths + 1) * sizeof(*np));
+
+				if (np) {
+					*paths = np;
+					if (asprintf(&np[*npaths], "/%s", f.path) >= 0)
+						(*npaths)++;
+				}
+			}
+		}
+		pc_profile_file_release(&f);
+	}
+	pc_profile_close(r);
+	return rc < 0 ? rc : 0;
+}
+
+/*
+ * What `record` needs here: this pagecache has it, and restore's access
+ * order and --max-time. "" if so, else why not (the recorded conditions
+ * are then left out, and the output says why).
+ */
+static void record_probe(const char *exe, char *why, size_t len, char *cut_why, size_t cut_len)
+{
+	char *out = NULL, e[256];
+	int rc;
+
+	why[0] = cut_why[0] = 0;
+	rc = run_capture((char *const[]){ (char *)exe, "restore", "--help", NULL }, &out, NULL, 0);
+	if (rc != 0 || !out || !strstr(out, "--max-time"))
+		snprintf(cut_why, cut_len, "%s restore has no --max-time", exe);
+	if (rc != 0 || !out || !strstr(out, "access"))
+		snprintf(why, len, "%s restore has no --order access", exe);
+	else if (cut_why[0])
+		snprintf(why, len, "%s", cut_why);
+	free(out);
+	rc = run_capture((char *const[]){ (char *)exe, "record", "--help", NULL }, NULL, e,
+			 sizeof(e));
+	if (rc != 0)
+		snprintf(why, len, "%s has no record command (%s)", exe, e[0] ? e : "exit status");
+}
+
+/*
+ * The recorded start-up: `pagecache record -o REC -- BENCH warmup --worker
+ * DB` (the worker of every condition, exec'd by record), after a drop; its
+ * own query times in q. 0, or -EIO and why (record's last words).
+ */
+static int record_run(const char *exe, const char *db, const char *rec, double q[NQ], char *why,
+		      size_t whylen)
+{
+	char self[PATH_MAX], *out = NULL, *save = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	bool times = false;
+	struct stat st;
+	int rc;
+
+	if (n <= 0) {
+		snprintf(why, whylen, "cannot find this program: %s", strerror(errno));
+		return -EIO;
+	}
+	self[n] = 0;
+	unlink(rec);
+	rc = run_capture((char *const[]){ (char *)exe, "record", "--json", "-o", (char *)rec, "--",
+					  self, "warmup", "--worker", (char *)db, NULL },
+			 &out, why, whylen);
+	/* the worker's times: the one line of three numbers among record's JSON */
+	for (char *l = out ? strtok_r(out, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
+		int end = 0;
+
+		if (sscanf(l, "%lf %lf %lf%n", &q[0], &q[1], &q[2], &end) == 3 && !l[end])
+			times = true;
+	}
+	free(out);
+	if (rc != 0 || stat(rec, &st) < 0 || !times) {
+		if (!why[0])
+			snprintf(why, whylen, rc ? "record exited %d" : "the recorded run failed", rc);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* One condition's samples, per trial. */
+struct cond {
+	double q[64][NQ];
+	int n;
+	double pre_ms[64], pre_mib[64], cut_s[64];
+	int npre, ncut, nstopped;
+};
+
 int bench_warmup(const struct warmup_opts *o)
 {
-	char db[PATH_MAX + 100], snap[PATH_MAX + 120], exe[4096], dir[PATH_MAX], why[400];
-	double q[NCOND][64][NQ] = { { { 0 } } }, rt[64] = { 0 }, rbytes[64] = { 0 }, pt[64] = { 0 };
-	int nt[NCOND] = { 0 }, nr = 0, np = 0, failed = 0, trials = o->trials > 64 ? 64 : o->trials;
+	char db[PATH_MAX + 100], snap[PATH_MAX + 120], rec[PATH_MAX + 120], recsnap[PATH_MAX + 120];
+	char exe[4096], dir[PATH_MAX], why[400], rec_why[400] = "", cut_why[200] = "";
+	static struct cond cd[NCOND];
+	struct prof_size szp[64], szs[64];
+	int nsz = 0, failed = 0, trials = o->trials > 64 ? 64 : o->trials, nrec_ok = 0;
 	bool have_vmtouch = bench_run_cmd((char *const[]){ "sh", "-c", "command -v vmtouch", NULL }, true) == 0;
 	int rc, dfd;
 
+	memset(cd, 0, sizeof(cd));
 	if (geteuid() != 0) {
 		cli_fail_msg("bench warmup", "cannot run",
 			     "needs root: it drops the page cache between conditions");
@@ -326,81 +626,149 @@ int bench_warmup(const struct warmup_opts *o)
 		return EXIT_PARTIAL;
 	}
 	snprintf(snap, sizeof(snap), "%s.snap", db);
+	snprintf(rec, sizeof(rec), "%s.rec", db);
+	snprintf(recsnap, sizeof(recsnap), "%s.rec.snap", db);
 	pagecache_exe(exe, sizeof(exe));
+	record_probe(exe, rec_why, sizeof(rec_why), cut_why, sizeof(cut_why));
 	for (int t = 0; t < trials; t++) {
-		int ord[NCOND] = { C_COLD, C_RESTORED, C_PEER, C_WARM };
+		int ord[NCOND], nord = 0;
+		double full_restore_s = 0, full_access_s = 0;
+		bool recorded = false, rec_bad = false;
 
+		for (int c = 0; c < NCOND; c++)
+			if (c != C_WARM && c != C_RECORDING)
+				ord[nord++] = c;
 		/* shuffle, but warm last: it needs what the others left */
-		for (int i = NCOND - 2; i > 0; i--) {
+		for (int i = nord - 1; i > 0; i--) {
 			int k = (int)(next_rand() % (uint64_t)(i + 1)), x = ord[i];
 
 			ord[i] = ord[k];
 			ord[k] = x;
 		}
-		for (int i = 0; i < NCOND; i++) {
+		/* a cut at half a full restore's time comes after that restore */
+		for (int i = 0; i < nord; i++)
+			for (int j = i + 1; j < nord; j++)
+				if ((ord[i] == C_RESTORED_HALF && ord[j] == C_RESTORED) ||
+				    (ord[i] == C_REC_HALF && ord[j] == C_REC_ACCESS)) {
+					int x = ord[i];
+
+					ord[i] = ord[j];
+					ord[j] = x;
+				}
+		ord[nord++] = C_WARM;
+		for (int i = 0; i < nord; i++) {
 			int c = ord[i];
-			double *qq = q[c][nt[c]];
+			struct cond *k = &cd[c];
+			double *qq = k->q[k->n];
+			struct restore_res rr;
 
 			if (c == C_PEER && !have_vmtouch)
 				continue;
+			if (is_recorded(c) && (rec_why[0] || rec_bad))
+				continue;
+			if (c == C_RESTORED_HALF && (cut_why[0] || full_restore_s <= 0))
+				continue;
 			if (c == C_COLD) {
 				bench_drop_caches();
-			} else if (c == C_RESTORED) {
+			} else if (c == C_RESTORED || c == C_RESTORED_HALF) {
 				char *files = NULL, *argv[64];
-				double t0, dq[NQ];
 				int na = 0;
 				char *save = NULL;
 
-				bench_drop_caches();
-				if (run_worker(db, dq, &files) < 0) {
+				if (c == C_RESTORED) {
+					double dq[NQ];
+
+					bench_drop_caches();
+					if (run_worker(db, dq, &files) < 0) {
+						free(files);
+						continue;
+					}
+					argv[na++] = exe;
+					argv[na++] = "snapshot";
+					argv[na++] = "--no-active";
+					argv[na++] = "-o";
+					argv[na++] = snap;
+					argv[na++] = db;
+					for (char *p = strtok_r(files, "\n", &save); p && na < 62;
+					     p = strtok_r(NULL, "\n", &save))
+						if (strcmp(p, db))
+							argv[na++] = p;
+					argv[na] = NULL;
+					bench_run_cmd(argv, true);
 					free(files);
+				}
+				bench_drop_caches();
+				if (timed_restore(exe, snap, NULL, c == C_RESTORED ? 0 : full_restore_s / 2,
+						  &rr, NULL, 0) < 0)
+					continue;
+				if (c == C_RESTORED) {
+					full_restore_s = rr.elapsed_s;
+				} else {
+					k->cut_s[k->ncut++] = full_restore_s / 2;
+					k->nstopped += rr.stopped;
+				}
+				k->pre_ms[k->npre] = rr.wall_ms;
+				k->pre_mib[k->npre++] = rr.read_bytes / 1048576.0;
+			} else if (is_recorded(c)) {
+				struct cond *kr = &cd[C_RECORDING];
+				char rwhy[300];
+
+				if (!recorded) {
+					/* the start-up recorded once a trial, the first time it is needed */
+					char **paths = NULL, *argv[70];
+					size_t npaths = 0;
+					int na = 0;
+
+					bench_drop_caches();
+					if (record_run(exe, db, rec, kr->q[kr->n], rwhy, sizeof(rwhy)) < 0) {
+						if (!nrec_ok) {	/* never worked: left out, and why */
+							snprintf(rec_why, sizeof(rec_why), "record failed: %s",
+								 rwhy);
+							continue;
+						}
+						failed++;
+						rec_bad = true;	/* none of this trial's recorded conditions */
+						continue;
+					}
+					nrec_ok++;
+					kr->n++;
+					recorded = true;
+					/* the same start-up as a snapshot: what it left cached of the files it used */
+					if (profile_size(rec, &szp[nsz], &paths, &npaths) == 0) {
+						argv[na++] = exe;
+						argv[na++] = "snapshot";
+						argv[na++] = "--no-active";
+						argv[na++] = "-o";
+						argv[na++] = recsnap;
+						for (size_t p = 0; p < npaths && na < 68; p++)
+							argv[na++] = paths[p];
+						argv[na] = NULL;
+						unlink(recsnap);
+						if (npaths && bench_run_cmd(argv, true) == 0 &&
+						    profile_size(recsnap, &szs[nsz], NULL, NULL) == 0)
+							nsz++;
+					}
+					for (size_t p = 0; p < npaths; p++)
+						free(paths[p]);
+					free(paths);
+				}
+				if (c == C_REC_HALF && full_access_s <= 0)
+					continue;
+				bench_drop_caches();
+				if (timed_restore(exe, rec, c == C_REC_DISK ? "disk" : "access",
+						  c == C_REC_HALF ? full_access_s / 2 : 0, &rr, rwhy,
+						  sizeof(rwhy)) < 0) {
+					failed++;
 					continue;
 				}
-				argv[na++] = exe;
-				argv[na++] = "snapshot";
-				argv[na++] = "--no-active";
-				argv[na++] = "-o";
-				argv[na++] = snap;
-				argv[na++] = db;
-				for (char *p = strtok_r(files, "\n", &save); p && na < 62;
-				     p = strtok_r(NULL, "\n", &save))
-					if (strcmp(p, db))
-						argv[na++] = p;
-				argv[na] = NULL;
-				bench_run_cmd(argv, true);
-				free(files);
-				bench_drop_caches();
-				t0 = pc_now();
-				{
-					char *rargv[] = { exe, "restore", "-q", "--json", snap, NULL };
-					int pfd[2];
-					pid_t pid;
-					FILE *f;
-					char *line = NULL;
-					size_t cap = 0;
-					unsigned long long rb = 0;
-
-					if (pipe2(pfd, O_CLOEXEC) < 0)
-						continue;
-					pid = fork();
-					if (pid == 0) {
-						bench_exec_prep();
-						dup2(pfd[1], STDOUT_FILENO);
-						execvp(exe, rargv);
-						_exit(127);
-					}
-					close(pfd[1]);
-					f = fdopen(pfd[0], "r");
-					while (f && getline(&line, &cap, f) > 0)
-						sscanf(line, " \"read_bytes\": %llu", &rb);
-					if (f)
-						fclose(f);
-					free(line);
-					if (pid > 0)
-						bench_wait(pid, NULL);
-					rt[nr] = (pc_now() - t0) * 1000.0;
-					rbytes[nr++] = (double)rb;
+				if (c == C_REC_ACCESS)
+					full_access_s = rr.elapsed_s;
+				if (c == C_REC_HALF) {
+					k->cut_s[k->ncut++] = full_access_s / 2;
+					k->nstopped += rr.stopped;
 				}
+				k->pre_ms[k->npre] = rr.wall_ms;
+				k->pre_mib[k->npre++] = rr.read_bytes / 1048576.0;
 			} else if (c == C_PEER) {
 				char *argv[] = { "vmtouch", "-qt", db, NULL };
 				double t0;
@@ -408,10 +776,11 @@ int bench_warmup(const struct warmup_opts *o)
 				bench_drop_caches();
 				t0 = pc_now();
 				bench_run_cmd(argv, true);
-				pt[np++] = (pc_now() - t0) * 1000.0;
+				k->pre_ms[k->npre] = (pc_now() - t0) * 1000.0;
+				k->pre_mib[k->npre++] = 0;
 			}
 			if (run_worker(db, qq, NULL) == 0)
-				nt[c]++;
+				k->n++;
 			else
 				failed++;
 		}
@@ -420,15 +789,19 @@ int bench_warmup(const struct warmup_opts *o)
 	}
 	if (o->progress)
 		fprintf(stderr, "\r\033[K");
+	unlink(rec);
+	unlink(recsnap);
 
 	for (int c = 0; c < NCOND; c++) {
+		struct cond *k = &cd[c];
 		struct orec rec = { 0 };
+		bool pre = k->npre && c != C_PEER;
 
-		if (!nt[c])
+		if (!k->n)
 			continue;
 		orec_str(&rec, "condition", cond_names[c], OF_LABEL);
-		orec_u64(&rec, "trials", (uint64_t)nt[c], 0);
-		for (int k = 0; k < NQ; k++) {
+		orec_u64(&rec, "trials", (uint64_t)k->n, 0);
+		for (int j = 0; j < NQ; j++) {
 			static const char *const keys[NQ][3] = {
 				{ "q1_ms", "q1_min_ms", "q1_max_ms" },
 				{ "q2_ms", "q2_min_ms", "q2_max_ms" },
@@ -436,31 +809,68 @@ int bench_warmup(const struct warmup_opts *o)
 			};
 			double v[64], lo, hi;
 
-			for (int t = 0; t < nt[c]; t++)
-				v[t] = q[c][t][k];
+			for (int t = 0; t < k->n; t++)
+				v[t] = k->q[t][j];
 			lo = hi = v[0];
-			for (int t = 1; t < nt[c]; t++) {
+			for (int t = 1; t < k->n; t++) {
 				lo = v[t] < lo ? v[t] : lo;
 				hi = v[t] > hi ? v[t] : hi;
 			}
-			orec_f64(&rec, keys[k][0], median(v, nt[c]));
-			orec_f64(&rec, keys[k][1], lo);
-			orec_f64(&rec, keys[k][2], hi);
+			orec_f64(&rec, keys[j][0], median(v, k->n));
+			orec_f64(&rec, keys[j][1], lo);
+			orec_f64(&rec, keys[j][2], hi);
 		}
-		if (c == C_RESTORED && nr) {
-			orec_f64(&rec, "prefetch_ms", median(rt, nr));
-			orec_f64(&rec, "prefetch_mib", median(rbytes, nr) / 1048576.0);
-		}
-		if (c == C_PEER && np) {
+		if (c == C_PEER && k->npre) {
 			struct stat st;
 
-			orec_f64(&rec, "prefetch_ms", median(pt, np));
+			orec_f64(&rec, "prefetch_ms", median(k->pre_ms, k->npre));
 			if (stat(db, &st) == 0)
 				orec_f64(&rec, "prefetch_mib", (double)st.st_size / 1048576.0);
+		} else if (pre) {
+			orec_f64(&rec, "prefetch_ms", median(k->pre_ms, k->npre));
+			orec_f64(&rec, "prefetch_mib", median(k->pre_mib, k->npre));
+		}
+		if (cond_from[c])
+			orec_str(&rec, "from", cond_from[c], 0);
+		if (cond_order[c])
+			orec_str(&rec, "order", cond_order[c], 0);
+		if (k->ncut) {
+			orec_f64(&rec, "max_time_s", median(k->cut_s, k->ncut));
+			orec_u64(&rec, "cut_short", (uint64_t)k->nstopped, 0);
 		}
 		out_list_add("conditions", &rec);
-		results_row(c, nt[c], q[c], c == C_RESTORED ? rt : c == C_PEER ? pt : NULL,
-			    c == C_RESTORED ? nr : c == C_PEER ? np : 0);
+		results_row(c, k->n, k->q, k->npre ? k->pre_ms : NULL, pre ? k->pre_mib : NULL,
+			    k->npre);
+	}
+	if (nsz) {
+		struct orec rec = { 0 };
+		double v[10][64];
+		static const char *const keys[10] = {
+			"profile_files", "profile_pages", "profile_used_pages", "profile_metadata_pages",
+			"profile_file_bytes", "snapshot_files", "snapshot_pages", "snapshot_file_bytes",
+			"pages_ratio", "file_bytes_ratio",
+		};
+
+		for (int t = 0; t < nsz; t++) {
+			v[0][t] = (double)szp[t].files;
+			v[1][t] = (double)szp[t].pages;
+			v[2][t] = (double)szp[t].used;
+			v[3][t] = (double)szp[t].bdev;
+			v[4][t] = (double)szp[t].bytes;
+			v[5][t] = (double)szs[t].files;
+			v[6][t] = (double)szs[t].pages;
+			v[7][t] = (double)szs[t].bytes;
+			v[8][t] = szs[t].pages ? (double)szp[t].pages / (double)szs[t].pages : 0;
+			v[9][t] = szs[t].bytes ? (double)szp[t].bytes / (double)szs[t].bytes : 0;
+		}
+		orec_u64(&rec, "trials", (uint64_t)nsz, 0);
+		for (int j = 0; j < 10; j++) {
+			if (j < 8)
+				orec_u64(&rec, keys[j], (uint64_t)(median(v[j], nsz) + 0.5), 0);
+			else
+				orec_f64(&rec, keys[j], median(v[j], nsz));
+		}
+		out_object("size", &rec);
 	}
 	{
 		struct orec rec = { 0 };
@@ -469,6 +879,15 @@ int bench_warmup(const struct warmup_opts *o)
 		orec_u64(&rec, "rows", o->rows, 0);
 		orec_u64(&rec, "trials", (uint64_t)trials, 0);
 		orec_bool(&rec, "peer_vmtouch", have_vmtouch);
+		orec_bool(&rec, "recorded", !rec_why[0]);
+		if (rec_why[0])
+			orec_str(&rec, "recorded_skipped", rec_why, 0);
+		else
+			orec_null(&rec, "recorded_skipped");
+		if (cut_why[0])
+			orec_str(&rec, "cut_skipped", cut_why, 0);
+		else
+			orec_null(&rec, "cut_skipped");
 		out_object("setup", &rec);
 	}
 	if (out_format() == OUT_HUMAN) {
@@ -484,14 +903,41 @@ int bench_warmup(const struct warmup_opts *o)
 		out_human_line("PREFETCH: restored = pagecache restore of a snapshot of what one cold run "
 			       "left cached (database, binary, libraries); peer = vmtouch -t of the "
 			       "database file.");
+		if (!rec_why[0])
+			out_human_line("recording = a cold run under pagecache record; recorded-access, "
+				       "recorded-disk = restore --order access, disk of that recording; "
+				       "recorded-half, restored-half = restore --max-time at half the "
+				       "full restore's time (recording in access order, snapshot).");
+		else
+			out_human_line("recording, recorded-access, recorded-disk and recorded-half "
+				       "skipped: %s", rec_why);
+		if (cut_why[0])
+			out_human_line("restored-half skipped: %s", cut_why);
+		if (nsz) {
+			{
+				double v1[64], v2[64], v3[64], v4[64], v5[64];
+
+				for (int t = 0; t < nsz; t++) {
+					v1[t] = (double)szp[t].pages;
+					v2[t] = (double)szp[t].used;
+					v3[t] = (double)szp[t].bytes;
+					v4[t] = (double)szs[t].pages;
+					v5[t] = (double)szs[t].bytes;
+				}
+				out_human_line("SIZE: the recording: %.0f pages (%.0f used), a %.0f-byte "
+					       "file; a snapshot of the same files after the same run: %.0f "
+					       "pages, a %.0f-byte file.", median(v1, nsz), median(v2, nsz),
+					       median(v3, nsz), median(v4, nsz), median(v5, nsz));
+			}
+		}
 		if (!have_vmtouch)
 			out_human_line("peer (vmtouch -t) skipped: vmtouch is not installed");
 	}
 	if (failed) {
-		char why[64];
+		char msg[64];
 
-		snprintf(why, sizeof(why), "%d query runs failed (left out of the medians)", failed);
-		cli_fail_msg(db, "bench warmup", why);
+		snprintf(msg, sizeof(msg), "%d query runs failed (left out of the medians)", failed);
+		cli_fail_msg(db, "bench warmup", msg);
 		return EXIT_PARTIAL;
 	}
 	return 0;

@@ -36,9 +36,16 @@ ln -s "$T_DIR/victim" wu/warmup-20000.db.ids.tmp
 pc bench warmup --rows 20000 --trials 1 --dir "$T_DIR/wu" --json >w.json 2>w.err; rc=$?
 t_is "bench warmup exits 0" "$rc" 0
 t_ok "its JSON is valid" jq -e . w.json
-want="cold restored warm"
-command -v vmtouch >/dev/null && want="cold restored peer warm"
-t_is "every condition is reported" "$(jq -r '[.conditions[].condition] | join(" ")' w.json)" "$want"
+# record (issue 13) adds a cold run under it, its recording restored in
+# access and disk order and cut at half the time, and the snapshot cut too
+want="cold restored"
+command -v vmtouch >/dev/null && want="$want peer"
+have_record=0
+if pc record --help >/dev/null 2>&1; then
+	have_record=1
+	want="$want recording recorded-access recorded-disk recorded-half restored-half"
+fi
+t_is "every condition is reported" "$(jq -r '[.conditions[].condition] | join(" ")' w.json)" "$want warm"
 for k in q1_ms q2_ms q3_ms q1_min_ms q1_max_ms trials; do
 	t_is "conditions have $k" "$(jq "[.conditions[] | has(\"$k\")] | all" w.json)" true
 done
@@ -53,6 +60,46 @@ t_is "a results row per condition, for bench compare" "$(jq '.results | length' 
 t_ok "with per-trial values" jq -e '[.results[].metrics.q1_ms.values | length == 1] | all' w.json
 pc bench compare w.json w.json --json >wc.json 2>/dev/null
 t_is "bench compare reads warmup results" "$(jq -r .setup.bench wc.json)" warmup
+if [ $have_record = 1 ]; then
+	t_is "setup says the recorded conditions ran" "$(jq -c '[.setup.recorded, .setup.recorded_skipped]' w.json)" '[true,null]'
+	for c in recorded-access recorded-disk recorded-half restored-half; do
+		t_ok "$c reports its restore's time and bytes read" \
+			jq -e --arg c $c '.conditions[] | select(.condition==$c) | .prefetch_ms > 0 and .prefetch_mib >= 0' w.json
+	done
+	t_is "each says what it restored, in which order" \
+		"$(jq -c '[.conditions[] | select(.from) | [.condition, .from, .order] | join(":")]' w.json)" \
+		'["restored:snapshot:disk","recorded-access:recording:access","recorded-disk:recording:disk","recorded-half:recording:access","restored-half:snapshot:disk"]'
+	t_ok "the cut ones say where they were cut" \
+		jq -e '[.conditions[] | select(.condition | endswith("-half")) | .max_time_s > 0 and (.cut_short | type) == "number"] | all and length == 2' w.json
+	t_ok "size: the recording's pages, used pages and file beside the snapshot's" \
+		jq -e '.size | .profile_pages > 0 and .profile_used_pages > 0 and .profile_used_pages <= .profile_pages and .profile_file_bytes > 0 and .snapshot_pages > 0 and .snapshot_file_bytes > 0 and .pages_ratio > 0' w.json
+	t_ok "results rows carry the bytes read, for bench compare" \
+		jq -e '.results[] | select(.condition=="recorded-access") | .metrics.prefetch_mib.values | length == 1' w.json
+	t_is "the recording is not left in the work directory" "$(ls wu | grep -c '\.rec')" 0
+else
+	t_skip "the recorded conditions' figures" "this pagecache has no record command"
+fi
+# where record cannot run (here: its events "missing"), the recorded
+# conditions are left out, and the output names them and says why
+cat >fakepc <<EOF
+#!/bin/sh
+case "\$1 \${2:-}" in
+"record --help") exit 0 ;;
+record*) echo "pagecache: record: cannot open filemap:mm_filemap_get_pages: No such file or directory" >&2; exit 1 ;;
+esac
+exec "$PAGECACHE" "\$@"
+EOF
+chmod 755 fakepc
+PAGECACHE_EXE=$T_DIR/fakepc "$(dirname "$PAGECACHE")/pagecache-bench" warmup --rows 20000 --trials 1 \
+	--dir "$T_DIR/wu" --json >ws.json 2>ws.err; rc=$?
+t_is "without record, bench warmup still exits 0" "$rc" 0
+t_is "and runs the other conditions" "$(jq -r '[.conditions[].condition] | join(" ")' ws.json)" \
+	"$(echo "$want" | sed 's/ record[a-z-]*//g') warm"
+t_ok "setup says why" jq -e '.setup.recorded == false and (.setup.recorded_skipped | test("record failed: .*mm_filemap_get_pages| restore has no "))' ws.json
+PAGECACHE_EXE=$T_DIR/fakepc "$(dirname "$PAGECACHE")/pagecache-bench" warmup --rows 20000 --trials 1 \
+	--dir "$T_DIR/wu" >wh.out 2>wh.err
+t_ok "the table names the skipped conditions and why" \
+	grep -Eq "^recording, recorded-access, recorded-disk and recorded-half skipped: (record failed: .*mm_filemap_get_pages|.* restore has no )" wh.out
 
 # readtwice: shape, and nothing left behind (mounts, loop devices, cgroups), SIGINT too
 left() { echo "$(mount | grep -c pagecache-readtwice) $(find /sys/fs/cgroup -maxdepth 6 -name 'pc-readtwice-*' 2>/dev/null | wc -l) $(losetup -a 2>/dev/null | grep -c pagecache-readtwice)"; }
