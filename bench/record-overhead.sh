@@ -22,6 +22,7 @@
 #             --cgroup: every process on the machine, this one's test
 #             suites included), started 1 s before the workloads and
 #             stopped by SIGINT after them (it then writes FILE: not timed);
+#             its events and lost events (its --json total) are kept;
 #     top     `pagecache top --json --interval 1` (output to a file),
 #             started 1 s before, stopped by SIGINT after.
 #   Per workload and condition: every sample, the median, the ratio of the
@@ -238,7 +239,7 @@ start_tracer() {   # start_tracer COND ROUND: TPID set (empty for none); 1 if it
 }
 
 declare -A SQ=() SW=() CT=() TC=() PAIR_SQ=() PAIR_CT=()
-LOADS=() LOST=() TOPLINES=()
+LOADS=() LOST=() EVENTS=() TOPLINES=()
 for c in "${CONDS[@]}"; do SQ[$c]= SW[$c]= CT[$c]= TC[$c]=; done
 for r in $(seq "$ROUNDS"); do
 	warm_all
@@ -261,7 +262,8 @@ for r in $(seq "$ROUNDS"); do
 		TC[$c]+="$(awk -v t="$cpu" -v h="$TCK" 'BEGIN { printf "%.2f", t / h }') "
 		RS[$c]=$qsum RC[$c]=$cms
 		if [[ $c == record ]]; then
-			LOST+=("$(jq -r '(.total // .).lost // (.. | .lost? // empty)' "$RUN/record-$r.json" 2>/dev/null | head -n 1)")
+			LOST+=("$(jq -r '.total.lost_events // "null"' "$RUN/record-$r.json" 2>/dev/null || echo null)")
+			EVENTS+=("$(jq -r '.total.events // "null"' "$RUN/record-$r.json" 2>/dev/null || echo null)")
 			rm -f "$RUN/sys-$r.rec"
 		fi
 		[[ $c != top ]] || TOPLINES+=("$(wc -l <"$RUN/top-$r.jsonl")")
@@ -291,7 +293,7 @@ for c in "${!SKIPPED[@]}"; do say "  $c skipped: ${SKIPPED[$c]}"; done
 say "  load average: start $LOAD_START, end $LOAD_END"
 
 if [[ -n $JSON ]]; then
-	arr() { printf '%s\n' "$@" | sed '/^$/d' | jq -sc 'map(tonumber? // .)'; }
+	arr() { printf '%s\n' "$@" | sed '/^$/d' | jq -sc 'map(if . == "null" then null else (tonumber? // .) end)'; }
 	conds='{}'
 	for c in "${CONDS[@]}"; do
 		[[ -n ${SQ[$c]} ]] || continue
@@ -307,7 +309,7 @@ if [[ -n $JSON ]]; then
 		--arg files "$FILES" --arg db "$DB" --arg db_bytes "$DB_BYTES" --arg interval "$INTERVAL" \
 		--arg quick "$QUICK" --arg load_start "$LOAD_START" --arg load_end "$LOAD_END" \
 		--argjson loads "$(printf '%s\n' "${LOADS[@]}" | jq -Rsc 'split("\n") | map(select(. != ""))')" \
-		--argjson lost "$(arr "${LOST[@]:-}")" --argjson toplines "$(arr "${TOPLINES[@]:-}")" \
+		--argjson lost "$(arr "${LOST[@]:-}")" --argjson events "$(arr "${EVENTS[@]:-}")" --argjson toplines "$(arr "${TOPLINES[@]:-}")" \
 		--argjson conds "$conds" --argjson skipped "$skipped" \
 		'def n: tonumber;
 		 def med: (sort) as $s | if ($s|length) == 0 then null elif ($s|length) % 2 == 1 then $s[($s|length - 1) / 2] else ($s[($s|length) / 2 - 1] + $s[($s|length) / 2]) / 2 end;
@@ -327,7 +329,7 @@ if [[ -n $JSON ]]; then
 		    sqlite_round_ratio_median: (.value.round_ratio_sqlite | med | r3),
 		    cat_round_ratio_median: (.value.round_ratio_cat | med | r3),
 		    tracer_cpu_s_median: (.value.tracer_cpu_s | med) } }) | from_entries),
-		  record_lost_events: $lost, top_lines_written: $toplines, skipped: $skipped,
+		  record_events: $events, record_lost_events: $lost, top_lines_written: $toplines, skipped: $skipped,
 		  target: "under 5% slowdown (issue 13): a round ratio median under 1.05",
 		  how: "each round: the tree, the database, the worker binary warmed (pagecache warm, one worker run, one cat); then each condition in an order rotated by one per round: its tracer started (record: pagecache record --json -o FILE, system-wide; top: pagecache top --json --interval S), 1 s, the sqlite sample (QLOOPS runs of pagecache bench warmup --worker DB in a row; the sum of their own Q1+Q2+Q3 timers, and the loop wall time), the cat sample (find TREE -type f -print0 | xargs -0 cat >/dev/null, wall time), the tracer CPU (utime+stime) read, SIGINT to it and wait (record then writes its file: not timed). round_ratio = the condition sample over the same round none sample"
 		}' >"$JSON"
