@@ -81,6 +81,16 @@ static const struct ometric warmup_metrics[] = {
 	  "Median time the prefetch (restore, or the peer tool) took." },
 	{ "conditions", "prefetch_mib", "prefetch_bytes", OM_MEBI,
 	  "Median bytes the prefetch read." },
+	{ "size", "profile_pages", "recording_pages", 0,
+	  "Pages of the recording of one cold run (what its restore reads)." },
+	{ "size", "profile_used_pages", "recording_used_pages", 0,
+	  "Pages the recording has a time of first use for." },
+	{ "size", "profile_file_bytes", "recording_file_bytes", 0,
+	  "Size of the recording's file." },
+	{ "size", "snapshot_pages", "snapshot_pages", 0,
+	  "Pages of a snapshot of the same files after the same run." },
+	{ "size", "snapshot_file_bytes", "snapshot_file_bytes", 0,
+	  "Size of that snapshot's file." },
 };
 
 static const struct ometric readtwice_metrics[] = {

@@ -17,7 +17,18 @@
  *             pagecache restore (timed), then the queries;
  *   peer      drop_caches, vmtouch -t of the database file alone, then
  *             the queries (skipped if vmtouch is missing);
+ *   recording drop_caches, then the queries under `pagecache record -o
+ *             REC --` this worker (once a trial; then a snapshot of the
+ *             same files, for the sizes);
+ *   recorded-access, recorded-disk
+ *             drop_caches, restore --order access (disk) of REC (timed),
+ *             then the queries;
+ *   recorded-half, restored-half
+ *             the same (REC in access order; restored's snapshot) with
+ *             --max-time at half the full restore's own elapsed time;
  *   warm      no drop, the queries.
+ * The recorded ones need `record` and restore --order access/--max-time:
+ * without them (or when record fails at once) they are left out, saying why.
  * Medians and ranges per condition and query, as a table or JSON. It
  * needs root (drop_caches). Timings are this machine's; the test suite
  * checks only that it runs and reports.
