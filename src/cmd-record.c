@@ -602,8 +602,10 @@ static void finish_bdev(struct rfile *f, struct outcome *o, const char *name, ui
 		return;
 	}
 	/* metadata is read through buffer heads: pages added are the pages used */
-	memcpy(v, f->used.v, f->used.n * sizeof(*v));
-	memcpy(v + f->used.n, f->added.v, f->added.n * sizeof(*v));
+	if (f->used.n)	/* memcpy from NULL is undefined, even of 0 bytes */
+		memcpy(v, f->used.v, f->used.n * sizeof(*v));
+	if (f->added.n)
+		memcpy(v + f->used.n, f->added.v, f->added.n * sizeof(*v));
 	if (resolve_times(v, n, npages, &res) < 0) {
 		free(v);
 		cli_fail(name, ENOMEM, "cannot record metadata of");
