@@ -25,6 +25,7 @@ enum ofield_type { OF_U64, OF_F64, OF_STR, OF_NULL, OF_BOOL, OF_RANGES, OF_JSON,
 #define OF_LABEL 4		/* prom: a label, not a metric */
 #define OF_PAGES 8		/* prom: a page count, suffix _pages */
 #define OF_MAX 16		/* null means "no limit": human "max" */
+#define OF_OBJECT 32		/* OF_LIST of one item: a nested object (orec_object) */
 
 struct ofield {
 	const char *key;
@@ -87,6 +88,11 @@ void out_json_str(FILE *o, const char *s);
  * fields move into it.
  */
 void orec_list_add(struct orec *r, const char *key, struct orec *item);
+/*
+ * A nested object under key: JSON {...}; key=value KEY.SUBKEY=value; not in
+ * the table or Prometheus text. item's fields move into it.
+ */
+void orec_object(struct orec *r, const char *key, struct orec *item);
 void orec_bool(struct orec *r, const char *key, bool v);
 void orec_ranges(struct orec *r, const char *key, uint64_t *pairs, size_t n);
 const struct ofield *orec_get(const struct orec *r, const char *key);
@@ -183,6 +189,13 @@ void out_human_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *out_escape(const char *s);
 /* Render everything to stdout; returns 0 or -errno of the write. */
 int out_flush(void);
+/*
+ * One whole record on one line, now, outside any document (top's JSON
+ * Lines: an object per interval): JSON compact, key=value its line; other
+ * formats nothing. Takes r's fields. 0, or -errno of the write (-EPIPE:
+ * nobody reads any more).
+ */
+int out_line(struct orec *r);
 /*
  * One record written at once, after the document (lock --watch's events):
  * JSON, pretty or short, one compact line {"NAME": {...}} (jq reads the
@@ -316,7 +329,7 @@ void bar_render(const uint64_t *buckets_res, const uint64_t *buckets_all, int n,
 /* Each command's option table (cmd-*.c). */
 extern const struct cli_spec stat_spec, warm_spec, evict_spec, lock_spec, snapshot_spec,
 	restore_spec, show_spec, diff_spec, run_spec, cgroups_spec, tune_spec, push_spec, pull_spec,
-	daemon_spec, status_spec, record_spec;
+	daemon_spec, status_spec, record_spec, top_spec;
 
 int cmd_stat(int argc, char **argv);
 int cmd_warm(int argc, char **argv);
@@ -335,5 +348,6 @@ int cmd_pull(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif

@@ -197,6 +197,24 @@ void orec_list_add(struct orec *r, const char *key, struct orec *item)
 	item->n = item->cap = 0;
 }
 
+void orec_object(struct orec *r, const char *key, struct orec *item)
+{
+	struct ofield *f = add(r, key, OF_LIST, OF_OBJECT);
+	struct oitem *ni = malloc(sizeof(*ni));
+
+	if (!ni) {
+		orec_release(item);
+		r->lost = true;
+		return;
+	}
+	ni->f = item->f;	/* the item's fields move, array and all */
+	ni->n = item->n;
+	item->f = NULL;
+	item->n = item->cap = 0;
+	f->items = ni;
+	f->nitems = 1;
+}
+
 void orec_nolimit(struct orec *r, const char *key)
 {
 	add(r, key, OF_NULL, OF_MAX);
@@ -740,6 +758,10 @@ static void json_obj(FILE *o, const struct ofield *fields, int n, const char *in
 			fputc(']', o);
 			break;
 		case OF_LIST:
+			if (f->flags & OF_OBJECT) {
+				json_obj(o, f->items[0].f, f->items[0].n, NULL);
+				break;
+			}
 			fputc('[', o);
 			for (size_t k = 0; k < f->nitems; k++) {
 				fputs(k ? ", " : "", o);
@@ -1507,6 +1529,14 @@ static void kv_fields(FILE *o, const char *prefix, const struct ofield *fs, int 
 
 		if (f->flags & OF_HUMAN)
 			continue;
+		if (f->type == OF_LIST && (f->flags & OF_OBJECT)) {
+			char *sub = NULL;	/* an object: KEY.SUBKEY=value */
+
+			if (asprintf(&sub, "%s%s.", prefix, f->key) >= 0)
+				kv_fields(o, sub, f->items[0].f, f->items[0].n, first);
+			free(sub);
+			continue;
+		}
 		fprintf(o, "%s%s%s", *first ? "" : " ", prefix, f->key);
 		*first = false;
 		if (f->type == OF_LIST) {
@@ -1722,6 +1752,25 @@ int out_event(const char *name, struct orec *r, const char *human)
 	orec_release(r);
 	if (fflush(o) != 0 || ferror(o))
 		rc = errno == EPIPE ? 0 : -(errno ? errno : EIO);
+	return rc;
+}
+
+int out_line(struct orec *r)
+{
+	FILE *o = stdout;
+	int rc = 0;
+
+	pthread_mutex_lock(&doc_lock);
+	if (doc.fmt == OUT_JSON) {
+		json_rec(o, r, NULL);
+		fputc('\n', o);
+	} else if (doc.fmt == OUT_KV) {
+		kv_rec(o, r);
+	}
+	pthread_mutex_unlock(&doc_lock);
+	orec_release(r);
+	if (fflush(o) != 0 || ferror(o))
+		rc = -(errno ? errno : EIO);
 	return rc;
 }
 
