@@ -31,6 +31,7 @@ static const struct command {
 	{ "record", cmd_record, "record which pages a command, process or cgroup uses, and when", &record_spec },
 	{ "diff", cmd_diff, "compare two snapshots: files and pages gained and lost", &diff_spec },
 	{ "run", cmd_run, "run a command that leaves no trace in the page cache", &run_spec },
+	{ "top", cmd_top, "the page cache live: accesses, misses, hit ratio per process, file, cgroup", &top_spec },
 	{ "cgroups", cmd_cgroups, "page cache per memory cgroup (v1 and v2)", &cgroups_spec },
 	{ "tune", cmd_tune, "swap readahead: state, hit ratio, advice; --auto adjusts page-cluster", &tune_spec },
 	{ "push", cmd_push, "put a snapshot into an OCI registry (through skopeo)", &push_spec },
