@@ -51,8 +51,9 @@
 #   PAGECACHE     the binary (default build/pagecache of this repo)
 #   WARMUP_DIR    where bench warmup keeps its database (default
 #                 /var/tmp/pagecache-bench); built there by
-#                 `pagecache bench warmup --quick --trials 1` when missing
+#                 `pagecache bench warmup --rows ROWS --trials 1` when missing
 #                 (which drops the whole page cache a few times)
+#   WARMUP_ROWS   the database's rows (default 1500000, --quick's)
 #   ROUNDS        rounds (each: every condition once)
 #   QLOOPS        worker runs in one sqlite sample
 #   FILES         files in the tree (default 20000; a multiple of 100)
@@ -90,7 +91,7 @@ else
 fi
 FILES=${FILES:-20000}
 INTERVAL=${INTERVAL:-1}
-ROWS=1500000
+ROWS=${WARMUP_ROWS:-1500000}
 
 say() { printf '%s\n' "$*"; }
 die() { printf 'record-overhead.sh: %s\n' "$*" >&2; exit 1; }
@@ -101,6 +102,7 @@ command -v jq >/dev/null || die "needs jq"
 command -v cc >/dev/null || die "needs a C compiler (the tree's generator)"
 [[ $ROUNDS =~ ^[1-9][0-9]*$ && $QLOOPS =~ ^[1-9][0-9]*$ ]] || die "ROUNDS and QLOOPS are counts"
 [[ $FILES =~ ^[1-9][0-9]*00$ ]] || die "FILES must be a multiple of 100"
+[[ $ROWS =~ ^[1-9][0-9]*$ ]] || die "WARMUP_ROWS is a count"
 BINDIR=$(cd "$(dirname "$PAGECACHE")" && pwd)
 PAGECACHE=$BINDIR/$(basename "$PAGECACHE")
 
@@ -162,8 +164,8 @@ declare -A SKIPPED=()
 
 # ------------------------------------------------------------ the data
 if [[ ! -f $DB || ! -f $DB.ids ]]; then
-	say "  building bench warmup's database in $WARMUP_DIR (pagecache bench warmup --quick --trials 1; drops the page cache)"
-	"$PAGECACHE" bench warmup --quick --trials 1 --dir "$WARMUP_DIR" >/dev/null
+	say "  building bench warmup's database in $WARMUP_DIR (pagecache bench warmup --rows $ROWS --trials 1; drops the page cache)"
+	"$PAGECACHE" bench warmup --rows "$ROWS" --trials 1 --dir "$WARMUP_DIR" >/dev/null
 fi
 DB_BYTES=$(stat -c %s "$DB")
 if [[ ! -f $WORK/.tree-$FILES ]]; then
@@ -306,7 +308,7 @@ if [[ -n $JSON ]]; then
 	skipped=$(for c in "${!SKIPPED[@]}"; do jq -cn --arg c "$c" --arg w "${SKIPPED[$c]}" '{ condition: $c, why: $w }'; done | jq -sc .)
 	jq -n --arg date "$(date -u +%FT%TZ)" --arg kernel "$(uname -r)" --arg cpus "$(nproc)" \
 		--arg version "$("$PAGECACHE" --version | head -n 1)" --arg rounds "$ROUNDS" --arg qloops "$QLOOPS" \
-		--arg files "$FILES" --arg db "$DB" --arg db_bytes "$DB_BYTES" --arg interval "$INTERVAL" \
+		--arg files "$FILES" --arg rows_db "$ROWS" --arg db "$DB" --arg db_bytes "$DB_BYTES" --arg interval "$INTERVAL" \
 		--arg quick "$QUICK" --arg load_start "$LOAD_START" --arg load_end "$LOAD_END" \
 		--argjson loads "$(printf '%s\n' "${LOADS[@]}" | jq -Rsc 'split("\n") | map(select(. != ""))')" \
 		--argjson lost "$(arr "${LOST[@]:-}")" --argjson events "$(arr "${EVENTS[@]:-}")" --argjson toplines "$(arr "${TOPLINES[@]:-}")" \
@@ -317,7 +319,7 @@ if [[ -n $JSON ]]; then
 		{
 		  bench: "record-overhead", script: "bench/record-overhead.sh", date: $date, kernel: $kernel, cpus: ($cpus|n), version: $version,
 		  quick: ($quick == "1"), rounds: ($rounds|n), sqlite_worker_runs_per_sample: ($qloops|n), tree_files: ($files|n),
-		  database: { path: $db, bytes: ($db_bytes|n), rows: 1500000 },
+		  database: { path: $db, bytes: ($db_bytes|n), rows: ($rows_db|n) },
 		  top_interval_s: ($interval|n),
 		  load_average: { start: $load_start, after_each_round: $loads, end: $load_end,
 		    how: "/proc/loadavg (1, 5, 15 min); the machine is shared: other work ran beside every condition alike (alternated), but a ratio under load says less than on a quiet machine" },

@@ -103,6 +103,22 @@ PAGECACHE_EXE=$T_DIR/fakepc "$(dirname "$PAGECACHE")/pagecache-bench" warmup --r
 t_ok "the table names the skipped conditions and why" \
 	grep -Eq "^recording, recorded-access, recorded-disk and recorded-half skipped: (record failed: .*mm_filemap_get_pages|.* restore has no )" wh.out
 
+# bench/record-overhead.sh: its shape at the smallest sizes (one round, one
+# worker run, 100 files), on the database above; record and top are each
+# measured or skipped with a reason, and nothing of theirs is left running
+WARMUP_DIR=$T_DIR/wu WARMUP_ROWS=20000 ROUNDS=1 QLOOPS=1 FILES=100 BENCH_DIR=$T_DIR/ov \
+	bash "$REPO/bench/record-overhead.sh" --quick --json ov.json >ov.out 2>ov.err
+t_is "record-overhead.sh exits 0" $? 0
+t_is "its JSON names the bench and its sizes" "$(jq -c '[.bench, .rounds, .tree_files, .database.rows]' ov.json)" '["record-overhead",1,100,20000]'
+t_ok "and the load average" jq -e '.load_average.start | test("^[0-9.]+ [0-9.]+ [0-9.]+$")' ov.json
+t_ok "none has one sample of each workload" jq -e '.conditions.none | (.sqlite_query_ms | length) == 1 and (.cat_ms | length) == 1' ov.json
+for c in record top; do
+	t_ok "$c is measured beside it, or skipped saying why" \
+		jq -e --arg c $c '(.conditions[$c].round_ratio_cat | length) == 1 and .summary[$c].cat_round_ratio_median > 0 or ([.skipped[] | select(.condition == $c and (.why | length) > 0)] | length) == 1' ov.json
+done
+t_is "no record or top of its own is left" "$(pgrep -f "pagecache (record --json -o $T_DIR/ov|top --json --interval)" | wc -l)" 0
+t_is "nor its tree" "$(ls -A ov)" ""
+
 # readtwice: shape, and nothing left behind (mounts, loop devices, cgroups), SIGINT too
 left() { echo "$(mount | grep -c pagecache-readtwice) $(find /sys/fs/cgroup -maxdepth 6 -name 'pc-readtwice-*' 2>/dev/null | wc -l) $(losetup -a 2>/dev/null | grep -c pagecache-readtwice)"; }
 pc bench readtwice --cgroups 2 --readers-per-cgroup 2 --duration 1 --size 256M --json >rt.json 2>rt.err; rc=$?
