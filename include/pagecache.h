@@ -59,6 +59,7 @@ enum pc_sys_call {
 	PC_SYS_RENAME,
 	PC_SYS_SYNC_RANGE,
 	PC_SYS_INOTIFY_WATCH,
+	PC_SYS_OPEN_HANDLE,
 	PC_SYS_NCALLS
 };
 
@@ -93,6 +94,8 @@ int pc_sys_renameat(int olddirfd, const char *oldpath, int newdirfd, const char 
 int pc_sys_sync_file_range(int fd, uint64_t off, uint64_t len, unsigned flags);
 /* inotify_add_watch(2): the watch descriptor, or -errno ("inotify_add_watch:ENOSPC": the limit). */
 int pc_sys_inotify_add_watch(int fd, const char *path, uint32_t mask);
+/* open_by_handle_at(2); handle: a struct file_handle. The fd, or -errno. */
+int pc_sys_open_by_handle(int mount_fd, void *handle, int flags);
 
 /* Does this kernel have cachestat(2)? Probed once. */
 bool pc_have_cachestat(void);

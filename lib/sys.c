@@ -91,6 +91,7 @@ static const struct {
 	{ "fsync", PC_SYS_FSYNC },	   { "rename", PC_SYS_RENAME },
 	{ "sync_file_range", PC_SYS_SYNC_RANGE },
 	{ "inotify_add_watch", PC_SYS_INOTIFY_WATCH },
+	{ "open_by_handle_at", PC_SYS_OPEN_HANDLE },
 };
 
 static const struct {
@@ -101,6 +102,7 @@ static const struct {
 	{ "EINTR", EINTR },   { "ENOSYS", ENOSYS }, { "EACCES", EACCES },
 	{ "EAGAIN", EAGAIN }, { "EINVAL", EINVAL }, { "short", -1 },
 	{ "EXDEV", EXDEV },   { "ELOOP", ELOOP },   { "ENOSPC", ENOSPC },
+	{ "ESTALE", ESTALE },
 };
 
 int pc_sys_inject_env(const char *spec)
@@ -380,6 +382,16 @@ int pc_sys_inotify_add_watch(int fd, const char *path, uint32_t mask)
 		return -e;
 	wd = inotify_add_watch(fd, path, mask);
 	return wd < 0 ? -errno : wd;
+}
+
+int pc_sys_open_by_handle(int mount_fd, void *handle, int flags)
+{
+	int e = injected(PC_SYS_OPEN_HANDLE), fd;
+
+	if (e > 0)
+		return -e;
+	fd = open_by_handle_at(mount_fd, handle, flags);
+	return fd < 0 ? -errno : fd;
 }
 
 /*

@@ -933,8 +933,8 @@ static int open_handle(int mfd, uint64_t ino, int flags)
 		h.fh.handle_type = 0x81;
 		memcpy(h.fh.f_handle, w, 12);
 	}
-	fd = open_by_handle_at(mfd, &h.fh, flags | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	fd = pc_sys_open_by_handle(mfd, &h.fh, flags | O_CLOEXEC);
+	return fd;
 }
 
 int pc_inode_open(uint64_t dev, uint64_t ino, int flags)

@@ -361,6 +361,10 @@ int main(void)
 		close(rc);
 	}
 	ok(pc_inode_open(st.st_dev, 0x7fffff00, O_RDONLY) < 0, "an inode that is not there: -errno");
+	ok(pc_sys_inject_env("open_by_handle_at:ESTALE") == 0, "PAGECACHE_FAULT=open_by_handle_at:ESTALE parses");
+	ok(pc_inode_open(st.st_dev, st.st_ino, O_RDONLY) == -ESTALE,
+	   "and pc_inode_open meets it: -ESTALE (the fault seam, lib/sys.c)");
+	pc_sys_inject_reset();
 	ok(pc_inode_open(makedev(0, 3), 1, O_RDONLY) == -ENODEV, "a dev with no mount: -ENODEV");
 
 	ok(perf_fds() == fds0, "no perf fd left open (%d before, %d after)", fds0, perf_fds());
