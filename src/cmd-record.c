@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -133,6 +134,7 @@ struct rfile {
 	struct spans mapped;		/* map_pages: requested */
 	struct spans added;		/* add_to_page_cache */
 	int pfd;			/* pinned (O_PATH), -1 */
+	bool walk;			/* to be looked for by a walk of --root */
 	unsigned scans;			/* looked for among the processes' handles */
 };
 
@@ -752,6 +754,60 @@ out:
 		close(fd);
 }
 
+/*
+ * The last resort for files that neither the processes' handles nor a
+ * file handle found (filesystems whose handles need the generation: XFS,
+ * btrfs): a walk of --root, no link followed, only through the
+ * filesystems those files are on, at most WALK_MAX entries.
+ */
+#define WALK_MAX 1000000
+struct walk_set {
+	struct rfile **v;
+	size_t n, cap, left;
+	unsigned long seen;
+	struct rec *r;			/* its table finds a (dev, ino) */
+};
+static struct walk_set *walking;
+
+static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)ftw;
+	if (++walking->seen > WALK_MAX || !walking->left)
+		return FTW_STOP;
+	if (type == FTW_D) {
+		for (size_t i = 0; i < walking->n; i++)
+			if (walking->v[i]->dev == st->st_dev)
+				return FTW_CONTINUE;
+		return FTW_SKIP_SUBTREE;	/* none of ours on this filesystem */
+	}
+	if (type != FTW_F || !S_ISREG(st->st_mode))
+		return FTW_CONTINUE;
+	{
+		struct rfile *f = lookup(walking->r, st->st_dev, st->st_ino, false);
+		int fd;
+		struct stat fst;
+
+		if (!f || !f->walk || f->pfd >= 0)
+			return FTW_CONTINUE;
+		fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 && fstat(fd, &fst) == 0 && fst.st_ino == f->ino && fst.st_dev == f->dev) {
+			f->pfd = fd;
+			walking->left--;
+		} else if (fd >= 0) {
+			close(fd);
+		}
+	}
+	return FTW_CONTINUE;
+}
+
+static void walk_root(const char *root, struct walk_set *w)
+{
+	w->left = w->n;
+	walking = w;
+	nftw(root, walk_one, 64, FTW_PHYS | FTW_ACTIONRETVAL);
+	walking = NULL;
+}
+
 static int by_path(const void *a, const void *b)
 {
 	const struct pc_profile_file *x = a, *y = b;
@@ -819,6 +875,7 @@ int cmd_record(int argc, char **argv)
 	bool cmd = false, stop_signal = false;
 	sigset_t mask, oldmask;
 	struct orec rec = { 0 };
+	struct walk_set walk = { 0 };
 	struct rlimit rl;
 	struct stat st;
 	uint64_t lost = 0, t_end;
@@ -1027,7 +1084,23 @@ int cmd_record(int argc, char **argv)
 				continue;
 			}
 		}
+		if (f->pfd < 0 && (f->used.n || f->mapped.n)) {
+			fd = pc_inode_open(f->dev, f->ino, O_PATH);
+			if (fd >= 0) {
+				f->pfd = fd;
+			} else if (cli_grow(&walk.v, &walk.cap, walk.n, sizeof(*walk.v)) == 0) {
+				walk.v[walk.n++] = f;	/* found by a walk of --root, or never */
+				f->walk = true;
+				continue;
+			}
+		}
 		finish_file(f, &o, root, strlen(root));
+	}
+	if (walk.n) {
+		walk.r = &r;
+		walk_root(root, &walk);
+		for (size_t i = 0; i < walk.n; i++)
+			finish_file(walk.v[i], &o, root, strlen(root));
 	}
 	if (o.npf)
 		qsort(o.pf, o.npf, sizeof(*o.pf), by_path);
@@ -1132,6 +1205,7 @@ done:
 	for (size_t i = 0; i < o.npf; i++)
 		pc_profile_file_release(&o.pf[i]);
 	free(o.pf);
+	free(walk.v);
 	rec_free(&r);
 	free(root);
 	if (out_flush() < 0 && rc == 0)
