@@ -766,6 +766,8 @@ struct walk_set {
 	size_t n, cap, left;
 	unsigned long seen;
 	struct rec *r;			/* its table finds a (dev, ino) */
+	uint64_t devs[16];		/* the filesystems they are on (0: any, too many) */
+	size_t ndevs;
 };
 static struct walk_set *walking;
 
@@ -775,8 +777,8 @@ static int walk_one(const char *path, const struct stat *st, int type, struct FT
 	if (++walking->seen > WALK_MAX || !walking->left)
 		return FTW_STOP;
 	if (type == FTW_D) {
-		for (size_t i = 0; i < walking->n; i++)
-			if (walking->v[i]->dev == st->st_dev)
+		for (size_t i = 0; i < walking->ndevs; i++)
+			if (!walking->devs[i] || walking->devs[i] == st->st_dev)
 				return FTW_CONTINUE;
 		return FTW_SKIP_SUBTREE;	/* none of ours on this filesystem */
 	}
@@ -803,6 +805,16 @@ static int walk_one(const char *path, const struct stat *st, int type, struct FT
 static void walk_root(const char *root, struct walk_set *w)
 {
 	w->left = w->n;
+	for (size_t i = 0; i < w->n; i++) {
+		size_t k = 0;
+
+		while (k < w->ndevs && w->devs[k] != w->v[i]->dev)
+			k++;
+		if (k == w->ndevs && w->ndevs < 16)
+			w->devs[w->ndevs++] = w->v[i]->dev;
+		else if (k == w->ndevs)
+			w->devs[0] = 0;	/* too many to tell: every filesystem */
+	}
 	walking = w;
 	nftw(root, walk_one, 64, FTW_PHYS | FTW_ACTIONRETVAL);
 	walking = NULL;
