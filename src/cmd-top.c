@@ -296,6 +296,7 @@ struct top {
 	bool children;
 	const char *cgroup;
 	bool json, tty;
+	unsigned ring_pages;		/* PAGECACHE_TRACE_RING; 0: the library's */
 
 	struct pc_trace *trace;
 	struct table cur, shown;
@@ -695,27 +696,29 @@ static const char *file_name(struct top *t, uint64_t dev, uint64_t ino)
 
 	if (have)
 		return have;
-	if (dev == makedev(0, 3)) {
-		/* the block device's own cache: filesystem metadata; ino is its dev_t */
-		char path[96], ue[512];
-		unsigned ma = (unsigned)(ino >> 20), mi = (unsigned)(ino & 0xfffff);
-		const char *dn;
-
-		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", ma, mi);
-		if (pc_read_text(path, ue, sizeof(ue)) >= 0 && (dn = strstr(ue, "DEVNAME="))) {
-			dn += 8;
-			if (asprintf(&s, "/dev/%.*s (metadata)", (int)strcspn(dn, "\n"), dn) < 0)
-				s = NULL;
-		} else if (asprintf(&s, "%u:%u (metadata)", ma, mi) < 0) {
-			s = NULL;
-		}
-	} else if (dev && (fd = pc_inode_open(dev, ino, O_PATH)) >= 0) {
+	if (dev && (fd = pc_inode_open(dev, ino, O_PATH)) >= 0) {
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 		n = readlink(link, buf, sizeof(buf) - 1);
 		close(fd);
 		if (n > 0) {
 			buf[n] = 0;
 			s = strdup(buf);
+		}
+	} else if (dev && !major(dev)) {
+		/*
+		 * The bdev pseudo-filesystem (no mount; 0:3 here): a block
+		 * device's own cache, filesystem metadata; ino is its kernel dev_t
+		 */
+		char path[96], ue[512];
+		unsigned ma = (unsigned)(ino >> 20), mi = (unsigned)(ino & 0xfffff);
+		const char *dn;
+
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", ma, mi);
+		if (ino >> 32 == 0 && pc_read_text(path, ue, sizeof(ue)) >= 0 &&
+		    (dn = strstr(ue, "DEVNAME="))) {
+			dn += 8;
+			if (asprintf(&s, "/dev/%.*s (metadata)", (int)strcspn(dn, "\n"), dn) < 0)
+				s = NULL;
 		}
 	}
 	if (!s && asprintf(&s, "%u:%u:%llu", major(dev), minor(dev), (unsigned long long)ino) < 0)
@@ -1123,6 +1126,7 @@ static int open_trace(struct top *t)
 	o.pid = t->pid;
 	o.children = t->children;
 	o.cgroup_fd = -1;
+	o.ring_pages = t->ring_pages;
 	if (t->cgroup) {
 		/* in the kernel, where perf_event's hierarchy has the cgroup */
 		cgfd = pc_trace_cgroup_open(t->cgroup, why, sizeof(why));
@@ -1403,6 +1407,16 @@ int cmd_top(int argc, char **argv)
 
 		snprintf(pid, sizeof(pid), "%d", (int)t.pid);
 		return top_fail(pid, "no such process", strerror(ESRCH));
+	}
+	if (getenv("PAGECACHE_TRACE_RING") && *getenv("PAGECACHE_TRACE_RING")) {
+		const char *env = getenv("PAGECACHE_TRACE_RING");
+		char *end;
+
+		v = strtoul(env, &end, 10);
+		if (*end || !v || (v & (v - 1)) || v > (1ul << 20))
+			return cli_usage_error("PAGECACHE_TRACE_RING='%s': pages a CPU, a power of "
+					       "two (1 to 1048576)", env);
+		t.ring_pages = (unsigned)v;
 	}
 	if (pc_cgroup_root(mount, sizeof(mount), &t.memory_version) < 0)
 		t.memory_version = 0;

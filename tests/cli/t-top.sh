@@ -132,6 +132,17 @@ t_is "not a terminal, no --json: a table per interval, exit 0" \
 	"$? $(grep -c '^  ACCESSES' t.txt) $(grep -c '^Total: ' t.txt) $(grep -c '^Memory: Cached ' t.txt)" "0 2 2 2"
 t_ok "the reader's row in the table" grep -qE "^ +[0-9]+ +[0-9]+ +[0-9.]+% +[0-9]+ +[0-9]+ +$R pc-top-reader\$" t.txt
 
+# ---- lost events: a one-page ring cannot hold a 1 MiB read's events ----
+PAGECACHE_TRACE_RING=1 pc top --json --count 2 --interval 0.5 --pid "$R" >l.json 2>l.err
+t_is "a one-page ring: exit 0, events lost and said in total.lost" \
+	"$? $(jq -s '(map(.total.lost) | add) > 0' l.json)" "0 true"
+t_is "lost_total is the sum so far" "$(jq -s '.[1].total.lost_total == .[0].total.lost + .[1].total.lost' l.json)" true
+PAGECACHE_TRACE_RING=1 pc top --count 2 --interval 0.5 --pid "$R" >l.txt 2>l.err
+t_ok "the table says LOST, and so does stderr at the end" \
+	eval 'grep -q "^LOST [0-9]* events this interval" l.txt && grep -q "events lost (ring overflow)" l.err'
+PAGECACHE_TRACE_RING=3 pc top --count 1 >/dev/null 2>e.err
+t_is "PAGECACHE_TRACE_RING not a power of two: a usage error" "$?" 2
+
 # ---- a terminal ----
 if t_have tmux; then
 	S=pc-top-$$
