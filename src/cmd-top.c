@@ -296,7 +296,7 @@ struct top {
 	bool children;
 	const char *cgroup;
 	bool json, tty;
-	unsigned ring_pages;		/* PAGECACHE_TRACE_RING; 0: the library's */
+	unsigned ring_pages;		/* pages a CPU: PAGECACHE_TRACE_RING, else 256 */
 
 	struct pc_trace *trace;
 	struct table cur, shown;
@@ -1330,7 +1330,8 @@ static int run(struct top *t)
 int cmd_top(int argc, char **argv)
 {
 	struct cli_parser p;
-	struct top t = { .by = BY_PROCESS, .sort = S_ACCESSES, .interval = 1 };
+	/* 1 MiB a CPU: a loaded 2-CPU machine lost events with 512 KiB */
+	struct top t = { .by = BY_PROCESS, .sort = S_ACCESSES, .interval = 1, .ring_pages = 256 };
 	char mount[64];
 	unsigned long v;
 	int opt, rc;
