@@ -83,8 +83,8 @@ static const struct cli_opt top_opts[] = {
 	{ "children", 0, 0, OPT_TOP_CHILDREN, NULL, CC_NONE, NULL,
 	  "with --pid, the children it starts from now on too", 0 },
 	{ "cgroup", 0, 0, OPT_TOP_CGROUP, "CG", CC_CGROUP, NULL,
-	  "only processes in memory cgroup CG and below: its\ndirectory, path, name "
-	  "(db.service) or a container ID", 0 },
+	  "only tasks in cgroup CG and below: its directory,\npath, name (db.service) "
+	  "or a container ID", 0 },
 	{ "json", 'J', 0, OPT_JSON, NULL, CC_NONE, NULL,
 	  "one JSON object per interval, a line each (JSON\nLines), also on a terminal", 0 },
 	{ 0 }
@@ -102,9 +102,15 @@ const struct cli_spec top_spec = {
 	"and Dirty. From the kernel's filemap tracepoints through perf_event_open:\n"
 	"no BPF, no kprobe. Needs root or CAP_PERFMON.\n"
 	"\n"
-	"hit ratio = (accesses - misses) / accesses, 0 to 100%: readahead can bring\n"
-	"in more pages than were used yet, which counts as no hits, never as a\n"
-	"negative ratio. Events lost to a full ring are counted and shown (LOST).\n"
+	"accesses  pages read (read, splice), faulted, or mapped by fault-around\n"
+	"misses    pages added to the cache, readahead included\n"
+	"hit ratio (accesses - misses) / accesses, 0 to 100%: readahead can bring in\n"
+	"          more pages than were used yet, which is no hits, never a negative\n"
+	"          ratio; '-' (null) when nothing was accessed\n"
+	"evicted   pages dropped (reclaim, truncate), charged to whoever ran then\n"
+	"dirtied   pages dirtied\n"
+	"Events lost to a full ring are counted and shown (LOST); a bigger ring:\n"
+	"PAGECACHE_TRACE_RING=PAGES (a CPU; default 256).\n"
 	"\n",
 	.footer =
 	"\n"
@@ -446,8 +452,11 @@ static const char *cg2_path(struct top *t, uint64_t id)
 	h.fh.handle_type = 0xfe;	/* FILEID_KERNFS */
 	h.id = id;
 	fd = open_by_handle_at(t->cg2_fd, &h.fh, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;	/* gone, or not ours to open: not cached, tried again */
+	if (fd < 0) {
+		/* gone (ids are never reused): not asked again, event after event */
+		names_put(&t->cgid, id, 0, strdup(""));
+		return NULL;
+	}
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, buf, sizeof(buf) - 1);
 	close(fd);
