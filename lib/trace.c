@@ -35,6 +35,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -937,60 +938,98 @@ static int open_handle(int mfd, uint64_t ino, int flags)
 	return fd;
 }
 
+/*
+ * The mount a dev was last opened through: a recording opens thousands of
+ * files on a few filesystems, and mountinfo need not be read for each.
+ */
+static pthread_mutex_t mnt_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	uint64_t dev;
+	char path[4096];
+} mnt_cache[8];
+static unsigned mnt_next;
+
+/*
+ * Through the mount at path: an fd, -errno of the handle (the inode is
+ * the problem), or 1: no mount of dev there (try another).
+ */
+static int open_via(const char *path, uint64_t dev, uint64_t ino, int flags)
+{
+	struct stat st;
+	int mfd, fd;
+
+	mfd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+	if (mfd < 0)
+		return 1;
+	if (fstat(mfd, &st) < 0 || st.st_dev != dev) {
+		close(mfd);	/* covered by another mount */
+		return 1;
+	}
+	fd = open_handle(mfd, ino, flags);
+	close(mfd);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || st.st_dev != dev || st.st_ino != ino || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
 int pc_inode_open(uint64_t dev, uint64_t ino, int flags)
 {
 	int err = 0, rc = -ENODEV, fd;
-	FILE *f = pc_sys_fopen_read("/proc/self/mountinfo", &err);
-	char *line = NULL;
+	FILE *f;
+	char *line = NULL, cached[4096] = "";
 	size_t cap = 0;
 	/* mounts of dev: those of the filesystem's root first (their paths are whole) */
 	char *mnts[2][8];
 	int nm[2] = { 0, 0 };
 
+	if (!(flags & O_PATH))
+		flags |= O_NONBLOCK | O_NOCTTY;	/* whatever it turns out to be, never wait */
+	pthread_mutex_lock(&mnt_lock);
+	for (unsigned i = 0; i < 8; i++)
+		if (mnt_cache[i].path[0] && mnt_cache[i].dev == dev)
+			memcpy(cached, mnt_cache[i].path, sizeof(cached));
+	pthread_mutex_unlock(&mnt_lock);
+	if (cached[0]) {
+		fd = open_via(cached, dev, ino, flags);
+		if (fd != 1)
+			return fd;
+	}
+	f = pc_sys_fopen_read("/proc/self/mountinfo", &err);
 	if (!f)
 		return err;
 	while (getline(&line, &cap, f) > 0) {
 		unsigned ma, mi;
 		char root[4096], mnt[4096];
+		int k;
 
 		if (sscanf(line, "%*d %*d %u:%u %4095s %4095s", &ma, &mi, root, mnt) != 4 ||
 		    makedev(ma, mi) != dev)
 			continue;
 		unescape(mnt);
-		int k = strcmp(root, "/") != 0;
-
+		k = strcmp(root, "/") != 0;
 		if (nm[k] < 8 && (mnts[k][nm[k]] = strdup(mnt)))
 			nm[k]++;
 	}
 	free(line);
 	fclose(f);
-	for (int k = 0; k < 2; k++) {
-		for (int i = 0; i < nm[k]; i++) {
-			struct stat st;
-			int mfd;
-
-			if (rc >= 0)
-				break;
-			mfd = open(mnts[k][i], O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
-			if (mfd < 0)
+	for (int k = 0; k < 2 && rc < 0; k++) {
+		for (int i = 0; i < nm[k] && rc < 0; i++) {
+			fd = open_via(mnts[k][i], dev, ino, flags);
+			if (fd == 1)
 				continue;
-			if (fstat(mfd, &st) < 0 || st.st_dev != dev) {
-				close(mfd);	/* covered by another mount */
-				continue;
-			}
-			fd = open_handle(mfd, ino, flags);
-			close(mfd);
-			if (fd < 0) {
-				rc = fd;
-				continue;
-			}
-			if (fstat(fd, &st) < 0 || st.st_dev != dev || st.st_ino != ino ||
-			    !S_ISREG(st.st_mode)) {
-				close(fd);
-				rc = -ESTALE;
-				continue;
-			}
 			rc = fd;
+			if (k == 0) {	/* a mount of the root: its paths are whole */
+				pthread_mutex_lock(&mnt_lock);
+				mnt_cache[mnt_next % 8].dev = dev;
+				snprintf(mnt_cache[mnt_next % 8].path, sizeof(mnt_cache[0].path), "%s",
+					 mnts[k][i]);
+				mnt_next++;
+				pthread_mutex_unlock(&mnt_lock);
+			}
 		}
 	}
 	for (int k = 0; k < 2; k++)
