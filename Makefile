@@ -168,6 +168,7 @@ test-deps: deps
 	$(call need,command -v mkfs.ext4,e2fsprogs)
 	$(call need,command -v python3,python3)
 	$(call need,command -v zsh,zsh)
+	$(call need,command -v tmux,tmux)
 	$(call need,command -v modprobe,kmod)
 	$(call need,command -v promtool,prometheus)
 	$(call need,command -v iconv,libc-bin)
@@ -273,8 +274,9 @@ NOCS_FAULT := cachestat:ENOSYS
 NOCS_UNIT := $(addprefix $(B)/tests/,test-evict test-residency test-prefetch)
 # and not the scripts that count no page: the licence, the option tables,
 # the install, the units, the manifests, the registry transport (with them
-# the two passes took 8.3 minutes of the 10 make check may take)
-NOCS_SKIP := t-licence t-options t-install t-units t-kubernetes t-oci
+# the two passes took 8.3 minutes of the 10 make check may take); top, whose
+# counts are the tracepoints', never cachestat's
+NOCS_SKIP := t-licence t-options t-install t-units t-kubernetes t-oci t-top
 NOCS_CLI = $(filter-out $(NOCS_SKIP:%=tests/cli/%.sh),$(wildcard tests/cli/t-*.sh))
 CHECK_ENV = PAGECACHE=$(CURDIR)/$(B)/pagecache MKSNAP=$(CURDIR)/$(B)/tests/mksnap
 check: test-deps

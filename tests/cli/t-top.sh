@@ -193,5 +193,13 @@ pc top --count 0 >/dev/null 2>e.err
 t_is "--count 0: a usage error" "$?" 2
 pc top --json --interval 0 >u.json 2>/dev/null
 t_is "--json: a usage error as JSON" "$? $(jq -r '.usage.exit' u.json)" "2 2"
-t_is "no tracefs mount left behind" "$(grep -c ' - tracefs ' /proc/self/mountinfo)" "$mounts_before"
+"$PAGECACHE" top --json --interval 0.3 >k.json 2>/dev/null &
+K=$!
+T_CLEANUP+=("t_kill $K")
+t_wait 10 test -s k.json
+kill -KILL "$K"; wait "$K" 2>/dev/null
+t_is "no tracefs mount left behind, kill -9 included" \
+	"$(grep -c ' - tracefs ' /proc/self/mountinfo)" "$mounts_before"
+t_is "and no process of this test holds a perf event" \
+	"$(for p in $(pgrep -s 0); do ls -l /proc/$p/fd 2>/dev/null; done | grep -c 'perf_event')" 0
 t_done
