@@ -650,6 +650,11 @@ struct pc_profile_meta {
 	uint32_t page_size;
 	char root[4096];		/* paths in the file are relative to it */
 	char host[256];
+	/* format version 3 (0 in older files) */
+#define PC_META_RECORDED 1u		/* made by `record`: used ranges carry times */
+	uint32_t flags;			/* PC_META_ */
+	uint64_t lost;			/* record: events lost (ring overflow) */
+	uint64_t duration_ms;		/* record: how long it recorded */
 };
 
 struct pc_profile_file {
@@ -676,7 +681,28 @@ struct pc_profile_file {
 	int64_t btime_s;		/* birth time */
 	uint32_t btime_ns;
 	uint64_t fsid;			/* the filesystem's f_fsid */
+	/*
+	 * Format version 3: triples (first page, count, ms after the
+	 * recording began): when each range was first used; ascending by
+	 * page, disjoint (they may touch), inside the cached runs; pages of
+	 * runs no triple covers have no known time.
+	 */
+	uint64_t *used;
+	size_t nused;
+	/*
+	 * PC_IDENT_BDEV (version 3): the record is a block device's own cache
+	 * (filesystem metadata): path is the device's kernel name ("loop0",
+	 * one component), dev its device number (st_rdev; == st_dev of the
+	 * files on it), fsid the filesystem on it (if known), size its size
+	 * in bytes (BLKGETSIZE64), runs its cached pages. Not a path under
+	 * the root: never open it as one.
+	 */
+#define PC_IDENT_BDEV	8u
 };
+/* A block device record's name: one component of [A-Za-z0-9._+:!-], not starting with '.' */
+bool pc_profile_bdev_name_ok(const char *name);
+/* The earliest time in f->used (UINT64_MAX if none). */
+uint64_t pc_profile_first_use(const struct pc_profile_file *f);
 /*
  * Fill f's gen, btime and fsid (and ident) from the open file fd, as far
  * as its filesystem tells them: ext4, xfs and btrfs have a generation;
@@ -695,7 +721,12 @@ int pc_profile_create(const char *path, const struct pc_profile_meta *m,
 		      struct pc_profile_writer **ret);
 /*
  * The file is created 0600. A path already added is -EEXIST, active runs
- * that are not inside the cached runs -EINVAL: readers refuse both.
+ * that are not inside the cached runs -EINVAL: readers refuse both; so
+ * are used triples out of order, overlapping, empty or not inside the
+ * cached runs, and a PC_IDENT_BDEV record whose name is not one safe
+ * component. The file is version 3 if m has flags, lost or duration_ms,
+ * or any file has used triples or PC_IDENT_BDEV; else version 2 (the
+ * header is rewritten at commit, the records are the same bytes).
  */
 int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f);
 int pc_profile_commit(struct pc_profile_writer *w);	/* frees w */

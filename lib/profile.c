@@ -34,8 +34,15 @@
 #include <zlib.h>
 
 #define MAGIC "PCSNAP1\n"
-#define VERSION 2			/* written; 1 is still read */
+#define VERSION 3			/* the newest read; written only with v3 contents */
+#define VERSION_PLAIN 2			/* written without them: older builds read it */
 #define IDENT_ALL (PC_IDENT_GEN | PC_IDENT_BTIME | PC_IDENT_FSID)
+/* version 3: record flags besides the identity's */
+#define REC_USED 16u			/* used triples follow the active runs */
+#define REC_V3 (PC_IDENT_BDEV | REC_USED)
+#define META_FLAGS_ALL PC_META_RECORDED
+#define MS_MAX (1ull << 42)		/* used times: 139 years in ms; past it, corrupt */
+#define BDEV_NAME_MAX 64
 #define HDR_LEN 32
 #define SECT_HDR 16
 #define SECT_RAW_MAX (16u << 20)	/* one section, uncompressed */
@@ -104,9 +111,9 @@ struct pathset {
 	uint64_t basis;
 };
 
-static uint64_t path_hash(const struct pathset *s, const char *p)
+static uint64_t path_hash(const struct pathset *s, const char *p, bool bdev)
 {
-	uint64_t h = s->basis;
+	uint64_t h = s->basis ^ (bdev ? 0x9e3779b97f4a7c15ull : 0);
 
 	for (; *p; p++)
 		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
@@ -114,7 +121,7 @@ static uint64_t path_hash(const struct pathset *s, const char *p)
 }
 
 /* 0: added, -EEXIST: there already, -ENOMEM */
-static int pathset_add(struct pathset *s, const char *p)
+static int pathset_add(struct pathset *s, const char *p, bool bdev)
 {
 	uint64_t h;
 	size_t i;
@@ -140,7 +147,7 @@ static int pathset_add(struct pathset *s, const char *p)
 		s->slot = ns;
 		s->cap = nc;
 	}
-	h = path_hash(s, p);
+	h = path_hash(s, p, bdev);
 	for (i = h & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
 		if (s->slot[i] == h)
 			return -EEXIST;
@@ -149,13 +156,17 @@ static int pathset_add(struct pathset *s, const char *p)
 	return 0;
 }
 
-/* Does every page of runs `b` lie in runs `a`? Both ascending, disjoint. */
-static bool runs_cover(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+/*
+ * Does every page of `b` (ranges of `stride` numbers: first, count, ...)
+ * lie in runs `a`? Both ascending, disjoint.
+ */
+static bool ranges_cover(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
+			 size_t stride)
 {
 	size_t i = 0;
 
 	for (size_t k = 0; k < nb; k++) {
-		uint64_t s = b[2 * k], e = s + b[2 * k + 1];
+		uint64_t s = b[stride * k], e = s + b[stride * k + 1];
 
 		while (i < na && a[2 * i] + a[2 * i + 1] <= s)
 			i++;
@@ -165,6 +176,56 @@ static bool runs_cover(const uint64_t *a, size_t na, const uint64_t *b, size_t n
 	return true;
 }
 
+static bool runs_cover(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+{
+	return ranges_cover(a, na, b, nb, 2);
+}
+
+bool pc_profile_bdev_name_ok(const char *name)
+{
+	size_t n = strnlen(name, BDEV_NAME_MAX + 1);
+
+	if (n == 0 || n > BDEV_NAME_MAX || name[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      strchr("._+:!-", c)))
+			return false;
+	}
+	return true;
+}
+
+uint64_t pc_profile_first_use(const struct pc_profile_file *f)
+{
+	uint64_t t = UINT64_MAX;
+
+	for (size_t i = 0; i < f->nused; i++)
+		if (f->used[3 * i + 2] < t)
+			t = f->used[3 * i + 2];
+	return t;
+}
+
+/*
+ * Used triples as the writer takes them and the reader leaves them: each
+ * at least a page, ascending, disjoint (touching is fine: two ranges used
+ * at two times), inside `pages` and the cached runs, times up to MS_MAX.
+ */
+static bool used_ok(const struct pc_profile_file *f, uint64_t pages)
+{
+	uint64_t end = 0;
+
+	for (size_t i = 0; i < f->nused; i++) {
+		uint64_t s = f->used[3 * i], n = f->used[3 * i + 1];
+
+		if (n == 0 || s < end || s > pages || n > pages - s || f->used[3 * i + 2] > MS_MAX)
+			return false;
+		end = s + n;
+	}
+	return ranges_cover(f->runs, f->nruns, f->used, f->nused, 3);
+}
+
 void pc_profile_file_release(struct pc_profile_file *f)
 {
 	if (!f)
@@ -172,6 +233,7 @@ void pc_profile_file_release(struct pc_profile_file *f)
 	free(f->path);
 	free(f->runs);
 	free(f->active);
+	free(f->used);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -218,6 +280,9 @@ struct pc_profile_writer {
 	uint64_t prev_mtime, prev_dev, prev_ino;	/* deltas within a section */
 	uint64_t prev_fsid;
 	struct pathset paths;		/* each path once */
+	uint32_t page_size;
+	uint8_t hdr[32];		/* rewritten at commit if the version moved */
+	uint32_t version;		/* VERSION_PLAIN until v3 contents come */
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -302,16 +367,27 @@ int pc_profile_create(const char *path, const struct pc_profile_meta *m,
 		w->tmp = NULL;	/* not ours to unlink */
 		goto fail;
 	}
+	if (m->flags & ~META_FLAGS_ALL) {
+		rc = -EINVAL;	/* a reader refuses flags it does not know */
+		goto fail;
+	}
+	if (m->page_size < 512 || m->page_size > (1u << 20) || (m->page_size & (m->page_size - 1))) {
+		rc = -EINVAL;	/* ... and page sizes it cannot use */
+		goto fail;
+	}
+	w->page_size = m->page_size;
+	w->version = m->flags || m->lost || m->duration_ms ? VERSION : VERSION_PLAIN;
 	memcpy(hdr, MAGIC, 8);
-	put_u32(hdr + 8, VERSION);
+	put_u32(hdr + 8, w->version);
 	put_u32(hdr + 12, m->page_size);
 	put_u64(hdr + 16, m->created);
 	put_u32(hdr + 24, 0);
 	put_u32(hdr + 28, (uint32_t)crc32(0, hdr, 28));
+	memcpy(w->hdr, hdr, HDR_LEN);
 	rc = write_all(w->fd, hdr, HDR_LEN);
 	if (rc < 0)
 		goto fail;
-	rc = reserve(w, rl + hl + 20);
+	rc = reserve(w, rl + hl + 50);
 	if (rc < 0)
 		goto fail;
 	w->rawlen = put_varint(w->raw, rl);
@@ -320,6 +396,10 @@ int pc_profile_create(const char *path, const struct pc_profile_meta *m,
 	w->rawlen += put_varint(w->raw + w->rawlen, hl);
 	memcpy(w->raw + w->rawlen, m->host, hl);
 	w->rawlen += hl;
+	/* version 3's, always: a version 2 reader skips them, as it always did */
+	w->rawlen += put_varint(w->raw + w->rawlen, m->flags);
+	w->rawlen += put_varint(w->raw + w->rawlen, m->lost);
+	w->rawlen += put_varint(w->raw + w->rawlen, m->duration_ms);
 	rc = write_section(w, SECT_META, w->raw, w->rawlen);
 	w->rawlen = 0;
 	if (rc < 0)
@@ -344,9 +424,27 @@ static size_t put_runs(uint8_t *p, const uint64_t *runs, size_t n)
 	return len;
 }
 
+/* used triples: gap from the previous one's end, count, time as a zigzag delta from the previous */
+static size_t put_used(uint8_t *p, const uint64_t *used, size_t n)
+{
+	size_t len = put_varint(p, n);
+	uint64_t prev_end = 0, prev_ms = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		len += put_varint(p + len, used[3 * i] - prev_end);
+		len += put_varint(p + len, used[3 * i + 1]);
+		len += put_varint(p + len, zz(used[3 * i + 2], prev_ms));
+		prev_end = used[3 * i] + used[3 * i + 1];
+		prev_ms = used[3 * i + 2];
+	}
+	return len;
+}
+
 int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 {
-	size_t pl = strlen(f->path), need = pl + 10 * (14 + 2 * f->nruns + 2 * f->nactive);
+	size_t pl = strlen(f->path),
+	       need = pl + 10 * (14 + 2 * f->nruns + 2 * f->nactive + 3 * f->nused);
+	uint64_t pages;
 	uint32_t ident;
 	uint8_t *p;
 	int rc;
@@ -358,12 +456,21 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 	if (!runs_cover(f->runs, f->nruns, f->active, f->nactive))
 		return -EINVAL;	/* a reader refuses active pages that were not cached */
 	/* ... and identity fields it could not read back as given */
-	if ((f->ident & ~IDENT_ALL) || f->gen > UINT32_MAX || f->btime_ns >= 1000000000 ||
-	    (f->ident & PC_IDENT_FSID && !f->fsid))
+	if ((f->ident & ~(IDENT_ALL | PC_IDENT_BDEV)) || f->gen > UINT32_MAX ||
+	    f->btime_ns >= 1000000000 || (f->ident & PC_IDENT_FSID && !f->fsid))
 		return -EINVAL;
+	if ((f->ident & PC_IDENT_BDEV) && !pc_profile_bdev_name_ok(f->path))
+		return -EINVAL;
+	if (f->size > (1ull << 62))
+		return -EINVAL;
+	pages = (f->size + w->page_size - 1) / w->page_size;
+	if (!used_ok(f, pages))
+		return -EINVAL;	/* used triples a reader would refuse */
 	/* a caller that fills gen alone, as before ident, means it known (version 1's rule) */
-	ident = f->ident | (f->gen ? PC_IDENT_GEN : 0);
-	rc = pathset_add(&w->paths, f->path);	/* ... and a path twice */
+	ident = f->ident | (f->gen ? PC_IDENT_GEN : 0) | (f->nused ? REC_USED : 0);
+	if (ident & REC_V3)
+		w->version = VERSION;
+	rc = pathset_add(&w->paths, f->path, ident & PC_IDENT_BDEV);	/* ... and a path twice */
 	if (rc < 0)
 		return rc;
 	if (w->rawlen && w->rawlen + need > SECT_FLUSH) {
@@ -400,6 +507,8 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 	}
 	p += put_runs(p, f->runs, f->nruns);
 	p += put_runs(p, f->active, f->nactive);
+	if (ident & REC_USED)
+		p += put_used(p, f->used, f->nused);
 	w->rawlen = (size_t)(p - w->raw);
 	w->nfiles++;
 	w->nruns += f->nruns;
@@ -419,6 +528,13 @@ int pc_profile_commit(struct pc_profile_writer *w)
 	n += put_varint(end + n, w->nruns);
 	if (rc == 0)
 		rc = write_section(w, SECT_END, end, n);
+	if (rc == 0 && get_u32(w->hdr + 8) != w->version) {
+		/* v3 contents came after the header went out: say so now */
+		put_u32(w->hdr + 8, w->version);
+		put_u32(w->hdr + 28, (uint32_t)crc32(0, w->hdr, 28));
+		if (pwrite(w->fd, w->hdr, HDR_LEN, 0) != HDR_LEN)
+			rc = errno ? -errno : -EIO;
+	}
 	if (rc == 0)
 		rc = pc_sys_fsync(w->fd);
 	if (rc == 0) {
@@ -476,7 +592,7 @@ struct pc_profile_reader {
 	uint64_t raw_total, comp_total;	/* contents and bytes read, for BOMB_RATIO */
 	uint64_t prev_mtime, prev_dev, prev_ino;	/* deltas within a section */
 	uint64_t prev_fsid;
-	uint32_t version;		/* 1 or 2 */
+	uint32_t version;		/* 1, 2 or 3 */
 	bool ended;
 	struct pathset paths;		/* each path once */
 	char err[256];
@@ -666,6 +782,16 @@ static int open_common(struct pc_profile_reader *r)
 	rc = get_string(r, r->meta.root, sizeof(r->meta.root));
 	if (rc == 0)
 		rc = get_string(r, r->meta.host, sizeof(r->meta.host));
+	if (rc == 0 && r->version >= 3) {
+		uint64_t fl;
+
+		if ((rc = get_varint(r, &fl)) < 0 || (rc = get_varint(r, &r->meta.lost)) < 0 ||
+		    (rc = get_varint(r, &r->meta.duration_ms)) < 0)
+			return rc;
+		if (fl & ~(uint64_t)META_FLAGS_ALL)
+			return bad(r, "unknown meta flags %#llx", (unsigned long long)fl);
+		r->meta.flags = (uint32_t)fl;
+	}
 	r->pos = r->rawlen;	/* later fields are for later versions */
 	return rc;
 }
@@ -760,6 +886,53 @@ static int get_runs(struct pc_profile_reader *r, uint64_t pages, uint64_t **ret,
 	return 0;
 }
 
+/*
+ * Version 3's used triples (REC_USED): a count (at least 1), then per
+ * triple the gap from the previous one's end, the count of pages (at
+ * least 1) and the time as a zigzag delta from the previous triple's.
+ * The encoding cannot put them out of order or overlapping; what it can
+ * say wrong (past the file, past the cached runs, counts that overflow,
+ * times past MS_MAX or before 0) is refused.
+ */
+static int get_used(struct pc_profile_reader *r, uint64_t pages, struct pc_profile_file *f,
+		    const char *path)
+{
+	uint64_t n, prev_end = 0, prev_ms = 0, *u;
+	int rc = get_varint(r, &n);
+
+	if (rc < 0)
+		return rc;
+	/* each triple takes at least three bytes: no allocation beyond the section */
+	if (n == 0 || n > pages || n > (r->rawlen - r->pos) / 3)
+		return bad(r, "used range count %llu of '%s' out of range", (unsigned long long)n,
+			   path);
+	u = malloc(n * 3 * sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	f->used = u;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t gap, len, z, ms;
+
+		if ((rc = get_varint(r, &gap)) < 0 || (rc = get_varint(r, &len)) < 0 ||
+		    (rc = get_varint(r, &z)) < 0)
+			return rc;
+		if (len == 0 || gap > pages || prev_end + gap > pages || len > pages - prev_end - gap)
+			return bad(r, "used range of '%s' outside the file or empty", path);
+		ms = unzz(z, prev_ms);
+		if (ms > MS_MAX)
+			return bad(r, "used time of '%s' out of range", path);
+		u[3 * i] = prev_end + gap;
+		u[3 * i + 1] = len;
+		u[3 * i + 2] = ms;
+		prev_end += gap + len;
+		prev_ms = ms;
+		f->nused = (size_t)i + 1;
+	}
+	if (!ranges_cover(f->runs, f->nruns, u, f->nused, 3))
+		return bad(r, "used pages of '%s' that are not cached", path);
+	return 0;
+}
+
 static bool path_ok(const char *p)
 {
 	if (!*p || *p == '/')
@@ -788,7 +961,7 @@ static int get_identity(struct pc_profile_reader *r, struct pc_profile_file *f)
 
 	if ((rc = get_varint(r, &v)) < 0)
 		return rc;
-	if (v & ~(uint64_t)IDENT_ALL)
+	if (v & ~(uint64_t)(IDENT_ALL | (r->version >= 3 ? REC_V3 : 0)))
 		return bad(r, "unknown identity flags %#llx", (unsigned long long)v);
 	f->ident = (uint32_t)v;
 	if (f->gen > UINT32_MAX || (!(f->ident & PC_IDENT_GEN) && f->gen))
@@ -883,11 +1056,23 @@ int pc_profile_next(struct pc_profile_reader *r, struct pc_profile_file *ret)
 		free(f.runs);
 		return rc;
 	}
+	if (f.ident & REC_USED) {
+		f.ident &= ~REC_USED;	/* the file's nused says it */
+		if ((rc = get_used(r, pages, &f, path)) < 0) {
+			pc_profile_file_release(&f);
+			return rc;
+		}
+	}
+	if ((f.ident & PC_IDENT_BDEV) && !pc_profile_bdev_name_ok(path)) {
+		pc_profile_file_release(&f);
+		return bad(r, "block device name '%s' is not one safe component", path);
+	}
 	if (!runs_cover(f.runs, f.nruns, f.active, f.nactive)) {
 		pc_profile_file_release(&f);
 		return bad(r, "active pages of '%s' that are not cached", path);
 	}
-	rc = pathset_add(&r->paths, path);
+	/* a device's name and a file's path are of two kinds: "loop0" may be both */
+	rc = pathset_add(&r->paths, path, f.ident & PC_IDENT_BDEV);
 	if (rc < 0) {
 		pc_profile_file_release(&f);
 		return rc == -EEXIST ? bad(r, "'%s' is listed twice", path) : rc;

@@ -103,6 +103,35 @@ const struct cli_spec restore_spec = {
 	.operands = CC_FILE,
 };
 
+/*
+ * Block device records (PC_IDENT_BDEV, format version 3): a device's own
+ * cached pages (filesystem metadata), named by its kernel name ("loop0"),
+ * never a path beneath the root. This build does not read them back: they
+ * are set aside whole, counted, and said so once.
+ */
+struct bdev_set {
+	struct pc_profile_file *v;
+	size_t n, cap;
+};
+
+static int bdev_take(struct bdev_set *b, struct pc_profile_file *f)
+{
+	if (cli_grow(&b->v, &b->cap, b->n, sizeof(*b->v)) < 0) {
+		pc_profile_file_release(f);
+		return -ENOMEM;
+	}
+	b->v[b->n++] = *f;
+	return 0;
+}
+
+static void bdev_release(struct bdev_set *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		pc_profile_file_release(&b->v[i]);
+	free(b->v);
+	memset(b, 0, sizeof(*b));
+}
+
 static uint64_t first_physical(int fd, uint64_t byte)
 {
 	struct {
@@ -371,6 +400,7 @@ int cmd_restore(int argc, char **argv)
 	struct pc_profile_reader *r;
 	struct pc_profile_file f;
 	struct item *items = NULL, **order = NULL;
+	struct bdev_set bdevs = { 0 };
 	size_t n = 0, cap = 0, nwarm = 0, nlisted = 0;
 	int rootfd = -1;
 	struct pc_budget budget = { 0 };
@@ -509,6 +539,11 @@ int cmd_restore(int argc, char **argv)
 	while ((rc = pc_profile_next(r, &f)) > 0) {
 		struct item *it;
 
+		if (f.ident & PC_IDENT_BDEV) {
+			if ((rc = bdev_take(&bdevs, &f)) < 0)
+				break;
+			continue;
+		}
 		if (cli_grow(&items, &cap, n, sizeof(*items)) < 0) {
 			pc_profile_file_release(&f);
 			rc = -ENOMEM;
@@ -577,6 +612,9 @@ int cmd_restore(int argc, char **argv)
 		free(b);
 	}
 	pc_profile_close(r);
+	if (bdevs.n && !quiet)
+		cli_warn("%zu block device record%s (filesystem metadata) left out: this build "
+			 "restores files only", bdevs.n, bdevs.n == 1 ? "" : "s");
 	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0) {
 		cli_fail(root, errno, "cannot open the root");
@@ -754,6 +792,7 @@ report:
 		pc_profile_file_release(&items[i].f);
 	free(items);
 	free(order);
+	bdev_release(&bdevs);
 
 	orec_str(&rec, "snapshot", snap, 0);
 	orec_str(&rec, "root", root, 0);

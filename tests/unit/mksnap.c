@@ -5,10 +5,16 @@
  * that are FIFOs or links on this machine), or with --raw by hand, so what
  * the writer refuses (a path twice, active pages not cached) goes in too.
  *
- *   mksnap [-r ROOT] [-c CREATED] [--raw] [-n N] OUT ENTRY...
- *   ENTRY: PATH[=RUNS[/ACTIVE]], RUNS like 0+4,8+2 (first page + count);
- *          default: every page of the file. With -n N, PATH holds a %d and
- *          the entry is repeated for 0..N-1.
+ *   mksnap [-r ROOT] [-c CREATED] [-R] [-n N] [-M] [-L LOST] [-T MS] OUT ENTRY...
+ *   ENTRY: PATH[=RUNS[/ACTIVE]][@USED], RUNS like 0+4,8+2 (first page +
+ *          count); default: every page of the file. USED (format version
+ *          3) like 0+4:120,8+2:5 (first page + count : ms after the
+ *          recording began). With -n N, PATH holds a %d and the entry is
+ *          repeated for 0..N-1. dev:NAME[=RUNS][@USED] is a block device
+ *          record (PC_IDENT_BDEV) named NAME, 1 GiB, device 7:0.
+ *   -M: made by record (PC_META_RECORDED); -L, -T: lost events, duration.
+ *   -R writes by hand (version 1, or 3 with any version 3 contents), so
+ *   what the writer refuses goes in too.
  * Size, mtime, device and inode come from lstat(ROOT/PATH), so restore
  * takes the file for unchanged; a path that is not there gets 1 MiB.
  */
@@ -23,12 +29,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static size_t parse_used(const char *s, uint64_t **ret)
+{
+	size_t n = 0;
+	uint64_t *r = NULL;
+
+	while (s && *s) {
+		unsigned long long a, b, t;
+		int used;
+
+		if (sscanf(s, "%llu+%llu:%llu%n", &a, &b, &t, &used) != 3) {
+			fprintf(stderr, "mksnap: bad used ranges '%s'\n", s);
+			exit(2);
+		}
+		r = realloc(r, (n + 1) * 3 * sizeof(*r));
+		r[3 * n] = a, r[3 * n + 1] = b, r[3 * n + 2] = t;
+		n++;
+		s += used;
+		if (*s == ',')
+			s++;
+	}
+	*ret = r;
+	return n;
+}
+
 static size_t parse_runs(const char *s, uint64_t **ret)
 {
 	size_t n = 0;
 	uint64_t *r = NULL;
 
-	while (s && *s && *s != '/') {
+	while (s && *s && *s != '/' && *s != '@') {
 		unsigned long long a, b;
 		int used;
 
@@ -53,11 +83,11 @@ int main(int argc, char **argv)
 	struct pc_profile_file *fs = NULL;
 	size_t nf = 0, cap = 0;
 	const char *root = "/", *out;
-	bool raw = false;
+	bool raw = false, v3 = false;
 	long rep = 0;
 	int opt, rc;
 
-	while ((opt = getopt(argc, argv, "r:c:n:R")) != -1) {
+	while ((opt = getopt(argc, argv, "r:c:n:RML:T:")) != -1) {
 		if (opt == 'r')
 			root = optarg;
 		else if (opt == 'c')
@@ -66,6 +96,12 @@ int main(int argc, char **argv)
 			rep = strtol(optarg, NULL, 10);
 		else if (opt == 'R')
 			raw = true;
+		else if (opt == 'M')
+			m.flags |= PC_META_RECORDED, v3 = true;
+		else if (opt == 'L')
+			m.lost = strtoull(optarg, NULL, 0), v3 = true;
+		else if (opt == 'T')
+			m.duration_ms = strtoull(optarg, NULL, 0), v3 = true;
 		else
 			return 2;
 	}
@@ -76,12 +112,23 @@ int main(int argc, char **argv)
 	snprintf(m.host, sizeof(m.host), "testhost");
 	for (int a = optind; a < argc; a++)
 		for (long k = 0; k < (rep ? rep : 1); k++) {
-			char *spec = strdup(argv[a]), *eq = strchr(spec, '='), full[8192];
+			char *spec = strdup(argv[a]), *eq, *at = strchr(spec, '@'), full[8192];
 			struct pc_profile_file f = { 0 };
 			struct stat st;
 
+			if (at) {
+				*at++ = 0;
+				f.nused = parse_used(at, &f.used);
+				v3 = true;
+			}
+			eq = strchr(spec, '=');
 			if (eq)
 				*eq++ = 0;
+			if (!strncmp(spec, "dev:", 4)) {
+				memmove(spec, spec + 4, strlen(spec + 4) + 1);
+				f.ident = PC_IDENT_BDEV;
+				v3 = true;
+			}
 			if (rep) {
 				char *p;
 
@@ -92,7 +139,10 @@ int main(int argc, char **argv)
 				f.path = strdup(spec);
 			}
 			snprintf(full, sizeof(full), "%s/%s", root, f.path);
-			if (lstat(full, &st) == 0) {
+			if (f.ident & PC_IDENT_BDEV) {
+				f.size = 1ull << 30;
+				f.dev = 0x700;
+			} else if (lstat(full, &st) == 0) {
 				f.size = (uint64_t)st.st_size;
 				f.mtime_s = st.st_mtim.tv_sec;
 				f.mtime_ns = (uint32_t)st.st_mtim.tv_nsec;
@@ -126,7 +176,7 @@ int main(int argc, char **argv)
 		}
 	if (raw) {
 		size_t len;
-		uint8_t *b = craft_snapshot(&m, fs, nf, &len);
+		uint8_t *b = craft_snapshot_v(&m, fs, nf, &len, v3 ? 3 : 1);
 		FILE *o = fopen(out, "wb");
 
 		if (!b || !o || fwrite(b, 1, len, o) != len || fclose(o) != 0) {

@@ -98,6 +98,259 @@ static int read_all(const void *buf, size_t len, char *err, size_t errlen)
 	return rc < 0 ? rc : n;
 }
 
+static uint32_t header_version(const char *path)
+{
+	size_t l;
+	char *b = file_bytes(path, &l);
+	uint32_t v = l >= 12 ? (uint32_t)(uint8_t)b[8] | (uint32_t)(uint8_t)b[9] << 8 : 0;
+
+	free(b);
+	return v;
+}
+
+/* version 3: what `record` adds (meta, used triples, block device records) */
+static void test_v3(const struct pc_profile_meta *m0)
+{
+	struct pc_profile_meta m = *m0;
+	struct pc_profile_writer *w;
+	struct pc_profile_reader *r;
+	struct pc_profile_file g;
+	char p3[600], err[256];
+	uint64_t runs[] = { 0, 10, 20, 5 }, used[] = { 2, 3, 40, 5, 1, 7, 20, 2, 0 };
+	uint64_t bruns[] = { 0, 1, 1000, 3 }, bused[] = { 1000, 1, 3 }, one[] = { 0, 1 };
+	struct pc_profile_file a = { .path = "a", .size = 25 * 4096, .runs = runs, .nruns = 2,
+				     .used = used, .nused = 3 },
+			       plain = { .path = "p", .size = 4096, .runs = one, .nruns = 1 },
+			       dev = { .path = "loop0", .size = 1ull << 30, .dev = 0x700,
+				       .ident = PC_IDENT_BDEV | PC_IDENT_FSID, .fsid = 42,
+				       .runs = bruns, .nruns = 2, .used = bused, .nused = 1 };
+	int rc, n;
+
+	snprintf(p3, sizeof(p3), "%s/v3", scratch_dir());
+
+	/* plain contents: version 2, which older builds read */
+	ok(pc_profile_create(p3, &m, &w) == 0 && pc_profile_add(w, &plain) == 0 &&
+		   pc_profile_commit(w) == 0,
+	   "v3: a plain snapshot written");
+	ok(header_version(p3) == 2, "without v3 contents the file is version 2 (%u)",
+	   header_version(p3));
+
+	/* meta says recorded: version 3 from the start */
+	m.flags = PC_META_RECORDED, m.lost = 12345, m.duration_ms = 9876;
+	ok(pc_profile_create(p3, &m, &w) == 0, "v3: create recorded");
+	ok(pc_profile_add(w, &a) == 0, "v3: add a file with used triples");
+	ok(pc_profile_add(w, &dev) == 0, "v3: add a block device record");
+	{
+		struct pc_profile_file f2 = dev;
+
+		f2.path = "a";	/* a device and a file may share a name */
+		f2.ident = PC_IDENT_BDEV;
+		ok(pc_profile_add(w, &f2) == 0, "v3: a device named like a file is not a path twice");
+		ok(pc_profile_add(w, &f2) == -EEXIST, "v3: but a device twice is");
+	}
+	ok(pc_profile_commit(w) == 0, "v3: committed");
+	ok(header_version(p3) == 3, "v3: version 3 (%u)", header_version(p3));
+	rc = pc_profile_open(p3, &r, err, sizeof(err));
+	ok(rc == 0 && pc_profile_get_meta(r)->flags == PC_META_RECORDED &&
+		   pc_profile_get_meta(r)->lost == 12345 && pc_profile_get_meta(r)->duration_ms == 9876,
+	   "v3: meta flags, lost and duration round-trip");
+	ok(rc == 0 && pc_profile_next(r, &g) == 1 && g.nused == 3 &&
+		   !memcmp(g.used, used, sizeof(used)) && g.ident == 0 &&
+		   pc_profile_first_use(&g) == 0,
+	   "v3: used triples round-trip (times not by page order), first use 0");
+	if (rc == 0)
+		pc_profile_file_release(&g);
+	ok(rc == 0 && pc_profile_next(r, &g) == 1 && !strcmp(g.path, "loop0") &&
+		   g.ident == (PC_IDENT_BDEV | PC_IDENT_FSID) && g.fsid == 42 && g.dev == 0x700 &&
+		   g.size == 1ull << 30 && g.nruns == 2 && g.runs[2] == 1000 && g.nused == 1 &&
+		   g.used[2] == 3,
+	   "v3: a block device record round-trips");
+	if (rc == 0)
+		pc_profile_file_release(&g);
+	n = 0;
+	while (rc >= 0 && (rc = pc_profile_next(r, &g)) > 0) {
+		n++;
+		pc_profile_file_release(&g);
+	}
+	ok(rc == 0 && n == 1, "v3: then the third record and a clean end (%d, '%s')", n,
+	   pc_profile_error(r));
+	pc_profile_close(r);
+
+	/* learnt late: a plain meta, then one file with times: the header is rewritten */
+	m.flags = 0, m.lost = 0, m.duration_ms = 0;
+	ok(pc_profile_create(p3, &m, &w) == 0 && pc_profile_add(w, &plain) == 0 &&
+		   pc_profile_add(w, &a) == 0 && pc_profile_commit(w) == 0,
+	   "v3: plain meta, v3 contents in the second file");
+	ok(header_version(p3) == 3, "v3: the header says 3 at commit (%u)", header_version(p3));
+	n = 0;
+	rc = pc_profile_open(p3, &r, err, sizeof(err));
+	while (rc >= 0 && (rc = pc_profile_next(r, &g)) > 0) {
+		n += g.nused == (strcmp(g.path, "a") ? 0u : 3u);
+		pc_profile_file_release(&g);
+	}
+	ok(rc == 0 && n == 2, "v3: and it reads back whole (%d, '%s')", n, r ? pc_profile_error(r) : err);
+	pc_profile_close(r);
+
+	/* the writer refuses what a reader would */
+	{
+		static const struct {
+			uint64_t u[6];
+			size_t n;
+			const char *what;
+		} wb[] = {
+			{ { 3, 2, 0, 0, 2, 0 }, 2, "out of order" },
+			{ { 0, 3, 0, 2, 2, 0 }, 2, "overlapping" },
+			{ { 0, 0, 0 }, 1, "empty" },
+			{ { 8, 4, 0 }, 1, "outside the cached runs" },
+			{ { 24, 2, 0 }, 1, "past the file's end" },
+			{ { 0, 1, 1ull << 43 }, 1, "a time past 2^42 ms" },
+			{ { 1, UINT64_MAX, 0 }, 1, "a count that overflows" },
+		};
+		int refused = 0;
+
+		m.flags = PC_META_RECORDED;
+		ok(pc_profile_create(p3, &m, &w) == 0, "v3: create for refusals");
+		for (size_t i = 0; i < sizeof(wb) / sizeof(wb[0]); i++) {
+			struct pc_profile_file x = a;
+
+			x.used = (uint64_t *)wb[i].u;
+			x.nused = wb[i].n;
+			if (pc_profile_add(w, &x) == -EINVAL)
+				refused++;
+			else
+				fprintf(stderr, "# writer took %s\n", wb[i].what);
+		}
+		ok(refused == (int)(sizeof(wb) / sizeof(wb[0])),
+		   "v3: the writer refuses used triples out of order, overlapping, empty, not cached, "
+		   "past the end, too late, overflowing (%d)", refused);
+		refused = 0;
+		{
+			static const char *names[] = { "", "a/b", "..", ".", ".x", "x y", "a\\b",
+						       "0123456789012345678901234567890123456789"
+						       "0123456789012345678901234" };
+
+			for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+				struct pc_profile_file x = dev;
+
+				x.path = (char *)names[i];
+				refused += pc_profile_add(w, &x) < 0;
+			}
+			ok(refused == (int)(sizeof(names) / sizeof(names[0])),
+			   "v3: the writer refuses device names that are not one safe component (%d)",
+			   refused);
+		}
+		pc_profile_abort(w);
+		m.flags = 2;
+		ok(pc_profile_create(p3, &m, &w) == -EINVAL, "v3: and meta flags it does not know");
+		m.flags = 0;
+	}
+
+	/* a hostile writer's v3 (by hand): each refused, naming the section */
+	{
+		static const struct {
+			uint64_t u[6];
+			size_t n;
+			const char *want;
+		} rb[] = {
+			{ { 2, 3, 40, 5, 1, 7 }, 2, NULL },
+			{ { 3, 2, 0, 0, 2, 0 }, 2, "outside the file or empty" },	/* back: wraps */
+			{ { 0, 3, 0, 2, 2, 0 }, 2, "outside the file or empty" },	/* overlaps */
+			{ { 0, 0, 0 }, 1, "outside the file or empty" },
+			{ { 8, 4, 0 }, 1, "used pages of 'a' that are not cached" },
+			{ { 24, 2, 0 }, 1, "outside the file" },
+			{ { 1, UINT64_MAX, 0 }, 1, "outside the file" },
+			{ { 0, 1, UINT64_MAX }, 1, "used time of 'a' out of range" },
+			{ { 0, 1, (1ull << 42) + 1 }, 1, "used time of 'a' out of range" },
+		};
+		int good = 0;
+
+		for (size_t i = 0; i < sizeof(rb) / sizeof(rb[0]); i++) {
+			struct pc_profile_file x = a;
+			uint8_t *b;
+			size_t l;
+
+			x.used = (uint64_t *)rb[i].u;
+			x.nused = rb[i].n;
+			b = craft_snapshot_v(&m, &x, 1, &l, 3);
+			err[0] = 0;
+			rc = read_all(b, l, err, sizeof(err));
+			if (rb[i].want ? rc == -EBADMSG && strstr(err, rb[i].want) &&
+						 !strncmp(err, "section 2: ", 11)
+				       : rc == 1)
+				good++;
+			else
+				fprintf(stderr, "# used case %zu: %d '%s'\n", i, rc, err);
+			free(b);
+		}
+		ok(good == (int)(sizeof(rb) / sizeof(rb[0])),
+		   "v3 by hand: good triples read; back, overlapping, empty, not cached, past the end, "
+		   "overflowing, negative and late times refused in section 2 (%d)", good);
+	}
+	{
+		static const struct {
+			const char *name;
+			uint32_t ident, version;
+			size_t nused;
+			const char *want;
+		} cb[] = {
+			{ "loop0", PC_IDENT_BDEV, 3, 0, NULL },
+			{ "nvme0n1p1", PC_IDENT_BDEV, 3, 1, NULL },
+			{ "a/b", PC_IDENT_BDEV, 3, 0, "block device name 'a/b' is not one safe component" },
+			{ ".x", PC_IDENT_BDEV, 3, 0, "not one safe component" },
+			{ "x y", PC_IDENT_BDEV, 3, 0, "not one safe component" },
+			{ "..", PC_IDENT_BDEV, 3, 0, "unsafe path" },
+			{ "loop0", PC_IDENT_BDEV, 2, 0, "unknown identity flags 0x8" },
+			{ "a", 0, 2, 1, "unknown identity flags 0x10" },
+		};
+		int good = 0;
+
+		for (size_t i = 0; i < sizeof(cb) / sizeof(cb[0]); i++) {
+			struct pc_profile_file x = a;
+			uint8_t *b;
+			size_t l;
+
+			x.path = (char *)cb[i].name;
+			x.ident = cb[i].ident;
+			x.nused = cb[i].nused;
+			b = craft_snapshot_v(&m, &x, 1, &l, cb[i].version);
+			err[0] = 0;
+			rc = read_all(b, l, err, sizeof(err));
+			if (cb[i].want ? rc == -EBADMSG && strstr(err, cb[i].want) : rc == 1)
+				good++;
+			else
+				fprintf(stderr, "# bdev case %zu: %d '%s'\n", i, rc, err);
+			free(b);
+		}
+		ok(good == (int)(sizeof(cb) / sizeof(cb[0])),
+		   "by hand: device names one safe component; v3 flags refused in version 2 (%d)", good);
+	}
+	{
+		struct pc_profile_file x = plain;
+		uint8_t *b;
+		size_t l;
+
+		m.flags = 6;
+		b = craft_snapshot_v(&m, &x, 1, &l, 3);
+		rc = read_all(b, l, err, sizeof(err));
+		ok(rc == -EBADMSG && strstr(err, "section 1: unknown meta flags 0x6"),
+		   "by hand: unknown meta flags: '%s'", err);
+		free(b);
+		m.flags = PC_META_RECORDED, m.lost = 1;
+		b = craft_snapshot_v(&m, &x, 1, &l, 2);	/* version 2: META without them */
+		b[8] = 3;
+		{
+			uint32_t c = (uint32_t)crc32(0, b, 28);
+
+			for (int i = 0; i < 4; i++)
+				b[28 + i] = (uint8_t)(c >> (8 * i));
+		}
+		rc = read_all(b, l, err, sizeof(err));
+		ok(rc == -EBADMSG && strstr(err, "section 1: record runs past the end"),
+		   "by hand: a version 3 META without its fields: '%s'", err);
+		free(b);
+	}
+}
+
 int main(void)
 {
 	struct pc_profile_meta m = { .created = 1700000000, .page_size = 4096 };
@@ -276,7 +529,7 @@ int main(void)
 			pc_profile_add(w, &x[i]);
 		y = x[2];
 		y.path = "d";
-		y.ident = 8;
+		y.ident = 32;
 		ok(pc_profile_add(w, &y) == -EINVAL, "the writer refuses an identity flag it does not know");
 		y.ident = PC_IDENT_FSID;
 		ok(pc_profile_add(w, &y) == -EINVAL, "and an fsid of 0 given as known");
@@ -358,14 +611,16 @@ int main(void)
 		uint8_t *b = craft_v2(&m, 0, 0, NULL, 0, &l);
 		uint32_t c;
 
-		b[8] = 3;
+		b[8] = 4;
 		c = (uint32_t)crc32(0, b, 28);
 		for (int i = 0; i < 4; i++)
 			b[28 + i] = (uint8_t)(c >> (8 * i));
 		rc = read_all(b, l, err, sizeof(err));
-		ok(rc == -EBADMSG && strstr(err, "unsupported version 3"), "a later version: '%s'", err);
+		ok(rc == -EBADMSG && strstr(err, "unsupported version 4"), "a later version: '%s'", err);
 		free(b);
 	}
+
+	test_v3(&m);
 
 	/* a decompression bomb: 20,000 alike 4 KB paths, 80 MB in ~0.5 MB */
 	{
