@@ -15,10 +15,12 @@
  * readahead brought in and nobody used are not kept.
  *
  * Events name (dev, ino). Files become paths by the traced processes' own
- * open handles (/proc/PID/fd, /proc/PID/map_files), pinned with O_PATH
- * while the processes run, else by handle (pc_inode_open); the path is
- * the file's at the end (a rename is followed; a deleted file is dropped
- * and counted), with no symbolic link in it, relative to --root. The
+ * open handles (/proc/PID/fd, /proc/PID/map_files) while they run, else by
+ * handle (pc_inode_open) right after their first use, else by a walk of
+ * --root; nothing is held open meanwhile (that would keep filesystems
+ * busy). The path is the file's at the end (a rename is followed; a file
+ * seen while used and gone at the end is dropped and counted as deleted),
+ * with no symbolic link in it, relative to --root. The
  * snapshot is written atomically, also after SIGINT or SIGTERM; tracing
  * leaves nothing behind (lib/trace.c).
  */
@@ -35,7 +37,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -133,7 +134,9 @@ struct rfile {
 	struct spans used;		/* get_pages, fault */
 	struct spans mapped;		/* map_pages: requested */
 	struct spans added;		/* add_to_page_cache */
-	int pfd;			/* pinned (O_PATH), -1 */
+	char *seen;			/* its path, as seen while it was used */
+	bool gone;			/* seen deleted while it was used */
+	int pfd;			/* at the end: an O_PATH fd of it, -1 */
 	bool walk;			/* to be looked for by a walk of --root */
 	unsigned scans;			/* looked for among the processes' handles */
 };
@@ -149,7 +152,6 @@ struct rec {
 	bool nomem;
 	pid_t *scan;			/* pids with files to pin, this round */
 	size_t nscan, scancap;
-	int pinned, maxpin;
 	size_t scanned_upto;		/* files before this were tried by handle */
 };
 
@@ -263,12 +265,38 @@ static int on_event(const struct pc_trace_event *e, void *arg)
 	}
 	if (rc)
 		r->nomem = true;
-	if (f->pfd < 0 && f->scans < REC_SCAN_TRIES && major(e->dev) + minor(e->dev))
+	if (!f->seen && !f->gone && f->scans < REC_SCAN_TRIES && major(e->dev) + minor(e->dev))
 		want_scan(r, (pid_t)e->pid);
 	return 0;
 }
 
-/* Pin the files of the table that process pid has open or mapped. */
+/*
+ * Note where fd (an O_PATH fd of f) is: its path now, if the path leads
+ * back to it (a dentry the kernel could not connect to its directory has
+ * a path that says nothing), or that it is deleted. The fd is closed: no
+ * file is held open while recording, so no filesystem is kept busy (a
+ * system-wide recording would otherwise make every umount fail).
+ */
+static void note_path(struct rfile *f, int fd)
+{
+	char link[64], path[PATH_MAX + 16];
+	struct stat st, pst;
+	ssize_t k;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	k = readlink(link, path, sizeof(path) - 1);
+	if (k > 0 && fstat(fd, &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino) {
+		path[k] = 0;
+		if (st.st_nlink == 0 || (k > 10 && !strcmp(path + k - 10, " (deleted)")))
+			f->gone = true;
+		else if (path[0] == '/' && stat(path, &pst) == 0 && pst.st_dev == f->dev &&
+			 pst.st_ino == f->ino)
+			f->seen = strdup(path);
+	}
+	close(fd);
+}
+
+/* Where the files of the table that process pid has open or mapped are. */
 static void scan_dir(struct rec *r, pid_t pid, const char *sub)
 {
 	char path[64], ent[384];
@@ -279,7 +307,7 @@ static void scan_dir(struct rec *r, pid_t pid, const char *sub)
 	d = opendir(path);
 	if (!d)
 		return;
-	while ((de = readdir(d)) && r->pinned < r->maxpin) {
+	while ((de = readdir(d))) {
 		struct stat st;
 		struct rfile *f;
 		int fd;
@@ -290,27 +318,20 @@ static void scan_dir(struct rec *r, pid_t pid, const char *sub)
 		if (stat(ent, &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		f = lookup(r, st.st_dev, st.st_ino, false);
-		if (!f || f->pfd >= 0)
+		if (!f || f->seen || f->gone)
 			continue;
 		fd = open(ent, O_PATH | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) < 0 || st.st_dev != f->dev || st.st_ino != f->ino) {
-			close(fd);
-			continue;
-		}
-		f->pfd = fd;
-		r->pinned++;
+		if (fd >= 0)
+			note_path(f, fd);
 	}
 	closedir(d);
 }
 
 /*
- * Pin what the round's events named: through the processes' handles, else
+ * Where the round's new files are: through the processes' handles, else
  * by handle (pc_inode_open) now, while the file was just used and its
- * dentry is surely cached: opened later (after a drop_caches) it could be
- * a disconnected dentry, whose path says nothing. Pinned, the dentry stays
- * connected and follows renames.
+ * dentry is surely cached (opened after a drop_caches it could be a
+ * disconnected dentry, whose path says nothing).
  */
 static void scan_round(struct rec *r)
 {
@@ -318,22 +339,21 @@ static void scan_round(struct rec *r)
 		scan_dir(r, r->scan[i], "fd");
 		scan_dir(r, r->scan[i], "map_files");
 	}
-	for (size_t i = r->scanned_upto; i < r->nfiles && r->pinned < r->maxpin; i++) {
+	for (size_t i = r->scanned_upto; i < r->nfiles; i++) {
 		struct rfile *f = r->files[i];
 		int fd;
 
-		if (f->pfd >= 0)
+		if (f->seen || f->gone)
 			continue;
 		fd = pc_inode_open(f->dev, f->ino, O_PATH);
-		if (fd >= 0) {
-			f->pfd = fd;
-			r->pinned++;
-		}
+		if (fd >= 0)
+			note_path(f, fd);
 	}
-	/* and a try counted against each file still not pinned */
+	/* and a try counted against each file still not placed */
 	if (r->nscan)
 		for (size_t i = 0; i < r->nfiles; i++)
-			if (r->files[i]->pfd < 0 && r->files[i]->scans < REC_SCAN_TRIES)
+			if (!r->files[i]->seen && !r->files[i]->gone &&
+			    r->files[i]->scans < REC_SCAN_TRIES)
 				r->files[i]->scans++;
 	r->scanned_upto = r->nfiles;
 	r->nscan = 0;
@@ -660,11 +680,8 @@ static void finish_file(struct rfile *f, struct outcome *o, const char *root, si
 		return;
 	}
 	if (fd < 0) {
-		fd = pc_inode_open(f->dev, f->ino, O_PATH);
-		if (fd < 0) {
-			o->unresolved++;
-			return;
-		}
+		o->unresolved++;
+		return;
 	}
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -750,8 +767,8 @@ static void finish_file(struct rfile *f, struct outcome *o, const char *root, si
 	o->files++;
 	o->pages += res.pages;
 out:
-	if (fd != f->pfd)
-		close(fd);
+	close(fd);
+	f->pfd = -1;
 }
 
 /*
@@ -834,6 +851,7 @@ static void rec_free(struct rec *r)
 
 		if (f->pfd >= 0)
 			close(f->pfd);
+		free(f->seen);
 		free(f->used.v);
 		free(f->mapped.v);
 		free(f->added.v);
@@ -888,7 +906,6 @@ int cmd_record(int argc, char **argv)
 	sigset_t mask, oldmask;
 	struct orec rec = { 0 };
 	struct walk_set walk = { 0 };
-	struct rlimit rl;
 	struct stat st;
 	uint64_t lost = 0, t_end;
 	double started;
@@ -965,13 +982,6 @@ int cmd_record(int argc, char **argv)
 		out_flush();
 		return EXIT_PARTIAL;
 	}
-	/* one pinned fd per file the workload uses: as many as we may have */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	r.maxpin = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 256
-		   ? (int)(rl.rlim_cur > INT_MAX / 2 ? INT_MAX / 2 : rl.rlim_cur) - 128 : 128;
 	r.self = (uint32_t)getpid();
 
 	/* SIGINT, SIGTERM end the recording (what was seen is written); SIGCHLD: CMD ended */
@@ -1087,20 +1097,42 @@ int cmd_record(int argc, char **argv)
 		if (f->dev == 0)
 			continue;
 		/* the bdev pseudo-filesystem (no mount): the inode number is a disk's dev_t */
-		if (!major(f->dev) && f->pfd < 0) {
+		if (!major(f->dev) && !f->seen && !f->gone) {
 			fd = pc_inode_open(f->dev, f->ino, O_PATH);
 			if (fd >= 0)
-				f->pfd = fd;	/* a file after all: finish_file closes it */
+				close(fd);	/* a file after all */
 			else if (fd == -ENODEV && bdev_of(f->ino, name, sizeof(name), &rdev, &size)) {
 				finish_bdev(f, &o, name, rdev, size);
 				continue;
 			}
 		}
-		if (f->pfd < 0 && (f->used.n || f->mapped.n)) {
-			fd = pc_inode_open(f->dev, f->ino, O_PATH);
-			if (fd >= 0) {
+		if (!f->used.n && !f->mapped.n) {
+			o.unused++;	/* only brought in (readahead, a file's metadata): not used */
+			continue;
+		}
+		/* where it was seen, if it is still there; else where it is now */
+		if (f->seen) {
+			struct stat pst;
+
+			fd = open(f->seen, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0 && (fstat(fd, &pst) < 0 || pst.st_dev != f->dev ||
+					pst.st_ino != f->ino)) {
+				close(fd);
+				fd = -1;
+			}
+			if (fd >= 0)
 				f->pfd = fd;
-			} else if (cli_grow(&walk.v, &walk.cap, walk.n, sizeof(*walk.v)) == 0) {
+		}
+		if (f->pfd < 0)
+			f->pfd = pc_inode_open(f->dev, f->ino, O_PATH);
+		if (f->pfd < 0 && (f->seen || f->gone)) {
+			f->pfd = -1;
+			o.deleted++;	/* it was there while used, and is no more */
+			continue;
+		}
+		if (f->pfd < 0) {
+			f->pfd = -1;
+			if (cli_grow(&walk.v, &walk.cap, walk.n, sizeof(*walk.v)) == 0) {
 				walk.v[walk.n++] = f;	/* found by a walk of --root, or never */
 				f->walk = true;
 				continue;

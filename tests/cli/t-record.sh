@@ -211,6 +211,25 @@ else
 	t_skip "no filemap event left enabled in tracefs" "cannot mount tracefs in a namespace of our own"
 fi
 
+# 9. filesystem metadata: on a fresh loop ext4, a walk of a tree the page
+# cache has not seen reads inode tables and directories through the block
+# device's own cache: kept as the device's pages
+if t_have mkfs.ext4 losetup && truncate -s 64M fs.img && mkfs.ext4 -q -F fs.img &&
+	LOOP=$(losetup -f --show fs.img 2>/dev/null); then
+	T_CLEANUP+=("losetup -d $LOOP")
+	mkdir mnt && mount "$LOOP" mnt && T_CLEANUP+=("umount $T_DIR/mnt")
+	for d in $(seq 1 20); do mkdir mnt/d$d; for f in $(seq 1 20); do echo x >mnt/d$d/f$f; done; done
+	umount mnt && mount "$LOOP" mnt	# a cold cache, the journal checkpointed
+	echo 2 >/proc/sys/vm/drop_caches	# and no dentry or inode of it left
+	pc record -o r9.snap --json -- sh -c 'ls -lR mnt >/dev/null' >r9.json
+	t_ok "a cold walk's metadata pages are recorded" test "$(jq .total.metadata_pages r9.json)" -gt 0
+	t_ok "on a device or more (the loop device; the root disk's, for ls)" \
+		test "$(jq .total.metadata_devices r9.json)" -ge 1
+else
+	t_skip "a cold walk's metadata pages are recorded" "no loop device or mkfs.ext4 here"
+	t_skip "on a device or more" "no loop device or mkfs.ext4 here"
+fi
+
 # 8. usage and privilege
 pc record -o x.snap --pid 1 -- true >/dev/null 2>&1
 t_is "-- CMD and --pid together: usage error" "$?" 2
