@@ -572,6 +572,7 @@ static int used_spans(const struct rfile *f, int rfd, uint64_t size, struct span
 
 struct outcome {
 	uint64_t files, bdevs, pages, meta_pages, unresolved, deleted, outside, unused;
+	uint64_t other_bdevs;		/* metadata of devices under no file kept: left out */
 	struct pc_profile_file *pf;
 	size_t npf, cap;
 };
@@ -644,18 +645,9 @@ static void finish_bdev(struct rfile *f, struct outcome *o, const char *name, ui
 	pf.dev = rdev;
 	pf.runs = res.runs;
 	pf.nruns = res.nruns;
-#ifdef PC_IDENT_BDEV
 	pf.ident = PC_IDENT_BDEV;
 	pf.used = res.used;
 	pf.nused = res.nused;
-#else
-	/* a format without block device records: counted, not written */
-	free(res.used);
-	o->bdevs++;
-	o->meta_pages += res.pages;
-	pc_profile_file_release(&pf);
-	return;
-#endif
 	if (!pf.path || keep(o, &pf) < 0) {
 		cli_fail(name, ENOMEM, "cannot record metadata of");
 		return;
@@ -754,12 +746,8 @@ static void finish_file(struct rfile *f, struct outcome *o, const char *root, si
 	}
 	pf.runs = res.runs;
 	pf.nruns = res.nruns;
-#ifdef PC_IDENT_BDEV
 	pf.used = res.used;
 	pf.nused = res.nused;
-#else
-	free(res.used);
-#endif
 	if (!pf.path || keep(o, &pf) < 0) {
 		cli_fail(path, ENOMEM, "cannot record");
 		goto out;
@@ -906,6 +894,7 @@ int cmd_record(int argc, char **argv)
 	sigset_t mask, oldmask;
 	struct orec rec = { 0 };
 	struct walk_set walk = { 0 };
+	struct walk_set bdevs = { 0 };
 	struct stat st;
 	uint64_t lost = 0, t_end;
 	double started;
@@ -1102,7 +1091,8 @@ int cmd_record(int argc, char **argv)
 			if (fd >= 0)
 				close(fd);	/* a file after all */
 			else if (fd == -ENODEV && bdev_of(f->ino, name, sizeof(name), &rdev, &size)) {
-				finish_bdev(f, &o, name, rdev, size);
+				if (cli_grow(&bdevs.v, &bdevs.cap, bdevs.n, sizeof(*bdevs.v)) == 0)
+					bdevs.v[bdevs.n++] = f;	/* after the files: see below */
 				continue;
 			}
 		}
@@ -1146,17 +1136,35 @@ int cmd_record(int argc, char **argv)
 		for (size_t i = 0; i < walk.n; i++)
 			finish_file(walk.v[i], &o, root, strlen(root));
 	}
+	/*
+	 * Metadata of the block devices under the recording: the one --root is
+	 * on, and those of the files kept; not of every disk the system touched.
+	 */
+	for (size_t i = 0, nfiles = o.npf; i < bdevs.n; i++) {
+		struct rfile *f = bdevs.v[i];
+		char name[64];
+		uint64_t rdev, size;
+		bool ours;
+
+		if (!bdev_of(f->ino, name, sizeof(name), &rdev, &size))
+			continue;
+		ours = rdev == st.st_dev;	/* st: --root's */
+		for (size_t k = 0; k < nfiles && !ours; k++)
+			ours = o.pf[k].dev == rdev;
+		if (ours)
+			finish_bdev(f, &o, name, rdev, size);
+		else
+			o.other_bdevs++;
+	}
 	if (o.npf)
 		qsort(o.pf, o.npf, sizeof(*o.pf), by_path);
 	meta.created = (uint64_t)time(NULL);
 	meta.page_size = (uint32_t)pc_page_size();
 	snprintf(meta.root, sizeof(meta.root), "%s", root);
 	gethostname(meta.host, sizeof(meta.host) - 1);
-#ifdef PC_META_RECORDED
 	meta.flags = PC_META_RECORDED;
 	meta.lost = lost;
 	meta.duration_ms = (uint64_t)((pc_now() - started) * 1000);
-#endif
 	rc = pc_profile_create(out, &meta, &w);
 	for (size_t i = 0; i < o.npf && rc == 0; i++) {
 		rc = pc_profile_add(w, &o.pf[i]);
@@ -1189,6 +1197,7 @@ int cmd_record(int argc, char **argv)
 	orec_u64(&rec, "pages_added", r.added_pages, OF_PAGES);
 	orec_u64(&rec, "metadata_devices", o.bdevs, 0);
 	orec_u64(&rec, "metadata_pages", o.meta_pages, OF_PAGES);
+	orec_u64(&rec, "metadata_other_devices", o.other_bdevs, 0);
 	orec_u64(&rec, "unresolved", o.unresolved, 0);
 	orec_u64(&rec, "deleted", o.deleted, 0);
 	orec_u64(&rec, "outside_root", o.outside, 0);
@@ -1250,6 +1259,7 @@ done:
 		pc_profile_file_release(&o.pf[i]);
 	free(o.pf);
 	free(walk.v);
+	free(bdevs.v);
 	rec_free(&r);
 	free(root);
 	if (out_flush() < 0 && rc == 0)
