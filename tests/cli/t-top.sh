@@ -81,6 +81,19 @@ t_is "the totals count at least the reader's pages" \
 	"$(jq -r --argjson r "$R" '(.rows[] | select(.pid == $r)) as $x |
 		.total.accesses >= $x.accesses and .total.misses >= $x.misses' p.json | sort -u)" true
 
+# processes that live a few ms (a cat of a cached file), gone before /proc is
+# read: named from the kernel's exec records, not "[exited]"
+cp "$(command -v cat)" pctopcat
+drop "$F"; cat "$F" >/dev/null
+( for i in $(seq 1 300); do ./pctopcat "$F" >/dev/null; done ) &
+C=$!
+T_CLEANUP+=("t_kill $C")
+pc top --json --count 2 --interval 0.5 --pid "$C" --children >s.json 2>s.err
+t_kill "$C"
+t_is "short-lived processes keep their names (exec records), none is [exited]" \
+	"$(jq -s '[.[].rows[].comm] | [(map(select(. == "pctopcat")) | length > 2),
+		(map(select(. == "[exited]")) | length)]' -c s.json)" "[true,0]"
+
 pc top --json --count 1 --interval 0.5 --by file >f.json 2>f.err
 t_is "--by file: exit 0, the file by its path, with accesses and misses" \
 	"$? $(jq -r --arg f "$F" '.by, (.rows[] | select(.key == $f) |
