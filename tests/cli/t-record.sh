@@ -64,7 +64,8 @@ for f in f1 f2 f3 f4 f5 f6 f7 f8; do mkfile data/$f 256; done
 ranges() { pc stat -vv --json "$1" | jq -c '.files[0].ranges'; }
 # the files a recording holds (not the block devices' records: a name, no '/', not f*)
 files_of() { pc show --json "$1" | jq -c '[.files[].path | select(startswith("f"))]'; }
-tracing() { ls -l "/proc/$1/fd" 2>/dev/null | grep -q perf_event; }	# its events are open
+# tracing PID: all its events are open (4 kinds on each CPU; one thread traced)
+tracing() { [ "$(ls -l "/proc/$1/fd" 2>/dev/null | grep -c perf_event)" -ge $((4 * $(getconf _NPROCESSORS_ONLN))) ]; }
 
 # 1. known pages of known files, then restored
 drop data/f1 data/f2
