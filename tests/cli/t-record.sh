@@ -134,6 +134,18 @@ t_is "JSON: ended with the process" "$(jq -r .total.ended r5.json)" process
 pc evict data/f7 >/dev/null
 pc restore r5.snap --root data >/dev/null
 t_is "only that process's page 7, not the other's page 9" "$(ranges data/f7)" '[[7,1]]'
+# --children: the processes PID starts after the recording began
+sh -c "while [ ! -e go3 ]; do sleep 0.05; done; $R data/f7:12:1" &
+bg=$!
+T_CLEANUP+=("t_kill $bg")
+"$PAGECACHE" record -o r5c.snap --root data --json --pid "$bg" --children >r5c.json &
+rec=$!
+t_wait 10 tracing "$rec"
+touch go3
+wait "$rec"
+pc evict data/f7 >/dev/null
+pc restore r5c.snap --root data >/dev/null 2>&1
+t_is "--pid --children: its child's page 12 is recorded" "$(ranges data/f7)" '[[12,1]]'
 pc record -o x.snap --pid 999999999 >/dev/null 2>&1
 t_is "--pid of no process: exit 1" "$?" 1
 
