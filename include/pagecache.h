@@ -677,6 +677,9 @@ struct pc_profile_file {
 #define PC_IDENT_GEN	1u		/* gen: FS_IOC_GETVERSION answered */
 #define PC_IDENT_BTIME	2u		/* btime: statx STATX_BTIME */
 #define PC_IDENT_FSID	4u		/* fsid: f_fsid, not 0 */
+#ifndef PC_IDENT_BDEV			/* format v3 (lib/profile.c, landing): a block device's own cache */
+#define PC_IDENT_BDEV	8u
+#endif
 	uint32_t ident;
 	int64_t btime_s;		/* birth time */
 	uint32_t btime_ns;
@@ -750,6 +753,79 @@ const struct pc_profile_meta *pc_profile_get_meta(const struct pc_profile_reader
 int pc_profile_next(struct pc_profile_reader *r, struct pc_profile_file *ret);
 const char *pc_profile_error(const struct pc_profile_reader *r);
 void pc_profile_close(struct pc_profile_reader *r);
+
+/* ---- bdev.c: a filesystem's block device, whose cache holds its metadata -- */
+
+/*
+ * Inode tables, directory and extent blocks live in the page cache of the
+ * block device under a filesystem, not in any file's; so do pages anyone
+ * read through /dev/X. The device is only ever found from a filesystem's
+ * st_dev (sysfs names it, /dev/NAME must be a block device of that
+ * number), never from a name a snapshot holds.
+ */
+#define PC_BDEV_NAME_MAX 64
+struct pc_bdev {
+	int fd;				/* the device, O_RDONLY */
+	uint64_t dev;			/* its number: st_rdev, == st_dev of its files */
+	uint64_t size;			/* bytes (BLKGETSIZE64; its st_size is 0) */
+	char name[PC_BDEV_NAME_MAX];	/* the kernel's name, one component ("loop0",
+					   "nvme0n1p2"; a '/' in it as '!', as sysfs) */
+	struct stat st;			/* fstat of fd, st_size set to size */
+};
+/*
+ * May this caller open block devices (root's, 0660) and be told their
+ * residency? CAP_DAC_READ_SEARCH and CAP_FOWNER (root has both; so do
+ * pagecache's units). False is a definite no.
+ */
+bool pc_bdev_allowed(void);
+/* The filesystem of an open file (O_PATH will do): st_dev and f_fsid (0: none). */
+int pc_fd_fs(int fd, uint64_t *ret_dev, uint64_t *ret_fsid);
+/* The kernel's name of block device dev, one component; -ENODEV: no block device has it. */
+int pc_bdev_name(uint64_t dev, char *ret, size_t len);
+/*
+ * Open block device number dev (a filesystem's st_dev) for reading:
+ * /sys/dev/block/MAJ:MIN/uevent's DEVNAME, /dev/NAME reached with O_PATH |
+ * O_NOFOLLOW and fstat()ed (a block device, st_rdev == dev, else -ESTALE),
+ * then opened through /proc/self/fd (-ENOMEDIUM without /proc). -ENODEV:
+ * dev is no block device (tmpfs, overlayfs, btrfs, NFS: anonymous);
+ * -EPERM, -EACCES: the kernel refuses (a VM's root disk may). _close is
+ * NULL-safe.
+ */
+int pc_bdev_open(uint64_t dev, struct pc_bdev *ret);
+void pc_bdev_close(struct pc_bdev *b);
+/* Its cached pages: pairs (first page, count) in *ret (malloc'd); -EPERM if not told. */
+int pc_bdev_cached_runs(const struct pc_bdev *b, uint64_t **ret, size_t *ret_n);
+/*
+ * A snapshot's record of device dev's cache (PC_IDENT_BDEV): path its name,
+ * dev, size, runs, and fsid (PC_IDENT_FSID) when not 0: the filesystem on
+ * it, as its files' f_fsid says. Release with pc_profile_file_release.
+ */
+int pc_bdev_snapshot(uint64_t dev, uint64_t fsid, struct pc_profile_file *ret);
+/*
+ * Is a filesystem (its st_dev and f_fsid, 0: none) the one a BDEV record
+ * was taken of? By fsid where the record has one, else by device number,
+ * unless fsid_only (a copy elsewhere: a device number there means nothing).
+ */
+bool pc_bdev_matches(const struct pc_profile_file *rec, uint64_t dev, uint64_t fsid,
+		     bool fsid_only);
+struct pc_bdev_result {
+	char name[PC_BDEV_NAME_MAX];	/* the device read, as the kernel names it now */
+	uint64_t size;			/* its size now, bytes */
+	uint64_t pages;			/* recorded pages that lie on it */
+	uint64_t cached;		/* of those, cached before */
+	uint64_t read;			/* brought in */
+	uint64_t resident;		/* verified resident at the end */
+	int err;			/* 0, or why not all (ENOSPC: the budget) */
+};
+/*
+ * Read a BDEV record's pages back through block device dev (found by the
+ * caller from a file on the filesystem: pc_fd_fs, pc_bdev_matches), runs
+ * clipped to its size now, through the warming engine within budget (its
+ * rate paces). dry: only count what is cached. -errno when nothing could
+ * be done (open, permission); a short result says why in err.
+ */
+int pc_bdev_restore(uint64_t dev, const struct pc_profile_file *rec, struct pc_budget *budget,
+		    bool dry, struct pc_bdev_result *ret);
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC visibility pop
