@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "metadata.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -43,6 +44,9 @@ static const struct cli_opt snapshot_opts[] = {
 	{ "guard", 0, 0, 'g', "RATIO", CC_NONE, NULL,
 	  "keep an existing FILE when the new snapshot is\nempty or holds fewer than RATIO times its pages\n"
 	  "(0 to 1; 0: only never replace with an empty one)", 0 },
+	{ "metadata", 0, 0, 'E', NULL, CC_NONE, NULL,
+	  "also record the cache of the block device under\neach filesystem of the files (metadata: inodes,\n"
+	  "directories; and whatever was read through /dev/X);\nroot only", 0 },
 	{ 0 }
 };
 
@@ -60,6 +64,10 @@ const struct cli_spec snapshot_spec = {
 	"them hot again; without it a warning says they were not. The snapshot is\n"
 	"written atomically: a failure, a full disk included, leaves the previous\n"
 	"FILE intact.\n"
+	"With --metadata (root), the cached pages of the block devices under the\n"
+	"files are recorded too (the filesystems' inode tables, directories, extent\n"
+	"blocks), so that restore brings back what lookups need; a device that\n"
+	"cannot be opened is named and left out.\n"
 	"\n",
 	.footer =
 	"\n"
@@ -85,6 +93,10 @@ static const struct ometric metrics[] = {
 	{ "total", "runs", "runs", 0, "Runs of cached pages recorded." },
 	{ "total", "active_pages", "active_bytes", OM_PAGES,
 	  "Bytes recorded as active (read twice); absent when not recorded." },
+	{ "total", "metadata_pages", "metadata_bytes", OM_PAGES,
+	  "Bytes of block devices' cache recorded (--metadata); absent without it." },
+	{ "total", "metadata_skipped", "metadata_skipped_devices", 0,
+	  "Block devices under the files left out (--metadata); absent without it." },
 	{ "total", "uncached_files", "uncached_files", 0, "Files left out: nothing of them cached." },
 	{ "total", "failures", "failures", 0, "Paths that failed (named on stderr)." },
 	{ "total", "elapsed", "duration_seconds", 0, "How long the last run took." },
@@ -239,7 +251,8 @@ int cmd_snapshot(int argc, char **argv)
 	uint64_t pages = 0, runs = 0;
 	double guard = -1;
 	int64_t old_pages = -1;
-	bool no_active, kept = false;
+	bool no_active, kept = false, metadata = false;
+	struct meta_set ms = { 0 };
 	char *end;
 	struct orec rec = { 0 };
 	struct stat st;
@@ -259,6 +272,9 @@ int cmd_snapshot(int argc, char **argv)
 			break;
 		case 'N':
 			c.active = false;
+			break;
+		case 'E':
+			metadata = true;
 			break;
 		case 'g':
 			errno = 0;
@@ -280,6 +296,10 @@ int cmd_snapshot(int argc, char **argv)
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
 	out_prom_metrics("snapshot", metrics, sizeof(metrics) / sizeof(metrics[0]));
+	if (metadata && !pc_bdev_allowed()) {
+		targets_release(&c.t);
+		return cli_usage_error("--metadata %s", META_NEEDS_ROOT);
+	}
 	/*
 	 * The files' paths are recorded without links (restore follows none),
 	 * and so is the root; but a root through /proc (/proc/PID/root: a
@@ -309,6 +329,8 @@ int cmd_snapshot(int argc, char **argv)
 		cli_warn("walk failed: %s", strerror(-rc));
 	if (c.n)	/* qsort(NULL, 0) is undefined: UBSan stops there */
 		qsort(c.files, c.n, sizeof(*c.files), by_path);
+	if (metadata)
+		meta_snapshot(&ms, c.files, c.n);
 
 	meta.created = (uint64_t)time(NULL);
 	meta.page_size = (uint32_t)pc_page_size();
@@ -337,6 +359,8 @@ int cmd_snapshot(int argc, char **argv)
 			rc = pc_profile_add(w, &c.files[i]);
 		runs += c.files[i].nruns;
 	}
+	for (size_t i = 0; i < ms.n && rc == 0; i++)
+		rc = pc_profile_add(w, &ms.recs[i]);
 	if (rc == 0)
 		rc = pc_profile_commit(w);
 	else
@@ -372,6 +396,8 @@ int cmd_snapshot(int argc, char **argv)
 	else
 		orec_u64(&rec, "active_pages", c.active_pages, OF_PAGES);
 	orec_u64(&rec, "uncached_files", c.empty, 0);
+	if (metadata)
+		meta_report(&ms, &rec, false);
 	orec_str(&rec, "root", root, 0);
 	orec_u64(&rec, "failures", cli_failures(), 0);
 	orec_f64(&rec, "elapsed", pc_now() - t0);
@@ -393,10 +419,12 @@ int cmd_snapshot(int argc, char **argv)
 		if (c.empty)
 			out_human_line("Left out %llu files with nothing cached",
 				       (unsigned long long)c.empty);
+		meta_human(&ms, false, false);
 	}
 	for (size_t i = 0; i < c.n; i++)
 		pc_profile_file_release(&c.files[i]);
 	free(c.files);
+	meta_release(&ms);
 	free(root);
 	if (out_flush() < 0)
 		rc = -EIO;
