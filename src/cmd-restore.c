@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "metadata.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +66,8 @@ static const struct cli_opt restore_opts[] = {
 	{ "idle", 0, 0, 'I', NULL, CC_NONE, NULL,
 	  "idle I/O priority, so a live service keeps its disk", 0 },
 	{ "dry-run", 0, 0, 'D', NULL, CC_NONE, NULL, "say what would be read; read nothing", 0 },
+	{ "no-metadata", 0, 0, 'E', NULL, CC_NONE, NULL,
+	  "do not read the snapshot's block device records\n(filesystem metadata, snapshot --metadata)", 0 },
 	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list each file", 0 },
 	{ "quiet", 'q', 0, 'q', NULL, CC_NONE, NULL, "no progress line", 0 },
 	{ 0 }
@@ -89,6 +92,9 @@ const struct cli_spec restore_spec = {
 	"The snapshot is read whole before any file is opened; files are opened\n"
 	"beneath the root only, never through a symbolic link, and a FIFO or device\n"
 	"in a file's place is never opened.\n"
+	"Block device records (snapshot --metadata: the filesystems' metadata) are\n"
+	"read first, as root, through the device under the restored files'\n"
+	"filesystem (never the name the snapshot holds); one not found is named.\n"
 	"\n",
 	.footer =
 	"\n"
@@ -102,35 +108,6 @@ const struct cli_spec restore_spec = {
 		    &cli_format_restore_group },
 	.operands = CC_FILE,
 };
-
-/*
- * Block device records (PC_IDENT_BDEV, format version 3): a device's own
- * cached pages (filesystem metadata), named by its kernel name ("loop0"),
- * never a path beneath the root. This build does not read them back: they
- * are set aside whole, counted, and said so once.
- */
-struct bdev_set {
-	struct pc_profile_file *v;
-	size_t n, cap;
-};
-
-static int bdev_take(struct bdev_set *b, struct pc_profile_file *f)
-{
-	if (cli_grow(&b->v, &b->cap, b->n, sizeof(*b->v)) < 0) {
-		pc_profile_file_release(f);
-		return -ENOMEM;
-	}
-	b->v[b->n++] = *f;
-	return 0;
-}
-
-static void bdev_release(struct bdev_set *b)
-{
-	for (size_t i = 0; i < b->n; i++)
-		pc_profile_file_release(&b->v[i]);
-	free(b->v);
-	memset(b, 0, sizeof(*b));
-}
 
 static uint64_t first_physical(int fd, uint64_t byte)
 {
@@ -170,6 +147,12 @@ static const struct ometric metrics[] = {
 	{ "total", "read", "read_bytes", OM_PAGES, "Bytes the last run read into the cache." },
 	{ "total", "resident", "resident_bytes", OM_PAGES,
 	  "Bytes of those resident when the run ended." },
+	{ "total", "metadata_pages", "metadata_wanted_bytes", OM_PAGES,
+	  "Bytes of block devices' cache (filesystem metadata) the snapshot wants." },
+	{ "total", "metadata_read", "metadata_read_bytes", OM_PAGES,
+	  "Bytes of those the last run read through the devices." },
+	{ "total", "metadata_skipped", "metadata_skipped_devices", 0,
+	  "Block device records not read (--no-metadata, not root, device not found)." },
 	{ "total", "changed", "changed_files", 0, "Files skipped: replaced since the snapshot." },
 	{ "total", "modified", "modified_files", 0,
 	  "Files restored though modified in place since the snapshot." },
@@ -400,14 +383,14 @@ int cmd_restore(int argc, char **argv)
 	struct pc_profile_reader *r;
 	struct pc_profile_file f;
 	struct item *items = NULL, **order = NULL;
-	struct bdev_set bdevs = { 0 };
 	size_t n = 0, cap = 0, nwarm = 0, nlisted = 0;
 	int rootfd = -1;
 	struct pc_budget budget = { 0 };
 	struct pc_warmer *w = NULL;
 	struct orec rec = { 0 };
 	char err[256], root[4096] = "/", cgdir[4096], why[1024];
-	bool same_place = true;
+	bool same_place = true, budget_ready = false;
+	struct meta_set ms = { 0 };
 	size_t ndone = 0;
 	double t0 = pc_now();
 	int opt, rc, snap_ps;
@@ -442,6 +425,9 @@ int cmd_restore(int argc, char **argv)
 			break;
 		case 'D':
 			dry = true;
+			break;
+		case 'E':
+			ms.skip = true;
 			break;
 		case 'v':
 			list = true;
@@ -539,11 +525,8 @@ int cmd_restore(int argc, char **argv)
 	while ((rc = pc_profile_next(r, &f)) > 0) {
 		struct item *it;
 
-		if (f.ident & PC_IDENT_BDEV) {
-			if ((rc = bdev_take(&bdevs, &f)) < 0)
-				break;
+		if (meta_take(&ms, &f, snap_ps))	/* a block device's record, not a file */
 			continue;
-		}
 		if (cli_grow(&items, &cap, n, sizeof(*items)) < 0) {
 			pc_profile_file_release(&f);
 			rc = -ENOMEM;
@@ -612,14 +595,20 @@ int cmd_restore(int argc, char **argv)
 		free(b);
 	}
 	pc_profile_close(r);
-	if (bdevs.n && !quiet)
-		cli_warn("%zu block device record%s (filesystem metadata) left out: this build "
-			 "restores files only", bdevs.n, bdevs.n == 1 ? "" : "s");
 	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0) {
 		cli_fail(root, errno, "cannot open the root");
 		goto report;
 	}
+
+	/* metadata first: the files' lookups below then find it cached */
+	if (ms.n && !dry && !ms.skip) {
+		if (idle)	/* IOPRIO_CLASS_IDLE for this process */
+			syscall(SYS_ioprio_set, 1, 0, 3 << 13);
+		budget_ready = pc_budget_init(&budget, bo.max_mem, bo.reserve) == 0;
+		budget.rate = bo.rate;
+	}
+	meta_restore(&ms, rootfd, same_place, budget_ready || dry ? &budget : NULL, dry);
 
 	/* check each file: one open, beneath the root, closed again */
 	for (size_t i = 0; i < n; i++) {
@@ -704,7 +693,7 @@ int cmd_restore(int argc, char **argv)
 
 		if (idle)	/* IOPRIO_CLASS_IDLE for this process */
 			syscall(SYS_ioprio_set, 1, 0, 3 << 13);
-		rc = pc_budget_init(&budget, bo.max_mem, bo.reserve);
+		rc = budget_ready ? 0 : pc_budget_init(&budget, bo.max_mem, bo.reserve);
 		budget.rate = bo.rate;
 		if (rc == 0)
 			rc = pc_warmer_new(&wo, &w);
@@ -792,7 +781,6 @@ report:
 		pc_profile_file_release(&items[i].f);
 	free(items);
 	free(order);
-	bdev_release(&bdevs);
 
 	orec_str(&rec, "snapshot", snap, 0);
 	orec_str(&rec, "root", root, 0);
@@ -808,6 +796,7 @@ report:
 	orec_u64(&rec, "missing", nmissing, 0);
 	orec_u64(&rec, "failures", cli_failures(), 0);
 	orec_bool(&rec, "budget_stopped", budget.stopped != 0);
+	meta_report(&ms, &rec, true);
 	orec_f64(&rec, "elapsed", pc_now() - t0);
 	out_object("total", &rec);
 	if (co.fmt == OUT_HUMAN) {
@@ -825,12 +814,14 @@ report:
 			       fmt_size((dry ? wanted - cached_before : read) * ps, a, sizeof(a)),
 			       (unsigned long long)nchanged, (unsigned long long)nmissing,
 			       pc_now() - t0);
+		meta_human(&ms, true, dry);
 		if (nmodified)
 			out_human_line("%llu of them modified in place since the snapshot: their "
 				       "recorded pages inside their size %s",
 				       (unsigned long long)nmodified, dry ? "would be read" : "were read");
 	}
 	pc_budget_release(&budget);
+	meta_release(&ms);
 	rc = out_flush();
 	if (cgroup && !dry)
 		_exit(rc < 0 || cli_failures() || nchanged || nmissing || budget.stopped ? EXIT_PARTIAL : 0);
