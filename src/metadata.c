@@ -201,7 +201,18 @@ void meta_restore(struct meta_set *ms, int rootfd, bool same_place, struct pc_bu
 		const struct pc_profile_file *rec = &ms->recs[i];
 		struct pc_bdev_result res;
 		uint64_t dev = find_dev(ms, rec, rootfd, same_place);
-		int rc = dev ? pc_bdev_restore(dev, rec, b, dry, &res) : -ENOENT;
+		bool again = false;
+		int rc;
+
+		/* one device, one read: a second record of it (a hostile snapshot) is left out */
+		for (size_t k = 0; k < ms->nrows && dev; k++)
+			again |= ms->rows[k].done && ms->rows[k].dev == dev;
+		if (again) {
+			row(ms, rec->path, dev, rec->size, 0, NULL, NULL, "another record of a device read");
+			ms->unavailable++;
+			continue;
+		}
+		rc = dev ? pc_bdev_restore(dev, rec, b, dry, &res) : -ENOENT;
 
 		if (rc < 0) {
 			char num[32], reason[256];
@@ -219,14 +230,31 @@ void meta_restore(struct meta_set *ms, int rootfd, bool same_place, struct pc_bu
 			ms->unavailable++;
 			continue;
 		}
+		if (res.err == ENOSPC) {
+			char reason[128];
+
+			/*
+			 * Taken whole or not at all (a device's cache may hold a
+			 * dd of it): nothing was read. The files are not to pay for
+			 * it: the budget is judged afresh for them.
+			 */
+			snprintf(reason, sizeof(reason), "its %llu pages do not fit the memory budget (%s)",
+				 (unsigned long long)(res.pages - res.cached), pc_budget_reason(b->stopped));
+			cli_warn("metadata of '%s' not restored: %s", res.name, reason);
+			row(ms, res.name, dev, res.size, res.pages, &res.cached, &res.read, reason);
+			ms->rows[ms->nrows - 1].done = false;
+			ms->unavailable++;
+			pc_budget_put(b, 0);
+			continue;
+		}
 		ms->devices++;
 		ms->pages += res.pages;
 		ms->cached += res.cached;
 		ms->read += dry ? 0 : res.read;
-		if (res.err && res.err != ENOSPC)
+		if (res.err)
 			cli_warn("metadata of '%s' not all restored: %s", res.name, strerror(res.err));
 		row(ms, res.name, dev, res.size, res.pages, &res.cached, dry ? NULL : &res.read,
-		    dry ? "dry run" : res.err == ENOSPC ? "budget" : res.err ? strerror(res.err) : "ok");
+		    dry ? "dry run" : res.err ? strerror(res.err) : "ok");
 	}
 }
 

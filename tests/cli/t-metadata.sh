@@ -106,6 +106,17 @@ pc restore --dry-run --json s.snap >dry.json 2>/dev/null
 t_is "--dry-run: the pages counted" "$(jq .total.metadata_pages dry.json)" "$meta_pages"
 t_is "--dry-run: nothing read" "$(jq .total.metadata_read dry.json)" 0
 
+# a device's cache is read whole or not at all: one too big for the budget
+# is left out and said, and the files still have the budget (theirs are
+# cached here: they need none of it)
+remount
+cat mnt/d[1-9]/* mnt/d[12][0-9]/* mnt/d30/* >/dev/null
+pc restore --max-mem 64k --json s.snap >budget.json 2>budget.err; rc=$?
+t_is "metadata over the budget: restore exits 0" "$rc" 0
+t_is "metadata over the budget: the record left out" "$(jq .total.metadata_skipped budget.json)" 1
+t_ok "metadata over the budget: said" grep -q "metadata of '$DEV' not restored: its [0-9]* pages do not fit the memory budget" budget.err
+t_is "metadata over the budget: the files restored" "$(jq -c '[.total.files, .total.budget_stopped]' budget.json)" '[300,false]'
+
 pc restore --kv s.snap >kv.out 2>/dev/null
 t_ok "key=value: metadata_read" grep -q ' metadata_read=[0-9]' kv.out
 pc restore s.snap >human.out 2>/dev/null
