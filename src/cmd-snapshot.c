@@ -226,8 +226,8 @@ static int64_t snapshot_pages(const char *path)
 	if (rc < 0)
 		return rc;
 	while ((rc = pc_profile_next(r, &f)) > 0) {
-		for (size_t k = 0; k < f.nruns; k++)
-			pages += (int64_t)f.runs[2 * k + 1];
+		for (size_t k = 0; k < f.nruns && !(f.ident & PC_IDENT_BDEV); k++)
+			pages += (int64_t)f.runs[2 * k + 1];	/* the files', as the new one counts */
 		pc_profile_file_release(&f);
 	}
 	pc_profile_close(r);
