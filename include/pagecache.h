@@ -677,9 +677,6 @@ struct pc_profile_file {
 #define PC_IDENT_GEN	1u		/* gen: FS_IOC_GETVERSION answered */
 #define PC_IDENT_BTIME	2u		/* btime: statx STATX_BTIME */
 #define PC_IDENT_FSID	4u		/* fsid: f_fsid, not 0 */
-#ifndef PC_IDENT_BDEV			/* format v3 (lib/profile.c, landing): a block device's own cache */
-#define PC_IDENT_BDEV	8u
-#endif
 	uint32_t ident;
 	int64_t btime_s;		/* birth time */
 	uint32_t btime_ns;
