@@ -122,8 +122,11 @@ int pc_bdev_open(uint64_t dev, struct pc_bdev *ret)
 	rc = devname(dev, name, sizeof(name));
 	if (rc < 0)
 		return rc;
-	pc_bdev_name(dev, b.name, sizeof(b.name));
 	snprintf(path, sizeof(path), "/dev/%s", name);
+	for (char *p = name; *p; p++)	/* one component, as sysfs names it */
+		if (*p == '/')
+			*p = '!';
+	snprintf(b.name, sizeof(b.name), "%s", name);
 	/* reached, not opened: nothing is opened until it is known to be the device */
 	pfd = pc_sys_openat(AT_FDCWD, path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (pfd < 0)
