@@ -23,10 +23,6 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
-#ifndef PC_IDENT_BDEV		/* until format version 3 lands with it (lib/profile.c) */
-#define PC_IDENT_BDEV 8u
-#endif
-
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>

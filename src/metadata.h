@@ -11,10 +11,6 @@
 
 #include "cli.h"
 
-#ifndef PC_IDENT_BDEV		/* until format version 3 lands with it (lib/profile.c) */
-#define PC_IDENT_BDEV 8u
-#endif
-
 /* a filesystem the snapshot's files were on, and one of its files (restore) */
 struct meta_fs {
 	uint64_t dev, fsid;		/* as recorded */

@@ -10,10 +10,6 @@
 #include "pagecache.h"
 #include "tap.h"
 
-#ifndef PC_IDENT_BDEV		/* until format version 3 lands with it (lib/profile.c) */
-#define PC_IDENT_BDEV 8u
-#endif
-
 #include <linux/loop.h>
 #include <sys/ioctl.h>
 #include <sys/sysmacros.h>
