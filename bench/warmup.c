@@ -561,10 +561,10 @@ static void record_probe(const char *exe, char *why, size_t len, char *cut_why, 
  * DB` (the worker of every condition, exec'd by record), after a drop; its
  * own query times in q. 0, or -EIO and why (record's last words).
  */
-static int record_run(const char *exe, const char *db, const char *rec, double q[NQ], char *why,
-		      size_t whylen)
+static int record_run(const char *exe, const char *db, const char *rec, double q[NQ],
+		      double *lost, char *why, size_t whylen)
 {
-	char self[PATH_MAX], *out = NULL, *save = NULL;
+	char self[PATH_MAX], *out = NULL, *save = NULL, *js;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	bool times = false;
 	struct stat st;
@@ -579,6 +579,16 @@ static int record_run(const char *exe, const char *db, const char *rec, double q
 	rc = run_capture((char *const[]){ (char *)exe, "record", "--json", "-o", (char *)rec, "--",
 					  self, "warmup", "--worker", (char *)db, NULL },
 			 &out, why, whylen);
+	/* record's own JSON follows the worker's lines (none of which opens with '{') */
+	js = !out ? NULL : out[0] == '{' ? out : strstr(out, "\n{");
+	*lost = -1;
+	if (js) {
+		struct pc_json *root = NULL;
+
+		if (pc_json_parse(js, strlen(js), NULL, &root, NULL) == 0)
+			*lost = pc_json_number(pc_json_get(pc_json_get(root, "total"), "lost_events"), -1);
+		pc_json_free(root);
+	}
 	/* the worker's times: the one line of three numbers among record's JSON */
 	for (char *l = out ? strtok_r(out, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
 		int end = 0;
@@ -601,6 +611,7 @@ struct cond {
 	int n;
 	double pre_ms[64], pre_mib[64], cut_s[64];
 	int npre, ncut, nstopped;
+	double lost;			/* recording: events record lost, all trials */
 };
 
 int bench_warmup(const struct warmup_opts *o)
@@ -731,7 +742,10 @@ int bench_warmup(const struct warmup_opts *o)
 					int na = 0;
 
 					bench_drop_caches();
-					if (record_run(exe, db, rec, kr->q[kr->n], rwhy, sizeof(rwhy)) < 0) {
+					double lost;
+
+					if (record_run(exe, db, rec, kr->q[kr->n], &lost, rwhy,
+						       sizeof(rwhy)) < 0) {
 						if (!nrec_ok) {	/* never worked: left out, and why */
 							snprintf(rec_why, sizeof(rec_why), "record failed: %s",
 								 rwhy);
@@ -743,6 +757,7 @@ int bench_warmup(const struct warmup_opts *o)
 					}
 					nrec_ok++;
 					kr->n++;
+					kr->lost = kr->lost < 0 || lost < 0 ? -1 : kr->lost + lost;
 					recorded = true;
 					/* the same start-up as a snapshot: what it left cached of the files it used */
 					if (profile_size(rec, &szp[nsz], &paths, &npaths) == 0) {
@@ -845,6 +860,12 @@ int bench_warmup(const struct warmup_opts *o)
 			orec_str(&rec, "from", cond_from[c], 0);
 		if (cond_order[c])
 			orec_str(&rec, "order", cond_order[c], 0);
+		if (c == C_RECORDING) {
+			if (k->lost >= 0)
+				orec_u64(&rec, "lost_events", (uint64_t)k->lost, 0);
+			else
+				orec_null(&rec, "lost_events");
+		}
 		if (k->ncut) {
 			orec_f64(&rec, "max_time_s", median(k->cut_s, k->ncut));
 			orec_u64(&rec, "cut_short", (uint64_t)k->nstopped, 0);

@@ -75,6 +75,8 @@ if [ $have_record = 1 ]; then
 		jq -e '[.conditions[] | select(.condition | endswith("-half")) | .max_time_s > 0 and (.cut_short | type) == "number"] | all and length == 2' w.json
 	t_ok "size: the recording's pages, used pages and file beside the snapshot's" \
 		jq -e '.size | .profile_pages > 0 and .profile_used_pages > 0 and .profile_used_pages <= .profile_pages and .profile_file_bytes > 0 and .snapshot_pages > 0 and .snapshot_file_bytes > 0 and .pages_ratio > 0' w.json
+	t_ok "the recording says how many events it lost" \
+		jq -e '.conditions[] | select(.condition=="recording") | .lost_events | type == "number"' w.json
 	t_ok "results rows carry the bytes read, for bench compare" \
 		jq -e '.results[] | select(.condition=="recorded-access") | .metrics.prefetch_mib.values | length == 1' w.json
 	t_is "the recording is not left in the work directory" "$(ls wu | grep -c '\.rec')" 0
