@@ -108,6 +108,9 @@ PAGECACHE=$BINDIR/$(basename "$PAGECACHE")
 
 . "$HERE/workdir.sh"
 WORK=$(workdir "$BENCH_DIR") || die "choose another BENCH_DIR"
+# one run at a time in WORK: a second would remove the first one's files
+exec 9>"$WORK/.lock"
+flock -n 9 || die "another run is using $WORK (wait for it, or set BENCH_DIR)"
 TREE=$WORK/tree
 RUN=$WORK/run
 DB=$WARMUP_DIR/warmup-$ROWS.db
