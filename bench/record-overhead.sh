@@ -25,6 +25,11 @@
 #             its events and lost events (its --json total) are kept;
 #     top     `pagecache top --json --interval 1` (output to a file),
 #             started 1 s before, stopped by SIGINT after.
+#   Each sample is timed by /usr/bin/time: its wall time, and the CPU time
+#   (user + system) of every process of the workload, where the tracepoints'
+#   own cost lands (an event is written into the ring by the task that hit
+#   it); the tracer's reading of the rings is its own CPU, which slows the
+#   workload's wall time only when the CPUs are busy.
 #   Per workload and condition: every sample, the median, the ratio of the
 #   median to none's, and the median of the per-round ratios (a round's
 #   sample over the same round's none: steadier when other work comes and
@@ -35,7 +40,7 @@
 #   A condition whose command this pagecache lacks, or which fails to
 #   start (not root, events missing), is skipped and named in the output.
 #
-# Needs root (record reads kernel events), jq, a C compiler (the tree's
+# Needs root (record reads kernel events), jq, GNU time, a C compiler (the tree's
 # generator), and bench warmup's database (built once if missing).
 #
 # Options:
@@ -99,6 +104,7 @@ die() { printf 'record-overhead.sh: %s\n' "$*" >&2; exit 1; }
 [[ $(id -u) -eq 0 ]] || die "must run as root (record reads kernel events; the database is root's)"
 [[ -x $PAGECACHE ]] || die "no $PAGECACHE: run 'make' in $REPO first"
 command -v jq >/dev/null || die "needs jq"
+[[ -x /usr/bin/time ]] || die "needs GNU time (/usr/bin/time; apt-get install time)"
 command -v cc >/dev/null || die "needs a C compiler (the tree's generator)"
 [[ $ROUNDS =~ ^[1-9][0-9]*$ && $QLOOPS =~ ^[1-9][0-9]*$ ]] || die "ROUNDS and QLOOPS are counts"
 [[ $FILES =~ ^[1-9][0-9]*00$ ]] || die "FILES must be a multiple of 100"
@@ -209,20 +215,22 @@ say "  database $DB ($DB_BYTES bytes), tree $TREE ($FILES files); $ROUNDS rounds
 [[ ${#SKIPPED[@]} -eq 0 ]] || for c in "${!SKIPPED[@]}"; do say "  $c skipped: ${SKIPPED[$c]}"; done
 
 # ------------------------------------------------------------ the workloads
-sqlite_sample() {   # prints: sum of the workers' Q1+Q2+Q3 (ms), the loop's wall (ms)
-	local t0 sum=0 line
-	t0=$(now)
-	for _ in $(seq "$QLOOPS"); do
-		line=$("$PAGECACHE" bench warmup --worker "$DB" | head -n 1) || return 1
-		sum=$(awk -v s="$sum" -v l="$line" 'BEGIN { split(l, a, " "); printf "%.3f", s + a[1] + a[2] + a[3] }')
-	done
-	echo "$sum $(ms_since "$t0")"
+# /usr/bin/time -f '%e %U %S' of a shell running the workload: its wall time
+# and the CPU time of every process it ran (rusage of waited-for children)
+timed() {   # timed OUT CMD...: the command's output in OUT; prints "wall_ms cpu_s"
+	local out=$1
+	shift
+	/usr/bin/time -f '%e %U %S' -o "$RUN/time" "$@" >"$out"
+	awk '{ printf "%.1f %.3f", $1 * 1000, $2 + $3 }' "$RUN/time"
 }
-cat_sample() {
-	local t0
-	t0=$(now)
-	find "$TREE" -type f -print0 | xargs -0 cat >/dev/null
-	ms_since "$t0"
+sqlite_sample() {   # prints: sum of the workers' Q1+Q2+Q3 (ms), the loop's wall (ms), its CPU (s)
+	local wc
+	wc=$(timed "$RUN/sqlite.out" bash -c 'for i in $(seq "$1"); do "$2" bench warmup --worker "$3" | head -n 1; done' \
+		- "$QLOOPS" "$PAGECACHE" "$DB") || return 1
+	echo "$(awk '{ s += $1 + $2 + $3 } END { printf "%.3f", s }' "$RUN/sqlite.out") $wc"
+}
+cat_sample() {   # prints: wall (ms), CPU (s)
+	timed /dev/null sh -c 'find "$1" -type f -print0 | xargs -0 cat' - "$TREE"
 }
 warm_all() {
 	"$PAGECACHE" warm -q "$TREE" "$DB" "$DB.ids" >/dev/null
@@ -243,13 +251,13 @@ start_tracer() {   # start_tracer COND ROUND: TPID set (empty for none); 1 if it
 	kill -0 "$TPID" 2>/dev/null || { wait "$TPID" 2>/dev/null || true; TPID=; return 1; }
 }
 
-declare -A SQ=() SW=() CT=() TC=() PAIR_SQ=() PAIR_CT=()
+declare -A SQ=() SW=() SC=() CT=() CC=() TC=() PAIR_SQ=() PAIR_CT=() PAIR_SC=() PAIR_CC=()
 LOADS=() LOST=() EVENTS=() TOPLINES=()
-for c in "${CONDS[@]}"; do SQ[$c]= SW[$c]= CT[$c]= TC[$c]=; done
+for c in "${CONDS[@]}"; do SQ[$c]= SW[$c]= SC[$c]= CT[$c]= CC[$c]= TC[$c]=; done
 for r in $(seq "$ROUNDS"); do
 	warm_all
 	n=${#CONDS[@]}
-	declare -A RS=() RC=()
+	declare -A RS=() RC=() RSC=() RCC=()
 	for i in $(seq 0 $((n - 1))); do
 		c=${CONDS[$(( (i + r - 1) % n ))]}
 		[[ -z ${SKIPPED[$c]:-} ]] || continue
@@ -258,14 +266,14 @@ for r in $(seq "$ROUNDS"); do
 			say "  $c skipped: ${SKIPPED[$c]}"
 			continue
 		fi
-		read -r qsum qwall <<<"$(sqlite_sample)"
-		cms=$(cat_sample)
+		read -r qsum qwall qcpu <<<"$(sqlite_sample)"
+		read -r cms ccpu <<<"$(cat_sample)"
 		cpu=0
 		[[ -z $TPID ]] || cpu=$(stat_cpu "$TPID" 2>/dev/null || echo 0)
 		stop_tracer
-		SQ[$c]+="$qsum " SW[$c]+="$qwall " CT[$c]+="$cms "
+		SQ[$c]+="$qsum " SW[$c]+="$qwall " SC[$c]+="$qcpu " CT[$c]+="$cms " CC[$c]+="$ccpu "
 		TC[$c]+="$(awk -v t="$cpu" -v h="$TCK" 'BEGIN { printf "%.2f", t / h }') "
-		RS[$c]=$qsum RC[$c]=$cms
+		RS[$c]=$qsum RC[$c]=$cms RSC[$c]=$qcpu RCC[$c]=$ccpu
 		if [[ $c == record ]]; then
 			LOST+=("$(jq -r '.total.lost_events // "null"' "$RUN/record-$r.json" 2>/dev/null || echo null)")
 			EVENTS+=("$(jq -r '.total.events // "null"' "$RUN/record-$r.json" 2>/dev/null || echo null)")
@@ -277,8 +285,10 @@ for r in $(seq "$ROUNDS"); do
 		[[ $c != none && -n ${RS[none]:-} ]] || continue
 		PAIR_SQ[$c]+="$(awk -v a="${RS[$c]}" -v b="${RS[none]}" 'BEGIN { printf "%.4f", a / b }') "
 		PAIR_CT[$c]+="$(awk -v a="${RC[$c]}" -v b="${RC[none]}" 'BEGIN { printf "%.4f", a / b }') "
+		PAIR_SC[$c]+="$(awk -v a="${RSC[$c]}" -v b="${RSC[none]}" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }') "
+		PAIR_CC[$c]+="$(awk -v a="${RCC[$c]}" -v b="${RCC[none]}" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }') "
 	done
-	unset RS RC
+	unset RS RC RSC RCC
 	LOADS+=("$(cut -d' ' -f1-3 /proc/loadavg)")
 	say "  round $r: $(for c in "${CONDS[@]}"; do [[ -n ${SQ[$c]} ]] && printf '%s sqlite %s ms cat %s ms; ' "$c" "$(awk '{ print $NF }' <<<"${SQ[$c]}")" "$(awk '{ print $NF }' <<<"${CT[$c]}")"; done)(load ${LOADS[-1]})"
 done
@@ -291,7 +301,7 @@ say "medians over $ROUNDS rounds (slowdown: median of the per-round ratios to no
 for c in "${CONDS[@]}"; do
 	[[ -n ${SQ[$c]} ]] || continue
 	line="  $c: sqlite $(median <<<"${SQ[$c]}") ms, cat $(median <<<"${CT[$c]}") ms"
-	[[ $c == none ]] || line+="; slowdown sqlite $(pct "$(median <<<"${PAIR_SQ[$c]:-}")") %, cat $(pct "$(median <<<"${PAIR_CT[$c]:-}")") %; its CPU $(median <<<"${TC[$c]}") s a round"
+	[[ $c == none ]] || line+="; slowdown sqlite $(pct "$(median <<<"${PAIR_SQ[$c]:-}")") %, cat $(pct "$(median <<<"${PAIR_CT[$c]:-}")") %; workload CPU time sqlite $(pct "$(median <<<"${PAIR_SC[$c]:-}")") %, cat $(pct "$(median <<<"${PAIR_CC[$c]:-}")") %; its own CPU $(median <<<"${TC[$c]}") s a round"
 	say "$line"
 done
 for c in "${!SKIPPED[@]}"; do say "  $c skipped: ${SKIPPED[$c]}"; done
@@ -304,9 +314,12 @@ if [[ -n $JSON ]]; then
 		[[ -n ${SQ[$c]} ]] || continue
 		conds=$(jq -c --arg c "$c" --argjson sq "$(arr ${SQ[$c]})" --argjson sw "$(arr ${SW[$c]})" \
 			--argjson ct "$(arr ${CT[$c]})" --argjson tc "$(arr ${TC[$c]})" \
+			--argjson sc "$(arr ${SC[$c]})" --argjson cc "$(arr ${CC[$c]})" \
 			--argjson psq "$(arr ${PAIR_SQ[$c]:-})" --argjson pct "$(arr ${PAIR_CT[$c]:-})" \
-			'. + { ($c): { sqlite_query_ms: $sq, sqlite_wall_ms: $sw, cat_ms: $ct, tracer_cpu_s: $tc,
-			  round_ratio_sqlite: $psq, round_ratio_cat: $pct } }' <<<"$conds")
+			--argjson psc "$(arr ${PAIR_SC[$c]:-})" --argjson pcc "$(arr ${PAIR_CC[$c]:-})" \
+			'. + { ($c): { sqlite_query_ms: $sq, sqlite_wall_ms: $sw, sqlite_cpu_s: $sc, cat_ms: $ct, cat_cpu_s: $cc,
+			  tracer_cpu_s: $tc, round_ratio_sqlite: $psq, round_ratio_cat: $pct,
+			  round_ratio_sqlite_cpu: $psc, round_ratio_cat_cpu: $pcc } }' <<<"$conds")
 	done
 	skipped=$(for c in "${!SKIPPED[@]}"; do jq -cn --arg c "$c" --arg w "${SKIPPED[$c]}" '{ condition: $c, why: $w }'; done | jq -sc .)
 	jq -n --arg date "$(date -u +%FT%TZ)" --arg kernel "$(uname -r)" --arg cpus "$(nproc)" \
@@ -333,10 +346,12 @@ if [[ -n $JSON ]]; then
 		    cat_ratio_of_medians: ((.value.cat_ms | med) / ($conds.none.cat_ms | med) | r3),
 		    sqlite_round_ratio_median: (.value.round_ratio_sqlite | med | r3),
 		    cat_round_ratio_median: (.value.round_ratio_cat | med | r3),
+		    sqlite_cpu_round_ratio_median: (.value.round_ratio_sqlite_cpu | med | r3),
+		    cat_cpu_round_ratio_median: (.value.round_ratio_cat_cpu | med | r3),
 		    tracer_cpu_s_median: (.value.tracer_cpu_s | med) } }) | from_entries),
 		  record_events: $events, record_lost_events: $lost, top_lines_written: $toplines, skipped: $skipped,
 		  target: "under 5% slowdown (issue 13): a round ratio median under 1.05",
-		  how: "each round: the tree, the database, the worker binary warmed (pagecache warm, one worker run, one cat); then each condition in an order rotated by one per round: its tracer started (record: pagecache record --json -o FILE, system-wide; top: pagecache top --json --interval S), 1 s, the sqlite sample (QLOOPS runs of pagecache bench warmup --worker DB in a row; the sum of their own Q1+Q2+Q3 timers, and the loop wall time), the cat sample (find TREE -type f -print0 | xargs -0 cat >/dev/null, wall time), the tracer CPU (utime+stime) read, SIGINT to it and wait (record then writes its file: not timed). round_ratio = the condition sample over the same round none sample"
+		  how: "each round: the tree, the database, the worker binary warmed (pagecache warm, one worker run, one cat); then each condition in an order rotated by one per round: its tracer started (record: pagecache record --json -o FILE, system-wide; top: pagecache top --json --interval S), 1 s, the sqlite sample (QLOOPS runs of pagecache bench warmup --worker DB in a row; the sum of their own Q1+Q2+Q3 timers, the loop wall time and CPU time), the cat sample (find TREE -type f -print0 | xargs -0 cat >/dev/null: wall time and CPU time); wall and CPU (user + system of the workload processes) from /usr/bin/time -f %e %U %S of a shell running the workload, the tracer CPU (utime+stime) read, SIGINT to it and wait (record then writes its file: not timed). round_ratio = the condition sample over the same round none sample"
 		}' >"$JSON"
 	say "JSON: $JSON"
 fi
