@@ -503,18 +503,13 @@ static int profile_size(const char *snap, struct prof_size *s, char ***paths, si
 
 		for (size_t i = 0; i < f.nruns; i++)
 			pages += f.runs[2 * i + 1];
-#ifdef PC_IDENT_BDEV
 		if (f.ident & PC_IDENT_BDEV) {
 			s->bdev += pages;
-		} else
-#endif
-		{
+		} else {
 			s->files++;
 			s->pages += pages;
-#ifdef PC_IDENT_BDEV
 			for (size_t i = 0; i < f.nused; i++)
 				s->used += f.used[3 * i + 1];
-#endif
 			if (paths) {
 				char **np = realloc(*paths, (*npaths + 1) * sizeof(*np));
 
@@ -532,23 +527,22 @@ static int profile_size(const char *snap, struct prof_size *s, char ***paths, si
 }
 
 /*
- * What `record` needs here: this pagecache has it, and restore's access
- * order and --max-time. "" if so, else why not (the recorded conditions
- * are then left out, and the output says why).
+ * What the recorded conditions need here: this pagecache's record (why
+ * not in why: all of them left out), restore --order access (acc_why:
+ * recorded-access and recorded-half) and --max-time (cut_why: the two cut
+ * ones). "" where it is there; the output says what was left out and why.
  */
-static void record_probe(const char *exe, char *why, size_t len, char *cut_why, size_t cut_len)
+static void record_probe(const char *exe, char *why, char *acc_why, char *cut_why, size_t len)
 {
 	char *out = NULL, e[256];
 	int rc;
 
-	why[0] = cut_why[0] = 0;
+	why[0] = acc_why[0] = cut_why[0] = 0;
 	rc = run_capture((char *const[]){ (char *)exe, "restore", "--help", NULL }, &out, NULL, 0);
 	if (rc != 0 || !out || !strstr(out, "--max-time"))
-		snprintf(cut_why, cut_len, "%s restore has no --max-time", exe);
+		snprintf(cut_why, len, "%s restore has no --max-time", exe);
 	if (rc != 0 || !out || !strstr(out, "access"))
-		snprintf(why, len, "%s restore has no --order access", exe);
-	else if (cut_why[0])
-		snprintf(why, len, "%s", cut_why);
+		snprintf(acc_why, len, "%s restore has no --order access", exe);
 	free(out);
 	rc = run_capture((char *const[]){ (char *)exe, "record", "--help", NULL }, NULL, e,
 			 sizeof(e));
@@ -617,7 +611,8 @@ struct cond {
 int bench_warmup(const struct warmup_opts *o)
 {
 	char db[PATH_MAX + 100], snap[PATH_MAX + 120], rec[PATH_MAX + 120], recsnap[PATH_MAX + 120];
-	char exe[4096], dir[PATH_MAX], why[400], rec_why[400] = "", cut_why[200] = "";
+	char exe[4096], dir[PATH_MAX], why[400], rec_why[400] = "", cut_why[400] = "";
+	char acc_why[400] = "";
 	static struct cond cd[NCOND];
 	struct prof_size szp[64], szs[64];
 	int nsz = 0, failed = 0, trials = o->trials > 64 ? 64 : o->trials, nrec_ok = 0;
@@ -651,7 +646,7 @@ int bench_warmup(const struct warmup_opts *o)
 	snprintf(rec, sizeof(rec), "%s.rec", db);
 	snprintf(recsnap, sizeof(recsnap), "%s.rec.snap", db);
 	pagecache_exe(exe, sizeof(exe));
-	record_probe(exe, rec_why, sizeof(rec_why), cut_why, sizeof(cut_why));
+	record_probe(exe, rec_why, acc_why, cut_why, sizeof(rec_why));
 	for (int t = 0; t < trials; t++) {
 		int ord[NCOND], nord = 0;
 		double full_restore_s = 0, full_access_s = 0;
@@ -687,6 +682,10 @@ int bench_warmup(const struct warmup_opts *o)
 			if (c == C_PEER && !have_vmtouch)
 				continue;
 			if (is_recorded(c) && (rec_why[0] || rec_bad))
+				continue;
+			if ((c == C_REC_ACCESS || c == C_REC_HALF) && acc_why[0])
+				continue;
+			if (c == C_REC_HALF && cut_why[0])
 				continue;
 			if (c == C_RESTORED_HALF && (cut_why[0] || full_restore_s <= 0))
 				continue;
@@ -920,6 +919,10 @@ int bench_warmup(const struct warmup_opts *o)
 			orec_str(&rec, "cut_skipped", cut_why, 0);
 		else
 			orec_null(&rec, "cut_skipped");
+		if (acc_why[0])
+			orec_str(&rec, "access_skipped", acc_why, 0);
+		else
+			orec_null(&rec, "access_skipped");
 		out_object("setup", &rec);
 	}
 	if (out_format() == OUT_HUMAN) {
@@ -943,8 +946,12 @@ int bench_warmup(const struct warmup_opts *o)
 		else
 			out_human_line("recording, recorded-access, recorded-disk and recorded-half "
 				       "skipped: %s", rec_why);
+		if (!rec_why[0] && acc_why[0])
+			out_human_line("recorded-access and recorded-half skipped: %s", acc_why);
 		if (cut_why[0])
-			out_human_line("restored-half skipped: %s", cut_why);
+			out_human_line("%s skipped: %s",
+				       rec_why[0] || acc_why[0] ? "restored-half" :
+				       "recorded-half and restored-half", cut_why);
 		if (nsz) {
 			{
 				double v1[64], v2[64], v3[64], v4[64], v5[64];
