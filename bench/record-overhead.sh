@@ -140,7 +140,7 @@ cleanup() {
 	trap - EXIT INT TERM HUP
 	stop_tracer
 	rm -rf "$RUN"
-	[[ $KEEP -eq 1 ]] || rm -rf "$TREE" "$WORK/.tree-$FILES"
+	[[ $KEEP -eq 1 ]] || rm -rf "$TREE" "$WORK/.tree-$FILES" "$WORK/.lock"
 	exit $rc
 }
 trap cleanup EXIT
