@@ -31,11 +31,22 @@ walk() { find mnt -type f -print0 | xargs -0 stat >/dev/null; }
 # writing and reading behind the measurements), 4 KiB blocks
 truncate -s 128M fs.img
 mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 fs.img
+# what is attached and mounted now, undone on every way out (a device
+# detached by the test is never detached again: it may be another's by then)
+LOOP= HOLD=
+detach() {
+	# busy (a system-wide recording elsewhere may hold it): detached lazily,
+	# and the loop device goes when the last user lets go
+	mountpoint -q "$T_DIR/mnt" && { umount "$T_DIR/mnt" || umount -l "$T_DIR/mnt"; }
+	[ -n "$LOOP" ] && losetup -d "$LOOP"
+	[ -n "$HOLD" ] && losetup -d "$HOLD"
+	return 0
+}
+T_CLEANUP+=(detach)
 LOOP=$(losetup -f --show fs.img) || { t_skip "metadata on a loop device" "losetup failed"; t_done; exit; }
-T_CLEANUP+=("losetup -d $LOOP")
 DEV=${LOOP#/dev/}
 mkdir mnt
-mount -o noatime "$LOOP" mnt && T_CLEANUP+=("umount $T_DIR/mnt")
+mount -o noatime "$LOOP" mnt
 
 # 3000 files in 300 directories
 for d in $(seq 1 300); do
@@ -135,8 +146,9 @@ t_ok "with a note" grep -q "metadata of 1 block device not restored: needs root"
 # same image on another loop device is read through that one
 umount mnt
 losetup -d "$LOOP"
-HOLD=$(losetup -f --show --sizelimit 1048576 fs.img) && T_CLEANUP+=("losetup -d $HOLD")
-LOOP=$(losetup -f --show fs.img) && T_CLEANUP+=("losetup -d $LOOP")
+LOOP=
+HOLD=$(losetup -f --show --sizelimit 1048576 fs.img)
+LOOP=$(losetup -f --show fs.img)
 DEV=${LOOP#/dev/}
 mount -o noatime "$LOOP" mnt
 remount
