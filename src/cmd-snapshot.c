@@ -330,7 +330,7 @@ int cmd_snapshot(int argc, char **argv)
 	if (c.n)	/* qsort(NULL, 0) is undefined: UBSan stops there */
 		qsort(c.files, c.n, sizeof(*c.files), by_path);
 	if (metadata)
-		meta_snapshot(&ms, c.files, c.n);
+		meta_snapshot(&ms, root, c.files, c.n);
 
 	meta.created = (uint64_t)time(NULL);
 	meta.page_size = (uint32_t)pc_page_size();

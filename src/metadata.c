@@ -55,7 +55,8 @@ static const char *why(int err)
 	return strerror(err);
 }
 
-void meta_snapshot(struct meta_set *ms, const struct pc_profile_file *files, size_t n)
+void meta_snapshot(struct meta_set *ms, const char *root, const struct pc_profile_file *files,
+		   size_t n)
 {
 	uint64_t *devs = NULL;
 	size_t ndevs = 0, cap = 0;
@@ -85,8 +86,8 @@ void meta_snapshot(struct meta_set *ms, const struct pc_profile_file *files, siz
 			if (pc_bdev_name(f->dev, name, sizeof(name)) < 0)
 				snprintf(name, sizeof(name), "%s", num);
 			/* said once per device, with one of its files to know it by */
-			cli_warn("metadata of '%s' not recorded: block device %s (%s): %s", f->path, num,
-				 name, why(-rc));
+			cli_warn("metadata of '%s%s%s' not recorded: block device %s (%s): %s", root,
+				 strcmp(root, "/") ? "/" : "", f->path, num, name, why(-rc));
 			row(ms, name, f->dev, 0, 0, NULL, NULL, why(-rc));
 			ms->unavailable++;
 			continue;

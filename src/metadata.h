@@ -45,9 +45,11 @@ struct meta_set {
 /*
  * snapshot --metadata: a record of each block device under the files
  * (distinct by st_dev), in ms->recs; a device that cannot be read is said
- * once and left out (not a failure).
+ * once, with one of its files (under root) to know it by, and left out
+ * (not a failure).
  */
-void meta_snapshot(struct meta_set *ms, const struct pc_profile_file *files, size_t n);
+void meta_snapshot(struct meta_set *ms, const char *root, const struct pc_profile_file *files,
+		   size_t n);
 
 /*
  * restore, as the snapshot is read: a BDEV record is kept (returns true:
