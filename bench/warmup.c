@@ -463,7 +463,7 @@ static int timed_restore(const char *exe, const char *snap, const char *order, d
 	r->read_bytes = pc_json_number(pc_json_get(tot, "read_bytes"), 0);
 	r->elapsed_s = pc_json_number(pc_json_get(tot, "elapsed"), r->wall_ms / 1000.0);
 	r->stopped = pc_json_bool(pc_json_get(tot, "budget_stopped"), false) ||
-		     pc_json_bool(pc_json_get(tot, "max_time_stopped"), false) ||
+		     pc_json_bool(pc_json_get(tot, "time_stopped"), false) ||
 		     pc_json_bool(pc_json_get(tot, "stopped"), false);
 	pc_json_free(root);
 	free(out);
