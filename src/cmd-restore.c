@@ -47,7 +47,13 @@ struct item {
 	size_t order;			/* position in the snapshot */
 	bool ok;			/* checked: to be read */
 	bool modified;			/* size or mtime changed since the snapshot */
+	/* the plan (struct plan): pieces of it, those handed to the warmer, their results */
+	size_t npieces, nsent, first_piece;
+	uint64_t sent_pages, r_pages, r_read, r_resident;
+	int r_err;
+	bool listed;
 };
+enum { OPT_MAX_TIME = 512 };
 static const struct cli_opt restore_opts[] = {
 	{ "root", 0, 0, 'R', "DIR", CC_DIR, NULL,
 	  "the tree the snapshot's paths are relative to, and\nbeneath which every file is opened (default /; a\n"
@@ -57,8 +63,13 @@ static const struct cli_opt restore_opts[] = {
 	{ "allow-changed", 0, 0, 'A', NULL, CC_NONE, NULL,
 	  "warm changed regular files anyway, replaced ones\ntoo (never links, FIFOs, devices, or anything\n"
 	  "outside the root)", 0 },
-	{ "order", 0, 0, 'O', "ORDER", CC_WORDS, "disk file",
-	  "disk (default: by position on disk, FIEMAP) or file\n(the snapshot's order)", 0 },
+	{ "order", 0, 0, 'O', "ORDER", CC_WORDS, "disk file access",
+	  "disk (default: by position on disk, FIEMAP), file\n(the snapshot's order) or access: the pages a\n"
+	  "recording (pagecache record) saw used, in the\norder they were first used, then the rest by disk",
+	  0 },
+	{ "max-time", 0, 0, OPT_MAX_TIME, "S", CC_NONE, NULL,
+	  "stop handing out reads after S seconds (0.5 is\nhalf a second), let those in flight finish, and\n"
+	  "say how far it got: with --order access, what\nwas needed first is in", 0 },
 	{ "cgroup", 0, 0, 'G', "CG", CC_CGROUP, NULL,
 	  "read from inside memory cgroup CG (v1 or v2), so\npages are charged there: its directory, its path\n"
 	  "(/system.slice/db.service), its name (db.service) or\na container ID (12+ hex digits)", 0 },
@@ -101,8 +112,10 @@ const struct cli_spec restore_spec = {
 	"Examples:\n"
 	"  pagecache restore /var/tmp/db.snap\n"
 	"  pagecache restore --root /mnt/replica --cgroup system.slice/db.service db.snap\n"
-	"Exit status: 0 all restored, 1 some files replaced (or, with --strict,\n"
-	"modified), missing or failed, the\n"
+	"  pagecache restore --order access --max-time 2 boot.snap\n"
+	"Exit status: 0 all restored, or --max-time ran out (it did what it was\n"
+	"told: the report says how far it got); 1 some files replaced (or, with\n"
+	"--strict, modified), missing or failed, the\n"
 	"budget stopped it, or the snapshot is corrupt; 2 usage.\n",
 	.groups = { &(struct cli_group){ "Options", restore_opts }, &cli_budget_group,
 		    &cli_format_restore_group },
@@ -368,12 +381,245 @@ static void reactivate(int rootfd, const struct item *it, uint64_t ps, char *buf
 	close(fd);
 }
 
+/*
+ * The plan: what is handed to the warmer, in order, as pieces (runs of
+ * one file, ascending). --order disk and file: one piece a file, its
+ * runs, in the files' order. --order access: first the used ranges a
+ * recording saw, by the time each was first used (ties: the snapshot's
+ * file order, then the page), a file's consecutive ranges merged into
+ * one piece while they ascend; then each file's other pages, the files
+ * in disk order. With --max-time, no piece is more than PIECE_MAX pages,
+ * so the clock is looked at every few MiB however large a file.
+ */
+#define PIECE_MAX 2048u
+
+struct piece {
+	struct item *it;
+	uint64_t *runs;			/* pairs, ascending */
+	size_t nruns;
+	uint64_t pages;
+};
+
+struct plan {
+	struct piece *v;
+	size_t n, cap;
+	uint64_t piece_max;		/* pages a piece at most; 0: no limit */
+};
+
+static void plan_free(struct plan *pl)
+{
+	for (size_t i = 0; i < pl->n; i++)
+		free(pl->v[i].runs);
+	free(pl->v);
+	memset(pl, 0, sizeof(*pl));
+}
+
+/* Append pages [first, first+count) of it: to the last piece where they follow on, else a new one. */
+static int plan_add(struct plan *pl, struct item *it, uint64_t first, uint64_t count)
+{
+	while (count) {
+		struct piece *pc = pl->n ? &pl->v[pl->n - 1] : NULL;
+		uint64_t take = count, end;
+
+		if (pc && pc->it == it && pc->nruns &&
+		    first >= (end = pc->runs[2 * (pc->nruns - 1)] + pc->runs[2 * (pc->nruns - 1) + 1]) &&
+		    (!pl->piece_max || pc->pages < pl->piece_max)) {
+			uint64_t *nr;
+
+			if (pl->piece_max && take > pl->piece_max - pc->pages)
+				take = pl->piece_max - pc->pages;
+			if (first == end) {
+				pc->runs[2 * (pc->nruns - 1) + 1] += take;
+			} else {
+				nr = realloc(pc->runs, (pc->nruns + 1) * 2 * sizeof(*nr));
+				if (!nr)
+					return -ENOMEM;
+				pc->runs = nr;
+				pc->runs[2 * pc->nruns] = first;
+				pc->runs[2 * pc->nruns + 1] = take;
+				pc->nruns++;
+			}
+		} else {
+			if (cli_grow(&pl->v, &pl->cap, pl->n, sizeof(*pl->v)) < 0)
+				return -ENOMEM;
+			if (pl->piece_max && take > pl->piece_max)
+				take = pl->piece_max;
+			pc = &pl->v[pl->n];
+			memset(pc, 0, sizeof(*pc));
+			pc->runs = malloc(2 * sizeof(*pc->runs));
+			if (!pc->runs)
+				return -ENOMEM;
+			pc->it = it;
+			pc->runs[0] = first;
+			pc->runs[1] = take;
+			pc->nruns = 1;
+			if (!it->npieces++)
+				it->first_piece = pl->n;
+			pl->n++;
+		}
+		pc->pages += take;
+		first += take;
+		count -= take;
+	}
+	return 0;
+}
+
+/*
+ * The used triples (first, count, ms) of a file in the snapshot's pages,
+ * as ours: widened to whole pages, those that then overlap merged (the
+ * earlier time kept), clipped to the file's pages now. In place.
+ */
+static void used_to_pages(struct pc_profile_file *f, uint64_t snap_ps, uint64_t ps, uint64_t pages_now)
+{
+	size_t m = 0;
+
+	for (size_t k = 0; k < f->nused; k++) {
+		uint64_t a = f->used[3 * k] * snap_ps / ps, ms = f->used[3 * k + 2];
+		uint64_t b = ((f->used[3 * k] + f->used[3 * k + 1]) * snap_ps + ps - 1) / ps;
+
+		if (b > pages_now)
+			b = pages_now;
+		if (m && a < f->used[3 * (m - 1)] + f->used[3 * (m - 1) + 1])
+			a = f->used[3 * (m - 1)] + f->used[3 * (m - 1) + 1];
+		if (m && a == f->used[3 * (m - 1)] + f->used[3 * (m - 1) + 1] &&
+		    snap_ps != ps && b > a && f->used[3 * (m - 1) + 2] > ms)
+			f->used[3 * (m - 1) + 2] = ms;	/* a shared page: the earlier time */
+		if (a >= b)
+			continue;
+		f->used[3 * m] = a;
+		f->used[3 * m + 1] = b - a;
+		f->used[3 * m + 2] = ms;
+		m++;
+	}
+	f->nused = m;
+}
+
+struct use {
+	uint64_t ms, first, count;
+	struct item *it;
+};
+
+static int by_use(const void *a, const void *b)
+{
+	const struct use *x = a, *y = b;
+
+	if (x->ms != y->ms)
+		return x->ms < y->ms ? -1 : 1;
+	if (x->it->order != y->it->order)
+		return x->it->order < y->it->order ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/*
+ * The plan for the files to read (order: as --order disk or file put
+ * them). access: the used ranges first, by time; then the rest.
+ */
+static int plan_build(struct plan *pl, struct item **order, size_t n, bool access)
+{
+	struct use *u = NULL;
+	size_t nu = 0, ucap = 0;
+	int rc = 0;
+
+	if (access) {
+		for (size_t i = 0; i < n; i++)
+			for (size_t k = 0; k < order[i]->f.nused; k++) {
+				if (cli_grow(&u, &ucap, nu, sizeof(*u)) < 0) {
+					free(u);
+					return -ENOMEM;
+				}
+				u[nu++] = (struct use){ order[i]->f.used[3 * k + 2], order[i]->f.used[3 * k],
+							order[i]->f.used[3 * k + 1], order[i] };
+			}
+		if (nu)
+			qsort(u, nu, sizeof(*u), by_use);
+		for (size_t i = 0; i < nu && rc == 0; i++)
+			rc = plan_add(pl, u[i].it, u[i].first, u[i].count);
+		free(u);
+	}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct item *it = order[i];
+		size_t k = 0;
+
+		for (size_t r = 0; r < it->f.nruns && rc == 0; r++) {
+			uint64_t a = it->f.runs[2 * r], e = a + it->f.runs[2 * r + 1];
+
+			/* the run less the used ranges (both ascending) */
+			while (access && k < it->f.nused && a < e) {
+				uint64_t us = it->f.used[3 * k], ue = us + it->f.used[3 * k + 1];
+
+				if (ue <= a) {
+					k++;
+					continue;
+				}
+				if (us >= e)
+					break;
+				if (us > a && (rc = plan_add(pl, it, a, us - a)) < 0)
+					break;
+				a = ue < e ? ue : e;
+				if (ue <= e)
+					k++;
+			}
+			if (rc == 0 && a < e)
+				rc = plan_add(pl, it, a, e - a);
+		}
+		if (rc == 0 && !it->npieces) {
+			/* nothing to read (all past its end now): still a file restored, as before */
+			if (cli_grow(&pl->v, &pl->cap, pl->n, sizeof(*pl->v)) < 0)
+				return -ENOMEM;
+			pl->v[pl->n] = (struct piece){ .it = it };
+			it->first_piece = pl->n++;
+			it->npieces = 1;
+		}
+	}
+	return rc;
+}
+
+/* The file a warmer result is for: the k-th handed out, as a rule; else by its path. */
+static struct item *result_item(const char *root, struct item **sent, size_t nsent, size_t k,
+				const char *path)
+{
+	char show[8192];
+
+	if (k < nsent && !strcmp(shown(root, sent[k], show, sizeof(show)), path))
+		return sent[k];
+	for (size_t i = 0; i < nsent; i++)
+		if (!strcmp(shown(root, sent[i], show, sizeof(show)), path))
+			return sent[i];
+	return NULL;
+}
+
+/* --order access's column: when the file was first used, in ms of the recording; null if never */
+static void first_use(struct orec *rec, const struct item *it)
+{
+	if (it->f.nused)
+		orec_u64(rec, "first_use_ms", pc_profile_first_use(&it->f), 0);
+	else
+		orec_null(rec, "first_use_ms");
+}
+
+/* --max-time: S seconds, fractions allowed; -1 on a bad one */
+static double parse_max_time(const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v >= 0 && v < 1e9))
+		return -1;
+	return v;
+}
+
 int cmd_restore(int argc, char **argv)
 {
 	struct cli_parser p;
 	struct cli_opts co = { OUT_HUMAN };
 	const char *rootarg = NULL, *cgroup = NULL, *snap;
 	bool allow = false, strict = false, by_file = false, idle = false, dry = false, list = false, quiet = false;
+	bool by_access = false, time_stopped = false, have_times = false;
+	double max_time = -1, deadline = 0;
+	struct plan plan = { 0 };
+	uint64_t nnot_done = 0, pages_not_done = 0;
 	struct pc_progress progress = { 0 };
 	struct cli_progress *prog = NULL;
 	struct cli_budget bo = CLI_BUDGET_INIT;
@@ -408,10 +654,19 @@ int cmd_restore(int argc, char **argv)
 			strict = true;
 			break;
 		case 'O':
+			by_file = by_access = false;
 			if (!strcmp(p.arg, "file"))
 				by_file = true;
+			else if (!strcmp(p.arg, "access"))
+				by_access = true;
 			else if (strcmp(p.arg, "disk"))
-				return cli_usage_error("unknown order '%s' (disk or file)", p.arg);
+				return cli_usage_error("unknown order '%s' (disk, file or access)", p.arg);
+			break;
+		case OPT_MAX_TIME:
+			max_time = parse_max_time(p.arg);
+			if (max_time < 0)
+				return cli_usage_error("--max-time '%s': seconds, 0 or more (0.5 is half "
+						       "a second)", p.arg);
 			break;
 		case 'G':
 			cgroup = p.arg;
@@ -455,16 +710,17 @@ int cmd_restore(int argc, char **argv)
 		static const struct ocol wcols[] = {
 			{ "pages", "PAGES", false }, { "read", "READ", false },
 			{ "resident", "RESIDENT", false }, { "status", "STATUS", true },
-			{ "path", "FILE", true },
+			{ "path", "FILE", true }, { "first_use_ms", "FIRST USE MS", false },
 		}, dcols[] = {
 			{ "pages", "PAGES", false }, { "cached", "CACHED", false },
 			{ "to_read", "TO READ", false }, { "runs", "RUNS", false },
-			{ "path", "FILE", true },
+			{ "path", "FILE", true }, { "first_use_ms", "FIRST USE MS", false },
 		};
+		/* --order access: when each file was first used, after the path */
 		if (dry)
-			out_columns("files", dcols, 5);
+			out_columns("files", dcols, by_access ? 6 : 5);
 		else
-			out_columns("files", wcols, 5);
+			out_columns("files", wcols, by_access ? 6 : 5);
 	}
 	if (argc - optind != 1)
 		return cli_usage_error("want one SNAPSHOT");
@@ -610,6 +866,8 @@ int cmd_restore(int argc, char **argv)
 	}
 	meta_restore(&ms, rootfd, same_place, budget_ready || dry ? &budget : NULL, dry);
 
+	for (size_t i = 0; i < n; i++)
+		have_times |= items[i].f.nused != 0;
 	/* check each file: one open, beneath the root, closed again */
 	for (size_t i = 0; i < n; i++) {
 		struct item *it = &items[i];
@@ -641,6 +899,13 @@ int cmd_restore(int argc, char **argv)
 		it->pages = 0;
 		for (size_t k = 0; k < it->f.nruns; k++)
 			it->pages += it->f.runs[2 * k + 1];
+		if (by_access) {
+			used_to_pages(&it->f, (uint64_t)snap_ps, ps, pages_now);
+		} else {
+			free(it->f.used);	/* times matter to --order access only */
+			it->f.used = NULL;
+			it->f.nused = 0;
+		}
 		nmodified += it->modified;
 		wanted += it->pages;
 		if (!by_file && it->f.nruns)
@@ -654,14 +919,29 @@ int cmd_restore(int argc, char **argv)
 			order[nwarm++] = &items[i];
 	if (!by_file && order)
 		qsort(order, nwarm, sizeof(*order), by_disk);
+	if (by_access && !have_times) {
+		cli_warn("'%s' has no access times (it was not made by pagecache record): disk order",
+			 snap);
+		by_access = false;
+	}
+	plan.piece_max = max_time >= 0 && !dry ? PIECE_MAX : 0;
+	if (order && plan_build(&plan, order, nwarm, by_access) < 0) {
+		cli_fail(snap, ENOMEM, "cannot plan the reads of");
+		nwarm = 0;
+	}
 
 	if (dry) {
-		for (size_t i = 0; i < nwarm; i++) {
-			struct item *it = order[i];
+		for (size_t i = 0; i < plan.n; i++) {
+			struct item *it = plan.v[i].it;
 			uint64_t cached = 0;
 			char show[8192];
 			struct stat st;
-			int fd = reopen(rootfd, it, &st);
+			int fd;
+
+			if (it->listed)	/* files in the order of their first read */
+				continue;
+			it->listed = true;
+			fd = reopen(rootfd, it, &st);
 
 			if (fd < 0) {
 				open_failed(root, it, fd, &st, "missing (removed while restoring)", &nchanged,
@@ -683,6 +963,8 @@ int cmd_restore(int argc, char **argv)
 			orec_u64(&rec, "cached", cached, OF_PAGES);
 			orec_u64(&rec, "to_read", it->pages - cached, OF_PAGES);
 			orec_u64(&rec, "runs", it->f.nruns, 0);
+			if (by_access)
+				first_use(&rec, it);
 			out_list_add("files", &rec);
 			nlisted++;
 		}
@@ -690,6 +972,11 @@ int cmd_restore(int argc, char **argv)
 	} else if (nwarm) {
 		struct pc_warm_opts wo = { .budget = &budget, .progress = &progress };
 		char *buf = malloc(1 << 20);
+		struct item **sent = calloc(plan.n ? plan.n : 1, sizeof(*sent));
+		size_t nsent = 0;
+
+		if (max_time >= 0)
+			deadline = t0 + max_time;
 
 		if (idle)	/* IOPRIO_CLASS_IDLE for this process */
 			syscall(SYS_ioprio_set, 1, 0, 3 << 13);
@@ -697,6 +984,8 @@ int cmd_restore(int argc, char **argv)
 		budget.rate = bo.rate;
 		if (rc == 0)
 			rc = pc_warmer_new(&wo, &w);
+		if (rc == 0 && !sent)
+			rc = -ENOMEM;
 		if (rc < 0)	/* nothing is read: a failure, not a warning */
 			cli_fail(snap, -rc, "cannot start reading for");
 		if (!quiet && co.fmt == OUT_HUMAN)
@@ -707,12 +996,20 @@ int cmd_restore(int argc, char **argv)
 				total += order[i]->pages * ps;
 			prog = cli_progress_start(&progress, "restoring", &total);
 		}
-		for (size_t i = 0; i < nwarm && rc == 0; i++) {
-			struct item *it = order[i];
+		for (size_t i = 0; i < plan.n && rc == 0; i++) {
+			struct piece *pc = &plan.v[i];
+			struct item *it = pc->it;
 			char show[8192];
 			struct stat st;
-			int fd = reopen(rootfd, it, &st);
+			int fd;
 
+			if (!it->ok)	/* a piece before this one found it gone */
+				continue;
+			if (deadline && pc_now() >= deadline) {
+				time_stopped = true;	/* what is in flight finishes below */
+				break;
+			}
+			fd = reopen(rootfd, it, &st);
 			if (fd == -EMFILE || fd == -ENFILE) {
 				/* out of fds: let the files in flight finish, then again */
 				pc_warmer_drain(w);
@@ -725,46 +1022,81 @@ int cmd_restore(int argc, char **argv)
 				continue;
 			}
 			rc = pc_warmer_add_runs(w, fd, shown(root, it, show, sizeof(show)), &st,
-						it->f.runs, it->f.nruns);
+						pc->runs, pc->nruns);
 			if (rc == -ENOSPC)
 				break;
 			if (rc < 0) {
 				it->ok = false;
 				cli_fail(show, -rc, "cannot restore");
+			} else {
+				sent[nsent++] = it;	/* its result comes back in this order */
+				it->nsent++;
+				it->sent_pages += pc->pages;
 			}
 			rc = 0;
 		}
 		if (w)
 			pc_warmer_drain(w);
 		cli_progress_stop(prog);
-		while (w) {
+		for (size_t k = 0; w; k++) {
 			struct pc_warm_result res;
+			struct item *it;
 
 			if (!pc_warmer_next_result(w, &res))
 				break;
+			it = result_item(root, sent, nsent, k, res.path);
 			resident += res.resident;
-			if (!res.err) {
+			if (!res.err)
 				read += res.read;
-				ndone++;
-			}
 			cached_before += res.pages - res.read;
 			if (res.err == ESTALE)
 				cli_fail_msg(res.path, "cannot restore", "the file shrank while it was read");
 			else if (res.err)
 				cli_fail(res.path, res.err, "cannot restore");
+			if (it) {
+				it->r_pages += res.pages;
+				it->r_read += res.read;
+				it->r_resident += res.resident;
+				if (res.err && !it->r_err)
+					it->r_err = res.err;
+			}
+		}
+		/* a row a file, in the order of its first read; what was not reached, counted */
+		for (size_t i = 0; i < plan.n; i++) {
+			struct item *it = plan.v[i].it;
+			bool whole = it->nsent == it->npieces;
+			char show[8192];
+
+			if (it->listed || (!it->ok && !it->nsent))
+				continue;
+			it->listed = true;
+			if (whole && !it->r_err)
+				ndone++;
+			if (!whole) {
+				nnot_done++;
+				pages_not_done += it->pages - it->sent_pages;
+			}
 			if (list) {
-				orec_str(&rec, "path", res.path, OF_LABEL);
-				orec_u64(&rec, "pages", res.pages, OF_PAGES);
-				orec_u64(&rec, "read", res.read, OF_PAGES);
-				orec_u64(&rec, "resident", res.resident, OF_PAGES);
-				orec_str(&rec, "status", res.err ? strerror(res.err) : "ok", 0);
+				orec_str(&rec, "path", shown(root, it, show, sizeof(show)), OF_LABEL);
+				orec_u64(&rec, "pages", whole ? it->r_pages : it->pages, OF_PAGES);
+				orec_u64(&rec, "read", it->r_read, OF_PAGES);
+				orec_u64(&rec, "resident", it->r_resident, OF_PAGES);
+				orec_str(&rec, "status", it->r_err ? strerror(it->r_err) :
+							 whole ? "ok" : it->nsent ? "partly" : "not reached", 0);
+				if (by_access)
+					first_use(&rec, it);
 				out_list_add("files", &rec);
 			}
 		}
-		for (size_t i = 0; i < nwarm && buf && !budget.stopped; i++)
-			if (order[i]->ok && order[i]->f.nactive)
+		/* active pages again: not past --max-time, and only of files read whole */
+		for (size_t i = 0; i < nwarm && buf && !budget.stopped && !time_stopped; i++) {
+			if (deadline && pc_now() >= deadline)
+				break;
+			if (order[i]->ok && order[i]->f.nactive && order[i]->nsent == order[i]->npieces)
 				reactivate(rootfd, order[i], ps, buf, 1 << 20, &budget);
+		}
 		free(buf);
+		free(sent);
 		pc_warmer_free(w);
 		if (budget.stopped)
 			cli_warn("stopped early: %s; %llu of %llu pages restored",
@@ -781,6 +1113,7 @@ report:
 		pc_profile_file_release(&items[i].f);
 	free(items);
 	free(order);
+	plan_free(&plan);
 
 	orec_str(&rec, "snapshot", snap, 0);
 	orec_str(&rec, "root", root, 0);
@@ -797,6 +1130,14 @@ report:
 	orec_u64(&rec, "failures", cli_failures(), 0);
 	orec_bool(&rec, "budget_stopped", budget.stopped != 0);
 	meta_report(&ms, &rec, true);
+	orec_str(&rec, "order", by_access ? "access" : by_file ? "file" : "disk", 0);
+	if (max_time >= 0)
+		orec_f64(&rec, "max_time", max_time);
+	else
+		orec_null(&rec, "max_time");
+	orec_bool(&rec, "time_stopped", time_stopped);
+	orec_u64(&rec, "files_not_done", nnot_done, 0);
+	orec_u64(&rec, "pages_not_done", pages_not_done, OF_PAGES);
 	orec_f64(&rec, "elapsed", pc_now() - t0);
 	out_object("total", &rec);
 	if (co.fmt == OUT_HUMAN) {
@@ -819,6 +1160,13 @@ report:
 			out_human_line("%llu of them modified in place since the snapshot: their "
 				       "recorded pages inside their size %s",
 				       (unsigned long long)nmodified, dry ? "would be read" : "were read");
+		if (time_stopped)
+			out_human_line("Stopped at --max-time %g s: %llu of %llu pages handed out (and read); "
+				       "%llu files (%llu pages) not done%s",
+				       max_time, (unsigned long long)(wanted - pages_not_done),
+				       (unsigned long long)wanted, (unsigned long long)nnot_done,
+				       (unsigned long long)pages_not_done,
+				       by_access && wanted > pages_not_done ? "; those were the first used" : "");
 	}
 	pc_budget_release(&budget);
 	meta_release(&ms);
