@@ -10,16 +10,29 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
+/* the first 5 by default; -v adds what a recording knows (format version 3) */
 static const struct ocol show_cols[] = {
 	{ "pages", "PAGES", false }, { "runs", "RUNS", false },
 	{ "active", "ACTIVE", false }, { "size", "SIZE", false },
-	{ "path", "FILE", true },
+	{ "path", "FILE", true }, { "used", "USED", false },
+	{ "first_use_ms", "FIRST USE MS", false },
+};
+#define SHOW_DEFAULT_COLS 5
+
+/* block device records: the filesystems' metadata, a table of their own */
+static const struct ocol meta_cols[] = {
+	{ "pages", "PAGES", false }, { "runs", "RUNS", false },
+	{ "size", "SIZE", false }, { "device", "DEVICE", true },
 };
 
 static const struct cli_opt show_opts[] = {
 	CLI_OPT_COLUMNS,
+	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL,
+	  "with a recording's times (pagecache record): the\npages used of each file and when it was first\n"
+	  "used, in ms after the recording began", 0 },
 	{ 0 }
 };
 
@@ -29,7 +42,11 @@ const struct cli_spec show_spec = {
 	"Usage: pagecache show [OPTIONS] SNAPSHOT\n"
 	"\n"
 	"Print what a snapshot holds: where and when it was taken, and per file the\n"
-	"cached pages, the runs they form and the active pages.\n"
+	"cached pages, the runs they form and the active pages. A recording\n"
+	"(pagecache record) also says how long it ran and how many events it lost,\n"
+	"and with -v per file the pages used and when each file was first used; the\n"
+	"cached pages of block devices (filesystem metadata: snapshot --metadata,\n"
+	"record) are listed apart, under \"metadata\".\n"
 	"\n",
 	.footer =
 	"\n"
@@ -48,6 +65,12 @@ static const struct ocol diff_cols[] = {
 	{ "lost", "LOST", false },	{ "path", "FILE", true },
 };
 
+static const struct ocol diff_meta_cols[] = {
+	{ "status", "STATUS", true },	{ "old_pages", "OLD", false },
+	{ "new_pages", "NEW", false },	{ "gained", "GAINED", false },
+	{ "lost", "LOST", false },	{ "device", "DEVICE (METADATA)", true },
+};
+
 static const struct cli_opt diff_opts[] = {
 	CLI_OPT_COLUMNS,
 	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list unchanged files too", 0 },
@@ -60,7 +83,10 @@ const struct cli_spec diff_spec = {
 	"Usage: pagecache diff [OPTIONS] OLD NEW\n"
 	"\n"
 	"Compare two snapshots: files added, removed and changed, and the pages\n"
-	"NEW has that OLD had not (gained) and the other way round (lost).\n"
+	"NEW has that OLD had not (gained) and the other way round (lost). Block\n"
+	"devices' own cache (filesystem metadata) is compared apart, device by\n"
+	"device. With recordings (pagecache record), the JSON says when each file\n"
+	"was first used in each, and whether each snapshot was recorded.\n"
 	"\n",
 	.footer =
 	"\n"
@@ -177,8 +203,43 @@ static int parse_format(int argc, char **argv, struct cli_opts *co, int *verbose
 	out_init(co->fmt, co->bytes, co->noheadings);
 	out_set_raw(co->raw);
 	out_list_declare("files");
+	out_list_declare("metadata");
 	out_list_declare("errors");
 	return 0;
+}
+
+/* Pages the used triples cover. */
+static uint64_t used_pages(const struct pc_profile_file *f)
+{
+	uint64_t p = 0;
+
+	for (size_t i = 0; i < f->nused; i++)
+		p += f->used[3 * i + 1];
+	return p;
+}
+
+/* What version 3's meta says, into a total record */
+static void meta_fields(struct orec *rec, const struct pc_profile_meta *m)
+{
+	orec_bool(rec, "recorded", m->flags & PC_META_RECORDED);
+	orec_u64(rec, "lost_events", m->lost, 0);
+	orec_u64(rec, "duration_ms", m->duration_ms, 0);
+}
+
+/* A block device record's row: its name, its device number */
+static void metadata_row(const struct pc_profile_file *f)
+{
+	struct orec rec = { 0 };
+	char dev[32];
+
+	snprintf(dev, sizeof(dev), "%u:%u", major((dev_t)f->dev), minor((dev_t)f->dev));
+	orec_str(&rec, "device", f->path, OF_LABEL);
+	orec_str(&rec, "devno", dev, 0);
+	orec_u64(&rec, "size", f->size, OF_BYTES);
+	orec_u64(&rec, "pages", run_pages(f->runs, f->nruns), OF_PAGES);
+	orec_u64(&rec, "runs", f->nruns, 0);
+	orec_u64(&rec, "used", used_pages(f), OF_PAGES);
+	out_list_add("metadata", &rec);
 }
 
 int cmd_show(int argc, char **argv)
@@ -186,7 +247,7 @@ int cmd_show(int argc, char **argv)
 	struct cli_opts co = { OUT_HUMAN };
 	struct pc_profile_reader *r;
 	struct pc_profile_file f;
-	uint64_t files = 0, pages = 0, runs = 0, active = 0;
+	uint64_t files = 0, pages = 0, runs = 0, active = 0, mrecs = 0, mpages = 0, used = 0;
 	struct orec rec = { 0 };
 	int verbose = 0, rc;
 
@@ -197,7 +258,9 @@ int cmd_show(int argc, char **argv)
 	if (argc - optind != 1)
 		return cli_usage_error("want one SNAPSHOT");
 	{	/* before the rows: they are written as they come */
-		out_columns("files", show_cols, sizeof(show_cols) / sizeof(show_cols[0]));
+		out_columns("files", show_cols,
+			    verbose ? sizeof(show_cols) / sizeof(show_cols[0]) : SHOW_DEFAULT_COLS);
+		out_columns("metadata", meta_cols, sizeof(meta_cols) / sizeof(meta_cols[0]));
 	}
 	r = open_snap(argv[optind]);
 	if (r) {
@@ -208,12 +271,25 @@ int cmd_show(int argc, char **argv)
 		while ((rc = pc_profile_next(r, &f)) > 0) {
 			uint64_t p = run_pages(f.runs, f.nruns), a = run_pages(f.active, f.nactive);
 
+			if (f.ident & PC_IDENT_BDEV) {
+				metadata_row(&f);
+				mrecs++;
+				mpages += p;
+				pc_profile_file_release(&f);
+				continue;
+			}
 			orec_str(&rec, "path", f.path, OF_LABEL);
 			orec_u64(&rec, "size", f.size, OF_BYTES);
 			orec_u64(&rec, "pages", p, OF_PAGES);
 			orec_u64(&rec, "runs", f.nruns, 0);
 			orec_u64(&rec, "active", a, OF_PAGES);
 			orec_u64(&rec, "mtime", (uint64_t)f.mtime_s, 0);
+			orec_u64(&rec, "used", used_pages(&f), OF_PAGES);
+			if (f.nused)
+				orec_u64(&rec, "first_use_ms", pc_profile_first_use(&f), 0);
+			else
+				orec_null(&rec, "first_use_ms");
+			used += used_pages(&f);
 			out_list_add("files", &rec);
 			files++;
 			pages += p;
@@ -228,6 +304,7 @@ int cmd_show(int argc, char **argv)
 		orec_str(&rec, "host", m->host, 0);
 		orec_u64(&rec, "created", m->created, 0);
 		orec_u64(&rec, "page_size", m->page_size, OF_BYTES);
+		meta_fields(&rec, m);
 		if (co.fmt == OUT_HUMAN) {
 			time_t t = (time_t)m->created;
 			char when[64], a[32];
@@ -245,6 +322,19 @@ int cmd_show(int argc, char **argv)
 				       (unsigned long long)files, (unsigned long long)pages,
 				       fmt_size(pages * m->page_size, a, sizeof(a)),
 				       (unsigned long long)runs, (unsigned long long)active);
+			if (m->flags & PC_META_RECORDED)
+				out_human_line("Recorded for %.3f s: %llu pages used (%s)%s; %llu events lost%s",
+					       m->duration_ms / 1000.0, (unsigned long long)used,
+					       fmt_size(used * m->page_size, a, sizeof(a)),
+					       used ? ", in the order restore --order access reads" : "",
+					       (unsigned long long)m->lost,
+					       m->lost ? " (the ring overflowed: some pages used are not listed)"
+						       : "");
+			if (mrecs)
+				out_human_line("Metadata: %llu block device%s, %llu pages (%s) of their own "
+					       "cache", (unsigned long long)mrecs, mrecs == 1 ? "" : "s",
+					       (unsigned long long)mpages,
+					       fmt_size(mpages * m->page_size, a, sizeof(a)));
 		}
 		pc_profile_close(r);
 	}
@@ -252,6 +342,9 @@ int cmd_show(int argc, char **argv)
 	orec_u64(&rec, "pages", pages, OF_PAGES);
 	orec_u64(&rec, "runs", runs, 0);
 	orec_u64(&rec, "active_pages", active, OF_PAGES);
+	orec_u64(&rec, "used_pages", used, OF_PAGES);
+	orec_u64(&rec, "metadata_devices", mrecs, 0);
+	orec_u64(&rec, "metadata_pages", mpages, OF_PAGES);
 	out_object("total", &rec);
 	rc = out_flush();
 	return rc < 0 || cli_failures() ? EXIT_PARTIAL : 0;
@@ -262,23 +355,41 @@ struct entry {
 	bool seen;
 };
 
+/* files, then block devices (a device and a file may share a name), each by name */
 static int by_path(const void *a, const void *b)
 {
-	return strcmp(((const struct entry *)a)->f.path, ((const struct entry *)b)->f.path);
+	const struct pc_profile_file *x = &((const struct entry *)a)->f, *y = &((const struct entry *)b)->f;
+	unsigned bx = x->ident & PC_IDENT_BDEV, by = y->ident & PC_IDENT_BDEV;
+
+	return bx != by ? (bx < by ? -1 : 1) : strcmp(x->path, y->path);
 }
 
-static void diff_row(const char *path, const char *status, uint64_t pa, uint64_t pb,
-		     uint64_t gained, uint64_t lost)
+/* --verbose: when a file was first used in each (version 3), null where unknown */
+static void diff_first_use(struct orec *rec, const char *key, const struct pc_profile_file *f)
+{
+	if (f && f->nused)
+		orec_u64(rec, key, pc_profile_first_use(f), 0);
+	else
+		orec_null(rec, key);
+}
+
+static void diff_row(const struct pc_profile_file *fa, const struct pc_profile_file *fb,
+		     const char *status, uint64_t pa, uint64_t pb, uint64_t gained, uint64_t lost)
 {
 	struct orec rec = { 0 };
+	const struct pc_profile_file *f = fb ? fb : fa;
+	bool bdev = f->ident & PC_IDENT_BDEV;
+	const char *path = f->path;
 
-	orec_str(&rec, "path", path, OF_LABEL);
+	orec_str(&rec, bdev ? "device" : "path", path, OF_LABEL);
+	diff_first_use(&rec, "old_first_use_ms", fa);
+	diff_first_use(&rec, "new_first_use_ms", fb);
 	orec_str(&rec, "status", status, 0);
 	orec_u64(&rec, "old_pages", pa, OF_PAGES);
 	orec_u64(&rec, "new_pages", pb, OF_PAGES);
 	orec_u64(&rec, "gained", gained, OF_PAGES);
 	orec_u64(&rec, "lost", lost, OF_PAGES);
-	out_list_add("files", &rec);
+	out_list_add(bdev ? "metadata" : "files", &rec);
 }
 
 int cmd_diff(int argc, char **argv)
@@ -288,9 +399,11 @@ int cmd_diff(int argc, char **argv)
 	struct entry *ents = NULL;
 	size_t n = 0, cap = 0;
 	struct pc_profile_file f;
-	uint64_t added = 0, removed = 0, changed = 0, gained = 0, lost = 0;
+	uint64_t added = 0, removed = 0, changed = 0, gained = 0, lost = 0, mchanged = 0;
+	uint64_t madded = 0, mremoved = 0, mgained = 0, mlost = 0;
 	struct orec rec = { 0 };
 	uint32_t psa = 0;
+	struct orec oa = { 0 }, ob = { 0 };
 	int verbose = 0, rc = 0;
 	char roota[sizeof(((struct pc_profile_meta *)0)->root)] = "";
 
@@ -305,6 +418,7 @@ int cmd_diff(int argc, char **argv)
 		psa = pc_profile_get_meta(ra)->page_size;
 		out_prom_page_size(psa);
 		snprintf(roota, sizeof(roota), "%s", pc_profile_get_meta(ra)->root);
+		meta_fields(&oa, pc_profile_get_meta(ra));
 		while ((rc = pc_profile_next(ra, &f)) > 0) {
 			if (n == cap) {
 				struct entry *ne = realloc(ents, (cap = cap ? cap * 2 : 256) * sizeof(*ne));
@@ -345,15 +459,35 @@ int cmd_diff(int argc, char **argv)
 	/* before the rows: they are written as they come */
 	out_sort("files", "path");
 	out_columns("files", diff_cols, sizeof(diff_cols) / sizeof(diff_cols[0]));
+	if (rb)
+		meta_fields(&ob, pc_profile_get_meta(rb));
+	out_sort("metadata", "device");
+	out_columns("metadata", diff_meta_cols, sizeof(diff_meta_cols) / sizeof(diff_meta_cols[0]));
 	while (rb && (rc = pc_profile_next(rb, &f)) > 0) {
-		struct entry key = { .f.path = f.path }, *e;
+		struct entry key = { .f.path = f.path, .f.ident = f.ident }, *e;
 		uint64_t pb = run_pages(f.runs, f.nruns);
 
 		e = bsearch(&key, ents, n, sizeof(*ents), by_path);
-		if (!e) {
+		if (f.ident & PC_IDENT_BDEV) {	/* metadata: counted apart from files */
+			uint64_t pa = e ? run_pages(e->f.runs, e->f.nruns) : 0;
+			uint64_t both = e ? overlap(e->f.runs, e->f.nruns, f.runs, f.nruns) : 0;
+
+			if (e)
+				e->seen = true;
+			madded += !e;
+			mgained += pb - both;
+			mlost += pa - both;
+			if (!e || pa != both || pb != both) {
+				mchanged++;
+				diff_row(e ? &e->f : NULL, &f, e ? "changed" : "added", pa, pb, pb - both,
+					 pa - both);
+			} else if (verbose) {
+				diff_row(&e->f, &f, "same", pa, pb, 0, 0);
+			}
+		} else if (!e) {
 			added++;
 			gained += pb;
-			diff_row(f.path, "added", 0, pb, pb, 0);
+			diff_row(NULL, &f, "added", 0, pb, pb, 0);
 		} else {
 			uint64_t pa = run_pages(e->f.runs, e->f.nruns);
 			uint64_t both = overlap(e->f.runs, e->f.nruns, f.runs, f.nruns);
@@ -363,9 +497,9 @@ int cmd_diff(int argc, char **argv)
 			lost += pa - both;
 			if (pa != both || pb != both) {
 				changed++;
-				diff_row(f.path, "changed", pa, pb, pb - both, pa - both);
+				diff_row(&e->f, &f, "changed", pa, pb, pb - both, pa - both);
 			} else if (verbose) {
-				diff_row(f.path, "same", pa, pb, 0, 0);
+				diff_row(&e->f, &f, "same", pa, pb, 0, 0);
 			}
 		}
 		pc_profile_file_release(&f);
@@ -380,9 +514,16 @@ int cmd_diff(int argc, char **argv)
 			if (!ents[i].seen) {
 				uint64_t pa = run_pages(ents[i].f.runs, ents[i].f.nruns);
 
+				if (ents[i].f.ident & PC_IDENT_BDEV) {
+					mremoved++;
+					mchanged++;
+					mlost += pa;
+					diff_row(&ents[i].f, NULL, "removed", pa, 0, 0, pa);
+					continue;
+				}
 				removed++;
 				lost += pa;
-				diff_row(ents[i].f.path, "removed", pa, 0, 0, pa);
+				diff_row(&ents[i].f, NULL, "removed", pa, 0, 0, pa);
 			}
 	}
 	for (size_t i = 0; i < n; i++)
@@ -393,10 +534,25 @@ int cmd_diff(int argc, char **argv)
 	orec_u64(&rec, "changed", changed, 0);
 	orec_u64(&rec, "gained", gained, OF_PAGES);
 	orec_u64(&rec, "lost", lost, OF_PAGES);
+	orec_u64(&rec, "metadata_added", madded, 0);
+	orec_u64(&rec, "metadata_removed", mremoved, 0);
+	orec_u64(&rec, "metadata_changed", mchanged - madded - mremoved, 0);
+	orec_u64(&rec, "metadata_gained", mgained, OF_PAGES);
+	orec_u64(&rec, "metadata_lost", mlost, OF_PAGES);
+	/* what a recording adds (version 3): not in the table */
+	if (oa.n)
+		orec_object(&rec, "old", &oa);
+	if (ob.n)
+		orec_object(&rec, "new", &ob);
 	out_object("total", &rec);
+	if (co.fmt == OUT_HUMAN && !cli_failures() && added + removed + changed + mchanged)
+		out_human_line("%s", "");	/* a blank line after the table (escaped if in the text) */
+	if (co.fmt == OUT_HUMAN && !cli_failures() && mchanged)
+		out_human_line("%llu block devices' metadata added, removed or changed",
+			       (unsigned long long)mchanged);
 	if (co.fmt == OUT_HUMAN && !cli_failures())
-		out_human_line("%s%llu files added, %llu removed, %llu changed; %llu pages gained, "
-			       "%llu lost", added + removed + changed ? "\n" : "",
+		out_human_line("%llu files added, %llu removed, %llu changed; %llu pages gained, "
+			       "%llu lost",
 			       (unsigned long long)added, (unsigned long long)removed,
 			       (unsigned long long)changed, (unsigned long long)gained,
 			       (unsigned long long)lost);
