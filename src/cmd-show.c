@@ -373,6 +373,9 @@ static void diff_first_use(struct orec *rec, const char *key, const struct pc_pr
 		orec_null(rec, key);
 }
 
+/* a recording on either side: rows say when each file was first used (else the v2 shape) */
+static bool diff_times;
+
 static void diff_row(const struct pc_profile_file *fa, const struct pc_profile_file *fb,
 		     const char *status, uint64_t pa, uint64_t pb, uint64_t gained, uint64_t lost)
 {
@@ -382,8 +385,10 @@ static void diff_row(const struct pc_profile_file *fa, const struct pc_profile_f
 	const char *path = f->path;
 
 	orec_str(&rec, bdev ? "device" : "path", path, OF_LABEL);
-	diff_first_use(&rec, "old_first_use_ms", fa);
-	diff_first_use(&rec, "new_first_use_ms", fb);
+	if (diff_times) {
+		diff_first_use(&rec, "old_first_use_ms", fa);
+		diff_first_use(&rec, "new_first_use_ms", fb);
+	}
 	orec_str(&rec, "status", status, 0);
 	orec_u64(&rec, "old_pages", pa, OF_PAGES);
 	orec_u64(&rec, "new_pages", pb, OF_PAGES);
@@ -404,6 +409,7 @@ int cmd_diff(int argc, char **argv)
 	struct orec rec = { 0 };
 	uint32_t psa = 0;
 	struct orec oa = { 0 }, ob = { 0 };
+	bool any_bdev = false;
 	int verbose = 0, rc = 0;
 	char roota[sizeof(((struct pc_profile_meta *)0)->root)] = "";
 
@@ -419,6 +425,7 @@ int cmd_diff(int argc, char **argv)
 		out_prom_page_size(psa);
 		snprintf(roota, sizeof(roota), "%s", pc_profile_get_meta(ra)->root);
 		meta_fields(&oa, pc_profile_get_meta(ra));
+		diff_times = pc_profile_get_meta(ra)->flags & PC_META_RECORDED;
 		while ((rc = pc_profile_next(ra, &f)) > 0) {
 			if (n == cap) {
 				struct entry *ne = realloc(ents, (cap = cap ? cap * 2 : 256) * sizeof(*ne));
@@ -461,6 +468,10 @@ int cmd_diff(int argc, char **argv)
 	out_columns("files", diff_cols, sizeof(diff_cols) / sizeof(diff_cols[0]));
 	if (rb)
 		meta_fields(&ob, pc_profile_get_meta(rb));
+	if (rb && (pc_profile_get_meta(rb)->flags & PC_META_RECORDED))
+		diff_times = true;
+	for (size_t i = 0; i < n; i++)
+		any_bdev |= ents[i].f.ident & PC_IDENT_BDEV;
 	out_sort("metadata", "device");
 	out_columns("metadata", diff_meta_cols, sizeof(diff_meta_cols) / sizeof(diff_meta_cols[0]));
 	while (rb && (rc = pc_profile_next(rb, &f)) > 0) {
@@ -469,6 +480,7 @@ int cmd_diff(int argc, char **argv)
 
 		e = bsearch(&key, ents, n, sizeof(*ents), by_path);
 		if (f.ident & PC_IDENT_BDEV) {	/* metadata: counted apart from files */
+			any_bdev = true;
 			uint64_t pa = e ? run_pages(e->f.runs, e->f.nruns) : 0;
 			uint64_t both = e ? overlap(e->f.runs, e->f.nruns, f.runs, f.nruns) : 0;
 
@@ -534,16 +546,20 @@ int cmd_diff(int argc, char **argv)
 	orec_u64(&rec, "changed", changed, 0);
 	orec_u64(&rec, "gained", gained, OF_PAGES);
 	orec_u64(&rec, "lost", lost, OF_PAGES);
-	orec_u64(&rec, "metadata_added", madded, 0);
-	orec_u64(&rec, "metadata_removed", mremoved, 0);
-	orec_u64(&rec, "metadata_changed", mchanged - madded - mremoved, 0);
-	orec_u64(&rec, "metadata_gained", mgained, OF_PAGES);
-	orec_u64(&rec, "metadata_lost", mlost, OF_PAGES);
-	/* what a recording adds (version 3): not in the table */
-	if (oa.n)
+	/* what version 3 adds, where either side has it (else the shape stays version 2's) */
+	if (any_bdev) {
+		orec_u64(&rec, "metadata_added", madded, 0);
+		orec_u64(&rec, "metadata_removed", mremoved, 0);
+		orec_u64(&rec, "metadata_changed", mchanged - madded - mremoved, 0);
+		orec_u64(&rec, "metadata_gained", mgained, OF_PAGES);
+		orec_u64(&rec, "metadata_lost", mlost, OF_PAGES);
+	}
+	if (diff_times && oa.n)
 		orec_object(&rec, "old", &oa);
-	if (ob.n)
+	if (diff_times && ob.n)
 		orec_object(&rec, "new", &ob);
+	orec_release(&oa);
+	orec_release(&ob);
 	out_object("total", &rec);
 	if (co.fmt == OUT_HUMAN && !cli_failures() && added + removed + changed + mchanged)
 		out_human_line("%s", "");	/* a blank line after the table (escaped if in the text) */
