@@ -56,13 +56,21 @@ done
 # the journal pins fresh metadata until a checkpoint: remount
 sync
 remount
-walk
-# and the data of a tenth of them, in a tenth of the directories: a
-# restore opens those files itself (their lookups bring their directories
-# and inodes back anyway); the rest of the tree is the metadata's to bring
-cat mnt/d[1-9]/* mnt/d[12][0-9]/* mnt/d30/* >/dev/null
-
-pc snapshot --metadata -o s.snap --json mnt >snap.json 2>snap.err; rc=$?
+# Other work on a shared machine drops the whole page cache at times
+# (drop_caches, a proactive reclaimer): a step that finds its cache gone
+# is taken again, three times at most; a real failure fails every time.
+warm() {
+	walk
+	# and the data of a tenth of them, in a tenth of the directories: a
+	# restore opens those files itself (their lookups bring their directories
+	# and inodes back anyway); the rest of the tree is the metadata's to bring
+	cat mnt/d[1-9]/* mnt/d[12][0-9]/* mnt/d30/* >/dev/null
+}
+for try in 1 2 3; do
+	warm
+	pc snapshot --metadata -o s.snap --json mnt >snap.json 2>snap.err; rc=$?
+	[ "$(jq .total.files snap.json)" = 300 ] && [ "$(jq .total.metadata_pages snap.json)" -gt 0 ] && break
+done
 t_is "snapshot --metadata exits 0" "$rc" 0
 t_is "one block device recorded" "$(jq .total.metadata_devices snap.json)" 1
 t_is "it is the loop device" "$(jq -r '.total.metadata[0].device' snap.json)" "$DEV"
@@ -73,27 +81,31 @@ t_is "the files are recorded as before" "$(jq .total.files snap.json)" 300
 # the device's own cache, asked through the device by the binary under
 # test would prove nothing: the kernel's counters say what was read
 
-# a restore without the metadata, then the walk
-remount
-s0=$(sectors)
-pc restore --no-metadata --json s.snap >plain.json 2>plain.err; rc=$?
-s1=$(sectors)
-walk
-s2=$(sectors)
-plain_walk=$((s2 - s1))
-t_is "restore --no-metadata exits 0" "$rc" 0
+# a restore without the metadata, then the walk; the same with it
+for try in 1 2 3; do
+	remount
+	s0=$(sectors)
+	pc restore --no-metadata --json s.snap >plain.json 2>plain.err; rc_plain=$?
+	s1=$(sectors)
+	walk
+	s2=$(sectors)
+	plain_walk=$((s2 - s1))
+	remount
+	s3=$(sectors)
+	pc restore --json s.snap >meta.json 2>meta.err; rc=$?
+	s4=$(sectors)
+	walk
+	s5=$(sectors)
+	meta_walk=$((s5 - s4))
+	[ "$(jq .total.files plain.json)" = 300 ] && [ "$(jq .total.files meta.json)" = 300 ] &&
+		{ ! t_have_cachestat || { [ "$plain_walk" -ge 256 ] && [ $((meta_walk * 10)) -lt "$plain_walk" ]; }; } &&
+		break
+	echo "# try $try: walks read $plain_walk and $meta_walk sectors (the cache dropped meanwhile?)"
+done
+t_is "restore --no-metadata exits 0" "$rc_plain" 0
 t_is "--no-metadata: no metadata read" "$(jq .total.metadata_read plain.json)" 0
 t_is "--no-metadata: the record is skipped" "$(jq .total.metadata_skipped plain.json)" 1
 t_is "--no-metadata: the files restored" "$(jq .total.files plain.json)" 300
-
-# the same with the metadata
-remount
-s3=$(sectors)
-pc restore --json s.snap >meta.json 2>meta.err; rc=$?
-s4=$(sectors)
-walk
-s5=$(sectors)
-meta_walk=$((s5 - s4))
 t_is "restore exits 0" "$rc" 0
 t_is "restore read the device's record" "$(jq .total.metadata_devices meta.json)" 1
 t_is "restore: its pages wanted" "$(jq .total.metadata_pages meta.json)" "$meta_pages"
@@ -120,13 +132,23 @@ t_is "--dry-run: nothing read" "$(jq .total.metadata_read dry.json)" 0
 # a device's cache is read whole or not at all: one too big for the budget
 # is left out and said, and the files still have the budget (theirs are
 # cached here: they need none of it)
-remount
-cat mnt/d[1-9]/* mnt/d[12][0-9]/* mnt/d30/* >/dev/null
-pc restore --max-mem 64k --json s.snap >budget.json 2>budget.err; rc=$?
-t_is "metadata over the budget: restore exits 0" "$rc" 0
-t_is "metadata over the budget: the record left out" "$(jq .total.metadata_skipped budget.json)" 1
-t_ok "metadata over the budget: said" grep -q "metadata of '$DEV' not restored: its [0-9]* pages do not fit the memory budget" budget.err
-t_is "metadata over the budget: the files restored" "$(jq -c '[.total.files, .total.budget_stopped]' budget.json)" '[300,false]'
+if t_have_cachestat; then
+	for try in 1 2 3; do
+		remount
+		cat mnt/d[1-9]/* mnt/d[12][0-9]/* mnt/d30/* >/dev/null
+		pc restore --max-mem 64k --json s.snap >budget.json 2>budget.err; rc=$?
+		[ "$(jq .total.read budget.json)" = 0 ] && break	# else the files' cache went meanwhile
+	done
+	t_is "metadata over the budget: restore exits 0" "$rc" 0
+	t_is "metadata over the budget: the record left out" "$(jq .total.metadata_skipped budget.json)" 1
+	t_ok "metadata over the budget: said" grep -q "metadata of '$DEV' not restored: its [0-9]* pages do not fit the memory budget" budget.err
+	t_is "metadata over the budget: the files restored" "$(jq -c '[.total.files, .total.budget_stopped]' budget.json)" '[300,false]'
+else
+	# mincore sees only the few pages read whole: no record too big to test
+	for t in "the record left out" "said" "the files restored" "restore exits 0"; do
+		t_skip "metadata over the budget: $t" "no cachestat"
+	done
+fi
 
 pc restore --kv s.snap >kv.out 2>/dev/null
 t_ok "key=value: metadata_read" grep -q ' metadata_read=[0-9]' kv.out
@@ -160,7 +182,11 @@ t_is "moved device: read through $DEV (found by its filesystem)" \
 # a copy elsewhere: the files restore, the record's filesystem is not
 # there: said once, not a failure
 mkdir copy
-pc snapshot --metadata --root "$T_DIR/mnt" -o r.snap mnt/d1 mnt/d2 >/dev/null 2>&1
+for try in 1 2 3; do
+	cat mnt/d1/* mnt/d2/* >/dev/null
+	pc snapshot --metadata --root "$T_DIR/mnt" -o r.snap --json mnt/d1 mnt/d2 >r.json 2>&1
+	[ "$(jq .total.files r.json)" = 20 ] && break
+done
 cp -a mnt/d1 mnt/d2 copy/
 pc restore --root "$T_DIR/copy" --json r.snap >copy.json 2>copy.err; rc=$?
 t_is "device missing: restore exits 0" "$rc" 0
@@ -170,8 +196,12 @@ t_is "device missing: said once" "$(grep -c "metadata of '$(jq -r '.total.metada
 
 # a filesystem whose device cannot be read (this VM's root disk refuses
 # it; tmpfs has none): named, left out, not a failure
-printf x >plain.file && cat plain.file >/dev/null
-pc snapshot --metadata -o p.snap --json plain.file >p.json 2>p.err; rc=$?
+printf x >plain.file
+for try in 1 2 3; do
+	cat plain.file >/dev/null
+	pc snapshot --metadata -o p.snap --json plain.file >p.json 2>p.err; rc=$?
+	[ "$(jq .total.files p.json)" = 1 ] && break
+done
 t_is "unreadable device: snapshot exits 0" "$rc" 0
 t_is "unreadable device: recorded or left out" \
 	"$(jq '.total.metadata_devices + .total.metadata_skipped' p.json)" 1
