@@ -717,6 +717,15 @@ void pc_profile_file_release(struct pc_profile_file *f);
  * (a full disk included) leaves the previous file as it was.
  */
 struct pc_profile_writer;
+/*
+ * Whether a snapshot may be written at path: 0 if nothing is there, or a
+ * regular file or a symbolic link (replaced as a link by the rename,
+ * never written through); -EISDIR for a directory, -EEXIST for anything
+ * else (a device, FIFO or socket is never replaced: `-o /dev/null` must
+ * not turn the system's /dev/null into a root-only file). create and
+ * commit both check; a command checks first too, before its long work.
+ */
+int pc_profile_check_target(const char *path);
 int pc_profile_create(const char *path, const struct pc_profile_meta *m,
 		      struct pc_profile_writer **ret);
 /*

@@ -338,6 +338,18 @@ static int reserve(struct pc_profile_writer *w, size_t more)
 	return 0;
 }
 
+int pc_profile_check_target(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;	/* a missing parent: mkostemp says */
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	/* a link is replaced as a link (rename), never written through */
+	return S_ISREG(st.st_mode) || S_ISLNK(st.st_mode) ? 0 : -EEXIST;
+}
+
 int pc_profile_create(const char *path, const struct pc_profile_meta *m,
 		      struct pc_profile_writer **ret)
 {
@@ -349,6 +361,11 @@ int pc_profile_create(const char *path, const struct pc_profile_meta *m,
 	if (!w)
 		return -ENOMEM;
 	w->fd = -1;
+	rc = pc_profile_check_target(path);
+	if (rc < 0) {
+		free(w);
+		return rc;
+	}
 	w->path = strdup(path);
 	if (!w->path || asprintf(&w->tmp, "%s.tmp.XXXXXX", path) < 0) {
 		w->tmp = NULL;
@@ -541,6 +558,8 @@ int pc_profile_commit(struct pc_profile_writer *w)
 		rc = close(w->fd) < 0 ? -errno : 0;
 		w->fd = -1;
 	}
+	if (rc == 0)	/* again: a device or FIFO put there since is not replaced either */
+		rc = pc_profile_check_target(w->path);
 	if (rc == 0)
 		rc = pc_sys_renameat(AT_FDCWD, w->tmp, AT_FDCWD, w->path);
 	if (rc < 0) {

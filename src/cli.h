@@ -350,4 +350,10 @@ int cmd_status(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
+/*
+ * Why a snapshot cannot be written where -o points (pc_profile_check_target
+ * and the writer's errors), for people.
+ */
+const char *cli_snapshot_target_why(int err);
+
 #endif

@@ -300,6 +300,13 @@ int cmd_snapshot(int argc, char **argv)
 		targets_release(&c.t);
 		return cli_usage_error("--metadata %s", META_NEEDS_ROOT);
 	}
+	rc = pc_profile_check_target(out);	/* before the walk, not after it */
+	if (rc < 0) {
+		cli_fail_msg(out, "cannot write snapshot", cli_snapshot_target_why(-rc));
+		out_flush();
+		targets_release(&c.t);
+		return EXIT_PARTIAL;
+	}
 	/*
 	 * The files' paths are recorded without links (restore follows none),
 	 * and so is the root; but a root through /proc (/proc/PID/root: a
@@ -366,10 +373,7 @@ int cmd_snapshot(int argc, char **argv)
 	else
 		pc_profile_abort(w);
 	if (rc < 0 && rc != -ENODATA)
-		cli_fail_msg(out, "cannot write snapshot",
-			     rc == -ENOSPC ? "No space left on device; the previous snapshot, if "
-					     "any, is intact"
-					   : strerror(-rc));
+		cli_fail_msg(out, "cannot write snapshot", cli_snapshot_target_why(-rc));
 	if (c.active_denied)
 		cli_warn("active pages not recorded: %s", pc_kpage_reason(EPERM, false));
 	else if (c.active && c.active_failed)

@@ -105,3 +105,16 @@ int cli_fault_env(void)
 	}
 	return 0;
 }
+
+const char *cli_snapshot_target_why(int err)
+{
+	switch (err) {
+	case EEXIST:
+		return "it is there and is not a regular file (a device, FIFO or socket is "
+		       "never replaced)";
+	case ENOSPC:
+		return "No space left on device; the previous snapshot, if any, is intact";
+	default:
+		return strerror(err);
+	}
+}

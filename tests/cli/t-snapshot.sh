@@ -249,4 +249,18 @@ t_is "--guard 1.5 is a usage error (2)" "$rc" 2
 t_ok "that names the range" grep -q "a ratio from 0 to 1" gd.err
 t_is "no --guard: no kept key" "$(pc snapshot -o gd.snap --json gd 2>/dev/null | jq '.total | has("kept")')" false
 
+# -o at something that is not a file: never replaced (the review made /dev/null a 0600 file)
+mkdir -p tgt/dir && mkfifo tgt/fifo && mknod -m 666 tgt/null c 1 3
+for o in null fifo dir; do
+	pc snapshot -o tgt/$o db >/dev/null 2>tgt.err; rc=$?
+	t_is "-o at a $o: exit 1" "$rc" 1
+	t_ok "  and says why" grep -q "cannot write snapshot 'tgt/$o'" tgt.err
+done
+t_is "the device node is still a device node, 0666" "$(stat -c '%F %a' tgt/null)" "character special file 666"
+t_is "the FIFO is still a FIFO" "$(stat -c %F tgt/fifo)" "fifo"
+t_is "nothing left beside them" "$(ls tgt | tr '\n' ' ')" "dir fifo null "
+ln -s s.snap tgt/link
+pc snapshot -o tgt/link db >/dev/null 2>&1; rc=$?
+t_is "-o at a symbolic link: written (the link replaced, not followed)" "$rc.$(stat -c %F tgt/link)" "0.regular file"
+
 t_done

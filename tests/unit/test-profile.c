@@ -697,6 +697,25 @@ int main(void)
 	} else {
 		skip("needs CAP_SYS_ADMIN: mounting a small tmpfs", "ENOSPC");
 	}
+	/* a target that is not a regular file is never replaced, at create or at commit */
+	{
+		char fifo[600], dir[600];
+		struct stat st;
+
+		snprintf(fifo, sizeof(fifo), "%s/fifo", scratch_dir());
+		snprintf(dir, sizeof(dir), "%s/adir", scratch_dir());
+		ok(mkfifo(fifo, 0644) == 0 && mkdir(dir, 0755) == 0, "target: a FIFO and a directory");
+		ok(pc_profile_check_target(fifo) == -EEXIST, "target: a FIFO is refused");
+		ok(pc_profile_check_target(dir) == -EISDIR, "target: a directory is refused");
+		ok(pc_profile_create(fifo, &m, &w) == -EEXIST, "target: create refuses the FIFO");
+		unlink(fifo);
+		ok(pc_profile_create(fifo, &m, &w) == 0, "target: create where it was");
+		ok(mkfifo(fifo, 0644) == 0, "target: a FIFO put there since");
+		ok(pc_profile_commit(w) == -EEXIST, "target: commit refuses it too");
+		ok(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "target: the FIFO is still there");
+		unlink(fifo);
+		rmdir(dir);
+	}
 	rm_scratch();
 	return done_testing();
 }
