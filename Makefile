@@ -321,7 +321,7 @@ fuzz: deps
 	$(call need,command -v clang,clang)
 	@mkdir -p build/fuzz
 	set -e; for h in $(FUZZERS); do \
-	  clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -Iinclude -Ilib \
+	  clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -Iinclude -Ilib $(PKG_CFLAGS) \
 	    -o build/fuzz/fuzz-$$h tests/fuzz/fuzz-$$h.c $(LIB_SRC) $(LIBS); \
 	  rm -rf build/fuzz/corpus-$$h; cp -r tests/fuzz/corpus-$$h build/fuzz/corpus-$$h; \
 	  build/fuzz/fuzz-$$h -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
