@@ -15,7 +15,7 @@
  * exposition format's escapes (\\, \" and \n) on top; metrics are only
  * what each command's table (struct ometric) names, with HELP, TYPE and
  * base units; key=value quotes and escapes; people get C escapes (\n,
- * \t, \\, \x1b) for control characters (C1 too), backslashes and bytes
+ * \t, \\, \x1b) for control characters (C1 and bidi controls too), backslashes and bytes
  * that are not UTF-8, so a name cannot forge a row or move the cursor.
  */
 #define _GNU_SOURCE
@@ -489,6 +489,21 @@ static int utf8_len(const unsigned char *s)
 	return n;
 }
 
+/*
+ * The Unicode bidirectional controls (U+061C, U+200E-F, U+202A-E,
+ * U+2066-9): printed as they are, "evil\u202Efdp.exe" shows as
+ * "evilexe.pdf" (CVE-2021-42574's trick): people get them as bytes.
+ */
+static bool is_bidi_control(const unsigned char *p, int n)
+{
+	if (n == 2)
+		return p[0] == 0xd8 && p[1] == 0x9c;
+	if (n != 3 || p[0] != 0xe2)
+		return false;
+	return (p[1] == 0x80 && (p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xaa && p[2] <= 0xae))) ||
+	       (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9);
+}
+
 char *out_escape(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -509,6 +524,8 @@ char *out_escape(const char *s)
 			hex = 1;
 		else if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
 			hex = 2;	/* U+0080..U+009F, the C1 controls (CSI is U+009B) */
+		else if (is_bidi_control(p, n))
+			hex = n;	/* a name that reads backwards on the screen */
 		if (hex) {
 			while (hex--)
 				o += sprintf(o, "\\x%02x", *p++);

@@ -119,4 +119,11 @@ t_ok "help with an unknown command escapes it too (exit 2)" \
 pc plainfile >o 2>e
 t_ok "a plain file name gets the command to type" grep -qF "pagecache stat -- 'plainfile'" e
 
+# bidirectional controls: "evil<U+202E>fdp.exe" would show as "evilexe.pdf" (found by the review in top's rows)
+mkdir -p bidi && printf x >"bidi/$(printf 'evil\342\200\256fdp.exe')" && printf y >"bidi/$(printf 'a\342\201\246b')"
+pc stat -v bidi >bidi.out 2>&1
+t_ok "people see U+202E as its bytes" grep -qF 'evil\xe2\x80\xaefdp.exe' bidi.out
+t_ok "and U+2066 too" grep -qF 'a\xe2\x81\xa6b' bidi.out
+t_ok "no raw bidi control reaches the table" sh -c "! grep -q \"\$(printf '\342\200\256')\" bidi.out"
+
 t_done
