@@ -88,6 +88,17 @@ pc restore r1.snap --root data >/dev/null
 t_is "restore brings back exactly f1's pages 3-6 and 40" "$(ranges data/f1)" '[[3,4],[40,1]]'
 t_is "and f2's pages 0-1" "$(ranges data/f2)" '[[0,2]]'
 
+# the time each file was first used, after the recording began: f2 first,
+# f1 a 0.3 s sleep later
+pc record -o r1t.snap --root data --json -- $R data/f2:20:1 --hold 0.3 data/f1:10:1 >r1t.json
+pc show --json r1t.snap >r1t.show
+t_ok "show: f2 was first used before f1" jq -e \
+	'([.files[] | {(.path): .first_use_ms}] | add) as $t | $t.f2 < $t.f1' r1t.show
+t_ok "0.3 s or more apart" jq -e \
+	'([.files[] | {(.path): .first_use_ms}] | add) as $t | $t.f1 - $t.f2 >= 300' r1t.show
+t_ok "both within the recording's duration" jq -e --argjson d "$(jq '.total.duration * 1000' r1t.json)" \
+	'[.files[].first_use_ms] | all(. >= 0 and . <= $d)' r1t.show
+
 # 2. buffered reads with readahead on: the pages read, not what readahead added
 drop data/f3
 pc record -o r2.snap --root data --json -- dd if=data/f3 of=/dev/null bs=4k skip=10 count=2 status=none >r2.json
@@ -98,7 +109,7 @@ t_is "JSON: 2 pages used" "$(jq .total.pages_used r2.json)" 2
 
 # 3. renamed and deleted during the recording
 pc record -o r3.snap --root data --json -- $R data/f4:1:1 --rename data/f4 data/f4.new \
-	data/f5:2:1 --hold 1 --delete data/f5 >r3.json
+	data/f5:2:1 --hold 2 --delete data/f5 >r3.json
 t_is "the renamed file is recorded by its new name, the deleted one is not" \
 	"$(files_of r3.snap)" '["f4.new"]'
 t_is "JSON: one deleted file counted" "$(jq .total.deleted r3.json)" 1
