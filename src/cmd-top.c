@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
@@ -56,9 +57,8 @@
 #include <unistd.h>
 
 #ifndef CAP_PERFMON
-#define CAP_PERFMON 38
+#define CAP_PERFMON 38		/* Linux 5.8; older headers lack it */
 #endif
-#define CAP_SYS_ADMIN_ 21
 
 enum { BY_PROCESS, BY_FILE, BY_CGROUP };
 static const char *const by_names[] = { "process", "file", "cgroup" };
@@ -1316,7 +1316,7 @@ static int open_trace(struct top *t)
 		bool priv = rc == -EACCES || rc == -EPERM;
 
 		snprintf(msg, sizeof(msg), "%s%s", err[0] ? err : strerror(-rc),
-			 priv && !pc_have_cap(CAP_PERFMON) && !pc_have_cap(CAP_SYS_ADMIN_)
+			 priv && !pc_have_cap(CAP_PERFMON) && !pc_have_cap(CAP_SYS_ADMIN)
 				 ? " (top needs root, or CAP_PERFMON with tracefs mounted)"
 				 : "");
 		return top_fail("filemap tracepoints", "cannot trace", msg);
