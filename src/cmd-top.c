@@ -727,7 +727,8 @@ static struct row *row_of(struct top *t, const struct pc_trace_event *e)
 			name = names_put(&t->comm, a, 0, read_comm(a));
 		if (!name)
 			name = names_get(&t->comm, a, 0);
-		r->name = strdup(name ? name : a ? "[exited]" : "[kernel]");
+		/* none yet: its exec record may still be in a ring (end_interval) */
+		r->name = name || !a ? strdup(name ? name : "[kernel]") : NULL;
 	} else if (t->by == BY_CGROUP) {
 		r->name = strdup(cg);
 	}
@@ -1185,6 +1186,14 @@ static void end_interval(struct top *t, double seconds)
 	uint64_t lost;
 
 	flush_pending(t);
+	comm_drain(t);	/* the exec records of processes whose events came first */
+	for (size_t i = 0; t->by == BY_PROCESS && i < t->cur.n; i++) {
+		struct row *r = &t->cur.v[i];
+		const char *name;
+
+		if (!r->name)
+			r->name = strdup((name = names_get(&t->comm, r->a, 0)) ? name : "[exited]");
+	}
 	lost = pc_trace_lost(t->trace);
 	t->cur.lost = lost - t->lost_before;
 	t->lost_before = lost;

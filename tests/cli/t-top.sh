@@ -18,6 +18,7 @@ if ! t_root || ! t_have jq python3; then
 	t_done; exit
 fi
 mounts_before=$(grep -c ' - tracefs ' /proc/self/mountinfo)
+export PC_TOP_TEST=$$	# marks this test's processes (others may trace beside it)
 F=$T_DIR/data
 mkfile "$F" 8192
 # The reader: one long-lived process (so /proc has its name when top looks),
@@ -214,5 +215,6 @@ kill -KILL "$K"; wait "$K" 2>/dev/null
 t_is "no tracefs mount left behind, kill -9 included" \
 	"$(grep -c ' - tracefs ' /proc/self/mountinfo)" "$mounts_before"
 t_is "and no process of this test holds a perf event" \
-	"$(for p in $(pgrep -s 0); do ls -l /proc/$p/fd 2>/dev/null; done | grep -c 'perf_event')" 0
+	"$(for p in $(grep -lzx "PC_TOP_TEST=$$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
+		ls -l /proc/$p/fd 2>/dev/null; done | grep -c 'perf_event')" 0
 t_done
