@@ -599,6 +599,19 @@ static int record_run(const char *exe, const char *db, const char *rec, double q
 	return 0;
 }
 
+/* /proc/loadavg's three averages, "" if unreadable: the machine may be shared */
+static void loadavg(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/loadavg", "re");
+	double a, b, c;
+
+	buf[0] = 0;
+	if (f && fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3)
+		snprintf(buf, len, "%.2f %.2f %.2f", a, b, c);
+	if (f)
+		fclose(f);
+}
+
 /* One condition's samples, per trial. */
 struct cond {
 	double q[64][NQ];
@@ -612,7 +625,7 @@ int bench_warmup(const struct warmup_opts *o)
 {
 	char db[PATH_MAX + 100], snap[PATH_MAX + 120], rec[PATH_MAX + 120], recsnap[PATH_MAX + 120];
 	char exe[4096], dir[PATH_MAX], why[400], rec_why[400] = "", cut_why[400] = "";
-	char acc_why[400] = "";
+	char acc_why[400] = "", load0[64], load1[64];
 	static struct cond cd[NCOND];
 	struct prof_size szp[64], szs[64];
 	int nsz = 0, failed = 0, trials = o->trials > 64 ? 64 : o->trials, nrec_ok = 0;
@@ -647,6 +660,7 @@ int bench_warmup(const struct warmup_opts *o)
 	snprintf(recsnap, sizeof(recsnap), "%s.rec.snap", db);
 	pagecache_exe(exe, sizeof(exe));
 	record_probe(exe, rec_why, acc_why, cut_why, sizeof(rec_why));
+	loadavg(load0, sizeof(load0));
 	for (int t = 0; t < trials; t++) {
 		int ord[NCOND], nord = 0;
 		double full_restore_s = 0, full_access_s = 0;
@@ -814,6 +828,7 @@ int bench_warmup(const struct warmup_opts *o)
 	}
 	if (o->progress)
 		fprintf(stderr, "\r\033[K");
+	loadavg(load1, sizeof(load1));
 	unlink(rec);
 	unlink(recsnap);
 
@@ -910,6 +925,8 @@ int bench_warmup(const struct warmup_opts *o)
 		orec_u64(&rec, "rows", o->rows, 0);
 		orec_u64(&rec, "trials", (uint64_t)trials, 0);
 		orec_bool(&rec, "peer_vmtouch", have_vmtouch);
+		orec_str(&rec, "load_average_start", load0, 0);
+		orec_str(&rec, "load_average_end", load1, 0);
 		orec_bool(&rec, "recorded", !rec_why[0]);
 		if (rec_why[0])
 			orec_str(&rec, "recorded_skipped", rec_why, 0);

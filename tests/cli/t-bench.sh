@@ -59,6 +59,7 @@ t_ok "the database is kept for the next run" test -s "$T_DIR/wu/warmup-20000.db"
 t_is "a link planted where it writes is replaced, never written through" "$(cat victim)" precious
 t_ok "the ids are a file of their own" test -f wu/warmup-20000.db.ids -a ! -L wu/warmup-20000.db.ids
 t_is "setup names the rows" "$(jq .setup.rows w.json)" 20000
+t_ok "and the load average before and after" jq -e '[.setup.load_average_start, .setup.load_average_end] | map(test("^[0-9.]+ [0-9.]+ [0-9.]+$")) | all' w.json
 t_is "the document names its bench" "$(jq -r .bench w.json)" warmup
 t_is "a results row per condition, for bench compare" "$(jq '.results | length' w.json)" "$(jq '.conditions | length' w.json)"
 t_ok "with per-trial values" jq -e '[.results[].metrics.q1_ms.values | length == 1] | all' w.json
