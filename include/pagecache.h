@@ -189,6 +189,13 @@ bool pc_fd_residency_allowed(int fd, const struct stat *st);
  */
 typedef int (*pc_run_cb)(uint64_t first_page, uint64_t npages, bool resident, void *arg);
 int pc_fd_scan(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_cb cb, void *arg);
+/*
+ * The resident runs of [off, off+len) as (first page, count) pairs,
+ * ascending, never touching (a snapshot's runs): pc_fd_scan's, collected.
+ * *ret is malloc'd (NULL with none).
+ */
+int pc_fd_resident_runs(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t **ret,
+			size_t *ret_n);
 
 /* ---- budget.c -------------------------------------------------------- */
 

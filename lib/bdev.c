@@ -167,41 +167,11 @@ void pc_bdev_close(struct pc_bdev *b)
 	}
 }
 
-struct runs_acc {
-	uint64_t *v;
-	size_t n, cap;
-};
-
-static int collect(uint64_t first, uint64_t n, bool resident, void *arg)
-{
-	struct runs_acc *a = arg;
-
-	if (!resident)
-		return 0;
-	if (a->n && a->v[2 * a->n - 2] + a->v[2 * a->n - 1] == first) {
-		a->v[2 * a->n - 1] += n;
-		return 0;
-	}
-	if (a->n == a->cap) {
-		size_t nc = a->cap ? a->cap * 2 : 64;
-		uint64_t *nv = realloc(a->v, nc * 2 * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		a->v = nv;
-		a->cap = nc;
-	}
-	a->v[2 * a->n] = first;
-	a->v[2 * a->n + 1] = n;
-	a->n++;
-	return 0;
-}
-
 /*
  * Pages [first, first+n) present, found by halving what cachestat counts:
  * a few calls per run, each costing the pages it finds.
  */
-static int bisect(int fd, uint64_t first, uint64_t n, struct runs_acc *a)
+static int bisect(int fd, uint64_t first, uint64_t n, struct pc_runs *a)
 {
 	uint64_t ps = pc_page_size();
 	struct pc_cachestat cs;
@@ -212,7 +182,7 @@ static int bisect(int fd, uint64_t first, uint64_t n, struct runs_acc *a)
 	if (cs.cache == 0)
 		return 0;
 	if (cs.cache >= n || n == 1)
-		return collect(first, n, true, a);
+		return pc_runs_add(a, first, n);
 	rc = bisect(fd, first, n / 2, a);
 	return rc < 0 ? rc : bisect(fd, first + n / 2, n - n / 2, a);
 }
@@ -228,15 +198,15 @@ static int bisect(int fd, uint64_t first, uint64_t n, struct runs_acc *a)
 int pc_bdev_cached_runs(const struct pc_bdev *b, uint64_t **ret, size_t *ret_n)
 {
 	uint64_t pages = (b->size + pc_page_size() - 1) / pc_page_size();
-	struct runs_acc a = { 0 };
+	struct pc_runs a = { 0 };
 	int rc;
 
 	if (!pc_fd_residency_allowed(b->fd, &b->st))
 		return -EPERM;
 	rc = pages ? bisect(b->fd, 0, pages, &a) : 0;
 	if (rc == -ENOSYS) {
-		a.n = 0;
-		rc = pc_fd_scan(b->fd, b->size, 0, 0, collect, &a);
+		free(a.v);
+		return pc_fd_resident_runs(b->fd, b->size, 0, 0, ret, ret_n);
 	}
 	if (rc < 0) {
 		free(a.v);

@@ -19,6 +19,17 @@
 FILE *pc_sys_fopen_read(const char *path, int *ret_err);
 
 /*
+ * Page runs as (first, count) pairs, grown as they come: a run that
+ * starts where the last one ends extends it. pc_runs_add returns 0 or
+ * -ENOMEM; the caller frees v.
+ */
+struct pc_runs {
+	uint64_t *v;
+	size_t n, cap;
+};
+int pc_runs_add(struct pc_runs *a, uint64_t first, uint64_t n);
+
+/*
  * pc_fd_scan without asking cachestat first, for ranges expected to be
  * cached. It does not check the permission gate: the caller must already
  * know that the kernel gives it true answers (pc_fd_residency said so).

@@ -278,3 +278,44 @@ int pc_fd_scan_mapped(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_
 {
 	return scan(fd, size, off, len, false, cb, arg);
 }
+
+int pc_runs_add(struct pc_runs *a, uint64_t first, uint64_t n)
+{
+	if (a->n && a->v[2 * a->n - 2] + a->v[2 * a->n - 1] == first) {
+		a->v[2 * a->n - 1] += n;
+		return 0;
+	}
+	if (a->n == a->cap) {
+		size_t nc = a->cap ? a->cap * 2 : 16;
+		uint64_t *nv = realloc(a->v, nc * 2 * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		a->v = nv;
+		a->cap = nc;
+	}
+	a->v[2 * a->n] = first;
+	a->v[2 * a->n + 1] = n;
+	a->n++;
+	return 0;
+}
+
+static int runs_collect(uint64_t first, uint64_t n, bool resident, void *arg)
+{
+	return resident ? pc_runs_add(arg, first, n) : 0;
+}
+
+int pc_fd_resident_runs(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t **ret,
+			size_t *ret_n)
+{
+	struct pc_runs a = { 0 };
+	int rc = pc_fd_scan(fd, size, off, len, runs_collect, &a);
+
+	if (rc < 0) {
+		free(a.v);
+		return rc;
+	}
+	*ret = a.v;
+	*ret_n = a.n;
+	return 0;
+}

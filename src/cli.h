@@ -317,10 +317,6 @@ struct cli_progress *cli_progress_start(const struct pc_progress *p, const char 
 					const uint64_t *total);
 void cli_progress_stop(struct cli_progress *pr);
 
-/* The resident page runs of a whole file, as (first, count) pairs. */
-int cli_resident_runs(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t **ret,
-		      size_t *ret_n);
-
 /* Absolute, with ".", ".." and "//" resolved lexically (no symlinks); malloc'd. */
 char *cli_abspath(const char *path);
 

@@ -523,7 +523,7 @@ static int used_spans(const struct rfile *f, int rfd, uint64_t size, struct span
 	size_t nruns = 0;
 
 	if (f->mapped.n) {
-		if (rfd >= 0 && cli_resident_runs(rfd, size, 0, 0, &runs, &nruns) < 0) {
+		if (rfd >= 0 && pc_fd_resident_runs(rfd, size, 0, 0, &runs, &nruns) < 0) {
 			runs = NULL;
 			nruns = 0;
 		}

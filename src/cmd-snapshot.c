@@ -181,7 +181,7 @@ static int snap_file(struct pc_walk_entry *e, void *arg)
 	f.dev = e->st.st_dev;
 	f.ino = e->st.st_ino;
 	pc_profile_identify(e->fd, &f);
-	rc = cli_resident_runs(e->fd, size, c->t.off, c->t.len, &f.runs, &f.nruns);
+	rc = pc_fd_resident_runs(e->fd, size, c->t.off, c->t.len, &f.runs, &f.nruns);
 	if (rc < 0 || !f.path) {
 		cli_fail(e->path, rc < 0 ? -rc : ENOMEM, "cannot map pages of");
 		pc_profile_file_release(&f);

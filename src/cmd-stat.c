@@ -319,7 +319,7 @@ static int owners_of(struct stat_ctx *c, const struct pc_walk_entry *e, struct o
 	char *human = NULL;
 	size_t hlen = 0;
 	FILE *h;
-	int rc = cli_resident_runs(e->fd, (uint64_t)e->st.st_size, c->t.off, c->t.len, &runs, &nruns);
+	int rc = pc_fd_resident_runs(e->fd, (uint64_t)e->st.st_size, c->t.off, c->t.len, &runs, &nruns);
 
 	if (rc == 0)
 		rc = pc_fd_probe_pages(e->fd, (uint64_t)e->st.st_size, runs, nruns, true, owner_cb, &o);

@@ -899,47 +899,6 @@ char *cli_abspath(const char *path)
 	return out;
 }
 
-struct runs_acc {
-	uint64_t *v;
-	size_t n, cap;
-};
-
-static int runs_collect(uint64_t first, uint64_t n, bool resident, void *arg)
-{
-	struct runs_acc *a = arg;
-
-	if (!resident)
-		return 0;
-	if (a->n == a->cap) {
-		size_t nc = a->cap ? a->cap * 2 : 16;
-		uint64_t *nv = realloc(a->v, nc * 2 * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		a->v = nv;
-		a->cap = nc;
-	}
-	a->v[2 * a->n] = first;
-	a->v[2 * a->n + 1] = n;
-	a->n++;
-	return 0;
-}
-
-int cli_resident_runs(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t **ret,
-		      size_t *ret_n)
-{
-	struct runs_acc a = { 0 };
-	int rc = pc_fd_scan(fd, size, off, len, runs_collect, &a);
-
-	if (rc < 0) {
-		free(a.v);
-		return rc;
-	}
-	*ret = a.v;
-	*ret_n = a.n;
-	return 0;
-}
-
 struct cli_progress {
 	const struct pc_progress *p;
 	const uint64_t *total;		/* bytes to do, may grow (a walk); NULL: unknown */
