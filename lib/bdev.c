@@ -90,6 +90,14 @@ static int devname(uint64_t dev, char *ret, size_t len)
 	return rc;
 }
 
+/* One component, as sysfs names it: "cciss/c0d0" is "cciss!c0d0". */
+static void sysfs_name(char *name)
+{
+	for (char *p = name; *p; p++)
+		if (*p == '/')
+			*p = '!';
+}
+
 int pc_bdev_name(uint64_t dev, char *ret, size_t len)
 {
 	char name[PC_BDEV_NAME_MAX];
@@ -99,10 +107,7 @@ int pc_bdev_name(uint64_t dev, char *ret, size_t len)
 		return rc;
 	if (strlen(name) >= len)
 		return -ENAMETOOLONG;
-	/* one component, as sysfs names it: '/' becomes '!' */
-	for (char *p = name; *p; p++)
-		if (*p == '/')
-			*p = '!';
+	sysfs_name(name);
 	memcpy(ret, name, strlen(name) + 1);
 	return 0;
 }
@@ -119,9 +124,7 @@ int pc_bdev_open(uint64_t dev, struct pc_bdev *ret)
 	if (rc < 0)
 		return rc;
 	snprintf(path, sizeof(path), "/dev/%s", name);
-	for (char *p = name; *p; p++)	/* one component, as sysfs names it */
-		if (*p == '/')
-			*p = '!';
+	sysfs_name(name);
 	snprintf(b.name, sizeof(b.name), "%s", name);
 	/* reached, not opened: nothing is opened until it is known to be the device */
 	pfd = pc_sys_openat(AT_FDCWD, path, O_PATH | O_NOFOLLOW | O_CLOEXEC);

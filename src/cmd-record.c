@@ -581,19 +581,10 @@ struct outcome {
 static bool bdev_of(uint64_t ino, char *name, size_t len, uint64_t *ret_rdev, uint64_t *ret_size)
 {
 	unsigned ma = (unsigned)(ino >> 20), mi = (unsigned)(ino & 0xfffff);
-	char path[128], link[PATH_MAX], sz[64];
-	const char *base;
-	ssize_t k;
+	char path[128], sz[64];
 
-	if (ino >> 32)
+	if (ino >> 32 || pc_bdev_name(makedev(ma, mi), name, len) < 0)
 		return false;
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", ma, mi);
-	k = readlink(path, link, sizeof(link) - 1);
-	if (k <= 0)
-		return false;
-	link[k] = 0;
-	base = strrchr(link, '/');
-	snprintf(name, len, "%.*s", (int)len - 1, base ? base + 1 : link);
 	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/size", ma, mi);
 	*ret_size = pc_read_text(path, sz, sizeof(sz)) >= 0 ? strtoull(sz, NULL, 10) * 512 : 0;
 	*ret_rdev = makedev(ma, mi);
