@@ -229,6 +229,8 @@ void cli_fail(const char *path, int err, const char *what);
 void cli_fail_msg(const char *path, const char *what, const char *reason);
 unsigned cli_failures(void);
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* OPT's ARG as a process ID (1 to INT_MAX): 0, or cli_usage_error's EXIT_USAGE. */
+int cli_parse_pid(const char *opt, const char *arg, pid_t *ret);
 bool cli_stderr_tty(void);
 
 /* ---- targets.c: which files ---- */

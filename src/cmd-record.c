@@ -899,16 +899,10 @@ int cmd_record(int argc, char **argv)
 		case 'R':
 			rootarg = p.arg;
 			break;
-		case OPT_PID: {
-			long v;
-
-			errno = 0;
-			v = strtol(p.arg, &end, 10);
-			if (errno || end == p.arg || *end || v <= 0 || v > INT_MAX)
-				return cli_usage_error("--pid '%s': a process ID", p.arg);
-			pid = (pid_t)v;
+		case OPT_PID:
+			if (cli_parse_pid("--pid", p.arg, &pid))
+				return EXIT_USAGE;
 			break;
-		}
 		case OPT_CHILDREN:
 			to.children = true;
 			break;

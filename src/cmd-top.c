@@ -1548,11 +1548,8 @@ int cmd_top(int argc, char **argv)
 			t.sort = (int)v;
 			break;
 		case OPT_TOP_PID:
-			if (parse_u("--pid", p.arg, INT_MAX, &v))
+			if (cli_parse_pid("--pid", p.arg, &t.pid))
 				return EXIT_USAGE;
-			if (!v)
-				return cli_usage_error("--pid wants a process ID, not '%s'", p.arg);
-			t.pid = (pid_t)v;
 			break;
 		case OPT_TOP_CHILDREN:
 			t.children = true;

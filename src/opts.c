@@ -12,6 +12,8 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -736,4 +738,17 @@ int cli_completion(const char *shell, const struct cli_cmdinfo *cmds, size_t n, 
 		return 0;
 	}
 	return -1;
+}
+
+int cli_parse_pid(const char *opt, const char *arg, pid_t *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v <= 0 || v > INT_MAX)
+		return cli_usage_error("%s wants a process ID, not '%s'", opt, arg);
+	*ret = (pid_t)v;
+	return 0;
 }
