@@ -39,8 +39,14 @@ t_is "and as fincore through the overlay (mmap reaches the real file)" "$(reside
 drop l/lower
 dd if=m/lower of=/dev/null bs="$PS" count=16 iflag=direct status=none	# O_DIRECT: no cache
 dd if=m/lower of=/dev/null bs="$PS" skip=$((N / 2)) count=10 status=none 2>/dev/null
+# the real file's count right before and right after, as for the tree below:
+# without cachestat a page reclaimed between two counts is not counted back
+# (the sanitized no-cachestat pass of CI saw 79 of 80)
 n=$(cached l/lower)
-t_is "part read: the same number as the real file" "$(cached m/lower)" "$n"
+o=$(cached m/lower)
+n2=$(cached l/lower)
+t_ok "part read: the same number as the real file ($o; before and after: $n-$n2)" \
+	test "$o" -le "$(( n > n2 ? n : n2 ))" -a "$o" -ge "$(( n < n2 ? n : n2 ))"
 # the real files' counts right before and right after: pages of the read
 # above may still come in (a loaded CI saw 3 more), or go (reclaim)
 lo=$(( n + $(cached l/both) ))
