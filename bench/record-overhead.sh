@@ -25,8 +25,9 @@
 #             its events and lost events (its --json total) are kept;
 #     top     `pagecache top --json --interval 1` (output to a file),
 #             started 1 s before, stopped by SIGINT after.
-#   Each sample is timed by /usr/bin/time: its wall time, and the CPU time
-#   (user + system) of every process of the workload, where the tracepoints'
+#   Each sample is timed: its wall time (bash's EPOCHREALTIME, in
+#   microseconds), and the CPU time (/usr/bin/time: user + system, in 10 ms
+#   steps) of every process of the workload, where the tracepoints'
 #   own cost lands (an event is written into the ring by the task that hit
 #   it); the tracer's reading of the rings is its own CPU, which slows the
 #   workload's wall time only when the CPUs are busy.
@@ -215,13 +216,18 @@ say "  database $DB ($DB_BYTES bytes), tree $TREE ($FILES files); $ROUNDS rounds
 [[ ${#SKIPPED[@]} -eq 0 ]] || for c in "${!SKIPPED[@]}"; do say "  $c skipped: ${SKIPPED[$c]}"; done
 
 # ------------------------------------------------------------ the workloads
-# /usr/bin/time -f '%e %U %S' of a shell running the workload: its wall time
-# and the CPU time of every process it ran (rusage of waited-for children)
+# /usr/bin/time -f '%U %S' of a shell running the workload: the CPU time of
+# every process it ran (rusage of waited-for children); its wall time from
+# bash's EPOCHREALTIME around it, in microseconds (time's own %e counts in
+# 10 ms steps: a cat of a small cached tree read 0 ms, and a ratio to it had
+# no meaning)
 timed() {   # timed OUT CMD...: the command's output in OUT; prints "wall_ms cpu_s"
-	local out=$1
+	local out=$1 t0 t1
 	shift
-	/usr/bin/time -f '%e %U %S' -o "$RUN/time" "$@" >"$out"
-	awk '{ printf "%.1f %.3f", $1 * 1000, $2 + $3 }' "$RUN/time"
+	t0=$EPOCHREALTIME
+	/usr/bin/time -f '%U %S' -o "$RUN/time" "$@" >"$out"
+	t1=$EPOCHREALTIME
+	awk -v t0="$t0" -v t1="$t1" '{ printf "%.3f %.3f", (t1 - t0) * 1000, $1 + $2 }' "$RUN/time"
 }
 sqlite_sample() {   # prints: sum of the workers' Q1+Q2+Q3 (ms), the loop's wall (ms), its CPU (s)
 	local wc
@@ -251,6 +257,9 @@ start_tracer() {   # start_tracer COND ROUND: TPID set (empty for none); 1 if it
 	kill -0 "$TPID" 2>/dev/null || { wait "$TPID" 2>/dev/null || true; TPID=; return 1; }
 }
 
+ratio() {   # ratio A B: "A/B " to 4 places, nothing where B is not above 0
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.4f ", a / b }'
+}
 declare -A SQ=() SW=() SC=() CT=() CC=() TC=() PAIR_SQ=() PAIR_CT=() PAIR_SC=() PAIR_CC=()
 LOADS=() LOST=() EVENTS=() TOPLINES=()
 for c in "${CONDS[@]}"; do SQ[$c]= SW[$c]= SC[$c]= CT[$c]= CC[$c]= TC[$c]=; done
@@ -283,10 +292,12 @@ for r in $(seq "$ROUNDS"); do
 	done
 	for c in "${!RS[@]}"; do
 		[[ $c != none && -n ${RS[none]:-} ]] || continue
-		PAIR_SQ[$c]+="$(awk -v a="${RS[$c]}" -v b="${RS[none]}" 'BEGIN { printf "%.4f", a / b }') "
-		PAIR_CT[$c]+="$(awk -v a="${RC[$c]}" -v b="${RC[none]}" 'BEGIN { printf "%.4f", a / b }') "
-		PAIR_SC[$c]+="$(awk -v a="${RSC[$c]}" -v b="${RSC[none]}" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }') "
-		PAIR_CC[$c]+="$(awk -v a="${RCC[$c]}" -v b="${RCC[none]}" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }') "
+		# a ratio only over a none sample that measured something (CPU
+		# time counts in 10 ms steps: a short sample can read 0)
+		PAIR_SQ[$c]+="$(ratio "${RS[$c]}" "${RS[none]}")"
+		PAIR_CT[$c]+="$(ratio "${RC[$c]}" "${RC[none]}")"
+		PAIR_SC[$c]+="$(ratio "${RSC[$c]}" "${RSC[none]}")"
+		PAIR_CC[$c]+="$(ratio "${RCC[$c]}" "${RCC[none]}")"
 	done
 	unset RS RC RSC RCC
 	LOADS+=("$(cut -d' ' -f1-3 /proc/loadavg)")
@@ -332,6 +343,7 @@ if [[ -n $JSON ]]; then
 		'def n: tonumber;
 		 def med: (sort) as $s | if ($s|length) == 0 then null elif ($s|length) % 2 == 1 then $s[($s|length - 1) / 2] else ($s[($s|length) / 2 - 1] + $s[($s|length) / 2]) / 2 end;
 		 def r3: if . == null then null else (. * 1000 | round) / 1000 end;
+		 def div(a; b): if a == null or b == null or b == 0 then null else a / b end;
 		{
 		  bench: "record-overhead", script: "bench/record-overhead.sh", date: $date, kernel: $kernel, cpus: ($cpus|n), version: $version,
 		  quick: ($quick == "1"), rounds: ($rounds|n), sqlite_worker_runs_per_sample: ($qloops|n), tree_files: ($files|n),
@@ -342,8 +354,8 @@ if [[ -n $JSON ]]; then
 		  conditions: $conds,
 		  summary: ($conds | to_entries | map({ key: .key, value: {
 		    sqlite_query_ms_median: (.value.sqlite_query_ms | med), cat_ms_median: (.value.cat_ms | med),
-		    sqlite_ratio_of_medians: ((.value.sqlite_query_ms | med) / ($conds.none.sqlite_query_ms | med) | r3),
-		    cat_ratio_of_medians: ((.value.cat_ms | med) / ($conds.none.cat_ms | med) | r3),
+		    sqlite_ratio_of_medians: (div(.value.sqlite_query_ms | med; $conds.none.sqlite_query_ms | med) | r3),
+		    cat_ratio_of_medians: (div(.value.cat_ms | med; $conds.none.cat_ms | med) | r3),
 		    sqlite_round_ratio_median: (.value.round_ratio_sqlite | med | r3),
 		    cat_round_ratio_median: (.value.round_ratio_cat | med | r3),
 		    sqlite_cpu_round_ratio_median: (.value.round_ratio_sqlite_cpu | med | r3),
@@ -351,7 +363,7 @@ if [[ -n $JSON ]]; then
 		    tracer_cpu_s_median: (.value.tracer_cpu_s | med) } }) | from_entries),
 		  record_events: $events, record_lost_events: $lost, top_lines_written: $toplines, skipped: $skipped,
 		  target: "under 5% slowdown (issue 13): a round ratio median under 1.05",
-		  how: "each round: the tree, the database, the worker binary warmed (pagecache warm, one worker run, one cat); then each condition in an order rotated by one per round: its tracer started (record: pagecache record --json -o FILE, system-wide; top: pagecache top --json --interval S), 1 s, the sqlite sample (QLOOPS runs of pagecache bench warmup --worker DB in a row; the sum of their own Q1+Q2+Q3 timers, the loop wall time and CPU time), the cat sample (find TREE -type f -print0 | xargs -0 cat >/dev/null: wall time and CPU time); wall and CPU (user + system of the workload processes) from /usr/bin/time -f %e %U %S of a shell running the workload, the tracer CPU (utime+stime) read, SIGINT to it and wait (record then writes its file: not timed). round_ratio = the condition sample over the same round none sample"
+		  how: "each round: the tree, the database, the worker binary warmed (pagecache warm, one worker run, one cat); then each condition in an order rotated by one per round: its tracer started (record: pagecache record --json -o FILE, system-wide; top: pagecache top --json --interval S), 1 s, the sqlite sample (QLOOPS runs of pagecache bench warmup --worker DB in a row; the sum of their own Q1+Q2+Q3 timers, the loop wall time and CPU time), the cat sample (find TREE -type f -print0 | xargs -0 cat >/dev/null: wall time and CPU time); wall time from bash EPOCHREALTIME (microseconds) around, and CPU time (user + system of the workload processes) from, /usr/bin/time -f %U %S of a shell running the workload, the tracer CPU (utime+stime) read, SIGINT to it and wait (record then writes its file: not timed). round_ratio = the condition sample over the same round none sample, left out of a round whose none sample read 0 (CPU time counts in 10 ms steps)"
 		}' >"$JSON"
 	say "JSON: $JSON"
 fi

@@ -124,6 +124,7 @@ t_is "record-overhead.sh exits 0" $? 0
 t_is "its JSON names the bench and its sizes" "$(jq -c '[.bench, .rounds, .tree_files, .database.rows]' ov.json)" '["record-overhead",1,100,20000]'
 t_ok "and the load average" jq -e '.load_average.start | test("^[0-9.]+ [0-9.]+ [0-9.]+$")' ov.json
 t_ok "none has one sample of each workload" jq -e '.conditions.none | (.sqlite_query_ms | length) == 1 and (.cat_ms | length) == 1' ov.json
+t_ok "and its cat of 100 cached files is timed finer than 10 ms steps (above 0)" jq -e '.conditions.none.cat_ms[0] > 0' ov.json
 for c in record top; do
 	t_ok "$c is measured beside it, or skipped saying why" \
 		jq -e --arg c $c '(.conditions[$c].round_ratio_cat | length) == 1 and .summary[$c].cat_round_ratio_median > 0 or ([.skipped[] | select(.condition == $c and (.why | length) > 0)] | length) == 1' ov.json
