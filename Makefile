@@ -257,7 +257,8 @@ $(B)/pagecache-bench: $(BENCH_OBJ) $(B)/libpagecache.a
 
 $(B)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/snapcraft.h $(B)/libpagecache.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libpagecache.a $(LIBS)
+	$(CC) $(CPPFLAGS) -Itests/unit -DPC_SRCDIR='"$(CURDIR)"' $(CFLAGS) $(LDFLAGS) -o $@ $< \
+	  $(B)/libpagecache.a $(LIBS)
 
 # ---- tests, demo, bench ----------------------------------------------------
 REPLAY_BIN := $(FUZZERS:%=$(B)/tests/replay-%)

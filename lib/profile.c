@@ -34,12 +34,13 @@
 #include <zlib.h>
 
 #define MAGIC "PCSNAP1\n"
-#define VERSION 3			/* the newest read; written only with v3 contents */
-#define VERSION_PLAIN 2			/* written without them: older builds read it */
+#define VERSION 4			/* the newest read, and the one written */
 #define IDENT_ALL (PC_IDENT_GEN | PC_IDENT_BTIME | PC_IDENT_FSID)
 /* version 3: record flags besides the identity's */
 #define REC_USED 16u			/* used triples follow the active runs */
 #define REC_V3 (PC_IDENT_BDEV | REC_USED)
+/* version 4 */
+#define REC_WHOLE 32u			/* cached: one run, the whole file; no runs stored */
 #define META_FLAGS_ALL PC_META_RECORDED
 #define MS_MAX (1ull << 42)		/* used times: 139 years in ms; past it, corrupt */
 #define BDEV_NAME_MAX 64
@@ -51,6 +52,17 @@
 #define BOMB_FLOOR (64ull << 20)	/* contents always allowed */
 #define BOMB_RATIO 100u			/* past it: at most this times the bytes read */
 enum { SECT_META = 1, SECT_FILES = 2, SECT_END = 3 };
+/*
+ * Version 4's FILES section: the records' fields column by column, so
+ * alike numbers lie together for zlib and the random ones (generations)
+ * no longer break its matches of the rest (docs/snapshot-format.md).
+ */
+enum { COL_PATH, COL_FLAGS, COL_SIZE, COL_MTIME, COL_DEV, COL_INO, COL_GEN, COL_BTIME, COL_FSID,
+       COL_RUNS, COL_ACTIVE, COL_USED, NCOLS };
+static const char *const col_name[NCOLS] = {
+	"path", "flags", "size", "mtime", "device", "inode", "generation", "birth time",
+	"filesystem id", "runs", "active runs", "used ranges",
+};
 
 static void put_u32(uint8_t *p, uint32_t v)
 {
@@ -271,18 +283,25 @@ void pc_profile_identify(int fd, struct pc_profile_file *f)
 
 /* ---- writing ---- */
 
+struct colbuf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
 struct pc_profile_writer {
 	int fd;
 	char *path, *tmp;
-	uint8_t *raw;
+	uint8_t *raw;			/* a section's contents, as written */
 	size_t rawlen, rawcap;
+	struct colbuf col[NCOLS];	/* the section being made, column by column */
+	uint64_t sect_files;		/* records in it */
 	uint64_t nfiles, nruns;
-	uint64_t prev_mtime, prev_dev, prev_ino;	/* deltas within a section */
+	uint64_t prev_mtime, prev_ns, prev_dev, prev_ino;	/* deltas within a section */
 	uint64_t prev_fsid;
+	char prev_path[PATH_MAX_LEN + 1];	/* front coding, within a section */
+	size_t prev_len;
 	struct pathset paths;		/* each path once */
 	uint32_t page_size;
-	uint8_t hdr[32];		/* rewritten at commit if the version moved */
-	uint32_t version;		/* VERSION_PLAIN until v3 contents come */
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -324,18 +343,60 @@ static int write_section(struct pc_profile_writer *w, uint32_t type, const uint8
 	return rc;
 }
 
-static int reserve(struct pc_profile_writer *w, size_t more)
+static int grow(uint8_t **p, size_t *cap, size_t need)
 {
-	if (w->rawlen + more > w->rawcap) {
-		size_t nc = (w->rawlen + more) * 2;
-		uint8_t *n = realloc(w->raw, nc);
+	if (need > *cap) {
+		size_t nc = need * 2;
+		uint8_t *n = realloc(*p, nc);
 
 		if (!n)
 			return -ENOMEM;
-		w->raw = n;
-		w->rawcap = nc;
+		*p = n;
+		*cap = nc;
 	}
 	return 0;
+}
+
+static int reserve(struct pc_profile_writer *w, size_t more)
+{
+	return grow(&w->raw, &w->rawcap, w->rawlen + more);
+}
+
+static size_t cols_len(const struct pc_profile_writer *w)
+{
+	size_t n = 0;
+
+	for (int c = 0; c < NCOLS; c++)
+		n += w->col[c].len;
+	return n;
+}
+
+/* The section made so far: its record count, then each column's length and bytes. */
+static int flush_files(struct pc_profile_writer *w)
+{
+	int rc;
+
+	if (!w->sect_files)
+		return 0;
+	w->rawlen = 0;
+	rc = reserve(w, cols_len(w) + 10 * (NCOLS + 1));
+	if (rc < 0)
+		return rc;
+	w->rawlen = put_varint(w->raw, w->sect_files);
+	for (int c = 0; c < NCOLS; c++)
+		w->rawlen += put_varint(w->raw + w->rawlen, w->col[c].len);
+	for (int c = 0; c < NCOLS; c++) {
+		memcpy(w->raw + w->rawlen, w->col[c].p, w->col[c].len);
+		w->rawlen += w->col[c].len;
+		w->col[c].len = 0;
+	}
+	rc = write_section(w, SECT_FILES, w->raw, w->rawlen);
+	w->rawlen = 0;
+	w->sect_files = 0;
+	/* sections stand alone */
+	w->prev_mtime = w->prev_ns = w->prev_dev = w->prev_ino = w->prev_fsid = 0;
+	w->prev_len = 0;
+	return rc;
 }
 
 int pc_profile_check_target(const char *path)
@@ -393,14 +454,12 @@ int pc_profile_create(const char *path, const struct pc_profile_meta *m,
 		goto fail;
 	}
 	w->page_size = m->page_size;
-	w->version = m->flags || m->lost || m->duration_ms ? VERSION : VERSION_PLAIN;
 	memcpy(hdr, MAGIC, 8);
-	put_u32(hdr + 8, w->version);
+	put_u32(hdr + 8, VERSION);
 	put_u32(hdr + 12, m->page_size);
 	put_u64(hdr + 16, m->created);
 	put_u32(hdr + 24, 0);
 	put_u32(hdr + 28, (uint32_t)crc32(0, hdr, 28));
-	memcpy(w->hdr, hdr, HDR_LEN);
 	rc = write_all(w->fd, hdr, HDR_LEN);
 	if (rc < 0)
 		goto fail;
@@ -413,7 +472,7 @@ int pc_profile_create(const char *path, const struct pc_profile_meta *m,
 	w->rawlen += put_varint(w->raw + w->rawlen, hl);
 	memcpy(w->raw + w->rawlen, m->host, hl);
 	w->rawlen += hl;
-	/* version 3's, always: a version 2 reader skips them, as it always did */
+	/* version 3's fields, always */
 	w->rawlen += put_varint(w->raw + w->rawlen, m->flags);
 	w->rawlen += put_varint(w->raw + w->rawlen, m->lost);
 	w->rawlen += put_varint(w->raw + w->rawlen, m->duration_ms);
@@ -457,13 +516,25 @@ static size_t put_used(uint8_t *p, const uint64_t *used, size_t n)
 	return len;
 }
 
+static uint8_t *col_at(struct pc_profile_writer *w, int c)
+{
+	return w->col[c].p + w->col[c].len;
+}
+
+static void col_varint(struct pc_profile_writer *w, int c, uint64_t v)
+{
+	w->col[c].len += put_varint(col_at(w, c), v);
+}
+
 int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 {
-	size_t pl = strlen(f->path),
+	size_t pl = strlen(f->path), pre = 0,
 	       need = pl + 10 * (14 + 2 * f->nruns + 2 * f->nactive + 3 * f->nused);
+	/* the most each column can take of this record */
+	size_t room[NCOLS] = { pl + 20, 10, 10, 20, 10, 10, 4, 20, 10, 10 + 20 * f->nruns,
+			       10 + 20 * f->nactive, 10 + 30 * f->nused };
 	uint64_t pages;
 	uint32_t ident;
-	uint8_t *p;
 	int rc;
 
 	if (!pl || pl > PATH_MAX_LEN)
@@ -476,6 +547,8 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 	if ((f->ident & ~(IDENT_ALL | PC_IDENT_BDEV)) || f->gen > UINT32_MAX ||
 	    f->btime_ns >= 1000000000 || (f->ident & PC_IDENT_FSID && !f->fsid))
 		return -EINVAL;
+	if (f->mtime_ns >= 1000000000)
+		return -EINVAL;
 	if ((f->ident & PC_IDENT_BDEV) && !pc_profile_bdev_name_ok(f->path))
 		return -EINVAL;
 	if (f->size > (1ull << 62))
@@ -485,48 +558,58 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 		return -EINVAL;	/* used triples a reader would refuse */
 	/* a caller that fills gen alone, as before ident, means it known (version 1's rule) */
 	ident = f->ident | (f->gen ? PC_IDENT_GEN : 0) | (f->nused ? REC_USED : 0);
-	if (ident & REC_V3)
-		w->version = VERSION;
+	if (f->nruns == 1 && f->runs[0] == 0 && f->runs[1] == pages)
+		ident |= REC_WHOLE;
 	rc = pathset_add(&w->paths, f->path, ident & PC_IDENT_BDEV);	/* ... and a path twice */
 	if (rc < 0)
 		return rc;
-	if (w->rawlen && w->rawlen + need > SECT_FLUSH) {
-		rc = write_section(w, SECT_FILES, w->raw, w->rawlen);
+	if (w->sect_files && cols_len(w) + need > SECT_FLUSH) {
+		rc = flush_files(w);
 		if (rc < 0)
 			return rc;
-		w->rawlen = 0;
-		w->prev_mtime = w->prev_dev = w->prev_ino = w->prev_fsid = 0;	/* sections stand alone */
 	}
-	rc = reserve(w, need);
-	if (rc < 0)
-		return rc;
-	p = w->raw + w->rawlen;
-	p += put_varint(p, pl);
-	memcpy(p, f->path, pl);
-	p += pl;
-	p += put_varint(p, f->size);
-	p += put_varint(p, zz((uint64_t)f->mtime_s, w->prev_mtime));
-	p += put_varint(p, f->mtime_ns);
-	p += put_varint(p, zz(f->dev, w->prev_dev));
-	p += put_varint(p, zz(f->ino, w->prev_ino));
+	for (int c = 0; c < NCOLS; c++)
+		if ((rc = grow(&w->col[c].p, &w->col[c].cap, w->col[c].len + room[c])) < 0)
+			return rc;
+	/* the path: what it shares with the previous one, then the rest */
+	while (pre < w->prev_len && pre < pl && w->prev_path[pre] == f->path[pre])
+		pre++;
+	if (pre == pl)
+		pre--;	/* the rest is never empty */
+	col_varint(w, COL_PATH, pre);
+	col_varint(w, COL_PATH, pl - pre);
+	memcpy(col_at(w, COL_PATH), f->path + pre, pl - pre);
+	w->col[COL_PATH].len += pl - pre;
+	memcpy(w->prev_path, f->path, pl);
+	w->prev_len = pl;
+	col_varint(w, COL_FLAGS, ident);
+	col_varint(w, COL_SIZE, f->size);
+	col_varint(w, COL_MTIME, zz((uint64_t)f->mtime_s, w->prev_mtime));
+	col_varint(w, COL_MTIME, zz(f->mtime_ns, w->prev_ns));
+	col_varint(w, COL_DEV, zz(f->dev, w->prev_dev));
+	col_varint(w, COL_INO, zz(f->ino, w->prev_ino));
 	w->prev_mtime = (uint64_t)f->mtime_s;
+	w->prev_ns = f->mtime_ns;
 	w->prev_dev = f->dev;
 	w->prev_ino = f->ino;
-	p += put_varint(p, f->gen);
-	p += put_varint(p, ident);
+	if (ident & PC_IDENT_GEN) {
+		put_u32(col_at(w, COL_GEN), (uint32_t)f->gen);
+		w->col[COL_GEN].len += 4;
+	}
 	if (ident & PC_IDENT_BTIME) {
-		p += put_varint(p, zz((uint64_t)f->btime_s, (uint64_t)f->mtime_s));
-		p += put_varint(p, f->btime_ns);
+		col_varint(w, COL_BTIME, zz((uint64_t)f->btime_s, (uint64_t)f->mtime_s));
+		col_varint(w, COL_BTIME, zz(f->btime_ns, f->mtime_ns));
 	}
 	if (ident & PC_IDENT_FSID) {
-		p += put_varint(p, zz(f->fsid, w->prev_fsid));
+		col_varint(w, COL_FSID, zz(f->fsid, w->prev_fsid));
 		w->prev_fsid = f->fsid;
 	}
-	p += put_runs(p, f->runs, f->nruns);
-	p += put_runs(p, f->active, f->nactive);
+	if (!(ident & REC_WHOLE))
+		w->col[COL_RUNS].len += put_runs(col_at(w, COL_RUNS), f->runs, f->nruns);
+	w->col[COL_ACTIVE].len += put_runs(col_at(w, COL_ACTIVE), f->active, f->nactive);
 	if (ident & REC_USED)
-		p += put_used(p, f->used, f->nused);
-	w->rawlen = (size_t)(p - w->raw);
+		w->col[COL_USED].len += put_used(col_at(w, COL_USED), f->used, f->nused);
+	w->sect_files++;
 	w->nfiles++;
 	w->nruns += f->nruns;
 	return 0;
@@ -539,19 +622,11 @@ int pc_profile_commit(struct pc_profile_writer *w)
 	int rc = 0, dfd;
 	char *dcopy;
 
-	if (w->rawlen)
-		rc = write_section(w, SECT_FILES, w->raw, w->rawlen);
+	rc = flush_files(w);
 	n = put_varint(end, w->nfiles);
 	n += put_varint(end + n, w->nruns);
 	if (rc == 0)
 		rc = write_section(w, SECT_END, end, n);
-	if (rc == 0 && get_u32(w->hdr + 8) != w->version) {
-		/* v3 contents came after the header went out: say so now */
-		put_u32(w->hdr + 8, w->version);
-		put_u32(w->hdr + 28, (uint32_t)crc32(0, w->hdr, 28));
-		if (pwrite(w->fd, w->hdr, HDR_LEN, 0) != HDR_LEN)
-			rc = errno ? -errno : -EIO;
-	}
 	if (rc == 0)
 		rc = pc_sys_fsync(w->fd);
 	if (rc == 0) {
@@ -593,6 +668,8 @@ void pc_profile_abort(struct pc_profile_writer *w)
 	free(w->tmp);
 	free(w->path);
 	free(w->raw);
+	for (int c = 0; c < NCOLS; c++)
+		free(w->col[c].p);
 	free(w->paths.slot);
 	free(w);
 }
@@ -605,16 +682,23 @@ struct pc_profile_reader {
 	size_t memlen, mempos;
 	struct pc_profile_meta meta;
 	uint8_t *raw, *comp;
-	size_t rawlen, pos;
+	size_t rawlen, pos, end;	/* the section; where the reading is, and its bound */
 	size_t rawcap, compcap;		/* grown to the largest section seen */
 	uint64_t section, nfiles, nruns;
 	uint64_t raw_total, comp_total;	/* contents and bytes read, for BOMB_RATIO */
-	uint64_t prev_mtime, prev_dev, prev_ino;	/* deltas within a section */
+	uint64_t prev_mtime, prev_ns, prev_dev, prev_ino;	/* deltas within a section */
 	uint64_t prev_fsid;
-	uint32_t version;		/* 1, 2 or 3 */
+	uint32_t version;		/* 1 to 4 */
+	/* version 4: the FILES section's columns, and the records left in it */
+	struct { size_t pos, end; } col[NCOLS];
+	int cur;			/* the column pos and end are of */
+	uint64_t left;
+	char prev_path[PATH_MAX_LEN + 1];	/* front coding */
+	size_t prev_len;
+	const char *path;		/* the record being read, for messages */
 	bool ended;
 	struct pathset paths;		/* each path once */
-	char err[256];
+	char err[512];
 };
 
 static int bad(struct pc_profile_reader *r, const char *fmt, ...)
@@ -624,10 +708,28 @@ static int bad(struct pc_profile_reader *r, const char *fmt, ...)
 				      (unsigned long long)r->section)
 			   : snprintf(r->err, sizeof(r->err), "header: ");
 
+	char q[PATH_MAX_LEN + 3];
+
 	va_start(ap, fmt);
-	vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
+	n += vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
 	va_end(ap);
+	/* whose record it is, where the message does not say it already */
+	if (r->path && (size_t)n < sizeof(r->err)) {
+		snprintf(q, sizeof(q), "'%s'", r->path);
+		if (!strstr(r->err, q))
+			snprintf(r->err + n, sizeof(r->err) - (size_t)n, " (file %.*s)",
+				 (int)(sizeof(r->err) - (size_t)n), q);
+	}
 	return -EBADMSG;
+}
+
+/* version 4: read from column c from now on */
+static void use_col(struct pc_profile_reader *r, int c)
+{
+	r->col[r->cur].pos = r->pos;
+	r->cur = c;
+	r->pos = r->col[c].pos;
+	r->end = r->col[c].end;
 }
 
 /* 1: read all, 0: clean EOF before any byte, -EBADMSG: truncated, -errno */
@@ -665,8 +767,11 @@ static int get_varint(struct pc_profile_reader *r, uint64_t *ret)
 	for (int shift = 0; shift < 64; shift += 7) {
 		uint8_t b;
 
-		if (r->pos >= r->rawlen)
-			return bad(r, "record runs past the end of the section");
+		if (r->pos >= r->end)
+			return r->version >= 4 && r->left
+				       ? bad(r, "record runs past the end of the %s column",
+					     col_name[r->cur])
+				       : bad(r, "record runs past the end of the section");
 		b = r->raw[r->pos++];
 		if (shift == 63 && b > 1)
 			return bad(r, "number too large");
@@ -677,6 +782,16 @@ static int get_varint(struct pc_profile_reader *r, uint64_t *ret)
 		}
 	}
 	return bad(r, "number too long");
+}
+
+/* past 64 MiB of contents, at most BOMB_RATIO times the bytes read */
+static int bomb_check(struct pc_profile_reader *r)
+{
+	if (r->raw_total > BOMB_FLOOR && r->raw_total / BOMB_RATIO > r->comp_total)
+		return bad(r, "contents over %u times the file's size (%llu bytes from %llu)",
+			   BOMB_RATIO, (unsigned long long)r->raw_total,
+			   (unsigned long long)r->comp_total);
+	return 0;
 }
 
 /* Load the next section; its type in *type. 0 at a clean end of file. */
@@ -733,14 +848,59 @@ static int load_section(struct pc_profile_reader *r, uint32_t *type)
 	 */
 	r->raw_total += rawlen;
 	r->comp_total += SECT_HDR + clen;
-	if (r->raw_total > BOMB_FLOOR && r->raw_total / BOMB_RATIO > r->comp_total)
-		return bad(r, "contents over %u times the file's size (%llu bytes from %llu)",
-			   BOMB_RATIO, (unsigned long long)r->raw_total,
-			   (unsigned long long)r->comp_total);
-	r->rawlen = rawlen;
+	if ((rc = bomb_check(r)) < 0)
+		return rc;
+	r->rawlen = r->end = rawlen;
 	r->pos = 0;
-	r->prev_mtime = r->prev_dev = r->prev_ino = r->prev_fsid = 0;
+	r->prev_mtime = r->prev_ns = r->prev_dev = r->prev_ino = r->prev_fsid = 0;
+	r->prev_len = 0;
 	return 1;
+}
+
+/*
+ * Version 4: a FILES section's record count and column lengths, which
+ * must add up to the section exactly; the reading then goes column by
+ * column (use_col).
+ */
+static int load_columns(struct pc_profile_reader *r)
+{
+	uint64_t n, len[NCOLS], at;
+	int rc;
+
+	r->cur = 0;
+	if ((rc = get_varint(r, &n)) < 0)
+		return rc;
+	if (n == 0 || n > r->rawlen)
+		return bad(r, "record count %llu out of range", (unsigned long long)n);
+	for (int c = 0; c < NCOLS; c++)
+		if ((rc = get_varint(r, &len[c])) < 0)
+			return rc;
+	at = r->pos;
+	for (int c = 0; c < NCOLS; c++) {
+		if (len[c] > r->rawlen - at)
+			return bad(r, "the %s column runs past the end of the section", col_name[c]);
+		r->col[c].pos = (size_t)at;
+		r->col[c].end = (size_t)(at + len[c]);
+		at += len[c];
+	}
+	if (at != r->rawlen)
+		return bad(r, "%llu bytes after the last column", (unsigned long long)(r->rawlen - at));
+	r->left = n;
+	r->pos = r->col[0].pos;
+	r->end = r->col[0].end;
+	return 0;
+}
+
+/* Version 4: the section's last record read; every column must be used up. */
+static int columns_done(struct pc_profile_reader *r)
+{
+	use_col(r, r->cur);
+	for (int c = 0; c < NCOLS; c++)
+		if (r->col[c].pos != r->col[c].end)
+			return bad(r, "%llu bytes left in the %s column after the last record",
+				   (unsigned long long)(r->col[c].end - r->col[c].pos), col_name[c]);
+	r->pos = r->end = r->rawlen;
+	return 0;
 }
 
 static int get_string(struct pc_profile_reader *r, char *out, size_t cap)
@@ -750,7 +910,7 @@ static int get_string(struct pc_profile_reader *r, char *out, size_t cap)
 
 	if (rc < 0)
 		return rc;
-	if (n >= cap || n > r->rawlen - r->pos)
+	if (n >= cap || n > r->end - r->pos)
 		return bad(r, "string length %llu out of range", (unsigned long long)n);
 	memcpy(out, r->raw + r->pos, n);
 	out[n] = 0;
@@ -811,7 +971,7 @@ static int open_common(struct pc_profile_reader *r)
 			return bad(r, "unknown meta flags %#llx", (unsigned long long)fl);
 		r->meta.flags = (uint32_t)fl;
 	}
-	r->pos = r->rawlen;	/* later fields are for later versions */
+	r->pos = r->end;	/* later fields are for later versions */
 	return rc;
 }
 
@@ -879,7 +1039,7 @@ static int get_runs(struct pc_profile_reader *r, uint64_t pages, uint64_t **ret,
 	if (rc < 0)
 		return rc;
 	/* each run takes at least two bytes: no allocation beyond the section */
-	if (n > pages || n > (r->rawlen - r->pos) / 2)
+	if (n > pages || n > (r->end - r->pos) / 2)
 		return bad(r, "run count %llu out of range", (unsigned long long)n);
 	runs = n ? malloc(n * 2 * sizeof(*runs)) : NULL;
 	if (n && !runs)
@@ -922,7 +1082,7 @@ static int get_used(struct pc_profile_reader *r, uint64_t pages, struct pc_profi
 	if (rc < 0)
 		return rc;
 	/* each triple takes at least three bytes: no allocation beyond the section */
-	if (n == 0 || n > pages || n > (r->rawlen - r->pos) / 3)
+	if (n == 0 || n > pages || n > (r->end - r->pos) / 3)
 		return bad(r, "used range count %llu of '%s' out of range", (unsigned long long)n,
 			   path);
 	u = malloc(n * 3 * sizeof(*u));
@@ -1005,16 +1165,165 @@ static int get_identity(struct pc_profile_reader *r, struct pc_profile_file *f)
 	return 0;
 }
 
-int pc_profile_next(struct pc_profile_reader *r, struct pc_profile_file *ret)
+/* Versions 1 to 3: a record's fields one after another, up to its runs. */
+static int get_row(struct pc_profile_reader *r, struct pc_profile_file *f, char *path)
+{
+	uint64_t v;
+	int rc;
+
+	if ((rc = get_string(r, path, PATH_MAX_LEN + 1)) < 0)
+		return rc;
+	if (!path_ok(path))
+		return bad(r, "unsafe path '%s' (absolute, empty, '.' or '..')", path);
+	r->path = path;
+	if ((rc = get_varint(r, &f->size)) < 0)
+		return rc;
+	if (f->size > (1ull << 62))
+		return bad(r, "file size out of range");
+	if ((rc = get_varint(r, &v)) < 0)
+		return rc;
+	f->mtime_s = (int64_t)unzz(v, r->prev_mtime);
+	if ((rc = get_varint(r, &v)) < 0)
+		return rc;
+	if (v >= 1000000000)
+		return bad(r, "mtime nanoseconds out of range");
+	f->mtime_ns = (uint32_t)v;
+	if ((rc = get_varint(r, &f->dev)) < 0 || (rc = get_varint(r, &f->ino)) < 0 ||
+	    (rc = get_varint(r, &f->gen)) < 0)
+		return rc;
+	f->dev = unzz(f->dev, r->prev_dev);
+	f->ino = unzz(f->ino, r->prev_ino);
+	if (r->version == 1) {
+		/* no field says whether gen was known: 0 is what a failed ioctl left */
+		if (f->gen > UINT32_MAX)
+			return bad(r, "inode generation out of range");
+		f->ident = f->gen ? PC_IDENT_GEN : 0;
+		return 0;
+	}
+	return get_identity(r, f);
+}
+
+/*
+ * Version 4: a record's fields from their columns, up to its active runs
+ * (docs/snapshot-format.md). The path is what it shares with the
+ * previous one and the rest; paths are counted whole against BOMB_RATIO,
+ * so a small file of long, alike paths stands for no more than before.
+ */
+static int get_cols(struct pc_profile_reader *r, struct pc_profile_file *f, char *path,
+		    uint64_t *ret_pages)
+{
+	uint64_t pre, n, v, pages;
+	int rc;
+
+	use_col(r, COL_PATH);
+	if ((rc = get_varint(r, &pre)) < 0 || (rc = get_varint(r, &n)) < 0)
+		return rc;
+	if (pre > r->prev_len || n == 0 || n > PATH_MAX_LEN - pre || n > r->end - r->pos)
+		return bad(r, "path length out of range (%llu shared, %llu more)",
+			   (unsigned long long)pre, (unsigned long long)n);
+	memcpy(path, r->prev_path, pre);
+	memcpy(path + pre, r->raw + r->pos, n);
+	path[pre + n] = 0;
+	r->pos += n;
+	if (strlen(path) != pre + n)
+		return bad(r, "NUL inside a path");
+	memcpy(r->prev_path, path, pre + n + 1);
+	r->prev_len = pre + n;
+	r->raw_total += pre;
+	if ((rc = bomb_check(r)) < 0)
+		return rc;
+	if (!path_ok(path))
+		return bad(r, "unsafe path '%s' (absolute, empty, '.' or '..')", path);
+	r->path = path;
+	use_col(r, COL_FLAGS);
+	if ((rc = get_varint(r, &v)) < 0)
+		return rc;
+	if (v & ~(uint64_t)(IDENT_ALL | REC_V3 | REC_WHOLE))
+		return bad(r, "unknown record flags %#llx", (unsigned long long)v);
+	f->ident = (uint32_t)v;
+	use_col(r, COL_SIZE);
+	if ((rc = get_varint(r, &f->size)) < 0)
+		return rc;
+	if (f->size > (1ull << 62))
+		return bad(r, "file size out of range");
+	use_col(r, COL_MTIME);
+	if ((rc = get_varint(r, &v)) < 0)
+		return rc;
+	f->mtime_s = (int64_t)unzz(v, r->prev_mtime);
+	if ((rc = get_varint(r, &v)) < 0)
+		return rc;
+	v = unzz(v, r->prev_ns);
+	if (v >= 1000000000)
+		return bad(r, "mtime nanoseconds out of range");
+	f->mtime_ns = (uint32_t)v;
+	use_col(r, COL_DEV);
+	if ((rc = get_varint(r, &v)) < 0)
+		return rc;
+	f->dev = unzz(v, r->prev_dev);
+	use_col(r, COL_INO);
+	if ((rc = get_varint(r, &v)) < 0)
+		return rc;
+	f->ino = unzz(v, r->prev_ino);
+	if (f->ident & PC_IDENT_GEN) {
+		use_col(r, COL_GEN);
+		if (r->end - r->pos < 4)
+			return bad(r, "record runs past the end of the %s column", col_name[COL_GEN]);
+		f->gen = get_u32(r->raw + r->pos);
+		r->pos += 4;
+	}
+	if (f->ident & PC_IDENT_BTIME) {
+		use_col(r, COL_BTIME);
+		if ((rc = get_varint(r, &v)) < 0)
+			return rc;
+		f->btime_s = (int64_t)unzz(v, (uint64_t)f->mtime_s);
+		if ((rc = get_varint(r, &v)) < 0)
+			return rc;
+		v = unzz(v, f->mtime_ns);
+		if (v >= 1000000000)
+			return bad(r, "birth time nanoseconds out of range");
+		f->btime_ns = (uint32_t)v;
+	}
+	if (f->ident & PC_IDENT_FSID) {
+		use_col(r, COL_FSID);
+		if ((rc = get_varint(r, &v)) < 0)
+			return rc;
+		f->fsid = unzz(v, r->prev_fsid);
+		if (!f->fsid)
+			return bad(r, "filesystem id 0 given as known");
+	}
+	pages = (f->size + r->meta.page_size - 1) / r->meta.page_size;
+	if (f->ident & REC_WHOLE) {
+		f->ident &= ~REC_WHOLE;
+		if (!pages)
+			return bad(r, "an empty file cached whole");
+		f->runs = malloc(2 * sizeof(*f->runs));
+		if (!f->runs)
+			return -ENOMEM;
+		f->runs[0] = 0;
+		f->runs[1] = pages;
+		f->nruns = 1;
+	} else {
+		use_col(r, COL_RUNS);
+		if ((rc = get_runs(r, pages, &f->runs, &f->nruns)) < 0)
+			return rc;
+	}
+	use_col(r, COL_ACTIVE);
+	if ((rc = get_runs(r, pages, &f->active, &f->nactive)) < 0)
+		return rc;
+	*ret_pages = pages;
+	return 0;
+}
+
+static int next_record(struct pc_profile_reader *r, struct pc_profile_file *ret)
 {
 	struct pc_profile_file f = { 0 };
 	char path[PATH_MAX_LEN + 1];
-	uint64_t v, pages;
+	uint64_t pages = 0;
 	int rc;
 
 	if (r->ended)
 		return 0;
-	while (r->pos >= r->rawlen) {
+	while (r->version >= 4 ? r->left == 0 : r->pos >= r->end) {
 		uint32_t type;
 
 		rc = load_section(r, &type);
@@ -1038,78 +1347,61 @@ int pc_profile_next(struct pc_profile_reader *r, struct pc_profile_file *ret)
 			r->ended = true;
 			return 0;
 		}
-	}
-	if ((rc = get_string(r, path, sizeof(path))) < 0)
-		return rc;
-	if (!path_ok(path))
-		return bad(r, "unsafe path '%s' (absolute, empty, '.' or '..')", path);
-	if ((rc = get_varint(r, &f.size)) < 0)
-		return rc;
-	if (f.size > (1ull << 62))
-		return bad(r, "file size out of range");
-	if ((rc = get_varint(r, &v)) < 0)
-		return rc;
-	f.mtime_s = (int64_t)unzz(v, r->prev_mtime);
-	if ((rc = get_varint(r, &v)) < 0)
-		return rc;
-	if (v >= 1000000000)
-		return bad(r, "mtime nanoseconds out of range");
-	f.mtime_ns = (uint32_t)v;
-	if ((rc = get_varint(r, &f.dev)) < 0 || (rc = get_varint(r, &f.ino)) < 0 ||
-	    (rc = get_varint(r, &f.gen)) < 0)
-		return rc;
-	f.dev = unzz(f.dev, r->prev_dev);
-	f.ino = unzz(f.ino, r->prev_ino);
-	if (r->version == 1) {
-		/* no field says whether gen was known: 0 is what a failed ioctl left */
-		if (f.gen > UINT32_MAX)
-			return bad(r, "inode generation out of range");
-		f.ident = f.gen ? PC_IDENT_GEN : 0;
-	} else if ((rc = get_identity(r, &f)) < 0) {
-		return rc;
-	}
-	pages = (f.size + r->meta.page_size - 1) / r->meta.page_size;
-	if ((rc = get_runs(r, pages, &f.runs, &f.nruns)) < 0)
-		return rc;
-	if ((rc = get_runs(r, pages, &f.active, &f.nactive)) < 0) {
-		free(f.runs);
-		return rc;
-	}
-	if (f.ident & REC_USED) {
-		f.ident &= ~REC_USED;	/* the file's nused says it */
-		if ((rc = get_used(r, pages, &f, path)) < 0) {
-			pc_profile_file_release(&f);
+		if (r->version >= 4 && (rc = load_columns(r)) < 0)
 			return rc;
-		}
 	}
-	if ((f.ident & PC_IDENT_BDEV) && !pc_profile_bdev_name_ok(path)) {
-		pc_profile_file_release(&f);
-		return bad(r, "block device name '%s' is not one safe component", path);
+	if (r->version >= 4) {
+		rc = get_cols(r, &f, path, &pages);
+	} else {
+		rc = get_row(r, &f, path);
+		pages = (f.size + r->meta.page_size - 1) / r->meta.page_size;
+		if (rc == 0)
+			rc = get_runs(r, pages, &f.runs, &f.nruns);
+		if (rc == 0)
+			rc = get_runs(r, pages, &f.active, &f.nactive);
 	}
-	if (!runs_cover(f.runs, f.nruns, f.active, f.nactive)) {
-		pc_profile_file_release(&f);
-		return bad(r, "active pages of '%s' that are not cached", path);
+	if (rc == 0 && (f.ident & REC_USED)) {
+		f.ident &= ~REC_USED;	/* the file's nused says it */
+		if (r->version >= 4)
+			use_col(r, COL_USED);
+		rc = get_used(r, pages, &f, path);
 	}
-	/* a device's name and a file's path are of two kinds: "loop0" may be both */
-	rc = pathset_add(&r->paths, path, f.ident & PC_IDENT_BDEV);
+	if (rc == 0 && (f.ident & PC_IDENT_BDEV) && !pc_profile_bdev_name_ok(path))
+		rc = bad(r, "block device name '%s' is not one safe component", path);
+	if (rc == 0 && !runs_cover(f.runs, f.nruns, f.active, f.nactive))
+		rc = bad(r, "active pages of '%s' that are not cached", path);
+	if (rc == 0 && r->version >= 4 && --r->left == 0)
+		rc = columns_done(r);
+	if (rc == 0) {
+		/* a device's name and a file's path are of two kinds: "loop0" may be both */
+		rc = pathset_add(&r->paths, path, f.ident & PC_IDENT_BDEV);
+		if (rc == -EEXIST)
+			rc = bad(r, "'%s' is listed twice", path);
+	}
+	if (rc == 0 && !(f.path = strdup(path)))
+		rc = -ENOMEM;
 	if (rc < 0) {
 		pc_profile_file_release(&f);
-		return rc == -EEXIST ? bad(r, "'%s' is listed twice", path) : rc;
-	}
-	f.path = strdup(path);
-	if (!f.path) {
-		pc_profile_file_release(&f);
-		return -ENOMEM;
+		return rc;
 	}
 	r->nfiles++;
 	r->nruns += f.nruns;
 	r->prev_mtime = (uint64_t)f.mtime_s;
+	r->prev_ns = f.mtime_ns;
 	r->prev_dev = f.dev;
 	r->prev_ino = f.ino;
 	if (f.ident & PC_IDENT_FSID)
 		r->prev_fsid = f.fsid;
 	*ret = f;
 	return 1;
+}
+
+int pc_profile_next(struct pc_profile_reader *r, struct pc_profile_file *ret)
+{
+	int rc = next_record(r, ret);
+
+	r->path = NULL;	/* it was next_record's */
+	return rc;
 }
 
 void pc_profile_close(struct pc_profile_reader *r)

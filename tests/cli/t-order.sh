@@ -7,9 +7,11 @@
 # read first is shown without timings: a --max-mem of exactly B's used pages
 # lets the first piece in and stops the second, so the file that got pages
 # is the one read first. Then --max-time 0 (nothing handed out, said so,
-# exit 0), an old version 2 snapshot (restores; --order access says it has
-# no times and uses disk order), a hostile version 3 (refused, naming the
-# section), and a block device record never taken for a path.
+# exit 0), old snapshots (version 2 and 3 as their writers made them,
+# version 1: restore; --order access of one without times says so and uses
+# disk order), a hostile version 3 (refused, naming the section), and a
+# block device record never taken for a path. Everything written now is
+# version 4 (docs/snapshot-format.md).
 . "$(dirname "$0")/lib.sh"
 cd "$T_DIR"
 MKSNAP=${MKSNAP:-$(dirname "$PAGECACHE")/tests/mksnap}
@@ -24,12 +26,15 @@ mkfile root/B 256
 pages=$((256 * 1024 / PS))
 R=$T_DIR/root
 # A first (name, and disk: written first); B's used range is the earliest
-mk -r "$R" -M -L 3 -T 1000 v3.snap "A=0+$pages@0+8:500" "B=0+$pages@8+8:100" 'dev:loop0=0+4@0+1:50'
-mk -r "$R" v2.snap A B
-t_is "mksnap: a snapshot with times is version 3" "$(hver v3.snap)" 3
-t_is "mksnap: a plain one is still version 2 (older builds read it)" "$(hver v2.snap)" 2
+mk -r "$R" -M -L 3 -T 1000 v4.snap "A=0+$pages@0+8:500" "B=0+$pages@8+8:100" 'dev:loop0=0+4@0+1:50'
+mk -V 3 -r "$R" -M -L 3 -T 1000 v3.snap "A=0+$pages@0+8:500" "B=0+$pages@8+8:100" 'dev:loop0=0+4@0+1:50'
+mk -V 2 -r "$R" v2.snap A B
+t_is "the writer: a snapshot with times is version 4" "$(hver v4.snap)" 4
+t_is "mksnap -V 3 and -V 2 write the old versions" "$(hver v3.snap) $(hver v2.snap)" "3 2"
 pc snapshot -o real.snap "$R" >/dev/null 2>&1
-t_is "pagecache snapshot writes version 2" "$(hver real.snap)" 2
+t_is "pagecache snapshot writes version 4" "$(hver real.snap)" 4
+t_is "show reads version 3 and version 4 alike" "$(pc show --json v3.snap | jq -c .)" \
+	"$(pc show --json v4.snap | jq -c .)"
 
 # ---- the plan: --dry-run lists the files in the order of their first read ----
 pc restore --root "$R" --order access --dry-run --json v3.snap >dry.json 2>dry.err; rc=$?

@@ -5,7 +5,7 @@
  * that are FIFOs or links on this machine), or with --raw by hand, so what
  * the writer refuses (a path twice, active pages not cached) goes in too.
  *
- *   mksnap [-r ROOT] [-c CREATED] [-R] [-n N] [-M] [-L LOST] [-T MS] OUT ENTRY...
+ *   mksnap [-r ROOT] [-c CREATED] [-R] [-V VERSION] [-I] [-n N] [-M] [-L LOST] [-T MS] OUT ENTRY...
  *   ENTRY: PATH[=RUNS[/ACTIVE]][@USED], RUNS like 0+4,8+2 (first page +
  *          count); default: every page of the file. USED (format version
  *          3) like 0+4:120,8+2:5 (first page + count : ms after the
@@ -14,15 +14,19 @@
  *          record (PC_IDENT_BDEV) named NAME, 1 GiB, device 7:0.
  *   -M: made by record (PC_META_RECORDED); -L, -T: lost events, duration.
  *   -R writes by hand (version 1, or 3 with any version 3 contents), so
- *   what the writer refuses goes in too.
+ *   what the writer refuses goes in too; -V VERSION by hand in that
+ *   version (1 to 4: the old ones, as older builds wrote them). Without
+ *   either, the writer writes version 4.
  * Size, mtime, device and inode come from lstat(ROOT/PATH), so restore
  * takes the file for unchanged; a path that is not there gets 1 MiB.
+ * -I: and generation, birth time and filesystem id, as snapshot takes them.
  */
 #define _GNU_SOURCE
 #include "pagecache.h"
 #include "snapcraft.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,11 +87,12 @@ int main(int argc, char **argv)
 	struct pc_profile_file *fs = NULL;
 	size_t nf = 0, cap = 0;
 	const char *root = "/", *out;
-	bool raw = false, v3 = false;
+	bool raw = false, v3 = false, ident = false;
+	unsigned version = 0;
 	long rep = 0;
 	int opt, rc;
 
-	while ((opt = getopt(argc, argv, "r:c:n:RML:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:c:n:RV:IML:T:")) != -1) {
 		if (opt == 'r')
 			root = optarg;
 		else if (opt == 'c')
@@ -96,6 +101,10 @@ int main(int argc, char **argv)
 			rep = strtol(optarg, NULL, 10);
 		else if (opt == 'R')
 			raw = true;
+		else if (opt == 'I')
+			ident = true;
+		else if (opt == 'V')
+			version = (unsigned)strtoul(optarg, NULL, 10), raw = true;
 		else if (opt == 'M')
 			m.flags |= PC_META_RECORDED, v3 = true;
 		else if (opt == 'L')
@@ -148,6 +157,14 @@ int main(int argc, char **argv)
 				f.mtime_ns = (uint32_t)st.st_mtim.tv_nsec;
 				f.dev = st.st_dev;
 				f.ino = st.st_ino;
+				if (ident && S_ISREG(st.st_mode)) {
+					int fd = open(full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+					if (fd >= 0) {
+						pc_profile_identify(fd, &f);
+						close(fd);
+					}
+				}
 			} else {
 				f.size = 1 << 20;
 			}
@@ -176,7 +193,7 @@ int main(int argc, char **argv)
 		}
 	if (raw) {
 		size_t len;
-		uint8_t *b = craft_snapshot_v(&m, fs, nf, &len, v3 ? 3 : 1);
+		uint8_t *b = craft_snapshot_v(&m, fs, nf, &len, version ? version : v3 ? 3 : 1);
 		FILE *o = fopen(out, "wb");
 
 		if (!b || !o || fwrite(b, 1, len, o) != len || fclose(o) != 0) {

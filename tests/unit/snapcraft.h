@@ -4,10 +4,12 @@
  * it: what libpagecache's writer refuses (a path twice, active pages that
  * were not cached) goes in as given, so the tests can check that readers
  * refuse it. Follows docs/snapshot-format.md; one FILES section.
- * craft_snapshot writes version 1; craft_snapshot_v writes 1, 2 or 3
+ * craft_snapshot writes version 1; craft_snapshot_v writes 1, 2, 3 or 4
  * (version 3: the meta's flags, lost and duration, each record's
  * PC_IDENT_BDEV and used triples as given, in any order: a gap that
- * goes back wraps around, as a hostile writer's would).
+ * goes back wraps around, as a hostile writer's would; version 4: the
+ * columns, each record's flags as its ident gives them, 32 included,
+ * which then stores no runs).
  */
 #ifndef PC_SNAPCRAFT_H
 #define PC_SNAPCRAFT_H
@@ -77,19 +79,83 @@ static size_t craft_used(uint8_t *p, const uint64_t *u, size_t n)
 	return l;
 }
 
-/* The snapshot as bytes (malloc'd, *ret_len long), or NULL. */
-static uint8_t *craft_snapshot_v(const struct pc_profile_meta *m, const struct pc_profile_file *f,
-				 size_t n, size_t *ret_len, uint32_t version)
+/*
+ * Version 4's FILES contents (docs/snapshot-format.md): the record count,
+ * twelve column lengths, the columns. Paths front-coded against the
+ * previous one; the rest never empty.
+ */
+static size_t craft_columns_v4(uint8_t *raw, const struct pc_profile_file *f, size_t n)
 {
-	size_t cap = 4096, r = 0, o, rl = strlen(m->root), hl = strlen(m->host);
-	uint8_t *raw, *out;
-	uint64_t pm = 0, pd = 0, pi = 0, pf = 0, nruns = 0;
-	uint8_t hdr[32] = "PCSNAP1\n";
+	enum { NC = 12 };
+	size_t cap = 64, l[NC] = { 0 }, r;
+	uint8_t *c[NC];
+	uint64_t pm = 0, pns = 0, pd = 0, pi = 0, pf = 0;
+	const char *prev = "";
 
 	for (size_t i = 0; i < n; i++)
 		cap += strlen(f[i].path) + 80 + 20 * (f[i].nruns + f[i].nactive) + 30 * f[i].nused;
-	raw = malloc(cap);
-	out = malloc(compressBound(cap) + 3 * 16 + 32 + compressBound(rl + hl + 20));
+	for (int k = 0; k < NC; k++)
+		c[k] = malloc(cap);
+	for (size_t i = 0; i < n; i++) {
+		size_t pl = strlen(f[i].path), pre = 0;
+		uint32_t fl = f[i].ident | (f[i].nused ? 16u : 0);
+
+		while (prev[pre] && prev[pre] == f[i].path[pre] && pre + 1 < pl)
+			pre++;
+		l[0] += craft_varint(c[0] + l[0], pre);
+		l[0] += craft_varint(c[0] + l[0], pl - pre);
+		memcpy(c[0] + l[0], f[i].path + pre, pl - pre);
+		l[0] += pl - pre;
+		prev = f[i].path;
+		l[1] += craft_varint(c[1] + l[1], fl);
+		l[2] += craft_varint(c[2] + l[2], f[i].size);
+		l[3] += craft_varint(c[3] + l[3], craft_zz((uint64_t)f[i].mtime_s, pm));
+		l[3] += craft_varint(c[3] + l[3], craft_zz(f[i].mtime_ns, pns));
+		l[4] += craft_varint(c[4] + l[4], craft_zz(f[i].dev, pd));
+		l[5] += craft_varint(c[5] + l[5], craft_zz(f[i].ino, pi));
+		pm = (uint64_t)f[i].mtime_s, pns = f[i].mtime_ns, pd = f[i].dev, pi = f[i].ino;
+		if (fl & PC_IDENT_GEN)
+			for (int b = 0; b < 4; b++)
+				c[6][l[6]++] = (uint8_t)(f[i].gen >> (8 * b));
+		if (fl & PC_IDENT_BTIME) {
+			l[7] += craft_varint(c[7] + l[7], craft_zz((uint64_t)f[i].btime_s,
+								   (uint64_t)f[i].mtime_s));
+			l[7] += craft_varint(c[7] + l[7], craft_zz(f[i].btime_ns, f[i].mtime_ns));
+		}
+		if (fl & PC_IDENT_FSID) {
+			l[8] += craft_varint(c[8] + l[8], craft_zz(f[i].fsid, pf));
+			pf = f[i].fsid;
+		}
+		if (!(fl & 32))
+			l[9] += craft_runs(c[9] + l[9], f[i].runs, f[i].nruns);
+		l[10] += craft_runs(c[10] + l[10], f[i].active, f[i].nactive);
+		if (f[i].nused)
+			l[11] += craft_used(c[11] + l[11], f[i].used, f[i].nused);
+	}
+	r = craft_varint(raw, n);
+	for (int k = 0; k < NC; k++)
+		r += craft_varint(raw + r, l[k]);
+	for (int k = 0; k < NC; k++) {
+		memcpy(raw + r, c[k], l[k]);
+		r += l[k];
+		free(c[k]);
+	}
+	return r;
+}
+
+/*
+ * A snapshot of the given FILES contents (any bytes: one section, or none
+ * when files_len is 0) and END counts: for contents no encoder here makes.
+ */
+static uint8_t *craft_wrap(const struct pc_profile_meta *m, uint32_t version,
+			   const uint8_t *files, size_t files_len, uint64_t nfiles, uint64_t nruns,
+			   size_t *ret_len)
+{
+	size_t rl = strlen(m->root), hl = strlen(m->host), r, o;
+	uint8_t *raw = malloc(rl + hl + 64), *out;
+	uint8_t hdr[32] = "PCSNAP1\n";
+
+	out = malloc(compressBound(files_len) + 3 * 16 + 32 + compressBound(rl + hl + 64) + 64);
 	if (!raw || !out) {
 		free(raw);
 		free(out);
@@ -121,8 +187,34 @@ static uint8_t *craft_snapshot_v(const struct pc_profile_meta *m, const struct p
 		r += craft_varint(raw + r, m->duration_ms);
 	}
 	o += craft_section(out + o, 1, raw, r);
-	r = 0;
-	for (size_t i = 0; i < n; i++) {
+	if (files_len)
+		o += craft_section(out + o, 2, files, files_len);
+	r = craft_varint(raw, nfiles);
+	r += craft_varint(raw + r, nruns);
+	o += craft_section(out + o, 3, raw, r);
+	free(raw);
+	*ret_len = o;
+	return out;
+}
+
+/* The snapshot as bytes (malloc'd, *ret_len long), or NULL. */
+static uint8_t *craft_snapshot_v(const struct pc_profile_meta *m, const struct pc_profile_file *f,
+				 size_t n, size_t *ret_len, uint32_t version)
+{
+	size_t cap = 4096, r = 0;
+	uint8_t *raw, *out;
+	uint64_t pm = 0, pd = 0, pi = 0, pf = 0, nruns = 0;
+
+	for (size_t i = 0; i < n; i++)
+		cap += strlen(f[i].path) + 80 + 20 * (f[i].nruns + f[i].nactive) + 30 * f[i].nused;
+	for (size_t i = 0; i < n; i++)
+		nruns += f[i].nruns;
+	raw = malloc(cap);
+	if (!raw)
+		return NULL;
+	if (version >= 4)
+		r = craft_columns_v4(raw, f, n);
+	for (size_t i = 0; i < n && version < 4; i++) {
 		size_t pl = strlen(f[i].path);
 
 		r += craft_varint(raw + r, pl);
@@ -151,14 +243,9 @@ static uint8_t *craft_snapshot_v(const struct pc_profile_meta *m, const struct p
 		r += craft_runs(raw + r, f[i].active, f[i].nactive);
 		if (f[i].nused)
 			r += craft_used(raw + r, f[i].used, f[i].nused);
-		nruns += f[i].nruns;
 	}
-	o += craft_section(out + o, 2, raw, r);
-	r = craft_varint(raw, n);
-	r += craft_varint(raw + r, nruns);
-	o += craft_section(out + o, 3, raw, r);
+	out = craft_wrap(m, version, raw, r, n, nruns, ret_len);
 	free(raw);
-	*ret_len = o;
 	return out;
 }
 

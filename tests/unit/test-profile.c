@@ -4,11 +4,15 @@
  * bit-flipped or lying file is a clear error, never a crash or a huge
  * allocation.
  */
+#define _GNU_SOURCE
 #include "pagecache.h"
 #include "tap.h"
 
 #include <linux/capability.h>
 #include "snapcraft.h"
+
+#define IDENT_TEST_ALL (PC_IDENT_GEN | PC_IDENT_BTIME | PC_IDENT_FSID)
+#define diag(...) (printf("# "), printf(__VA_ARGS__), printf("\n"))
 
 /*
  * One version 2 record by hand (snapcraft.h writes version 1): path "f",
@@ -128,12 +132,11 @@ static void test_v3(const struct pc_profile_meta *m0)
 
 	snprintf(p3, sizeof(p3), "%s/v3", scratch_dir());
 
-	/* plain contents: version 2, which older builds read */
+	/* version 4 always: its encoding is for every snapshot, plain ones too */
 	ok(pc_profile_create(p3, &m, &w) == 0 && pc_profile_add(w, &plain) == 0 &&
 		   pc_profile_commit(w) == 0,
 	   "v3: a plain snapshot written");
-	ok(header_version(p3) == 2, "without v3 contents the file is version 2 (%u)",
-	   header_version(p3));
+	ok(header_version(p3) == 4, "a plain snapshot is version 4 (%u)", header_version(p3));
 
 	/* meta says recorded: version 3 from the start */
 	m.flags = PC_META_RECORDED, m.lost = 12345, m.duration_ms = 9876;
@@ -149,7 +152,7 @@ static void test_v3(const struct pc_profile_meta *m0)
 		ok(pc_profile_add(w, &f2) == -EEXIST, "v3: but a device twice is");
 	}
 	ok(pc_profile_commit(w) == 0, "v3: committed");
-	ok(header_version(p3) == 3, "v3: version 3 (%u)", header_version(p3));
+	ok(header_version(p3) == 4, "v3 contents: version 4 (%u)", header_version(p3));
 	rc = pc_profile_open(p3, &r, err, sizeof(err));
 	ok(rc == 0 && pc_profile_get_meta(r)->flags == PC_META_RECORDED &&
 		   pc_profile_get_meta(r)->lost == 12345 && pc_profile_get_meta(r)->duration_ms == 9876,
@@ -176,12 +179,11 @@ static void test_v3(const struct pc_profile_meta *m0)
 	   pc_profile_error(r));
 	pc_profile_close(r);
 
-	/* learnt late: a plain meta, then one file with times: the header is rewritten */
+	/* a plain meta, then one file with times */
 	m.flags = 0, m.lost = 0, m.duration_ms = 0;
 	ok(pc_profile_create(p3, &m, &w) == 0 && pc_profile_add(w, &plain) == 0 &&
 		   pc_profile_add(w, &a) == 0 && pc_profile_commit(w) == 0,
 	   "v3: plain meta, v3 contents in the second file");
-	ok(header_version(p3) == 3, "v3: the header says 3 at commit (%u)", header_version(p3));
 	n = 0;
 	rc = pc_profile_open(p3, &r, err, sizeof(err));
 	while (rc >= 0 && (rc = pc_profile_next(r, &g)) > 0) {
@@ -348,6 +350,319 @@ static void test_v3(const struct pc_profile_meta *m0)
 		ok(rc == -EBADMSG && strstr(err, "section 1: record runs past the end"),
 		   "by hand: a version 3 META without its fields: '%s'", err);
 		free(b);
+	}
+}
+
+/* Do two readings of one file agree, on what version `v` holds? */
+static bool same_file(const struct pc_profile_file *a, const struct pc_profile_file *b, unsigned v)
+{
+	if (strcmp(a->path, b->path) || a->size != b->size || a->mtime_s != b->mtime_s ||
+	    a->mtime_ns != b->mtime_ns || a->dev != b->dev || a->ino != b->ino || a->gen != b->gen ||
+	    a->nruns != b->nruns || memcmp(a->runs, b->runs, 2 * a->nruns * sizeof(*a->runs)) ||
+	    a->nactive != b->nactive ||
+	    memcmp(a->active, b->active, 2 * a->nactive * sizeof(*a->active)))
+		return false;
+	if (v >= 2 && (a->ident != b->ident || a->btime_s != b->btime_s ||
+		       a->btime_ns != b->btime_ns || a->fsid != b->fsid))
+		return false;
+	return v < 3 || (a->nused == b->nused &&
+			 !memcmp(a->used, b->used, 3 * a->nused * sizeof(*a->used)));
+}
+
+/* read buf; each record must be want[i] as version v holds it; the count, or -1 */
+static int read_same(const void *buf, size_t len, const struct pc_profile_file *want, size_t n,
+		     unsigned v, char *err, size_t errlen)
+{
+	struct pc_profile_reader *r;
+	struct pc_profile_file g;
+	int rc, k = 0;
+
+	if (pc_profile_open_mem(buf, len, &r, err, errlen) < 0)
+		return -1;
+	while ((rc = pc_profile_next(r, &g)) > 0) {
+		if ((size_t)k >= n || !same_file(&g, &want[k], v)) {
+			snprintf(err, errlen, "record %d differs", k);
+			rc = -1;
+		}
+		k++;
+		pc_profile_file_release(&g);
+		if (rc < 0)
+			break;
+	}
+	if (rc < 0 && rc != -1)
+		snprintf(err, errlen, "%s", pc_profile_error(r));
+	pc_profile_close(r);
+	return rc < 0 ? -1 : k;
+}
+
+static uint64_t xs = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+	xs ^= xs << 13, xs ^= xs >> 7, xs ^= xs << 17;
+	return xs;
+}
+
+/* A FILES section of version 4 by hand: the record count, then the columns as given. */
+struct col {
+	const char *b;
+	size_t n;
+};
+#define C(s) { s, sizeof(s) - 1 }
+static uint8_t *v4_by_hand(const struct pc_profile_meta *m, uint64_t nrec, const struct col *c,
+			   size_t extra, uint64_t nfiles, size_t *len)
+{
+	uint8_t raw[4096];
+	size_t r = craft_varint(raw, nrec);
+
+	for (int k = 0; k < 12; k++)
+		r += craft_varint(raw + r, c[k].n);
+	for (int k = 0; k < 12; k++) {
+		memcpy(raw + r, c[k].b, c[k].n);
+		r += c[k].n;
+	}
+	memset(raw + r, 0, extra);
+	return craft_wrap(m, 4, raw, r + extra, nfiles, nfiles, len);
+}
+
+/*
+ * Version 4: the columns. Old versions (1 to 3, by hand as their writers
+ * made them, and the committed fuzz seeds) read as before; every field
+ * round-trips; hostile columns are refused naming the section and the
+ * file; and a tree like the benchmark's takes well under 10 bytes a file.
+ */
+static void test_v4(const struct pc_profile_meta *m0)
+{
+	struct pc_profile_meta m = *m0;
+	struct pc_profile_writer *w;
+	char p4[600], err[600];
+	uint64_t whole[] = { 0, 3 }, two[] = { 0, 1, 2, 1 }, act[] = { 2, 1 }, used[] = { 0, 1, 7 };
+	struct pc_profile_file fs[] = {
+		{ .path = "d/a", .size = 3 * 4096, .mtime_s = 1700000000, .mtime_ns = 5, .dev = 2049,
+		  .ino = 10, .gen = 0xfedcba98, .ident = IDENT_TEST_ALL, .btime_s = 1700000000,
+		  .btime_ns = 5, .fsid = 0x1234567890abcdefull, .runs = whole, .nruns = 1 },
+		{ .path = "d/ab", .size = 3 * 4096 - 1, .mtime_s = 1699999999, .mtime_ns = 999999999,
+		  .dev = 2049, .ino = 9, .gen = 0, .ident = PC_IDENT_GEN | PC_IDENT_BTIME,
+		  .btime_s = -5, .btime_ns = 0, .runs = two, .nruns = 2, .active = act, .nactive = 1 },
+		{ .path = "e", .size = 3 * 4096, .mtime_s = 1, .mtime_ns = 0, .dev = 7, .ino = 1ull << 40,
+		  .runs = whole, .nruns = 1, .active = act, .nactive = 1 },
+	};
+	size_t nf = sizeof(fs) / sizeof(fs[0]), l;
+	uint8_t *b;
+	int rc;
+
+	/* the same records, as each version holds them: by hand (1 to 4) and by the writer */
+	for (unsigned v = 1; v <= 4; v++) {
+		struct pc_profile_file want[3];
+
+		memcpy(want, fs, sizeof(want));
+		for (size_t i = 0; v == 1 && i < nf; i++)
+			want[i].ident = want[i].gen ? PC_IDENT_GEN : 0;	/* no flags in version 1 */
+		b = craft_snapshot_v(&m, want, nf, &l, v);
+		rc = read_same(b, l, want, nf, v, err, sizeof(err));
+		ok(rc == (int)nf, "version %u by hand reads back field by field (%d, '%s')", v, rc,
+		   rc < 0 ? err : "");
+		free(b);
+	}
+	snprintf(p4, sizeof(p4), "%s/v4", scratch_dir());
+	ok(pc_profile_create(p4, &m, &w) == 0, "v4: create");
+	for (size_t i = 0; i < nf; i++)
+		pc_profile_add(w, &fs[i]);
+	{
+		uint64_t one[] = { 0, 1 };
+		struct pc_profile_file want[4];
+
+		memcpy(want, fs, sizeof(fs));
+		want[3] = (struct pc_profile_file){ .path = "u", .size = 4096, .runs = one,
+						    .nruns = 1, .used = used, .nused = 1 };
+		ok(pc_profile_add(w, &want[3]) == 0 && pc_profile_commit(w) == 0, "v4: written");
+		b = (uint8_t *)file_bytes(p4, &l);
+		rc = read_same(b, l, want, 4, 4, err, sizeof(err));
+		ok(header_version(p4) == 4 && rc == 4,
+		   "v4: the writer's records read back field by field (%d, '%s')", rc,
+		   rc < 0 ? err : "");
+		free(b);
+	}
+
+	/* committed files of older versions, from the fuzz corpus: read as they always were */
+	{
+		static const struct {
+			const char *name;
+			unsigned version, files;
+			const char *first;
+			uint64_t size, gen, fsid;
+		} seeds[] = {
+			{ "seed-two-files.snap", 1, 1, "tmp/rt/d/f1", 4194304, 425858473, 0 },
+			{ "seed-v2-identity.snap", 2, 2, "d/one", 20000, 524407236,
+			  0x9498c9a555f2807bull },
+			{ "seed-v3-recorded.snap", 3, 3, "A", 40960, 0, 0 },
+		};
+
+		for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+			char sp[1024];
+			struct pc_profile_reader *r;
+			struct pc_profile_file g;
+			int n = 0, good = 0;
+
+			snprintf(sp, sizeof(sp), "%s/tests/fuzz/corpus-profile/%s", PC_SRCDIR,
+				 seeds[i].name);
+			b = (uint8_t *)file_bytes(sp, &l);
+			rc = pc_profile_open_mem(b, l, &r, err, sizeof(err));
+			while (rc == 0 && (rc = pc_profile_next(r, &g)) > 0) {
+				if (n++ == 0)
+					good = !strcmp(g.path, seeds[i].first) &&
+					       g.size == seeds[i].size && g.gen == seeds[i].gen &&
+					       g.fsid == seeds[i].fsid;
+				else if (seeds[i].version == 3 && n == 3)
+					good &= !strcmp(g.path, "loop0") && g.ident == PC_IDENT_BDEV &&
+						g.nused == 1;
+				pc_profile_file_release(&g);
+				rc = 0;
+			}
+			ok(l > 12 && b[8] == seeds[i].version && rc == 0 && good &&
+				   n == (int)seeds[i].files,
+			   "committed version %u file %s reads (%d files, '%s')", seeds[i].version,
+			   seeds[i].name, n, rc < 0 ? pc_profile_error(r) : "");
+			pc_profile_close(r);
+			free(b);
+		}
+	}
+
+	/* hostile, through the hand encoder */
+	{
+		static uint64_t act2[] = { 1, 1 };
+		static const struct {
+			struct pc_profile_file f[2];
+			size_t n;
+			const char *want;
+		} hb[] = {
+			{ { { .path = "a", .size = 4096, .ident = 64 } }, 1,
+			  "section 2: unknown record flags 0x40 (file 'a')" },
+			{ { { .path = "a", .size = 0, .ident = 32 } }, 1,
+			  "section 2: an empty file cached whole (file 'a')" },
+			{ { { .path = "a", .size = 4096, .mtime_ns = 1000000000 } }, 1,
+			  "section 2: mtime nanoseconds out of range (file 'a')" },
+			{ { { .path = "a", .size = 4096, .ident = PC_IDENT_BTIME,
+			      .btime_ns = 1000000001 } }, 1,
+			  "section 2: birth time nanoseconds out of range (file 'a')" },
+			{ { { .path = "a", .size = 4096, .ident = PC_IDENT_FSID } }, 1,
+			  "section 2: filesystem id 0 given as known (file 'a')" },
+			{ { { .path = "a", .size = 4096 }, { .path = "a", .size = 4096 } }, 2,
+			  "section 2: 'a' is listed twice" },
+			{ { { .path = "/x", .size = 4096 } }, 1,
+			  "section 2: unsafe path '/x' (absolute, empty, '.' or '..')" },
+			{ { { .path = "a/b", .size = 4096 }, { .path = "a/..", .size = 4096 } }, 2,
+			  "section 2: unsafe path 'a/..' (absolute, empty, '.' or '..')" },
+			{ { { .path = "a", .size = 4096, .ident = 32, .active = act2,
+			      .nactive = 1 } }, 1,
+			  "section 2: page run outside the file or out of order (file 'a')" },
+		};
+		int good = 0;
+
+		for (size_t i = 0; i < sizeof(hb) / sizeof(hb[0]); i++) {
+			b = craft_snapshot_v(&m, hb[i].f, hb[i].n, &l, 4);
+			rc = read_all(b, l, err, sizeof(err));
+			if (rc == -EBADMSG && !strcmp(err, hb[i].want))
+				good++;
+			else
+				diag("case %zu: %d '%s', want '%s'", i, rc, err, hb[i].want);
+			free(b);
+		}
+		ok(good == (int)(sizeof(hb) / sizeof(hb[0])),
+		   "v4 by hand: each bad field refused, naming section and file (%d)", good);
+	}
+
+	/* hostile columns, byte by byte: path "a", flags 0, size 1 page, runs 0+1, no active */
+	{
+		static const struct {
+			uint64_t nrec;
+			struct col c[12];
+			size_t extra;
+			const char *want;
+		} cb[] = {
+			{ 1, { C("\x00\x01" "a"), C("\x00"), C("\x80\x20"), C("\x00\x00"), C("\x00"),
+			       C("\x00"), C(""), C(""), C(""), C("\x01\x00\x01"), C("\x00"), C("") },
+			  0, NULL },
+			{ 1, { C("\x00\x01" "a"), C("\x00"), C("\x80\x20"), C("\x00\x00"), C("\x00"),
+			       C("\x00"), C(""), C(""), C(""), C("\x01\x00\x01"), C("\x00"), C("") },
+			  1, "section 2: 1 bytes after the last column" },
+			{ 1, { C("\x00\x01" "a"), C("\x00"), C("\x80\x20\x05"), C("\x00\x00"), C("\x00"),
+			       C("\x00"), C(""), C(""), C(""), C("\x01\x00\x01"), C("\x00"), C("") },
+			  0, "section 2: 1 bytes left in the size column after the last record (file 'a')" },
+			{ 1, { C("\x00\x01" "a"), C("\x00"), C("\x80\x20"), C("\x00\x00"), C("\x00"),
+			       C("\x00"), C(""), C(""), C(""), C("\x01\x00"), C("\x00"), C("") },
+			  0, "section 2: run count 1 out of range (file 'a')" },
+			{ 1, { C("\x00\x01" "a"), C("\x01"), C("\x80\x20"), C("\x00\x00"), C("\x00"),
+			       C("\x00"), C("\x01\x02\x03"), C(""), C(""), C("\x01\x00\x01"), C("\x00"),
+			       C("") },
+			  0, "section 2: record runs past the end of the generation column (file 'a')" },
+			{ 1, { C("\x01\x01" "a"), C("\x00"), C("\x80\x20"), C("\x00\x00"), C("\x00"),
+			       C("\x00"), C(""), C(""), C(""), C("\x01\x00\x01"), C("\x00"), C("") },
+			  0, "section 2: path length out of range (1 shared, 1 more)" },
+			{ 1, { C("\x00\x00"), C("\x00"), C("\x80\x20"), C("\x00\x00"), C("\x00"),
+			       C("\x00"), C(""), C(""), C(""), C("\x01\x00\x01"), C("\x00"), C("") },
+			  0, "section 2: path length out of range (0 shared, 0 more)" },
+			{ 1, { C("\x00\x01\x00"), C("\x00"), C("\x80\x20"), C("\x00\x00"), C("\x00"),
+			       C("\x00"), C(""), C(""), C(""), C("\x01\x00\x01"), C("\x00"), C("") },
+			  0, "section 2: NUL inside a path" },
+			{ 0, { C("") }, 0, "section 2: record count 0 out of range" },
+			{ 2, { C("\x00\x01" "a"), C("\x00"), C("\x80\x20"), C("\x00\x00"), C("\x00"),
+			       C("\x00"), C(""), C(""), C(""), C("\x01\x00\x01"), C("\x00"), C("") },
+			  0, "section 2: record runs past the end of the path column" },
+		};
+		int good = 0;
+
+		for (size_t i = 0; i < sizeof(cb) / sizeof(cb[0]); i++) {
+			b = v4_by_hand(&m, cb[i].nrec, cb[i].c, cb[i].extra, 1, &l);
+			rc = read_all(b, l, err, sizeof(err));
+			if (cb[i].want ? rc == -EBADMSG && !strcmp(err, cb[i].want) : rc == 1)
+				good++;
+			else
+				diag("columns %zu: %d '%s', want '%s'", i, rc, err,
+				     cb[i].want ? cb[i].want : "one file");
+			free(b);
+		}
+		ok(good == (int)(sizeof(cb) / sizeof(cb[0])),
+		   "v4 by hand: the columns' lengths, paths and leftovers checked (%d)", good);
+	}
+
+	/* compact: 10,000 files as the benchmark's tree makes them (100 x 100, random sizes) */
+	{
+		enum { N = 10000 };
+		struct pc_profile_file *t = calloc(N, sizeof(*t));
+		uint64_t *r2 = calloc(2 * N, sizeof(*r2));
+		size_t l3;
+		uint8_t *b3;
+
+		ok(pc_profile_create(p4, &m, &w) == 0, "compact: create");
+		for (int i = 0; i < N; i++) {
+			char *p;
+
+			if (asprintf(&p, "var/tmp/tree/d%03d/s%02d/f%03d", i / 1000, i / 100 % 10,
+				     i % 100) < 0)
+				return;
+			t[i] = (struct pc_profile_file){
+				.path = p, .size = 4096 + rnd() % 61441, .mtime_s = 1796154064 + i / 2000,
+				.mtime_ns = (uint32_t)(299037481 + 4000000 * (i / 100) % 999999999),
+				.dev = 0xfe00, .ino = 1459997 + (uint64_t)i, .gen = (uint32_t)rnd(),
+				.ident = IDENT_TEST_ALL, .fsid = 0xa66bd13d46af76abull,
+				.runs = r2 + 2 * i, .nruns = 1 };
+			t[i].btime_s = t[i].mtime_s;
+			t[i].btime_ns = t[i].mtime_ns;
+			r2[2 * i + 1] = (t[i].size + 4095) / 4096;
+			pc_profile_add(w, &t[i]);
+		}
+		ok(pc_profile_commit(w) == 0, "compact: written");
+		b = (uint8_t *)file_bytes(p4, &l);
+		b3 = craft_snapshot_v(&m, t, N, &l3, 3);
+		ok(read_same(b, l, t, N, 4, err, sizeof(err)) == N && l < 8 * N && l * 10 < l3 * 6,
+		   "compact: %zu bytes for %d files (%.1f a file; version 3 took %zu), all read back",
+		   l, N, (double)l / N, l3);
+		free(b);
+		free(b3);
+		for (int i = 0; i < N; i++)
+			free(t[i].path);
+		free(t);
+		free(r2);
 	}
 }
 
@@ -611,16 +926,18 @@ int main(void)
 		uint8_t *b = craft_v2(&m, 0, 0, NULL, 0, &l);
 		uint32_t c;
 
-		b[8] = 4;
+		b[8] = 5;
 		c = (uint32_t)crc32(0, b, 28);
 		for (int i = 0; i < 4; i++)
 			b[28 + i] = (uint8_t)(c >> (8 * i));
 		rc = read_all(b, l, err, sizeof(err));
-		ok(rc == -EBADMSG && strstr(err, "unsupported version 4"), "a later version: '%s'", err);
+		ok(rc == -EBADMSG && strstr(err, "unsupported version 5 (this build reads 1 to 4)"),
+		   "a later version: '%s'", err);
 		free(b);
 	}
 
 	test_v3(&m);
+	test_v4(&m);
 
 	/* a decompression bomb: 20,000 alike 4 KB paths, 80 MB in ~0.5 MB */
 	{
