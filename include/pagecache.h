@@ -740,9 +740,8 @@ int pc_profile_create(const char *path, const struct pc_profile_meta *m,
  * that are not inside the cached runs -EINVAL: readers refuse both; so
  * are used triples out of order, overlapping, empty or not inside the
  * cached runs, and a PC_IDENT_BDEV record whose name is not one safe
- * component. The file is version 3 if m has flags, lost or duration_ms,
- * or any file has used triples or PC_IDENT_BDEV; else version 2 (the
- * header is rewritten at commit, the records are the same bytes).
+ * component, and mtime or birth time nanoseconds past a second. The file
+ * is format version 4 (docs/snapshot-format.md); readers take 1 to 4.
  */
 int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f);
 int pc_profile_commit(struct pc_profile_writer *w);	/* frees w */

@@ -5,7 +5,9 @@
  * docs/snapshot-format.md: a fixed header, then zlib-compressed sections,
  * each with the length and CRC-32 of its contents, ending with an END
  * section that repeats the counts, so a truncated file is told from a
- * complete one.
+ * complete one. Version 4, the one written, keeps a FILES section's
+ * records column by column; versions 1 to 3 (records one after another)
+ * are still read.
  *
  * Promises: writing is atomic (temp file, fsync, rename, fsync of the
  * directory; a full disk leaves the old file intact); reading is

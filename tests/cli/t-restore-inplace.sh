@@ -4,8 +4,10 @@
 # control file at every checkpoint): restored, their recorded runs clipped
 # to their size now; files replaced by others (rename over them, a new file
 # on a reused inode number) skipped with the reason; --strict keeps the
-# rule that any change of size or mtime skips; and a version 1 snapshot
-# (before identities were recorded) still restores.
+# rule that any change of size or mtime skips; the same judged from a
+# version 3 snapshot of the same files (mksnap -V 3 -I, as the writers
+# before version 4 made them); and a version 1 snapshot (before identities
+# were recorded) still restores.
 . "$(dirname "$0")/lib.sh"
 MKSNAP=${MKSNAP:-$(dirname "$PAGECACHE")/tests/mksnap}
 [ -x "$MKSNAP" ] || { echo "Bail out! no mksnap at '$MKSNAP' (make builds it)"; exit 1; }
@@ -21,7 +23,8 @@ cat db/* >/dev/null
 declare -A want
 for f in grow over shrink swap same; do want[$f]=$(cached_pages db/$f); done
 pc snapshot -o s.snap db >/dev/null; rc=$?
-t_is "snapshot exits 0 and writes format version 2" "$rc $(od -An -tu4 -j8 -N4 s.snap | tr -d ' ')" "0 2"
+t_is "snapshot exits 0 and writes format version 4" "$rc $(od -An -tu4 -j8 -N4 s.snap | tr -d ' ')" "0 4"
+"$MKSNAP" -V 3 -I -r "$T_DIR" s3.snap db/grow db/over db/shrink db/swap db/same
 
 # modified in place: appended to, overwritten, truncated shorter; replaced by rename
 head -c $((N * PS)) /dev/urandom >>db/grow
@@ -32,6 +35,12 @@ drop db/*
 pc restore --dry-run --json s.snap >dry.json 2>/dev/null
 t_is "a dry run plans the runs clipped to the sizes now" "$(jq .total.pages dry.json)" \
 	$((want[grow] + want[over] + N / 4 + want[same]))
+pc restore --root "$T_DIR" --dry-run --json s3.snap >dry3.json 2>/dev/null
+t_is "the version 3 snapshot of the same files: the same one skipped, for the same reason" \
+	"$(jq -c '[.skipped[] | [(.path | sub(".*/"; "")), .reason]]' dry3.json)" \
+	"$(jq -c '[.skipped[] | [(.path | sub(".*/"; "")), .reason]]' dry.json)"
+t_is "  and the others restored" "$(jq -c '[.files[].path | sub(".*/"; "")] | sort' dry3.json)" \
+	'["grow","over","same","shrink"]'
 drop db/*
 pc restore --json s.snap >r.json 2>r.err; rc=$?
 t_is "exit 1, for the one file replaced alone" "$rc $(jq '.skipped | length' r.json)" "1 1"

@@ -8,6 +8,10 @@
  * links out of it on the way and at the end, a FIFO, a device (as root).
  * What opens must be one of the root's own regular files, and inotify must
  * see no open of anything outside the root, nor of the FIFO or device.
+ * Each input is read twice: as a snapshot, and as the contents of one
+ * FILES section (its first byte picks the version, 1 + byte % 4) put
+ * into a snapshot with the right lengths and checksum, so mutations reach
+ * the records' decoder, not only the checksums in front of it.
  * `make fuzz` runs it under libFuzzer; `make check` replays the corpus.
  */
 #define _GNU_SOURCE
@@ -24,6 +28,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static int rootfd = -1, watch = -1;
 static ino_t inside[8];
@@ -121,21 +126,69 @@ static void open_as_restore(const char *path)
 	}
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void decode(const uint8_t *data, size_t size)
 {
 	struct pc_profile_reader *r;
 	struct pc_profile_file f;
 	char err[256];
 
-	if (rootfd < 0)
-		setup();
 	if (pc_profile_open_mem(data, size, &r, err, sizeof(err)) < 0)
-		return 0;
+		return;
 	while (pc_profile_next(r, &f) > 0) {
 		if (!(f.ident & PC_IDENT_BDEV))	/* a device's name, not a path: restore never opens it so */
 			open_as_restore(f.path);
 		pc_profile_file_release(&f);
 	}
 	pc_profile_close(r);
+}
+
+static void le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static size_t section(uint8_t *out, uint32_t type, const uint8_t *raw, size_t len)
+{
+	uLongf clen = compressBound(len);
+
+	if (compress2(out + 16, &clen, raw, len, 1) != Z_OK)
+		return 0;
+	le32(out, type);
+	le32(out + 4, (uint32_t)len);
+	le32(out + 8, (uint32_t)clen);
+	le32(out + 12, (uint32_t)crc32(0, raw, len));
+	return 16 + clen;
+}
+
+/* header, META (root "r", host "h", version 3's fields), FILES (the input), END (1, 1) */
+static void decode_as_files(const uint8_t *data, size_t size)
+{
+	static const uint8_t meta[] = { 1, 'r', 1, 'h', 0, 0, 0 }, end[] = { 1, 1 };
+	uint32_t version = 1 + data[0] % 4;
+	uint8_t *out = malloc(32 + 3 * 16 + compressBound(size) + 64);
+	size_t o = 32;
+
+	if (!out)
+		return;
+	memset(out, 0, 32);
+	memcpy(out, "PCSNAP1\n", 8);
+	le32(out + 8, version);
+	le32(out + 12, 4096);
+	le32(out + 28, (uint32_t)crc32(0, out, 28));
+	o += section(out + o, 1, meta, version >= 3 ? sizeof(meta) : 4);
+	o += section(out + o, 2, data + 1, size - 1);
+	o += section(out + o, 3, end, sizeof(end));
+	decode(out, o);
+	free(out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (rootfd < 0)
+		setup();
+	decode(data, size);
+	if (size > 1 && size < (1u << 20))
+		decode_as_files(data, size);
 	return 0;
 }
