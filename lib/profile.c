@@ -560,7 +560,7 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 		return -EINVAL;	/* used triples a reader would refuse */
 	/* a caller that fills gen alone, as before ident, means it known (version 1's rule) */
 	ident = f->ident | (f->gen ? PC_IDENT_GEN : 0) | (f->nused ? REC_USED : 0);
-	if (f->nruns == 1 && f->runs[0] == 0 && f->runs[1] == pages)
+	if (pages && f->nruns == 1 && f->runs[0] == 0 && f->runs[1] == pages)
 		ident |= REC_WHOLE;
 	rc = pathset_add(&w->paths, f->path, ident & PC_IDENT_BDEV);	/* ... and a path twice */
 	if (rc < 0)
