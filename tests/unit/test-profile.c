@@ -353,20 +353,24 @@ static void test_v3(const struct pc_profile_meta *m0)
 	}
 }
 
+/* n numbers alike (memcmp of NULL is undefined, even for 0 bytes) */
+static bool same_u64(const uint64_t *a, const uint64_t *b, size_t n)
+{
+	return n == 0 || !memcmp(a, b, n * sizeof(*a));
+}
+
 /* Do two readings of one file agree, on what version `v` holds? */
 static bool same_file(const struct pc_profile_file *a, const struct pc_profile_file *b, unsigned v)
 {
 	if (strcmp(a->path, b->path) || a->size != b->size || a->mtime_s != b->mtime_s ||
 	    a->mtime_ns != b->mtime_ns || a->dev != b->dev || a->ino != b->ino || a->gen != b->gen ||
-	    a->nruns != b->nruns || memcmp(a->runs, b->runs, 2 * a->nruns * sizeof(*a->runs)) ||
-	    a->nactive != b->nactive ||
-	    memcmp(a->active, b->active, 2 * a->nactive * sizeof(*a->active)))
+	    a->nruns != b->nruns || !same_u64(a->runs, b->runs, 2 * a->nruns) ||
+	    a->nactive != b->nactive || !same_u64(a->active, b->active, 2 * a->nactive))
 		return false;
 	if (v >= 2 && (a->ident != b->ident || a->btime_s != b->btime_s ||
 		       a->btime_ns != b->btime_ns || a->fsid != b->fsid))
 		return false;
-	return v < 3 || (a->nused == b->nused &&
-			 !memcmp(a->used, b->used, 3 * a->nused * sizeof(*a->used)));
+	return v < 3 || (a->nused == b->nused && same_u64(a->used, b->used, 3 * a->nused));
 }
 
 /* read buf; each record must be want[i] as version v holds it; the count, or -1 */
@@ -417,7 +421,8 @@ static uint8_t *v4_by_hand(const struct pc_profile_meta *m, uint64_t nrec, const
 	for (int k = 0; k < 12; k++)
 		r += craft_varint(raw + r, c[k].n);
 	for (int k = 0; k < 12; k++) {
-		memcpy(raw + r, c[k].b, c[k].n);
+		if (c[k].n)
+			memcpy(raw + r, c[k].b, c[k].n);
 		r += c[k].n;
 	}
 	memset(raw + r, 0, extra);
