@@ -160,6 +160,15 @@ void out_prom_page_size(uint64_t page_size);
  */
 void out_prom_opts(bool per_file, const char *file);
 /*
+ * PATH written whole or not at all: fill(o, arg) writes into a fresh temp
+ * file beside PATH (.NAME.tmp.XXXXXX, O_EXCL | O_NOFOLLOW, then mode),
+ * which is fsync'ed and renamed over PATH. A device, FIFO or directory at
+ * PATH is refused, a link there replaced (never written through). 0, or
+ * -errno (fill's own, or the write's) after saying what failed; PATH is
+ * then as it was.
+ */
+int out_write_file(const char *path, mode_t mode, int (*fill)(FILE *o, void *arg), void *arg);
+/*
  * --prom-label NAME=VALUE: a label on every series of the Prometheus text,
  * so that outputs of one command (stat of two trees) can share a textfile
  * directory. 0, or -1 with a usage error said (a bad or reserved name, a

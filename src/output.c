@@ -1293,7 +1293,8 @@ static void render_prom(FILE *o)
 }
 
 /*
- * --prom-file: the text goes to a temp file in FILE's directory (a fresh
+ * out_write_file, for --prom-file and bench report's -o: the text goes to
+ * a temp file in FILE's directory (a fresh
  * name, O_EXCL | O_NOFOLLOW, so nothing planted there is followed or
  * reused; named .FILE.tmp.XXXXXX, which the textfile collector, reading
  * only *.prom, skips), is fsync'ed and renamed over FILE, and the
@@ -1327,7 +1328,7 @@ static ssize_t prom_cookie_write(void *c, const char *buf, size_t len)
 	return (ssize_t)len;
 }
 
-static int prom_write_file(const char *path)
+int out_write_file(const char *path, mode_t mode, int (*fill)(FILE *o, void *arg), void *arg)
 {
 	static const cookie_io_functions_t io = { .write = prom_cookie_write };
 	char *dir = NULL, *base, *tmp = NULL, *copy = strdup(path);
@@ -1399,7 +1400,7 @@ static int prom_write_file(const char *path)
 		goto out;
 	}
 	made = true;
-	if (fchmod(fd, prom.per_file ? 0640 : 0644) < 0) {
+	if (fchmod(fd, mode) < 0) {
 		rc = -errno;
 		goto out;
 	}
@@ -1408,7 +1409,10 @@ static int prom_write_file(const char *path)
 		rc = -ENOMEM;
 		goto out;
 	}
-	render_prom(o);
+	errno = 0;
+	rc = fill(o, arg);
+	if (rc < 0)
+		goto out;
 	if (fflush(o) != 0 || ferror(o)) {
 		rc = -(errno ? errno : EIO);
 		goto out;
@@ -1439,6 +1443,18 @@ out:
 	free(tmp);
 	free(copy);
 	return rc;
+}
+
+static int prom_fill(FILE *o, void *arg)
+{
+	(void)arg;
+	render_prom(o);
+	return 0;
+}
+
+static int prom_write_file(const char *path)
+{
+	return out_write_file(path, prom.per_file ? 0640 : 0644, prom_fill, NULL);
 }
 
 /* ---- key=value and human ---- */
