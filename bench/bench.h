@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "state.h"
+#include "stats.h"
 
 struct warmup_opts {
 	const char *dir;		/* where the database is made and kept */
@@ -76,5 +77,66 @@ int bench_swapin(const struct swapin_opts *o);
 
 /* `bench compare A.json B.json`: two result files of one bench, mmtests style. */
 int bench_compare(const char *a, const char *b);
+
+/*
+ * compare.c's reading of results, for whatever else reads them (report.c).
+ * PATH read as a bench result, {"bench": NAME, "results": [ROW...]}, up to
+ * 64 MiB, no NUL in any string: 0 with *ret_doc (pc_json_free it) and
+ * *ret_bench (in it), or -1 after saying why, naming the file (cli_fail).
+ */
+struct pc_json;
+int bench_result_read(const char *path, struct pc_json **ret_doc, const char **ret_bench);
+/* A row's label, "seq pc=3 vma=on": identity members in order; malloc'd, NULL: no memory. */
+char *bench_row_label(const struct pc_json *row);
+
+/* One metric of a results row, as compare reads it. */
+struct bench_metric {
+	struct pc_summary s;		/* mean is the arithmetic one; median NaN without values */
+	bool values;			/* s came from per-run values */
+	bool minmax;			/* s.min, s.max are known */
+	int better;			/* 1 higher, 0 lower, -1 not said */
+	const char *unit;		/* NULL if not said */
+};
+/* m (of row, for its "runs") read: NULL, or why it cannot be used. */
+const char *bench_metric_read(const struct pc_json *m, const struct pc_json *row,
+			      struct bench_metric *ret);
+
+#define BENCH_CMP_ALPHA 0.05		/* Welch's t-test, two-sided */
+#define BENCH_CMP_MIN_RUNS 5		/* mmtests: with fewer, the marks are noise */
+
+/* One compared metric of a row both files have, as `bench compare --json` has it. */
+struct bench_cmp {
+	const char *row;		/* the row's label (bench_row_label) */
+	const char *metric;
+	const char *unit;		/* the base's; NULL: not said */
+	bool higher;			/* higher is better */
+	bool hmean;			/* the means are harmonic (rates with per-run values) */
+	double base_mean, new_mean;
+	double base_stddev, new_stddev;
+	double pdiff;			/* percent change, positive is better */
+	bool welch_valid;
+	double welch_p;			/* NaN unless welch_valid */
+	bool significant;		/* Welch's p < BENCH_CMP_ALPHA */
+	bool mmtests_significant;	/* |d| > 1.96 (sd_base + sd_new) */
+	size_t runs_base, runs_new;
+};
+/*
+ * Two results compared, as `bench compare` does: a and b are paths; doc_a
+ * and doc_b NULL (read here) or the caller's bench_result_read trees, kept
+ * by the caller. 0 and *ret (bench_cmpset_free it); EXIT_USAGE (two
+ * benches) or EXIT_PARTIAL (a file unread, no memory), said. Metrics that
+ * cannot be read are left out, said (cli_fail) unless quiet, as are rows
+ * given twice and a metric whose "better" the files disagree on.
+ */
+struct bench_cmpset;
+int bench_cmpset_make(const char *a, struct pc_json *doc_a, const char *b, struct pc_json *doc_b,
+		      bool quiet, struct bench_cmpset **ret);
+size_t bench_cmpset_count(const struct bench_cmpset *c);
+void bench_cmpset_get(const struct bench_cmpset *c, size_t i, struct bench_cmp *ret);
+/* The fewest runs of a compared metric on side 0 (base) or 1; -1 if none. */
+int bench_cmpset_min_runs(const struct bench_cmpset *c, int side);
+/* Rows and metrics in one file only. */
+size_t bench_cmpset_unmatched(const struct bench_cmpset *c);
+void bench_cmpset_free(struct bench_cmpset *c);
 
 #endif

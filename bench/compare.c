@@ -31,18 +31,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ALPHA 0.05
-#define MIN_RUNS 5			/* mmtests: with fewer, the marks are noise */
+#define ALPHA BENCH_CMP_ALPHA
+#define MIN_RUNS BENCH_CMP_MIN_RUNS
 #define MAX_FILE (64u << 20)
 
-/* One side of a metric, as read from a file. */
-struct side {
-	struct pc_summary s;		/* mean is the arithmetic one */
-	bool values;			/* s came from per-run values */
-	bool minmax;			/* s.min, s.max are known */
-	int better;			/* 1 higher, 0 lower, -1 not said */
-	const char *unit;		/* NULL if not said */
-};
+/* One side of a metric, as read from a file (bench.h). */
+#define side bench_metric
 
 /* One compared metric, kept until the widths of the table are known. */
 struct cmp {
@@ -65,6 +59,7 @@ struct row {
 struct file {
 	const char *path;
 	struct pc_json *doc;
+	bool borrowed;			/* doc is the caller's: not freed here */
 	const char *bench;
 	struct row *rows;
 	size_t nrows;
@@ -78,18 +73,20 @@ struct lone {
 	const char *metric;		/* NULL: the whole row */
 };
 
-struct ctx {
+struct bench_cmpset {
 	struct file f[2];		/* base, new */
 	struct cmp *cmps;
 	size_t ncmp, capcmp;
 	struct lone *lones;
 	size_t nlone, caplone;
 	unsigned failures;
+	bool quiet;			/* failures counted, not said (report.c says its own) */
 };
 
-static void fail_msg(struct ctx *c, const char *path, const char *what, const char *reason)
+static void fail_msg(struct bench_cmpset *c, const char *path, const char *what, const char *reason)
 {
-	cli_fail_msg(path, what, reason);
+	if (!c->quiet)
+		cli_fail_msg(path, what, reason);
 	c->failures++;
 }
 
@@ -145,17 +142,18 @@ static const char *nul_in(const struct pc_json *v, char *at, size_t cap, size_t 
 	return NULL;
 }
 
-static int load(struct ctx *c, struct file *f)
+int bench_result_read(const char *path, struct pc_json **ret_doc, const char **ret_bench)
 {
 	const struct pc_json_opts o = { .max_bytes = MAX_FILE };
 	struct pc_json_error e;
+	struct pc_json *doc = NULL;
 	const struct pc_json *results;
-	const char *what;
+	const char *what, *bench;
 	char why[400], at[200];
 	int rc;
 
 	/* files and pipes (`compare <(cmd) <(cmd)`) alike, to their end */
-	rc = pc_json_parse_file(f->path, &o, &f->doc, &e);
+	rc = pc_json_parse_file(path, &o, &doc, &e);
 	if (rc == -EFBIG)
 		snprintf(e.msg, sizeof(e.msg), "larger than the limit of %u bytes", MAX_FILE);
 	if (rc == -EINVAL || rc == -EFBIG) {
@@ -164,32 +162,46 @@ static int load(struct ctx *c, struct file *f)
 				 e.line, e.column, e.msg);
 		else
 			snprintf(why, sizeof(why), "%s", e.msg);
-		fail_msg(c, f->path, rc == -EINVAL ? "invalid JSON in" : "cannot read", why);
+		cli_fail_msg(path, rc == -EINVAL ? "invalid JSON in" : "cannot read", why);
 		return -1;
 	}
 	if (rc < 0) {
-		cli_fail(f->path, -rc, "cannot read");
-		c->failures++;
+		cli_fail(path, -rc, "cannot read");
 		return -1;
 	}
-	what = nul_in(f->doc, at, sizeof(at), 0);
+	what = nul_in(doc, at, sizeof(at), 0);
 	if (what) {
 		snprintf(why, sizeof(why), "%s in %s holds a NUL (U+0000), which no bench writes",
 			 what, *at ? at : "the top level");
-		fail_msg(c, f->path, "invalid bench result in", why);
-		return -1;
+		cli_fail_msg(path, "invalid bench result in", why);
+		goto bad;
 	}
-	results = pc_json_get(f->doc, "results");
-	f->bench = pc_json_string(pc_json_get(f->doc, "bench"), NULL);
+	results = pc_json_get(doc, "results");
+	bench = pc_json_string(pc_json_get(doc, "bench"), NULL);
 	if (pc_json_type(results) != PC_JSON_ARRAY) {
-		fail_msg(c, f->path, "not a bench result in",
-			 "no \"results\" list at the top level (`pagecache bench NAME --json` "
-			 "writes one)");
-		return -1;
+		cli_fail_msg(path, "not a bench result in",
+			     "no \"results\" list at the top level (`pagecache bench NAME --json` "
+			     "writes one)");
+		goto bad;
 	}
-	if (!f->bench || !*f->bench) {
-		fail_msg(c, f->path, "not a bench result in",
-			 "no \"bench\" name at the top level");
+	if (!bench || !*bench) {
+		cli_fail_msg(path, "not a bench result in", "no \"bench\" name at the top level");
+		goto bad;
+	}
+	*ret_doc = doc;
+	*ret_bench = bench;
+	return 0;
+bad:
+	pc_json_free(doc);
+	return -1;
+}
+
+static int load(struct bench_cmpset *c, struct file *f)
+{
+	if (f->doc)
+		return 0;	/* the caller's, read and checked by bench_result_read */
+	if (bench_result_read(f->path, &f->doc, &f->bench) < 0) {
+		c->failures++;
 		return -1;
 	}
 	return 0;
@@ -215,7 +227,7 @@ static bool is_identity_key(const char *k)
 }
 
 /* "seq pc=3 vma=on": identity members in order, the first string one bare. */
-static char *row_label(const struct pc_json *row)
+char *bench_row_label(const struct pc_json *row)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -254,7 +266,7 @@ static char *row_label(const struct pc_json *row)
 	return buf;
 }
 
-static int index_rows(struct ctx *c, struct file *f)
+static int index_rows(struct bench_cmpset *c, struct file *f)
 {
 	static const char *const omit[] = { "runs", "metrics", NULL };
 	const struct pc_json *results = pc_json_get(f->doc, "results");
@@ -276,13 +288,14 @@ static int index_rows(struct ctx *c, struct file *f)
 			continue;
 		}
 		row->v = r;
-		if (pc_json_canonical(r, omit, &row->id) < 0 || !(row->label = row_label(r))) {
+		if (pc_json_canonical(r, omit, &row->id) < 0 || !(row->label = bench_row_label(r))) {
 			free(row->id);
 			return -ENOMEM;
 		}
 		for (size_t k = 0; k < f->nrows; k++)
 			if (!strcmp(f->rows[k].id, row->id)) {
-				cli_warn("'%s': row '%s' appears twice: the first is compared",
+				if (!c->quiet)
+					cli_warn("'%s': row '%s' appears twice: the first is compared",
 					 f->path, row->label);
 				free(row->id);
 				free(row->label);
@@ -302,7 +315,8 @@ static void release_file(struct file *f)
 		free(f->rows[i].label);
 	}
 	free(f->rows);
-	pc_json_free(f->doc);
+	if (!f->borrowed)
+		pc_json_free(f->doc);
 }
 
 static bool default_higher(const char *name)
@@ -321,8 +335,8 @@ static bool default_higher(const char *name)
 	return false;
 }
 
-/* A metric's summary; NULL, or why it cannot be used. */
-static const char *read_side(const struct pc_json *m, const struct pc_json *row, struct side *ret)
+const char *bench_metric_read(const struct pc_json *m, const struct pc_json *row,
+			      struct bench_metric *ret)
 {
 	const struct pc_json *values = pc_json_get(m, "values"), *v;
 	const char *better = pc_json_string(pc_json_get(m, "better"), NULL);
@@ -384,10 +398,11 @@ static const char *read_side(const struct pc_json *m, const struct pc_json *row,
 	ret->s.min = pc_json_number(pc_json_get(m, "min"), NAN);
 	ret->s.max = pc_json_number(pc_json_get(m, "max"), NAN);
 	ret->minmax = isfinite(ret->s.min) && isfinite(ret->s.max);
+	ret->s.median = NAN;	/* only per-run values tell */
 	return NULL;
 }
 
-static int add_cmp(struct ctx *c, const struct cmp *x)
+static int add_cmp(struct bench_cmpset *c, const struct cmp *x)
 {
 	if (c->ncmp == c->capcmp) {
 		size_t nc = c->capcmp ? 2 * c->capcmp : 64;
@@ -402,7 +417,7 @@ static int add_cmp(struct ctx *c, const struct cmp *x)
 	return 0;
 }
 
-static int unmatched(struct ctx *c, int side, const struct row *row, const char *metric)
+static int unmatched(struct bench_cmpset *c, int side, const struct row *row, const char *metric)
 {
 	if (c->nlone == c->caplone) {
 		size_t nc = c->caplone ? 2 * c->caplone : 16;
@@ -417,7 +432,7 @@ static int unmatched(struct ctx *c, int side, const struct row *row, const char 
 	return 0;
 }
 
-static void emit_unmatched(const struct ctx *c, const struct lone *u)
+static void emit_unmatched(const struct bench_cmpset *c, const struct lone *u)
 {
 	static const char *const omit[] = { "runs", "metrics", NULL };
 	const char *side = u->side ? "new" : "base", *path = c->f[u->side].path;
@@ -451,7 +466,7 @@ static void note_runs(struct file *f, size_t n)
 }
 
 /* Every metric of a matched pair of rows. */
-static int compare_rows(struct ctx *c, struct row *ra, struct row *rb)
+static int compare_rows(struct bench_cmpset *c, struct row *ra, struct row *rb)
 {
 	const struct pc_json *ma = pc_json_get(ra->v, "metrics"), *mb = pc_json_get(rb->v, "metrics");
 
@@ -468,19 +483,19 @@ static int compare_rows(struct ctx *c, struct row *ra, struct row *rb)
 				return -ENOMEM;
 			continue;
 		}
-		why = read_side(pc_json_at(ma, i), ra->v, &x.a);
+		why = bench_metric_read(pc_json_at(ma, i), ra->v, &x.a);
 		if (why) {
 			snprintf(msg, sizeof(msg), "row '%s', metric '%s': %s", ra->label, name, why);
 			fail_msg(c, c->f[0].path, "invalid metric in", msg);
 			continue;
 		}
-		why = read_side(vb, rb->v, &x.b);
+		why = bench_metric_read(vb, rb->v, &x.b);
 		if (why) {
 			snprintf(msg, sizeof(msg), "row '%s', metric '%s': %s", rb->label, name, why);
 			fail_msg(c, c->f[1].path, "invalid metric in", msg);
 			continue;
 		}
-		if (x.a.better >= 0 && x.b.better >= 0 && x.a.better != x.b.better)
+		if (x.a.better >= 0 && x.b.better >= 0 && x.a.better != x.b.better && !c->quiet)
 			cli_warn("metric '%s' is %s-is-better in '%s' but not in '%s': the base "
 				 "decides", name, x.a.better ? "higher" : "lower", c->f[0].path,
 				 c->f[1].path);
@@ -593,7 +608,7 @@ static int num_width(double v)
 	return snprintf(t, sizeof(t), "%.2f", v);
 }
 
-static void emit_human(const struct ctx *c)
+static void emit_human(const struct bench_cmpset *c)
 {
 	int wname = 6, wnum = 8;
 
@@ -639,58 +654,140 @@ static void emit_human(const struct ctx *c)
 	}
 }
 
-int bench_compare(const char *a, const char *b)
+/* Match the rows of the two files and compare their metrics: 0, EXIT_USAGE, EXIT_PARTIAL (said). */
+static int cmpset_fill(struct bench_cmpset *c)
 {
-	struct ctx c = { .f = { { .path = a }, { .path = b } } };
+	const char *a = c->f[0].path, *b = c->f[1].path;
 	int rc = 0;
 
-	out_list_declare("unmatched");
-	if (load(&c, &c.f[0]) < 0)
+	if (load(c, &c->f[0]) < 0)
 		rc = -1;
-	if (load(&c, &c.f[1]) < 0)
+	if (load(c, &c->f[1]) < 0)
 		rc = -1;
 	if (rc < 0)
-		goto out;
-	if (strcmp(c.f[0].bench, c.f[1].bench)) {
-		rc = cli_usage_error("'%s' is a result of bench %s and '%s' of bench %s: "
-				     "compare two results of one bench", a, c.f[0].bench, b,
-				     c.f[1].bench);
-		goto out;
-	}
-	if (index_rows(&c, &c.f[0]) < 0 || index_rows(&c, &c.f[1]) < 0)
+		return EXIT_PARTIAL;
+	if (strcmp(c->f[0].bench, c->f[1].bench))
+		return cli_usage_error("'%s' is a result of bench %s and '%s' of bench %s: "
+				       "compare two results of one bench", a, c->f[0].bench, b,
+				       c->f[1].bench);
+	if (index_rows(c, &c->f[0]) < 0 || index_rows(c, &c->f[1]) < 0)
 		goto nomem;
-	for (size_t i = 0; i < c.f[0].nrows; i++) {
-		struct row *ra = &c.f[0].rows[i], *rb = NULL;
+	for (size_t i = 0; i < c->f[0].nrows; i++) {
+		struct row *ra = &c->f[0].rows[i], *rb = NULL;
 
-		for (size_t k = 0; k < c.f[1].nrows && !rb; k++)
-			if (!c.f[1].rows[k].matched && !strcmp(c.f[1].rows[k].id, ra->id))
-				rb = &c.f[1].rows[k];
+		for (size_t k = 0; k < c->f[1].nrows && !rb; k++)
+			if (!c->f[1].rows[k].matched && !strcmp(c->f[1].rows[k].id, ra->id))
+				rb = &c->f[1].rows[k];
 		if (!rb) {
-			if (unmatched(&c, 0, ra, NULL) < 0)
+			if (unmatched(c, 0, ra, NULL) < 0)
 				goto nomem;
 			continue;
 		}
 		ra->matched = rb->matched = true;
-		if (compare_rows(&c, ra, rb) < 0)
+		if (compare_rows(c, ra, rb) < 0)
 			goto nomem;
 	}
-	for (size_t k = 0; k < c.f[1].nrows; k++)
-		if (!c.f[1].rows[k].matched && unmatched(&c, 1, &c.f[1].rows[k], NULL) < 0)
+	for (size_t k = 0; k < c->f[1].nrows; k++)
+		if (!c->f[1].rows[k].matched && unmatched(c, 1, &c->f[1].rows[k], NULL) < 0)
 			goto nomem;
+	return 0;
+nomem:
+	cli_fail(a, ENOMEM, "cannot compare");
+	return EXIT_PARTIAL;
+}
 
+int bench_cmpset_make(const char *a, struct pc_json *doc_a, const char *b, struct pc_json *doc_b,
+		      bool quiet, struct bench_cmpset **ret)
+{
+	struct bench_cmpset *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c) {
+		cli_fail(a, ENOMEM, "cannot compare");
+		return EXIT_PARTIAL;
+	}
+	c->quiet = quiet;
+	c->f[0] = (struct file){ .path = a, .doc = doc_a, .borrowed = doc_a != NULL };
+	c->f[1] = (struct file){ .path = b, .doc = doc_b, .borrowed = doc_b != NULL };
+	if (doc_a)
+		c->f[0].bench = pc_json_string(pc_json_get(doc_a, "bench"), NULL);
+	if (doc_b)
+		c->f[1].bench = pc_json_string(pc_json_get(doc_b, "bench"), NULL);
+	rc = cmpset_fill(c);
+	if (rc == EXIT_USAGE) {
+		bench_cmpset_free(c);
+		return rc;
+	}
+	*ret = c;
+	return rc;
+}
+
+void bench_cmpset_free(struct bench_cmpset *c)
+{
+	if (!c)
+		return;
+	free(c->cmps);
+	free(c->lones);
+	release_file(&c->f[0]);
+	release_file(&c->f[1]);
+	free(c);
+}
+
+size_t bench_cmpset_count(const struct bench_cmpset *c)
+{
+	return c->ncmp;
+}
+
+void bench_cmpset_get(const struct bench_cmpset *c, size_t i, struct bench_cmp *ret)
+{
+	const struct cmp *x = &c->cmps[i];
+
+	*ret = (struct bench_cmp){
+		.row = x->label, .metric = x->metric, .unit = x->a.unit, .higher = x->higher,
+		.hmean = x->hmean, .base_mean = x->mean_a, .new_mean = x->mean_b,
+		.base_stddev = x->a.s.stddev, .new_stddev = x->b.s.stddev,
+		.pdiff = pc_pdiff(x->mean_a, x->mean_b, x->higher), .welch_valid = x->w.valid,
+		.welch_p = x->w.valid ? x->w.p : NAN, .significant = x->w.valid && x->w.p < ALPHA,
+		.mmtests_significant = x->mm, .runs_base = x->a.s.n, .runs_new = x->b.s.n,
+	};
+}
+
+int bench_cmpset_min_runs(const struct bench_cmpset *c, int side)
+{
+	return c->f[side ? 1 : 0].min_runs;
+}
+
+size_t bench_cmpset_unmatched(const struct bench_cmpset *c)
+{
+	return c->nlone;
+}
+
+int bench_compare(const char *a, const char *b)
+{
+	struct bench_cmpset *c = NULL;
+	int rc;
+
+	out_list_declare("unmatched");
+	rc = bench_cmpset_make(a, NULL, b, NULL, false, &c);
+	if (rc == EXIT_USAGE)
+		return rc;
+	if (rc) {
+		bench_cmpset_free(c);
+		return rc;
+	}
 	for (int s = 0; s < 2; s++)
-		if (c.f[s].min_runs >= 0 && c.f[s].min_runs < MIN_RUNS)
+		if (c->f[s].min_runs >= 0 && c->f[s].min_runs < MIN_RUNS)
 			cli_warn("'%s' has metrics of %d run%s: with fewer than %d runs the "
-				 "marks are noise", c.f[s].path, c.f[s].min_runs,
-				 c.f[s].min_runs == 1 ? "" : "s", MIN_RUNS);
-	if (!c.ncmp)
+				 "marks are noise", c->f[s].path, c->f[s].min_runs,
+				 c->f[s].min_runs == 1 ? "" : "s", MIN_RUNS);
+	if (!c->ncmp)
 		cli_warn("'%s' and '%s' have no row and metric in common", a, b);
-	for (size_t i = 0; i < c.ncmp; i++)
-		emit_record(&c.cmps[i]);
+	for (size_t i = 0; i < c->ncmp; i++)
+		emit_record(&c->cmps[i]);
 	{
 		struct orec rec = { 0 };
 
-		orec_str(&rec, "bench", c.f[0].bench, 0);
+		orec_str(&rec, "bench", c->f[0].bench, 0);
 		orec_str(&rec, "base", a, 0);
 		orec_str(&rec, "new", b, 0);
 		orec_str(&rec, "test", "welch", 0);
@@ -700,27 +797,19 @@ int bench_compare(const char *a, const char *b)
 		out_object("setup", &rec);
 	}
 	if (out_format() == OUT_HUMAN) {
-		if (c.ncmp)
-			emit_human(&c);
+		if (c->ncmp)
+			emit_human(c);
 	}
-	for (size_t i = 0; i < c.nlone; i++)
-		emit_unmatched(&c, &c.lones[i]);
+	for (size_t i = 0; i < c->nlone; i++)
+		emit_unmatched(c, &c->lones[i]);
 	if (out_format() == OUT_HUMAN) {
-		if (c.nlone)
+		if (c->nlone)
 			out_human_line("%s", "");
 		out_human_line("significance: Welch's t-test, two-sided, alpha 0.05 (marked *...*); "
 			       "mmtests' CI rule |d| > 1.96(sd_a+sd_b) is in --json as "
 			       "mmtests_significant");
 	}
-	rc = c.failures ? EXIT_PARTIAL : 0;
-	goto out;
-nomem:
-	cli_fail(a, ENOMEM, "cannot compare");
-	rc = EXIT_PARTIAL;
-out:
-	free(c.cmps);
-	free(c.lones);
-	release_file(&c.f[0]);
-	release_file(&c.f[1]);
-	return rc < 0 ? EXIT_PARTIAL : rc;
+	rc = c->failures ? EXIT_PARTIAL : 0;
+	bench_cmpset_free(c);
+	return rc;
 }
