@@ -156,7 +156,8 @@ have-libs:
 	  echo "  'make deps' installs them as root"; exit 1; } >&2
 
 # every command tests/ calls (grep tests/cli/*.sh); fincore moved to
-# util-linux-extra in Debian 12
+# util-linux-extra in Debian 12; chromium renders bench report's HTML in
+# t-report.sh (about 90 s to install once, about 5 s of make check)
 test-deps: deps
 	$(call need,command -v prove,perl)
 	$(call need,command -v jq,jq)
@@ -181,6 +182,7 @@ test-deps: deps
 	$(call need,command -v skopeo,skopeo)
 	$(call need,command -v docker-registry,docker-registry)
 	$(call need,test -n "$$(ls /usr/lib/*/libc.a /usr/lib/libc.a 2>/dev/null)",libc6-dev)
+	$(call need,command -v chromium,chromium)
 
 # ---- build ---------------------------------------------------------------
 $(B)/%.o: %.c include/pagecache.h $(wildcard lib/*.h src/*.h bench/*.h) | have-libs
@@ -277,8 +279,9 @@ NOCS_UNIT := $(addprefix $(B)/tests/,test-evict test-residency test-prefetch)
 # and not the scripts that count no page: the licence, the option tables,
 # the install, the units, the manifests, the registry transport (with them
 # the two passes took 8.3 minutes of the 10 make check may take); top, whose
-# counts are the tracepoints', never cachestat's
-NOCS_SKIP := t-licence t-options t-install t-units t-kubernetes t-oci t-top
+# counts are the tracepoints', never cachestat's; bench report, which reads
+# JSON files and renders HTML only
+NOCS_SKIP := t-licence t-options t-install t-units t-kubernetes t-oci t-top t-report
 NOCS_CLI = $(filter-out $(NOCS_SKIP:%=tests/cli/%.sh),$(wildcard tests/cli/t-*.sh))
 CHECK_ENV = PAGECACHE=$(CURDIR)/$(B)/pagecache MKSNAP=$(CURDIR)/$(B)/tests/mksnap
 check: test-deps

@@ -139,4 +139,7 @@ int bench_cmpset_min_runs(const struct bench_cmpset *c, int side);
 size_t bench_cmpset_unmatched(const struct bench_cmpset *c);
 void bench_cmpset_free(struct bench_cmpset *c);
 
+/* `bench report -o HTML RESULT.json...`: the results drawn (report.c). */
+int bench_report(const char *out, char *const *files, int nfiles);
+
 #endif

@@ -2,7 +2,8 @@
 /*
  * main.c: pagecache-bench, the program behind `pagecache bench`:
  * reproducible experiments on the kernel's memory manager. Each experiment
- * lives in a file of its own here; this file is their command line. It is
+ * lives in a file of its own here, as do compare and report (compare.c,
+ * report.c); this file is their command line. It is
  * a program of its own so that the everyday pagecache does not carry
  * SQLite (warmup's database); pagecache execs it as git runs its helpers
  * (src/cmd-bench.c), with argv as `pagecache bench` got it.
@@ -171,6 +172,30 @@ static int cmd_bench_compare(int argc, char **argv)
 	return rc;
 }
 
+/* `pagecache bench report -o HTML RESULT.json...` */
+static int cmd_bench_report(int argc, char **argv)
+{
+	struct cli_parser p;
+	const char *out = NULL;
+	int opt;
+
+	cli_parser_init(&p, &bench_spec, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
+		if (opt != O_OUTPUT)
+			return cli_usage_error("report takes -o FILE only (see --help)");
+		out = p.arg;
+	}
+	if (opt == CLI_STOP)
+		return p.exit;
+	if (!out)
+		return cli_usage_error("report needs -o FILE, the HTML file to write");
+	if (!*out)
+		return cli_usage_error("invalid -o '': an empty file name");
+	if (argc - optind < 1)
+		return cli_usage_error("report takes one or more result files: RESULT.json...");
+	return bench_report(out, argv + optind, argc - optind);
+}
+
 static int bench_main(int argc, char **argv)
 {
 	struct cli_parser p;
@@ -205,6 +230,8 @@ static int bench_main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "compare"))
 		return cmd_bench_compare(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return cmd_bench_report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "warmup"))
 		x = X_WARMUP;
 	else if (!strcmp(argv[1], "readtwice"))

@@ -64,6 +64,13 @@ static const struct cli_opt swapin_opts[] = {
 	{ 0 }
 };
 
+static const struct cli_opt report_opts[] = {
+	{ "output", 'o', 0, O_OUTPUT, "FILE", CC_FILE, NULL,
+	  "the HTML file to write (required); replaced whole\nor left as it was, never a device, FIFO or\ndirectory",
+	  0 },
+	{ 0 }
+};
+
 const struct cli_spec bench_spec = {
 	.name = "bench",
 	.usage =
@@ -81,6 +88,14 @@ const struct cli_spec bench_spec = {
 	"  compare A.json B.json   two --json results of one bench, mmtests style:\n"
 	"             means, change (positive is better), Welch's t-test marks;\n"
 	"             files or pipes (<(cmd)), up to 64 MiB each\n"
+	"  report -o HTML RESULT.json...   --json results drawn: one self-contained\n"
+	"             HTML file (no script, font or link outside it) with an SVG chart\n"
+	"             and a table of its numbers for each: warmup's latency per\n"
+	"             condition (min, median, max), readtwice's MB/s per layout and\n"
+	"             cgroup count (all readtwice files in one chart), swapin's real\n"
+	"             time and major faults against page-cluster per workload (auto\n"
+	"             marked), and the first result of each bench compared with each\n"
+	"             later one of that bench that shares rows, as compare does it\n"
 	"\n",
 	.footer =
 	"\n"
@@ -90,10 +105,12 @@ const struct cli_spec bench_spec = {
 	"  pagecache bench warmup --quick\n"
 	"  pagecache bench swapin --workload seq,random --page-cluster 0,3 --with-auto\n"
 	"  pagecache bench swapin --json >before.json; ...; pagecache bench swapin --json >after.json\n"
-	"  pagecache bench compare before.json after.json\n",
+	"  pagecache bench compare before.json after.json\n"
+	"  pagecache bench report -o report.html before.json after.json rt-*.json\n",
 	.groups = { &(struct cli_group){ "Options of warmup (--quick, --dir: of swapin too)", warmup_opts },
 		    &(struct cli_group){ "Options of readtwice (--runs: of swapin too)", readtwice_opts },
-		    &(struct cli_group){ "Options of swapin", swapin_opts }, &cli_format_group },
+		    &(struct cli_group){ "Options of swapin", swapin_opts },
+		    &(struct cli_group){ "Options of report", report_opts }, &cli_format_group },
 	.operands = CC_WORDS,
-	.operand_words = "warmup readtwice swapin compare",
+	.operand_words = "warmup readtwice swapin compare report",
 };

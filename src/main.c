@@ -38,7 +38,7 @@ static const struct command {
 	{ "pull", cmd_pull, "fetch a snapshot from an OCI registry, checked, atomically", &pull_spec },
 	{ "daemon", cmd_daemon, "run as a service: restore at start, snapshot on an interval, lock", &daemon_spec },
 	{ "status", cmd_status, "ask the daemon how its services stand", &status_spec },
-	{ "bench", cmd_bench, "experiments: warmup, readtwice, swapin; compare results", &bench_spec },
+	{ "bench", cmd_bench, "experiments: warmup, readtwice, swapin; compare and draw results", &bench_spec },
 };
 
 static void usage(FILE *o)

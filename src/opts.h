@@ -52,7 +52,7 @@ struct cli_spec {
 	const char *name;	/* "stat" */
 	const char *usage;	/* --help before the options: synopsis, description */
 	const char *footer;	/* --help after them: examples, exit status */
-	const struct cli_group *groups[5];	/* NULL-terminated; the first is the command's own */
+	const struct cli_group *groups[6];	/* NULL-terminated; the first is the command's own */
 	enum cli_comp operands;	/* what the words after the options are */
 	const char *operand_words;	/* CC_WORDS: the choices (tune: swap) */
 	bool stop_at_operand;	/* options end at the first operand (run's CMD) */
