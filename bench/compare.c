@@ -236,7 +236,8 @@ char *bench_row_label(const struct pc_json *row)
 
 	if (!f)
 		return NULL;
-	for (size_t i = 0; i < pc_json_count(row); i++) {
+	/* members only: an array's elements have no name (report.c labels any row) */
+	for (size_t i = 0; pc_json_type(row) == PC_JSON_OBJECT && i < pc_json_count(row); i++) {
 		const char *k = pc_json_key_at(row, i, NULL);
 		const struct pc_json *v = pc_json_at(row, i);
 		char *text = NULL;

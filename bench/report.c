@@ -940,8 +940,11 @@ static void all_metrics(struct report *r, const struct input *in, const char *id
 		"</tr>\n", id);
 	for (size_t i = 0; i < n && lines < MAX_LINES; i++) {
 		const struct pc_json *row = row_at(in, i), *ms = pc_json_get(row, "metrics");
-		char *label = bench_row_label(row);
+		char *label;
 
+		if (pc_json_type(ms) != PC_JSON_OBJECT)
+			continue;	/* said when the file was read */
+		label = bench_row_label(row);
 		for (size_t k = 0; k < pc_json_count(ms) && lines < MAX_LINES; k++, lines++) {
 			struct bench_metric m;
 			const char *why = bench_metric_read(pc_json_at(ms, k), row, &m);
@@ -979,7 +982,7 @@ static int qnum(const char *name)
 	char *end;
 	long v;
 
-	if (name[0] != 'q' || name[1] < '1' || name[1] > '9')
+	if (!name || name[0] != 'q' || name[1] < '1' || name[1] > '9')
 		return 0;
 	v = strtol(name + 1, &end, 10);
 	return strcmp(end, "_ms") || v < 1 || v > 99 ? 0 : (int)v;
@@ -1229,7 +1232,8 @@ static void section_readtwice(struct report *r)
 			;
 		pts[i].order = s;
 	}
-	qsort(pts, npts, sizeof(*pts), cmp_rtpoint);
+	if (npts)
+		qsort(pts, npts, sizeof(*pts), cmp_rtpoint);
 	for (int c = 0; c < ncg; c++) {
 		snprintf(catl[c], sizeof(catl[c]), "%s", num(cgs[c], b1, sizeof(b1)));
 		b->cats[c] = catl[c];

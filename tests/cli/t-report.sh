@@ -86,7 +86,8 @@ cat >hw.json <<'EOF'
  {"condition": "cold", "runs": 2, "metrics": {"q1_ms": {"values": [1, 2]}, "q2_ms": {"mean": 5, "stddev": 0},
   "<b>q9</b>": {"mean": 1, "stddev": 0}}},
  {"condition": "bad", "runs": 1, "metrics": {"q1_ms": {"mean": "NaN"}}},
- "not a row"],
+ {"condition": "listed", "runs": 1, "metrics": [{"mean": 1}]},
+ "not a row", [1, 2]],
  "setup": {"<img src=x onerror=alert(1)>": "\u202egnp.exe", "n": 1e308, "deep": {"a": [1, {"b": "</table>"}]}}}
 EOF
 cat >hs.json <<'EOF'
@@ -109,7 +110,9 @@ cp hw.json hw2.json
 pc bench report -o h.html hw.json hs.json hr.json ho.json hw2.json nul.json >o 2>e; rc=$?
 t_is "report of hostile files exits 1 (a bad metric, a bad row, a NUL)" $rc 1
 t_ok "the bad metric is named" grep -q "invalid metric in 'hw.json': row 'bad', metric 'q1_ms'" e
-t_ok "the bad row is named" grep -q "invalid row in 'hw.json': results\[3\]" e
+t_ok "the bad row is named" grep -q "invalid row in 'hw.json': results\[4\]" e
+t_ok "metrics that are a list, a row that is a list: named" \
+	grep -q "invalid row in 'hw.json': results\[3\].*results\[5\]" <(tr '\n' ' ' <e)
 t_ok "the NUL is refused" grep -q "invalid bench result in 'nul.json'" e
 t_ok "the report is written all the same" test -s h.html
 check "hostile" doc h.html :: sections h.html warmup-1 warmup-2 readtwice swapin-1 compare-1
