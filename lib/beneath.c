@@ -28,7 +28,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-bool pc_fd_kernel_fs(int fd)
+bool pc_fs_type_kernel(unsigned long f_type)
 {
 	/* configfs, mqueue, rpc_pipefs, nfsd, functionfs, gadgetfs: no constant in linux/magic.h */
 	static const unsigned long magic[] = {
@@ -41,14 +41,20 @@ bool pc_fd_kernel_fs(int fd)
 		0x67596969 /* rpc_pipefs */, 0x6e667364 /* nfsd */, 0xa647361 /* functionfs */,
 		0xaee71ee7 /* gadgetfs */,
 	};
+
+	for (size_t i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
+		if (f_type == magic[i])
+			return true;
+	return false;
+}
+
+bool pc_fd_kernel_fs(int fd)
+{
 	struct statfs sf;
 
 	if (fstatfs(fd, &sf) < 0)
 		return true;	/* cannot tell: not opened */
-	for (size_t i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
-		if ((unsigned long)sf.f_type == magic[i])
-			return true;
-	return false;
+	return pc_fs_type_kernel((unsigned long)sf.f_type);
 }
 
 /* openat2 is missing or refused: this kernel or this sandbox */

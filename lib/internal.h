@@ -19,6 +19,18 @@
 FILE *pc_sys_fopen_read(const char *path, int *ret_err);
 
 /*
+ * sys.c: the fault seam for calls made outside a wrapper (an open that
+ * goes through io_uring): 0, or the error injected for this call (-1
+ * means "short"), counted as a call of `call` would be.
+ */
+int pc_sys_injected(enum pc_sys_call call);
+/* fstat(2) through the "fstat" fault point: 0 or -errno. */
+struct stat;
+int pc_sys_fstat(int fd, struct stat *ret_st);
+/* pc_sys_openat past the fault point (it was asked already). */
+int pc_sys_openat_raw(int dirfd, const char *path, int flags);
+
+/*
  * Page runs as (first, count) pairs, grown as they come: a run that
  * starts where the last one ends extends it. pc_runs_add returns 0 or
  * -ENOMEM; the caller frees v.
@@ -45,6 +57,9 @@ int pc_fd_scan_mapped(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_
  * where /proc is not mounted. pfd stays open.
  */
 int pc_reopen_checked(int pfd, const struct stat *st, int extra_flags, struct stat *ret_st);
+
+/* beneath.c: pc_fd_kernel_fs for a statfs f_type the caller has already. */
+bool pc_fs_type_kernel(unsigned long f_type);
 
 /*
  * overlay.c: files of a stacking filesystem (overlayfs) keep their pages in

@@ -56,7 +56,7 @@ void pc_sys_inject_reset(void)
 }
 
 /* 0: let the call through; else the injected error (-1 means "short"). */
-static int injected(enum pc_sys_call call)
+int pc_sys_injected(enum pc_sys_call call)
 {
 	struct inject *in = &injects[call];
 	int err;
@@ -92,6 +92,7 @@ static const struct {
 	{ "sync_file_range", PC_SYS_SYNC_RANGE },
 	{ "inotify_add_watch", PC_SYS_INOTIFY_WATCH },
 	{ "open_by_handle_at", PC_SYS_OPEN_HANDLE },
+	{ "fstat", PC_SYS_FSTAT },	   { "uring_enter", PC_SYS_URING_ENTER },
 };
 
 static const struct {
@@ -163,7 +164,7 @@ int pc_sys_cachestat(int fd, uint64_t off, uint64_t len, struct pc_cachestat *re
 {
 	struct kcachestat_range r = { off, len };
 	struct pc_cachestat cs;
-	int e = injected(PC_SYS_CACHESTAT);
+	int e = pc_sys_injected(PC_SYS_CACHESTAT);
 
 	if (e > 0)
 		return -e;
@@ -194,7 +195,7 @@ bool pc_have_cachestat(void)
 
 int pc_sys_mincore(void *addr, size_t len, unsigned char *vec)
 {
-	int e = injected(PC_SYS_MINCORE);
+	int e = pc_sys_injected(PC_SYS_MINCORE);
 
 	if (e > 0)
 		return -e;
@@ -203,7 +204,7 @@ int pc_sys_mincore(void *addr, size_t len, unsigned char *vec)
 
 int pc_sys_readahead(int fd, uint64_t off, uint64_t len)
 {
-	int e = injected(PC_SYS_READAHEAD);
+	int e = pc_sys_injected(PC_SYS_READAHEAD);
 
 	if (e > 0)
 		return -e;
@@ -214,7 +215,7 @@ int pc_sys_readahead(int fd, uint64_t off, uint64_t len)
 
 int pc_sys_fadvise(int fd, uint64_t off, uint64_t len, int advice)
 {
-	int e = injected(PC_SYS_FADVISE);
+	int e = pc_sys_injected(PC_SYS_FADVISE);
 
 	if (e > 0)
 		return -e;
@@ -226,7 +227,7 @@ long pc_sys_pread(int fd, void *buf, size_t len, uint64_t off)
 	ssize_t n;
 
 	for (;;) {
-		int e = injected(PC_SYS_PREAD);
+		int e = pc_sys_injected(PC_SYS_PREAD);
 
 		if (e == EINTR)
 			continue;	/* as a real EINTR would be: retried */
@@ -241,7 +242,7 @@ long pc_sys_pread(int fd, void *buf, size_t len, uint64_t off)
 
 void *pc_sys_mmap(size_t len, int prot, int flags, int fd, uint64_t off, int *ret_err)
 {
-	int e = injected(PC_SYS_MMAP);
+	int e = pc_sys_injected(PC_SYS_MMAP);
 	void *p;
 
 	if (e > 0) {
@@ -258,7 +259,7 @@ void *pc_sys_mmap(size_t len, int prot, int flags, int fd, uint64_t off, int *re
 
 int pc_sys_mlock(const void *addr, size_t len)
 {
-	int e = injected(PC_SYS_MLOCK);
+	int e = pc_sys_injected(PC_SYS_MLOCK);
 
 	if (e > 0)
 		return -e;
@@ -266,14 +267,10 @@ int pc_sys_mlock(const void *addr, size_t len)
 	return syscall(SYS_mlock, addr, len) < 0 ? -errno : 0;
 }
 
-int pc_sys_openat(int dirfd, const char *path, int flags)
+int pc_sys_openat_raw(int dirfd, const char *path, int flags)
 {
-	int e, fd;
+	int fd;
 
-	while ((e = injected(PC_SYS_OPEN)) == EINTR)
-		;	/* as a real EINTR would be: retried */
-	if (e > 0)
-		return -e;
 	do
 		fd = openat(dirfd, path, flags | O_CLOEXEC);
 	while (fd < 0 && errno == EINTR);
@@ -286,13 +283,24 @@ int pc_sys_openat(int dirfd, const char *path, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
+int pc_sys_openat(int dirfd, const char *path, int flags)
+{
+	int e;
+
+	while ((e = pc_sys_injected(PC_SYS_OPEN)) == EINTR)
+		;	/* as a real EINTR would be: retried */
+	if (e > 0)
+		return -e;
+	return pc_sys_openat_raw(dirfd, path, flags);
+}
+
 int pc_sys_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
 {
 	struct open_how how = { .flags = flags | O_CLOEXEC, .resolve = resolve };
 	int e, tries = 0;
 	long fd;
 
-	while ((e = injected(PC_SYS_OPENAT2)) == EINTR)
+	while ((e = pc_sys_injected(PC_SYS_OPENAT2)) == EINTR)
 		;
 	if (e > 0)
 		return -e;
@@ -306,9 +314,19 @@ int pc_sys_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve
 
 int pc_sys_uring_check(void)
 {
-	int e = injected(PC_SYS_URING);
+	int e = pc_sys_injected(PC_SYS_URING);
 
 	return e > 0 ? -e : 0;
+}
+
+int pc_sys_fstat(int fd, struct stat *ret_st)
+{
+	int e = pc_sys_injected(PC_SYS_FSTAT);
+
+	if (e > 0)
+		return -e;
+	/* fstat(2) itself: glibc's fstat is fstatat(fd, "", AT_EMPTY_PATH) */
+	return syscall(SYS_fstat, fd, ret_st) < 0 ? -errno : 0;
 }
 
 long pc_sys_read(int fd, void *buf, size_t len)
@@ -316,7 +334,7 @@ long pc_sys_read(int fd, void *buf, size_t len)
 	ssize_t n;
 
 	for (;;) {
-		int e = injected(PC_SYS_READ);
+		int e = pc_sys_injected(PC_SYS_READ);
 
 		if (e == EINTR)
 			continue;	/* as a real EINTR would be: retried */
@@ -334,7 +352,7 @@ long pc_sys_write(int fd, const void *buf, size_t len)
 	ssize_t n;
 
 	for (;;) {
-		int e = injected(PC_SYS_WRITE);
+		int e = pc_sys_injected(PC_SYS_WRITE);
 
 		if (e == EINTR)
 			continue;
@@ -349,7 +367,7 @@ long pc_sys_write(int fd, const void *buf, size_t len)
 
 int pc_sys_fsync(int fd)
 {
-	int e = injected(PC_SYS_FSYNC);
+	int e = pc_sys_injected(PC_SYS_FSYNC);
 
 	if (e > 0)
 		return -e;
@@ -358,7 +376,7 @@ int pc_sys_fsync(int fd)
 
 int pc_sys_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
 {
-	int e = injected(PC_SYS_RENAME);
+	int e = pc_sys_injected(PC_SYS_RENAME);
 
 	if (e > 0)
 		return -e;
@@ -367,7 +385,7 @@ int pc_sys_renameat(int olddirfd, const char *oldpath, int newdirfd, const char 
 
 int pc_sys_sync_file_range(int fd, uint64_t off, uint64_t len, unsigned flags)
 {
-	int e = injected(PC_SYS_SYNC_RANGE);
+	int e = pc_sys_injected(PC_SYS_SYNC_RANGE);
 
 	if (e > 0)
 		return -e;
@@ -376,7 +394,7 @@ int pc_sys_sync_file_range(int fd, uint64_t off, uint64_t len, unsigned flags)
 
 int pc_sys_inotify_add_watch(int fd, const char *path, uint32_t mask)
 {
-	int e = injected(PC_SYS_INOTIFY_WATCH), wd;
+	int e = pc_sys_injected(PC_SYS_INOTIFY_WATCH), wd;
 
 	if (e > 0)
 		return -e;
@@ -386,7 +404,7 @@ int pc_sys_inotify_add_watch(int fd, const char *path, uint32_t mask)
 
 int pc_sys_open_by_handle(int mount_fd, void *handle, int flags)
 {
-	int e = injected(PC_SYS_OPEN_HANDLE), fd;
+	int e = pc_sys_injected(PC_SYS_OPEN_HANDLE), fd;
 
 	if (e > 0)
 		return -e;
