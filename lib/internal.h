@@ -31,6 +31,34 @@ int pc_sys_fstat(int fd, struct stat *ret_st);
 int pc_sys_openat_raw(int dirfd, const char *path, int flags);
 
 /*
+ * openq.c: many files of one directory opened with one system call, and
+ * closed with the next one, through io_uring; or one by one where no ring
+ * can be made (see openq.c). One queue belongs to one thread.
+ */
+struct pc_openq;
+/* A queue of at most depth opens a call. -ENOMEM only: no ring is no error. */
+int pc_openq_new(unsigned depth, struct pc_openq **ret);
+/* Closes what is queued (and waits for it), then frees; NULL-safe. */
+void pc_openq_free(struct pc_openq *q);
+/* "io_uring", or "syscalls": where the opens go now. */
+const char *pc_openq_engine(const struct pc_openq *q);
+/*
+ * Open names[0..n) (n <= depth) relative to dirfd with flags (O_CLOEXEC
+ * added; O_NOATIME dropped where the kernel refuses it, as pc_sys_openat
+ * does); ret_fd[i] is the fd or -errno, each through the "open" fault
+ * point. The closes queued so far go first, in the same call.
+ */
+void pc_openq_openat(struct pc_openq *q, int dirfd, const char *const *names, unsigned n,
+		     int flags, int *ret_fd);
+/* Close fd with the next call (at once without a ring); q may be NULL. */
+void pc_openq_close(struct pc_openq *q, int fd);
+/* Close what is queued now. */
+void pc_openq_flush(struct pc_openq *q);
+bool pc_openq_pending(const struct pc_openq *q);
+/* For the tests: how many opens the rings of this process have taken. */
+unsigned long pc_openq_ring_opens(void);
+
+/*
  * Page runs as (first, count) pairs, grown as they come: a run that
  * starts where the last one ends extends it. pc_runs_add returns 0 or
  * -ENOMEM; the caller frees v.
