@@ -166,6 +166,7 @@ test-deps: deps
 	$(call need,command -v mkswap,util-linux)
 	$(call need,command -v losetup,mount)
 	$(call need,command -v timeout,coreutils)
+	$(call need,command -v strace,strace)
 	$(call need,command -v pgrep,procps)
 	$(call need,command -v mkfs.ext4,e2fsprogs)
 	$(call need,command -v python3,python3)

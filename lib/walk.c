@@ -39,15 +39,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <linux/magic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #define DENTS_BUF (64 * 1024)
+#define BATCH_MAX 64			/* files opened together (openq.c) */
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK)
 #define FILE_FLAGS (O_RDONLY | O_NOATIME | O_NONBLOCK | O_NOCTTY)
 
@@ -92,6 +95,7 @@ struct walker {
 	struct dnode *idle_head, *idle_tail;	/* most recently used first */
 	unsigned nopen;		/* evictable (non-root) fds open */
 	unsigned maxopen;	/* ... kept open at most when idle */
+	unsigned batch;		/* files opened together, per worker */
 };
 
 struct worker {
@@ -100,6 +104,12 @@ struct worker {
 	char *dents;
 	struct dnode **chain;	/* scratch for re-deriving */
 	size_t chaincap;
+	struct pc_openq *q;	/* this thread's opens and closes */
+	const char **names;	/* the batch: regular files of one dents buffer */
+	int *fds;		/* ... opened: fd or -errno */
+	unsigned nb;
+	char *pbuf;		/* the path being handed over */
+	size_t pcap;
 };
 
 static uint64_t mix(uint64_t a, uint64_t b)
@@ -409,42 +419,26 @@ static void hand_over(struct worker *wk, int fd, const struct stat *st, const ch
 	}
 out:
 	if (e.fd >= 0)	/* -1 if file() kept it */
-		close(e.fd);
+		pc_openq_close(wk->q, e.fd);
 }
 
 /*
- * Open a regular file for the walk. With `follow` (and for roots), a
- * name may be a link to anything, a device included, retargeted at will
- * by whoever owns it: the file is reached with O_PATH, checked with fstat,
+ * Open a regular file for the walk where a name may be a link to
+ * anything (-L, and roots), a device included, retargeted at will by
+ * whoever owns it: the file is reached with O_PATH, checked with fstat,
  * and only a regular file is opened, that very inode, through
  * /proc/self/fd (without /proc: the name again, O_NOFOLLOW, same inode).
- * O_PATH runs no driver's open and cannot block. Without `follow`, no link
- * is followed (O_NOFOLLOW), so only a node in the tree itself could be
- * swapped in between the fstatat and the open: a FIFO (opened
- * non-blocking, never read) or a device, which only CAP_MKNOD can put
- * there (a hard link to one is cross-filesystem, or refused by
- * protected_hardlinks); the fd is handed over only if it is the regular
- * file fstatat saw. That path costs 3 system calls a file, the O_PATH one
- * 5 (stat -L of /usr, 133,645 files, here: 1.06 s if every file took the
- * first path, 1.53 s as it is).
- * Returns the fd, or -errno: -ELOOP a link not followed, -EINVAL not a
- * regular file (*ret_st says what), -ESTALE replaced in between.
+ * O_PATH runs no driver's open and cannot block. That costs 5 system
+ * calls a file. (Without -L, a file in a tree is opened as listed:
+ * open_listed.)
+ * Returns the fd, or -errno: -EINVAL not a regular file (*ret_st says
+ * what), -ESTALE replaced in between.
  */
-static int open_file(int dirfd, const char *name, bool follow, struct stat *ret_st)
+static int open_file(int dirfd, const char *name, struct stat *ret_st)
 {
 	struct stat pst, st;
 	int pfd, fd;
 
-	if (!follow) {
-		if (fstatat(dirfd, name, &pst, AT_SYMLINK_NOFOLLOW) < 0)
-			return -errno;
-		if (!S_ISREG(pst.st_mode)) {
-			*ret_st = pst;
-			return S_ISLNK(pst.st_mode) ? -ELOOP : -EINVAL;
-		}
-		fd = pc_sys_openat(dirfd, name, FILE_FLAGS | O_NOFOLLOW);
-		goto check;
-	}
 	pfd = openat(dirfd, name, O_PATH | O_CLOEXEC);
 	if (pfd < 0)
 		return -errno;
@@ -470,7 +464,6 @@ static int open_file(int dirfd, const char *name, bool follow, struct stat *ret_
 		return fd;
 	}
 	fd = pc_sys_openat(dirfd, name, FILE_FLAGS | O_NOFOLLOW);
-check:
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != pst.st_dev ||
@@ -482,29 +475,30 @@ check:
 	return fd;
 }
 
+static bool excluded(const struct pc_walk_opts *o, const char *name)
+{
+	return (o->include && *o->include && !matches(o->include, name)) ||
+	       matches(o->exclude, name);
+}
+
 /*
- * One entry of a directory that looks like a regular file (d_type, or
- * the fstatat the lister needed anyway): opened by open_file, so it is
- * handed over only if it is a regular file when opened.
+ * With -L, one entry of a directory that is (or links to) a regular file:
+ * opened by open_file, so it is handed over only if it is a regular file
+ * when opened.
  */
 static void do_file(struct worker *wk, const struct dnode *d, const char *name,
 		    const char *path, dev_t root_dev)
 {
-	int dirfd = d->fd;
 	struct walker *w = wk->w;
-	const struct pc_walk_opts *o = w->o;
 	struct stat st;
 	int fd;
 
-	if ((o->include && *o->include && !matches(o->include, name)) ||
-	    matches(o->exclude, name)) {
+	if (excluded(w->o, name)) {
 		event(w, PC_WALK_SKIP_PATTERN, path, 0);
 		return;
 	}
-	fd = open_file(dirfd, name, o->follow, &st);
-	if (fd == -ELOOP && !o->follow) {
-		event(w, PC_WALK_SKIP_SYMLINK, path, 0);
-	} else if (fd == -EINVAL) {
+	fd = open_file(d->fd, name, &st);
+	if (fd == -EINVAL) {
 		/* a directory or a special file now: it was a file when listed */
 		event(w, S_ISDIR(st.st_mode) ? PC_WALK_VANISHED : PC_WALK_SKIP_SPECIAL, path,
 		      S_ISDIR(st.st_mode) ? ENOENT : 0);
@@ -524,7 +518,7 @@ static void do_root_file(struct worker *wk, const char *path, const struct stat 
 {
 	struct walker *w = wk->w;
 	struct stat fst;
-	int fd = open_file(AT_FDCWD, path, true, &fst);
+	int fd = open_file(AT_FDCWD, path, &fst);
 
 	if (fd < 0) {
 		/* swapped since the stat: not a file (EINVAL), or another one */
@@ -536,13 +530,21 @@ static void do_root_file(struct worker *wk, const char *path, const struct stat 
 
 /* ---- directories ------------------------------------------------------ */
 
-static char *join(const char *dir, const char *name)
+/* dir/name in the worker's buffer (valid until the next join), or NULL. */
+static char *join(struct worker *wk, const char *dir, const char *name)
 {
 	size_t dl = strlen(dir), nl = strlen(name);
-	char *p = malloc(dl + nl + 2);
+	char *p = wk->pbuf;
 
-	if (!p)
-		return NULL;
+	if (dl + nl + 2 > wk->pcap) {
+		size_t ncap = (dl + nl + 2) * 2;
+
+		p = realloc(wk->pbuf, ncap);
+		if (!p)
+			return NULL;
+		wk->pbuf = p;
+		wk->pcap = ncap;
+	}
 	memcpy(p, dir, dl);
 	if (dl && dir[dl - 1] == '/')
 		dl--;
@@ -559,11 +561,84 @@ struct linux_dirent64 {
 	char d_name[];
 };
 
+/*
+ * Without -L, an entry listed as a regular file (d_type, or the fstatat
+ * the lister needed for DT_UNKNOWN), opened as listed: O_NOFOLLOW, so a
+ * link put there since is not followed (ELOOP), and O_NONBLOCK, so a FIFO
+ * put there cannot block the open. Only what is in the tree itself can be
+ * swapped in after the listing: a FIFO (opened non-blocking, never read),
+ * a socket (ENXIO) or a device, which only CAP_MKNOD can put there (a hard
+ * link to one is cross-filesystem, or refused by protected_hardlinks);
+ * the fd's fstat says which, and only a regular file is handed over. (An
+ * fstatat before the open, as here before, narrowed that window but could
+ * not close it: the same nodes could still be swapped in after it; it cost
+ * a system call a file.) fd: the open's fd or -errno; this takes it.
+ */
+static void file_opened(struct worker *wk, const struct dnode *d, const char *name, int fd)
+{
+	struct walker *w = wk->w;
+	char *path = join(wk, d->path, name);
+	struct stat st;
+	int rc;
+
+	if (!path) {
+		event(w, PC_WALK_ERROR, d->path, ENOMEM);
+		pc_openq_close(wk->q, fd);
+		return;
+	}
+	if (fd == -ELOOP) {
+		event(w, PC_WALK_SKIP_SYMLINK, path, 0);	/* a link now */
+		return;
+	}
+	if (fd == -ENXIO || fd == -ENODEV) {
+		event(w, PC_WALK_SKIP_SPECIAL, path, 0);	/* a socket, a device now */
+		return;
+	}
+	if (fd == -ENOENT) {
+		event(w, PC_WALK_VANISHED, path, ENOENT);
+		return;
+	}
+	if (fd < 0) {
+		event(w, PC_WALK_ERROR, path, -fd);
+		return;
+	}
+	rc = pc_sys_fstat(fd, &st);
+	if (rc < 0 || !S_ISREG(st.st_mode)) {
+		pc_openq_close(wk->q, fd);
+		if (rc < 0)
+			event(w, PC_WALK_ERROR, path, -rc);
+		else if (S_ISDIR(st.st_mode))	/* a file when listed: that one is gone */
+			event(w, PC_WALK_VANISHED, path, ENOENT);
+		else
+			event(w, PC_WALK_SKIP_SPECIAL, path, 0);
+		return;
+	}
+	hand_over(wk, fd, &st, path, d->root_dev, false, d);
+}
+
+/* Open the batch (names in wk->dents) together, then hand each over. */
+static void flush_files(struct worker *wk, const struct dnode *d)
+{
+	struct walker *w = wk->w;
+
+	if (!wk->nb)
+		return;
+	pc_openq_openat(wk->q, d->fd, wk->names, wk->nb, FILE_FLAGS | O_NOFOLLOW, wk->fds);
+	for (unsigned i = 0; i < wk->nb; i++) {
+		if (w->stop)
+			pc_openq_close(wk->q, wk->fds[i]);
+		else
+			file_opened(wk, d, wk->names[i], wk->fds[i]);
+	}
+	wk->nb = 0;
+}
+
 /* List d (pinned, one reference held by the caller) and queue what is in it. */
 static void list_dir(struct worker *wk, struct dnode *d)
 {
 	struct walker *w = wk->w;
 	const struct pc_walk_opts *o = w->o;
+	struct statfs sf;
 	struct stat st;
 	long n;
 
@@ -571,14 +646,14 @@ static void list_dir(struct worker *wk, struct dnode *d)
 	 * procfs, sysfs and their kin hold interfaces, not data: a tree there
 	 * is not listed (a root there is refused). Judged per directory: the
 	 * files in one are on its filesystem, but for bind mounts of single
-	 * files, which only root makes.
+	 * files, which only root makes. One statfs tells that and overlayfs.
 	 */
-	if (pc_fd_kernel_fs(d->fd)) {
+	if (fstatfs(d->fd, &sf) < 0 || pc_fs_type_kernel((unsigned long)sf.f_type)) {
 		event(w, d->parent ? PC_WALK_SKIP_SPECIAL : PC_WALK_ERROR, d->path,
 		      d->parent ? 0 : EREMOTEIO);
 		return;
 	}
-	d->plain = !pc_fd_is_stacked(d->fd);
+	d->plain = (unsigned long)sf.f_type != OVERLAYFS_SUPER_MAGIC;
 	event(w, PC_WALK_DIR, d->path, 0);
 	while ((n = syscall(SYS_getdents64, d->fd, wk->dents, DENTS_BUF)) > 0) {
 		for (long off = 0; off < n;) {
@@ -590,18 +665,32 @@ static void list_dir(struct worker *wk, struct dnode *d)
 			off += de->d_reclen;
 			if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
 				continue;
-			if (w->stop)
+			if (w->stop) {
+				wk->nb = 0;
 				return;
-			path = join(d->path, name);
+			}
+			if (type == DT_REG && !o->follow) {
+				/* the common case: no path made until it is handed over */
+				if (excluded(o, name)) {
+					path = join(wk, d->path, name);
+					event(w, path ? PC_WALK_SKIP_PATTERN : PC_WALK_ERROR,
+					      path ? path : d->path, path ? 0 : ENOMEM);
+					continue;
+				}
+				wk->names[wk->nb++] = name;
+				if (wk->nb == w->batch)
+					flush_files(wk, d);
+				continue;
+			}
+			path = join(wk, d->path, name);
 			if (!path) {
 				event(w, PC_WALK_ERROR, d->path, ENOMEM);
-				return;
+				continue;
 			}
 			if (type == DT_UNKNOWN) {
 				if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 					event(w, errno == ENOENT ? PC_WALK_VANISHED : PC_WALK_ERROR,
 					      path, errno);
-					free(path);
 					continue;
 				}
 				type = IFTODT(st.st_mode);
@@ -609,12 +698,10 @@ static void list_dir(struct worker *wk, struct dnode *d)
 			if (type == DT_LNK) {
 				if (!o->follow) {
 					event(w, PC_WALK_SKIP_SYMLINK, path, 0);
-					free(path);
 					continue;
 				}
 				if (fstatat(d->fd, name, &st, 0) < 0) {
 					event(w, PC_WALK_ERROR, path, errno);
-					free(path);
 					continue;
 				}
 				type = IFTODT(st.st_mode);
@@ -624,14 +711,23 @@ static void list_dir(struct worker *wk, struct dnode *d)
 					event(w, PC_WALK_SKIP_PATTERN, path, 0);
 				else if (push(w, d, path) < 0)
 					event(w, PC_WALK_ERROR, path, ENOMEM);
-			} else if (type == DT_REG) {
+			} else if (type == DT_REG && o->follow) {
 				do_file(wk, d, name, path, d->root_dev);
+			} else if (type == DT_REG) {	/* DT_UNKNOWN, a file */
+				if (excluded(o, name)) {
+					event(w, PC_WALK_SKIP_PATTERN, path, 0);
+					continue;
+				}
+				wk->names[wk->nb++] = name;
+				if (wk->nb == w->batch)
+					flush_files(wk, d);
 			} else {
 				event(w, PC_WALK_SKIP_SPECIAL, path, 0);
 			}
-			free(path);
 		}
+		flush_files(wk, d);	/* before the next getdents64 reuses the names */
 	}
+	flush_files(wk, d);
 	if (n < 0)
 		event(w, PC_WALK_ERROR, d->path, errno);
 }
@@ -758,12 +854,22 @@ static void *worker_main(void *arg)
 	struct worker *wk = arg;
 	struct walker *w = wk->w;
 
+	/* made here: a ring is this thread's (IORING_SETUP_SINGLE_ISSUER) */
+	if (pc_openq_new(w->batch >= 4 ? w->batch : 0, &wk->q) < 0)
+		wk->q = NULL;	/* no memory for it: the same calls, one by one */
 	for (;;) {
 		struct item *it;
 
 		pthread_mutex_lock(&w->lock);
-		while (!w->stack && w->active && !w->stop)
+		while (!w->stack && w->active && !w->stop) {
+			if (pc_openq_pending(wk->q)) {	/* no fds held while idle */
+				pthread_mutex_unlock(&w->lock);
+				pc_openq_flush(wk->q);
+				pthread_mutex_lock(&w->lock);
+				continue;
+			}
 			pthread_cond_wait(&w->cond, &w->lock);
+		}
 		if (!w->stack || w->stop) {
 			pthread_cond_broadcast(&w->cond);
 			pthread_mutex_unlock(&w->lock);
@@ -786,6 +892,8 @@ static void *worker_main(void *arg)
 			pthread_cond_broadcast(&w->cond);
 		pthread_mutex_unlock(&w->lock);
 	}
+	pc_openq_free(wk->q);	/* every fd it was to close is closed */
+	wk->q = NULL;
 	return NULL;
 }
 
@@ -799,6 +907,22 @@ static unsigned fd_cap(void)
 	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / 8 > 256)
 		return 256;
 	return rl.rlim_cur / 8 < 8 ? 8 : (unsigned)(rl.rlim_cur / 8);
+}
+
+/*
+ * Files each worker opens together: a quarter of what we may open, shared
+ * by the workers, less one for the ring; 1..BATCH_MAX.
+ */
+static unsigned batch_size(unsigned nt)
+{
+	struct rlimit rl;
+	uint64_t lim = 1024, b;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		lim = rl.rlim_cur == RLIM_INFINITY ? BATCH_MAX * 8 * nt : rl.rlim_cur;
+	b = lim / 4 / nt;
+	b = b > 1 ? b - 1 : 1;
+	return b > BATCH_MAX ? BATCH_MAX : (unsigned)b;
 }
 
 unsigned pc_walk_threads(const struct pc_walk_opts *o)
@@ -826,6 +950,7 @@ int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *
 		return -ENOMEM;
 	}
 	w.maxopen = fd_cap();
+	w.batch = batch_size(nt);
 	pthread_mutex_init(&w.lock, NULL);
 	pthread_mutex_init(&w.ev_lock, NULL);
 	pthread_mutex_init(&w.nlock, NULL);
@@ -839,7 +964,9 @@ int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *
 		wks[i].w = &w;
 		wks[i].id = i;
 		wks[i].dents = malloc(DENTS_BUF);
-		if (!wks[i].dents) {
+		wks[i].names = calloc(w.batch, sizeof(*wks[i].names));
+		wks[i].fds = calloc(w.batch, sizeof(*wks[i].fds));
+		if (!wks[i].dents || !wks[i].names || !wks[i].fds) {
 			rc = -ENOMEM;
 			break;
 		}
@@ -863,6 +990,9 @@ int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *
 	for (unsigned i = 0; i < nt; i++) {
 		free(wks[i].dents);
 		free(wks[i].chain);
+		free(wks[i].names);
+		free(wks[i].fds);
+		free(wks[i].pbuf);
 	}
 	free(wks);
 	free(tids);

@@ -7,8 +7,10 @@
  * roots are refused unopened; deep trees walk within a few descriptors.
  */
 #define _GNU_SOURCE
-#include "pagecache.h"
+#include "internal.h"		/* pc_openq_*: which engine opened the files */
 #include "tap.h"
+
+#include <dirent.h>
 
 #include <linux/capability.h>
 
@@ -25,6 +27,7 @@
 struct seen {
 	pthread_mutex_t lock;
 	char names[64][256];
+	char facts[64][320];		/* name, size, inode, links, as handed over */
 	int n;
 	int ev[PC_WALK_NEVENTS];
 	int last_err;
@@ -36,8 +39,12 @@ static int on_file(struct pc_walk_entry *e, void *arg)
 	const char *base = strrchr(e->path, '/');
 
 	pthread_mutex_lock(&s->lock);
-	if (s->n < 64)
+	if (s->n < 64) {
+		snprintf(s->facts[s->n], 320, "%s size=%lld ino=%llu nlink=%llu regular=%d",
+			 e->path, (long long)e->st.st_size, (unsigned long long)e->st.st_ino,
+			 (unsigned long long)e->st.st_nlink, S_ISREG(e->st.st_mode));
 		snprintf(s->names[s->n++], 256, "%s", base ? base + 1 : e->path);
+	}
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
@@ -380,6 +387,114 @@ static void deep_tree_test(void)
 	   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* One walk's files (sorted facts) and events, to compare two walks by. */
+static void summary(struct seen *s, char *out, size_t len)
+{
+	size_t k = 0;
+
+	qsort(s->facts, (size_t)s->n, sizeof(s->facts[0]), cmp_str);
+	k += (size_t)snprintf(out + k, len - k, "%d files;", s->n);
+	for (int i = 0; i < s->n && k < len; i++)
+		k += (size_t)snprintf(out + k, len - k, " %s;", s->facts[i]);
+	for (int i = 0; i < PC_WALK_NEVENTS && k < len; i++)
+		k += (size_t)snprintf(out + k, len - k, " ev%d=%d", i, s->ev[i]);
+	if (k < len)
+		snprintf(out + k, len - k, " err=%d", s->ev[PC_WALK_ERROR] ? s->last_err : 0);
+}
+
+/*
+ * The opens of a tree's files go through io_uring (lib/openq.c) where a
+ * ring can be made, else one by one: the same files, sizes, inodes and
+ * events either way, whether the ring is refused at the start ("uring"
+ * fault point) or fails in the middle ("uring_enter"); no descriptor is
+ * left open; a failing batched open or fstat is one named error.
+ */
+static void engines_test(const char *root)
+{
+	static char with[16384], without[16384], broken[16384];
+	struct pc_walk_opts o;
+	struct pc_openq *q = NULL;
+	bool ring = pc_openq_new(8, &q) == 0 && !strcmp(pc_openq_engine(q), "io_uring");
+	unsigned long before;
+	int fds0, fds1, fds2, fds3;
+	struct seen s;
+
+	pc_openq_free(q);
+	fds0 = open_fds();
+	before = pc_openq_ring_opens();
+	o = (struct pc_walk_opts){ .threads = 2 };
+	walk(root, &o, &s);
+	summary(&s, with, sizeof(with));
+	fds1 = open_fds();
+	if (ring)
+		ok(pc_openq_ring_opens() - before >= (unsigned long)s.n && s.n > 0,
+		   "io_uring: the files' opens went through the rings (%lu opens, %d files)",
+		   pc_openq_ring_opens() - before, s.n);
+	else
+		skip("no io_uring here (kernel.io_uring_disabled, seccomp, ENOSYS)",
+		     "the opens through the ring");
+
+	pc_sys_inject(PC_SYS_URING, ENOSYS, 0, 0);
+	before = pc_openq_ring_opens();
+	o = (struct pc_walk_opts){ .threads = 2 };
+	walk(root, &o, &s);
+	pc_sys_inject_reset();
+	summary(&s, without, sizeof(without));
+	fds2 = open_fds();
+	ok(pc_openq_ring_opens() == before, "uring:ENOSYS: no ring, the opens one by one (%lu)",
+	   pc_openq_ring_opens() - before);
+	ok(!strcmp(with, without), "the same files and events with io_uring and without");
+	if (strcmp(with, without))
+		printf("#  with:    %s\n#  without: %s\n", with, without);
+
+	/* the ring fails at its second io_uring_enter: the rest one by one */
+	pc_sys_inject(PC_SYS_URING_ENTER, EIO, 1, 0);
+	o = (struct pc_walk_opts){ .threads = 1 };
+	walk(root, &o, &s);
+	pc_sys_inject_reset();
+	summary(&s, broken, sizeof(broken));
+	fds3 = open_fds();
+	ok(!strcmp(with, broken), "a ring failing mid-walk: the same files and events");
+	if (strcmp(with, broken))
+		printf("#  with:    %s\n#  broken:  %s\n", with, broken);
+	ok(fds1 == fds0 && fds2 == fds0 && fds3 == fds0,
+	   "no descriptor left open by any of them (%d, %d, %d, %d)", fds0, fds1, fds2, fds3);
+
+	/* a batched open that fails: named, the others handed over */
+	pc_sys_inject(PC_SYS_OPEN, EACCES, 2, 1);
+	o = (struct pc_walk_opts){ .threads = 1 };
+	walk(root, &o, &s);
+	pc_sys_inject_reset();
+	ok(s.ev[PC_WALK_ERROR] == 1 && s.last_err == EACCES && s.n == 4,
+	   "%s: the third open refused (EACCES) is one named error, 4 of 5 files handed over "
+	   "(%d errors, %d files)", ring ? "io_uring" : "one by one", s.ev[PC_WALK_ERROR], s.n);
+	/* and the fstat after it */
+	pc_sys_inject(PC_SYS_FSTAT, EIO, 1, 1);
+	o = (struct pc_walk_opts){ .threads = 1 };
+	walk(root, &o, &s);
+	pc_sys_inject_reset();
+	ok(s.ev[PC_WALK_ERROR] == 1 && s.last_err == EIO && s.n == 4 && open_fds() == fds0,
+	   "an fstat failing after a batched open (EIO): one named error, its fd closed "
+	   "(%d errors, %d files)", s.ev[PC_WALK_ERROR], s.n);
+}
+
 int main(void)
 {
 	struct pc_walk_opts o = { 0 };
@@ -476,6 +591,8 @@ int main(void)
 	   "an EIO on one file is reported and the walk goes on (%d errors, %d files)",
 	   s.ev[PC_WALK_ERROR], s.n);
 	pc_sys_inject_reset();
+
+	engines_test(root);
 
 	/* stop on request */
 	{

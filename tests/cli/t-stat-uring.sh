@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The walk opens and closes a directory's files through io_uring (lib/openq.c)
+# where a ring can be made, one by one where not (PAGECACHE_FAULT=uring:ENOSYS,
+# as under kernel.io_uring_disabled or a seccomp filter), and falls back in
+# the middle when the ring fails (uring_enter:EIO). stat of one hostile tree
+# (more files in a directory than one batch, links, a FIFO, a hardlink,
+# files nobody may not read, an empty file) must say the same, field by
+# field, every way; so must the errors and the exit status.
+. "$(dirname "$0")/lib.sh"
+cd "$T_DIR"
+
+# this pass's own faults (make check's second pass: no cachestat), plus ours
+BASE_FAULT=${PAGECACHE_FAULT:-}
+EXTRA_FAULT=
+faults() { local f; f=$(IFS=,; echo "$*"); f=${f#,}; f=${f%,}; echo "${f//,,/,}"; }
+
+mkdir -p tree/many tree/sub/deep tree/locked
+for i in $(seq 1 150); do printf '%*s' $((i * 97)) x >tree/many/f$i; done	# 3 batches
+mkfile tree/sub/a 64
+mkfile tree/sub/deep/b 200
+: >tree/empty
+ln tree/sub/a tree/sub/a-hardlink
+ln -s sub/a tree/link-to-a
+ln -s sub tree/link-to-dir
+ln -s nowhere tree/dangling
+mkfifo tree/fifo
+mkfile tree/locked/secret 8
+chmod 0700 tree/locked
+mkfile tree/mine-only 16
+chmod 0600 tree/mine-only
+drop tree/sub/a tree/sub/deep/b tree/locked/secret tree/mine-only
+cat tree/sub/a tree/mine-only >/dev/null
+dd if=tree/sub/deep/b of=/dev/null bs=4096 count=5 status=none
+
+# one run's output, elapsed taken out; stderr and exit status beside it
+run() {	# run OUT [FAULT] -- ARGS...
+	local out=$1 fault=$2; shift 3
+	(PAGECACHE_FAULT=$(faults "$BASE_FAULT" "$EXTRA_FAULT" "$fault"); export PAGECACHE_FAULT
+	 "$@" >"$out.raw" 2>"$out.err"; echo "rc=$?" >"$out.rc")
+	jq -S 'del(.total.elapsed) | .files |= sort_by(.path) | .errors |= sort_by(.path)' \
+		"$out.raw" >"$out" 2>/dev/null || grep -v 'Elapsed:' "$out.raw" >"$out"
+	sort "$out.err" -o "$out.err"
+}
+# same OUT1 OUT2: every field alike (and stderr, and the exit status)
+same() { cmp -s "$1" "$2" && cmp -s "$1.err" "$2.err" && cmp -s "$1.rc" "$2.rc"; }
+
+# compare NAME ARGS...: ring against none and against a ring that fails at
+# its third io_uring_enter. A page reclaimed between two runs would change a
+# count that is not the engine's doing: up to three tries, each whole.
+compare() {
+	local name=$1 k ok1=1 ok2=1; shift
+	for k in 1 2 3; do
+		run ring.json "" -- "$@"
+		run none.json uring:ENOSYS -- "$@"
+		run half.json uring_enter:EIO:2 -- "$@"
+		same ring.json none.json && ok1=0
+		same ring.json half.json && ok2=0
+		[ $ok1 = 0 ] && [ $ok2 = 0 ] && break
+	done
+	t_is "$name: io_uring and one by one say the same, field by field" $ok1 0
+	[ $ok1 = 0 ] || diff ring.json none.json | head -20 | sed 's/^/# /'
+	t_is "$name: and a ring that fails mid-walk" $ok2 0
+	[ $ok2 = 0 ] || diff ring.json half.json | head -20 | sed 's/^/# /'
+}
+
+compare "stat -v --json" pc stat -v --json -j2 tree
+t_is "the tree's files (hardlink once, no FIFO, no links)" "$(jq '.total.files' ring.json)" 155
+t_is "and what was skipped" "$(jq '.total.skipped' ring.json)" 5
+t_is "exit 0" "$(cat ring.json.rc)" rc=0
+compare "stat -v --json -L" pc stat -v --json -L tree
+compare "stat -vv (table, ranges)" pc stat -vv -j1 tree
+compare "stat --range 4096-" pc stat --json --range 4096- tree
+
+# as nobody: the locked directory is a named error, mine-only is unknown
+if t_cap setuid && t_cap setgid && command -v setpriv >/dev/null; then
+	chmod 755 "$T_DIR"
+	compare "as nobody" nobody_pc stat -v --json tree
+	t_is "nobody: exit 1 (the locked directory)" "$(cat ring.json.rc)" rc=1
+	t_ok "nobody: the error is named" grep -q "tree/locked.*Permission denied" ring.json.err
+	t_is "nobody: every file with pages unknown (none is nobody's)" \
+		"$(jq '[.files[] | select(.pages > 0 and .cached != null)] | length' ring.json)" 0
+else
+	t_skip "as nobody" "needs CAP_SETUID, CAP_SETGID and setpriv"
+fi
+
+# a batched open refused: one named error either way (the 5th open, one thread)
+EXTRA_FAULT=open:EACCES:4:1
+compare "an open refused (EACCES)" pc stat -v --json -j1 tree
+EXTRA_FAULT=
+t_is "EACCES: exit 1" "$(cat ring.json.rc)" rc=1
+t_is "EACCES: one file named" "$(grep -c 'Permission denied' ring.json.err)" 1
+t_is "EACCES: the other 154 counted" "$(jq '.total.files' ring.json)" 154
+
+# the ring is what ran (strace sees io_uring_enter), unless io_uring is off here
+if ! command -v strace >/dev/null; then
+	t_skip "the opens went through io_uring" "no strace"
+elif [ "$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0)" != 0 ]; then
+	t_skip "the opens went through io_uring" "kernel.io_uring_disabled is set"
+else
+	strace -f -qq -e trace=io_uring_enter,openat -o st.ring "$PAGECACHE" stat -j1 tree >/dev/null 2>&1
+	(PAGECACHE_FAULT=$(faults "$BASE_FAULT" uring:ENOSYS); export PAGECACHE_FAULT
+	 strace -f -qq -e trace=io_uring_enter,openat -o st.none "$PAGECACHE" stat -j1 tree >/dev/null 2>&1)
+	t_ok "io_uring: a few io_uring_enter for 155 files ($(grep -c io_uring_enter st.ring))" \
+		test "$(grep -c io_uring_enter st.ring)" -ge 3 -a "$(grep -c io_uring_enter st.ring)" -le 20
+	t_ok "io_uring: the files are not opened by openat(2) ($(grep -c '"f[0-9]*"' st.ring))" \
+		test "$(grep -c '"f[0-9]*"' st.ring)" = 0
+	t_is "uring:ENOSYS: no ring" "$(grep -c io_uring_enter st.none)" 0
+	t_is "uring:ENOSYS: one openat a file" "$(grep -c '"f[0-9]*"' st.none)" 150
+fi
+t_done
