@@ -105,6 +105,15 @@ static bool make_ring(struct pc_openq *q)
 		return false;
 	}
 	io_uring_register_ring_fd(&q->ring);	/* no fd lookup per call (5.18+); optional */
+	{
+		/*
+		 * An open whose lookup is not cached goes to an io-wq worker:
+		 * a few per thread, as warm has (prefetch.c); optional.
+		 */
+		unsigned workers[2] = { 4, 4 };
+
+		io_uring_register_iowq_max_workers(&q->ring, workers);
+	}
 	q->made = true;
 	return true;
 }
