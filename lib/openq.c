@@ -6,14 +6,18 @@
  * A tree walk's cost is system calls: an open and a close per file, on
  * top of what is asked of each file. Here the opens of up to `depth`
  * names go to the kernel in one io_uring_enter, together with the closes
- * queued since the last one (IORING_OP_OPENAT, IORING_OP_CLOSE). With the
- * dentries cached, the kernel runs both inline in that call (an open that
- * would block on a lookup is passed to an io-wq worker and completes
- * later); so N files cost one system call for their opens and closes
- * instead of 2N. What the caller then asks of each fd (fstat, cachestat)
- * stays a system call: IORING_OP_STATX always runs in an io-wq worker (a
- * thread switch per file, measured slower on 2 cores: docs/architecture.md),
- * and cachestat has no opcode.
+ * queued since the last one (IORING_OP_OPENAT2, IORING_OP_CLOSE). With the
+ * dentries cached, the kernel runs both inline in that call, so N files
+ * cost one system call for their opens and closes instead of 2N. The
+ * opens say RESOLVE_CACHED: one the dcache cannot answer in an RCU walk
+ * (metadata not cached, or RCU walks failing while other work changes
+ * mounts) comes back EAGAIN and is made here with openat(2), as without a
+ * ring, instead of in an io-wq worker (a thread switch a file); when most
+ * of a call's opens came back so, the next few calls make their opens
+ * here at once (their closes still go by the ring). What the caller then
+ * asks of each fd (fstat, cachestat) stays a system call: IORING_OP_STATX
+ * always runs in an io-wq worker (measured slower on 2 cores:
+ * docs/architecture.md), and cachestat has no opcode.
  *
  * The promise: the results are those of openat(2) called one name at a
  * time, whatever the engine. Each open passes the "open" fault point, and
@@ -33,6 +37,7 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +46,7 @@
 #define CLOSE_TAG UINT64_MAX
 #define PENDING INT_MIN
 #define MAX_RETRIES 64			/* EAGAIN/EBUSY from io_uring_enter in a row */
+#define BY_HAND 8			/* calls of opens made here after a miss */
 
 struct sqe_of {				/* what each prepared SQE is */
 	bool close;
@@ -57,6 +63,10 @@ struct pc_openq {
 	unsigned inflight;		/* close CQEs not reaped yet */
 	struct sqe_of *order;		/* the SQEs of the call being made */
 	unsigned norder;
+	struct open_how how;		/* the opens' (read when submitted) */
+	bool cached;			/* how has RESOLVE_CACHED (5.12+) */
+	unsigned uncached;		/* opens of this call that came back EAGAIN */
+	unsigned by_hand;		/* calls left whose opens are made here */
 };
 
 static atomic_ulong ring_opens;	/* for the tests: opens the rings took */
@@ -96,7 +106,7 @@ static bool make_ring(struct pc_openq *q)
 			return false;	/* ENOSYS, EPERM (disabled, seccomp), ENOMEM */
 	}
 	probe = io_uring_get_probe_ring(&q->ring);
-	ok = probe && io_uring_opcode_supported(probe, IORING_OP_OPENAT) &&
+	ok = probe && io_uring_opcode_supported(probe, IORING_OP_OPENAT2) &&
 	     io_uring_opcode_supported(probe, IORING_OP_CLOSE);
 	if (probe)
 		io_uring_free_probe(probe);
@@ -134,6 +144,7 @@ int pc_openq_new(unsigned depth, struct pc_openq **ret)
 		return -ENOMEM;
 	}
 	q->ring_ok = depth > 0 && make_ring(q);
+	q->cached = true;
 	*ret = q;
 	return 0;
 }
@@ -146,6 +157,26 @@ const char *pc_openq_engine(const struct pc_openq *q)
 bool pc_openq_pending(const struct pc_openq *q)
 {
 	return q && q->nclose > 0;
+}
+
+/*
+ * What a CQE of an open says, as openat(2) would have: -EAGAIN is
+ * RESOLVE_CACHED's "the lookup would block", -EINVAL a kernel that does
+ * not know RESOLVE_CACHED (then dropped); both are opened here, in this
+ * thread, as a walk without a ring would.
+ */
+static int open_result(struct pc_openq *q, int res, int dirfd, const char *name, int flags)
+{
+	if (q->cached && (res == -EAGAIN || res == -EINVAL)) {
+		if (res == -EINVAL)
+			q->cached = false;
+		else
+			q->uncached++;
+		return pc_sys_openat_raw(dirfd, name, flags);
+	}
+	if (res == -EPERM && (flags & O_NOATIME))	/* not ours: no O_NOATIME */
+		return pc_sys_openat_raw(dirfd, name, flags & ~O_NOATIME);
+	return res;
 }
 
 /* Take the CQEs that are there: opens into fds, closes counted off. */
@@ -161,11 +192,9 @@ static unsigned reap(struct pc_openq *q, const char *const *names, int dirfd, in
 			continue;	/* a close that failed has nothing to undo */
 		}
 		if (fds && cqe->user_data < q->depth) {
-			int res = cqe->res, i = (int)cqe->user_data;
+			int i = (int)cqe->user_data;
 
-			if (res == -EPERM && (flags & O_NOATIME))	/* not ours: no O_NOATIME */
-				res = pc_sys_openat_raw(dirfd, names[i], flags & ~O_NOATIME);
-			fds[i] = res;
+			fds[i] = open_result(q, cqe->res, dirfd, names[i], flags);
 			opens++;
 		}
 	}
@@ -285,6 +314,35 @@ void pc_openq_openat(struct pc_openq *q, int dirfd, const char *const *names, un
 	}
 	q->norder = 0;
 	queue_closes(q);
+	if (q->by_hand) {
+		/*
+		 * Most opens of a recent call could not be done from the
+		 * dcache: make them here for a while, the closes still queued.
+		 */
+		q->by_hand--;
+		submit(q, NULL, -1, 0, NULL, &waiting);
+		for (unsigned i = 0; i < n; i++) {
+			int e;
+
+			while ((e = pc_sys_injected(PC_SYS_OPEN)) == EINTR)
+				;
+			ret_fd[i] = e > 0 ? -e : pc_sys_openat_raw(dirfd, names[i], flags);
+		}
+		return;
+	}
+	/*
+	 * openat2 with RESOLVE_CACHED: an open that the dcache cannot answer
+	 * in an RCU walk comes back (EAGAIN) to be made here, in this thread,
+	 * not in an io-wq worker (a thread switch a file: on this 2-core
+	 * machine every open of some runs went there, under the other work).
+	 * Not RESOLVE_BENEATH: the names are single components from
+	 * getdents64, opened O_NOFOLLOW beneath dirfd, which is what it would
+	 * promise, and its last check (path_is_under) takes the global
+	 * mount_lock for every open.
+	 */
+	q->how = (struct open_how){ .flags = (uint64_t)(flags | O_CLOEXEC),
+				    .resolve = RESOLVE_NO_MAGICLINKS |
+					       (q->cached ? RESOLVE_CACHED : 0) };
 	for (unsigned i = 0; i < n && i < q->depth; i++) {
 		struct io_uring_sqe *sqe;
 		int e;
@@ -300,7 +358,7 @@ void pc_openq_openat(struct pc_openq *q, int dirfd, const char *const *names, un
 			ret_fd[i] = pc_sys_openat_raw(dirfd, names[i], flags);
 			continue;
 		}
-		io_uring_prep_openat(sqe, dirfd, names[i], flags | O_CLOEXEC, 0);
+		io_uring_prep_openat2(sqe, dirfd, names[i], &q->how);
 		io_uring_sqe_set_data64(sqe, i);
 		q->order[q->norder++] = (struct sqe_of){ .close = false, .arg = (int)i };
 		ret_fd[i] = PENDING;
@@ -308,7 +366,15 @@ void pc_openq_openat(struct pc_openq *q, int dirfd, const char *const *names, un
 	}
 	for (unsigned i = q->depth; i < n; i++)	/* more than asked for: one by one */
 		ret_fd[i] = pc_sys_openat(dirfd, names[i], flags);
+	q->uncached = 0;
 	submit(q, names, dirfd, flags, ret_fd, &waiting);
+	/*
+	 * RCU path walks failing (other work here changing mounts makes every
+	 * one fail for a while): each open would cost the ring's try and a
+	 * system call. The next BY_HAND calls make them here at once.
+	 */
+	if (n >= 4 && 2 * q->uncached >= n)
+		q->by_hand = BY_HAND;
 }
 
 void pc_openq_flush(struct pc_openq *q)
