@@ -15,7 +15,11 @@
  * sockets and devices inside trees are skipped unopened; named as roots
  * they are refused unopened (a block device too: opening a device can
  * have effects, and its buffer cache is not a file's page cache). d_type
- * avoids a stat per directory entry; a directory reached twice (symlink
+ * avoids a stat per directory entry; without -L the regular files of one
+ * getdents64 buffer are opened together (openq.c: one io_uring_enter for
+ * their opens and the last ones' closes, else one openat each), each
+ * checked by one fstat before it is handed over (file_opened says why
+ * that is enough); a directory reached twice (symlink
  * loop, bind mount) is walked once; a file with several hardlinks is
  * visited once; -x is judged per root. Files and directories that vanish
  * or change between listing and opening are reported as vanished, not as
@@ -30,7 +34,8 @@
  * mismatch: the directory changed, reported as vanished). Roots keep
  * their fds while anything beneath them is queued; the LIFO queue keeps
  * few roots in flight at once. So open fds stay below the cap plus two
- * per worker, whatever the tree's width or depth.
+ * per worker, and a batch of files and a ring per worker (a quarter of
+ * RLIMIT_NOFILE in all, batch_size), whatever the tree's width or depth.
  */
 #define _GNU_SOURCE
 #include "internal.h"
