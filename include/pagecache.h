@@ -500,6 +500,25 @@ int pc_cgroup_enter(const char *dir, pid_t pid);
 /* Drop the page cache charged to it: v1 force_empty, v2 memory.reclaim. */
 int pc_cgroup_drop_cache(const char *dir, int version);
 int pc_cgroup_write(const char *dir, const char *file, const char *value);
+/*
+ * Set the memory limit (v1 memory.limit_in_bytes, v2 memory.max; UINT64_MAX:
+ * none) and read back what the kernel keeps (v1 rounds down to a page) into
+ * *ret_set (may be NULL). -EIO if it did not take the value asked.
+ */
+int pc_cgroup_set_limit(const char *dir, int version, uint64_t bytes, uint64_t *ret_set);
+/*
+ * What a limit did to a cgroup, as counters since it was made (v2's count
+ * its descendants too): v1 memory.failcnt and memory.oom_control, v2
+ * memory.events. An OOM kill in a memory cgroup kills a process of that
+ * cgroup (or beneath it) only.
+ */
+struct pc_cgroup_events {
+	uint64_t limit_hits;		/* charges that hit the limit (v1 failcnt, v2 "max") */
+	uint64_t oom;			/* v2: OOMs; v1: 1 while under OOM now (under_oom) */
+	uint64_t oom_kills;		/* processes the OOM killer killed in it */
+	bool has_oom_kills;		/* v1 before Linux 4.13 does not count them */
+};
+int pc_cgroup_events_read(const char *dir, int version, struct pc_cgroup_events *ret);
 
 /* ---- vmstat.c: /proc/vmstat, and the swap readahead controller -------- */
 

@@ -604,6 +604,84 @@ int pc_cgroup_write(const char *dir, const char *file, const char *value)
 	return pc_write_text(path, value);
 }
 
+int pc_cgroup_set_limit(const char *dir, int version, uint64_t bytes, uint64_t *ret_set)
+{
+	const char *file = version == 1 ? "memory.limit_in_bytes" : "memory.max";
+	char path[700], val[64];
+	uint64_t got;
+	int rc;
+
+	if (version != 1 && version != 2)
+		return -EINVAL;
+	if (bytes == UINT64_MAX)
+		snprintf(val, sizeof(val), version == 1 ? "-1" : "max");
+	else
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)bytes);
+	rc = pc_cgroup_write(dir, file, val);
+	if (rc < 0)
+		return rc;
+	/* what the kernel keeps: v1 rounds down to a page, "max" and -1 read back as none */
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	rc = pc_read_text(path, val, sizeof(val));
+	if (rc < 0)
+		return rc;
+	if (!strncmp(val, "max", 3) || !strcmp(val, "-1"))
+		got = UINT64_MAX;
+	else if (val[0] < '0' || val[0] > '9')
+		return -EBADMSG;
+	else
+		got = strtoull(val, NULL, 10);
+	if (got >= (1ull << 62))
+		got = UINT64_MAX;	/* v1's "no limit" is a huge number */
+	if (bytes != UINT64_MAX && (got == UINT64_MAX || got > bytes))
+		return -EIO;		/* the write was not taken as asked */
+	if (ret_set)
+		*ret_set = got;
+	return 0;
+}
+
+int pc_cgroup_events_read(const char *dir, int version, struct pc_cgroup_events *ret)
+{
+	struct pc_cgroup_events e = { 0 };
+	char path[700], buf[1024];
+	bool found = false;
+	int rc;
+
+	if (version != 1 && version != 2)
+		return -EINVAL;
+	if (version == 2) {
+		snprintf(path, sizeof(path), "%s/memory.events", dir);
+		rc = pc_read_text(path, buf, sizeof(buf));
+		if (rc < 0)
+			return rc;
+		e.limit_hits = kv(buf, "max", &found);
+		if (!found)
+			return -EBADMSG;
+		found = false;
+		e.oom = kv(buf, "oom", NULL);
+		e.oom_kills = kv(buf, "oom_kill", &found);
+		e.has_oom_kills = found;
+		*ret = e;
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s/memory.failcnt", dir);
+	rc = pc_read_text(path, buf, sizeof(buf));
+	if (rc < 0)
+		return rc;
+	if (buf[0] < '0' || buf[0] > '9')
+		return -EBADMSG;
+	e.limit_hits = strtoull(buf, NULL, 10);
+	snprintf(path, sizeof(path), "%s/memory.oom_control", dir);
+	rc = pc_read_text(path, buf, sizeof(buf));
+	if (rc < 0)
+		return rc;
+	e.oom = kv(buf, "under_oom", NULL);	/* v1 has no count of OOMs: now or not */
+	e.oom_kills = kv(buf, "oom_kill", &found);	/* since Linux 4.13 */
+	e.has_oom_kills = found;
+	*ret = e;
+	return 0;
+}
+
 /* The caller's own memory cgroup directory, C. Never a guess: no C, no answer. */
 static int self_dir(char *ret, size_t len, int *ret_version)
 {

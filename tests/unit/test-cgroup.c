@@ -441,6 +441,113 @@ static void test_resolve(void)
 	}
 }
 
+/* A file in a made-up cgroup directory. */
+static void fake_file(const char *dir, const char *file, const char *text)
+{
+	char path[300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* pc_cgroup_set_limit and pc_cgroup_events_read, on made-up v1 and v2 files. */
+static void test_limit_files(void)
+{
+	struct pc_cgroup_events e;
+	char top[64] = "/tmp/pc-test-limit-XXXXXX", v1[160], v2[160], buf[200];
+	uint64_t got = 0;
+	int rc;
+
+	if (!mkdtemp(top)) {
+		skip("cannot make a temporary directory", "limit files");
+		return;
+	}
+	snprintf(v1, sizeof(v1), "%s/lim-v1", top);
+	snprintf(v2, sizeof(v2), "%s/lim-v2", top);
+	mkdir(v1, 0755);
+	mkdir(v2, 0755);
+	/* cgroupfs files take a write whole; these regular ones are emptied first */
+	fake_file(v1, "memory.limit_in_bytes", "");
+	fake_file(v2, "memory.max", "");
+	rc = pc_cgroup_set_limit(v1, 1, 64ull << 20, &got);
+	ok(rc == 0 && got == 64ull << 20, "v1: the limit goes to memory.limit_in_bytes (%d, %llu)", rc,
+	   (unsigned long long)got);
+	ok(pc_read_text(strcat(strcpy(buf, v1), "/memory.limit_in_bytes"), buf, sizeof(buf)) == 0 &&
+	   !strcmp(buf, "67108864"), "v1: in bytes (%s)", buf);
+	rc = pc_cgroup_set_limit(v2, 2, 512ull << 20, &got);
+	ok(rc == 0 && got == 512ull << 20, "v2: the limit goes to memory.max (%d)", rc);
+	ok(access(strcat(strcpy(buf, v2), "/memory.limit_in_bytes"), F_OK) < 0,
+	   "v2: no v1 file is written");
+	fake_file(v2, "memory.max", "");
+	rc = pc_cgroup_set_limit(v2, 2, UINT64_MAX, &got);
+	ok(rc == 0 && got == UINT64_MAX && pc_read_text(strcat(strcpy(buf, v2), "/memory.max"), buf,
+							sizeof(buf)) == 0 && !strcmp(buf, "max"),
+	   "v2: none is \"max\", read back as none");
+	fake_file(v1, "memory.limit_in_bytes", "");
+	rc = pc_cgroup_set_limit(v1, 1, UINT64_MAX, &got);
+	ok(rc == 0 && got == UINT64_MAX, "v1: none is -1 (%d)", rc);
+	ok(pc_cgroup_set_limit(v1, 3, 1, NULL) == -EINVAL, "an unknown version is refused");
+	snprintf(buf, sizeof(buf), "%s/lim-none", top);
+	ok(pc_cgroup_set_limit(buf, 1, 1 << 20, NULL) < 0, "a cgroup that is not there: an error");
+
+	fake_file(v1, "memory.failcnt", "17\n");
+	fake_file(v1, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+	rc = pc_cgroup_events_read(v1, 1, &e);
+	ok(rc == 0 && e.limit_hits == 17 && e.oom_kills == 3 && e.has_oom_kills && e.oom == 0,
+	   "v1: failcnt and oom_control's oom_kill (%d)", rc);
+	fake_file(v1, "memory.oom_control", "oom_kill_disable 0\nunder_oom 1\n");
+	rc = pc_cgroup_events_read(v1, 1, &e);
+	ok(rc == 0 && !e.has_oom_kills && e.oom == 1,
+	   "v1 before 4.13 (no oom_kill line): the count is unknown, not 0");
+	fake_file(v2, "memory.events", "low 0\nhigh 0\nmax 250\noom 2\noom_kill 1\noom_group_kill 0\n");
+	rc = pc_cgroup_events_read(v2, 2, &e);
+	ok(rc == 0 && e.limit_hits == 250 && e.oom == 2 && e.oom_kills == 1 && e.has_oom_kills,
+	   "v2: memory.events max, oom, oom_kill (oom_group_kill is not oom_kill) (%d)", rc);
+	fake_file(v2, "memory.events", "low 0\nhigh 0\n");
+	ok(pc_cgroup_events_read(v2, 2, &e) == -EBADMSG, "v2: memory.events without max is refused");
+	fake_file(v1, "memory.failcnt", "x\n");
+	ok(pc_cgroup_events_read(v1, 1, &e) == -EBADMSG, "v1: a failcnt that is no number is refused");
+	snprintf(buf, sizeof(buf), "%s/lim-none", top);
+	ok(pc_cgroup_events_read(buf, 2, &e) == -ENOENT, "a cgroup that is not there: -ENOENT");
+	snprintf(buf, sizeof(buf), "rm -rf '%s'", top);
+	if (system(buf) != 0)
+		fprintf(stderr, "# could not remove %s\n", top);
+}
+
+/* As root: a limit on a live child of ours, read back, and its counters. */
+static void test_live_limit(void)
+{
+	struct pc_cgroup_events e;
+	char parent[700], dir[800], name[64];
+	uint64_t got = 0;
+	int version, rc;
+
+	if (pc_cgroup_child_parent(parent, sizeof(parent), &version) < 0 || access(parent, W_OK) < 0) {
+		skip("no memory cgroup of ours to make children in", "live limit");
+		return;
+	}
+	snprintf(name, sizeof(name), "pc-test-limit-%d", getpid());
+	if (pc_cgroup_create(parent, name, dir, sizeof(dir)) < 0) {
+		skip("cannot make a child cgroup", "live limit");
+		return;
+	}
+	rc = pc_cgroup_set_limit(dir, version, (32ull << 20) + 100, &got);
+	ok(rc == 0 && got <= (32ull << 20) + 100 && got >= 32ull << 20,
+	   "live v%d: a limit is set and read back as the kernel keeps it (%llu)", version,
+	   (unsigned long long)got);
+	rc = pc_cgroup_events_read(dir, version, &e);
+	ok(rc == 0 && e.limit_hits == 0 && e.oom_kills == 0,
+	   "live v%d: a fresh cgroup has hit no limit and killed nothing (%d)", version, rc);
+	ok(pc_cgroup_set_limit(dir, version, UINT64_MAX, &got) == 0 && got == UINT64_MAX,
+	   "live v%d: and lifted again", version);
+	ok(rmdir(dir) == 0, "live limit: the child is removed");
+}
+
 /* As root: a child beneath ours, with a process in it, moved out and removed. */
 static void test_live_nest(void)
 {
@@ -551,7 +658,9 @@ int main(void)
 	}
 	test_plan_v2();
 	test_resolve();
+	test_limit_files();
 	test_live_nest();
+	test_live_limit();
 	test_real_v2();
 	return done_testing();
 }
