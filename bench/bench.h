@@ -50,6 +50,7 @@ struct readtwice_opts {
 	uint64_t size;			/* bytes per sparse file */
 	double duration;		/* seconds */
 	int runs;			/* repetitions */
+	uint64_t limit;			/* bytes per cgroup (shared: x cgroups); 0: none */
 };
 int bench_readtwice(const struct readtwice_opts *o);
 int bench_warmup_worker(const char *db);

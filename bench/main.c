@@ -100,6 +100,15 @@ static const struct ometric readtwice_metrics[] = {
 	{ "total", "file_size", "file_size_bytes", 0, "Size of each file read twice." },
 	{ "total", "duration_s", "run_duration_seconds", 0, "How long each run read." },
 	{ "total", "runs", "runs", 0, "Runs made." },
+	{ "total", "limit_bytes", "limit_bytes", 0,
+	  "The --limit of each cgroup (absent: no limit)." },
+	{ "total", "memcg_limit_bytes", "memcg_limit_bytes", 0,
+	  "The limit each memory cgroup was given (shared: cgroups x --limit)." },
+	{ "total", "limit_hits", "limit_hits", 0,
+	  "Charges that hit a memory cgroup's limit, over all runs (reclaim inside it)." },
+	{ "total", "oom_kills", "oom_kills", 0, "Readers the OOM killer killed, over all runs." },
+	{ "total", "start_spread_ms", "start_spread_seconds", OM_MILLI,
+	  "Time from the first reader's start to the last one's, at worst over the runs." },
 	{ "total", "aggregate_mbps", "aggregate_read_bytes_per_second", OM_MEGA,
 	  "Mean over the runs of all readers' throughput together." },
 	{ "total", "mean_mbps_per_reader", "reader_read_bytes_per_second", OM_MEGA,
@@ -138,7 +147,7 @@ static const unsigned char option_owner[O_END - O_QUICK] = {
 	[O_AUTO - O_QUICK] = XB_SWAPIN,
 	[O_AUTO_INTERVAL - O_QUICK] = XB_SWAPIN,
 	[O_WSS - O_QUICK] = XB_SWAPIN,
-	[O_LIMIT - O_QUICK] = XB_SWAPIN,
+	[O_LIMIT - O_QUICK] = XB_READTWICE | XB_SWAPIN,
 	[O_PASSES - O_QUICK] = XB_SWAPIN,
 	[O_THREADS - O_QUICK] = XB_SWAPIN,
 	[O_SWAPDEV - O_QUICK] = XB_SWAPIN,
@@ -209,6 +218,7 @@ static int bench_main(int argc, char **argv)
 				  .device = SWDEV_ZRAM_LOOP };
 	bool rows_set = false, trials_set = false, dur_set = false, pc_set = false, runs_set = false;
 	bool wss_set = false, limit_set = false, passes_set = false, dir_set = false;
+	const char *limit_arg = NULL;
 	enum { X_WARMUP, X_READTWICE, X_SWAPIN } x;
 	char *end;
 	int opt, rc, list[16], n;
@@ -324,8 +334,12 @@ static int bench_main(int argc, char **argv)
 			wss_set = true;
 			break;
 		case O_LIMIT:
-			if (pc_parse_size(p.arg, &so.limit) < 0 || so.limit < (8u << 20))
+			if (pc_parse_size(p.arg, &so.limit) < 0 || !so.limit)
+				return cli_usage_error("invalid limit '%s' (a size, e.g. 512M)", p.arg);
+			if (x == X_SWAPIN && so.limit < (8u << 20))
 				return cli_usage_error("invalid limit '%s' (at least 8M)", p.arg);
+			ro.limit = so.limit;
+			limit_arg = p.arg;
 			limit_set = true;
 			break;
 		case O_PASSES:
@@ -419,6 +433,49 @@ static int bench_main(int argc, char **argv)
 		if (out_flush() < 0)
 			return EXIT_PARTIAL;
 		return rc;
+	}
+	if (x == X_READTWICE && ro.limit) {
+		/*
+		 * A reader's own memory is charged to its memcg too: after the
+		 * cache is dropped, the program's text it faults in again (about
+		 * 1.4M), its anonymous pages and page tables (0.5M). Under 2M a
+		 * reader, or 8M a cgroup, the OOM killer comes (2M for two readers
+		 * did, 4M did not): refused here, before anything is made.
+		 */
+		uint64_t floor = (uint64_t)ro.readers * (2u << 20), v;
+		const char *env = getenv("PAGECACHE_READTWICE_MIN_LIMIT");	/* the tests' OOM */
+		char a[32], b[32];
+
+		if (floor < (8u << 20))
+			floor = 8u << 20;
+		if (env && *env && pc_parse_size(env, &v) == 0)
+			floor = v;
+		if (ro.limit < floor)
+			return cli_usage_error("limit '%s' is too small for %d readers a cgroup: at least "
+					       "%s (about 2M of their own memory each, and room to "
+					       "reclaim the file's pages in)", limit_arg, ro.readers,
+					       pc_human_size(floor, a, sizeof(a)));
+		if (ro.limit >= ro.size)
+			cli_warn("the limit (%s) holds a whole file (%s): nothing is reclaimed inside "
+				 "the memory cgroups", pc_human_size(ro.limit, a, sizeof(a)),
+				 pc_human_size(ro.size, b, sizeof(b)));
+		{
+			struct pc_memstat m;
+
+			uint64_t room, sum = ro.limit * (uint64_t)ro.cgroups;
+
+			if (pc_memstat_read(&m) == 0 && m.mem_available) {
+				room = m.mem_available;
+				if (m.cg_limit && m.cg_limit - (m.cg_usage < m.cg_limit ? m.cg_usage
+								: m.cg_limit) < room)
+					room = m.cg_limit - (m.cg_usage < m.cg_limit ? m.cg_usage : m.cg_limit);
+				if (sum > room)
+					cli_warn("the limits add up to %s, more than the %s available%s: "
+						 "reclaim outside the memory cgroups comes before theirs",
+						 pc_human_size(sum, a, sizeof(a)), pc_human_size(room, b, sizeof(b)),
+						 room < m.mem_available ? " in our cgroup" : "");
+			}
+		}
 	}
 	if (x == X_READTWICE) {
 		out_prom_metrics("bench_readtwice", readtwice_metrics,

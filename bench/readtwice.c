@@ -12,8 +12,13 @@
  * --layout shared, every reader sits in one memory cgroup. Reported per
  * reader, per cgroup and in aggregate (MB/s = 1e6 bytes/s, from bytes and
  * seconds), with the mean per reader (the metric Alex Shi quoted) and its
- * spread. Mounts, loop devices, files and cgroups are removed on every
- * path, SIGINT included.
+ * spread. With --limit, each memory cgroup is limited (shared: to N times
+ * the limit, so both layouts hold the same memory), and reclaim happens
+ * inside them, each on its own LRU lists and lock; each cgroup's OOM kills
+ * are read after every run, and a run with one fails, saying so. Readers
+ * are all ready (in their cgroup, their file open) before any starts.
+ * Mounts, loop devices, files and cgroups are removed on every path,
+ * SIGINT included.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -49,11 +54,26 @@ struct rt {
 	char top[256], img[320], mnt[320];
 	int varfd;			/* /var/tmp, checked; -1 */
 	int topfd;			/* top before the tmpfs covers it; -1 */
+	struct pc_cgroup_nest nest;	/* where the cgroups go (v2: memory handed on) */
+	bool nested;			/* nest made: released at the end */
+	int version;			/* the memory cgroups': 1 or 2 */
 	char cgdir[MAX_CG][800];
 	int ncg;
+	uint64_t limit_set[MAX_CG];	/* each memcg's limit as read back; UINT64_MAX: none */
 	bool tmpfs_mounted, img_mounted;
 	pid_t pids[MAX_READERS];
 	int npids;
+};
+
+/* What one run measured, and what the limits did to it. */
+struct run_data {
+	uint64_t bytes[MAX_READERS];
+	double mbps[MAX_READERS];
+	double t0[MAX_READERS];		/* each reader's start, CLOCK_MONOTONIC */
+	uint64_t limit_hits[MAX_CG];	/* per memcg: charges that hit its limit */
+	uint64_t oom_kills[MAX_CG];	/* per memcg: readers the OOM killer took */
+	uint64_t oom_elsewhere;		/* OOM kills on the host outside our memcgs */
+	double start_spread;		/* seconds between the first start and the last */
 };
 
 /* Undo everything set up, in reverse; safe to call at any point. */
@@ -74,6 +94,15 @@ static void teardown(struct rt *r)
 	for (int i = 0; i < r->ncg; i++)
 		if (r->cgdir[i][0] && rmdir(r->cgdir[i]) == 0)
 			r->cgdir[i][0] = 0;
+	if (r->nested) {
+		bool left = false;
+
+		for (int i = 0; i < r->ncg; i++)
+			left |= r->cgdir[i][0] != 0;
+		/* v2: back out of our leaf, memory off again, once the children are gone */
+		if (!left && pc_cgroup_nest_release(&r->nest) == 0)
+			r->nested = false;
+	}
 	if (r->topfd >= 0)
 		close(r->topfd);
 	r->topfd = -1;
@@ -84,8 +113,14 @@ static void teardown(struct rt *r)
 	r->varfd = -1;
 }
 
-/* A reader: join, open, wait for the start, read to the deadline. */
-static void reader(int idx, const char *cg, const char *file, int startfd, int outfd, double secs)
+/*
+ * A reader: join, open, say it is ready, wait for the start, read to the
+ * deadline. Joining a cgroup is slow (v1 takes a lock that waits for RCU),
+ * so the start waits for every reader's "ready": without that, 160
+ * readers would read one after another, not together.
+ */
+static void reader(int idx, const char *cg, const char *file, int readyfd, int startfd, int outfd,
+		   double secs)
 {
 	static char buf[4096];
 	uint64_t bytes = 0;
@@ -93,11 +128,25 @@ static void reader(int idx, const char *cg, const char *file, int startfd, int o
 	char go;
 	int fd;
 
+	/* should the host run out of memory while we run, a reader goes first */
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "1000", 4) != 4) {
+			/* best effort: the memcg's OOM killer picks among readers anyway */
+		}
+		close(fd);
+	}
 	if (pc_cgroup_enter(cg, getpid()) < 0)
 		_exit(2);
 	fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || read(startfd, &go, 1) != 1)
+	if (fd < 0)
 		_exit(3);
+	if (write(readyfd, "r", 1) != 1)
+		_exit(4);
+	close(readyfd);		/* the parent's EOF: every reader ready or gone */
+	/* the start is the parent closing its end: EOF wakes every reader at once */
+	if (read(startfd, &go, 1) != 0)
+		_exit(5);
 	t0 = pc_now();
 	for (uint64_t n = 0;; n++) {
 		ssize_t got = read(fd, buf, sizeof(buf));
@@ -111,33 +160,109 @@ static void reader(int idx, const char *cg, const char *file, int startfd, int o
 			break;
 	}
 	t1 = pc_now();
-	dprintf(outfd, "%d %llu %.6f\n", idx, (unsigned long long)bytes, t1 - t0);
+	dprintf(outfd, "%d %llu %.6f %.6f\n", idx, (unsigned long long)bytes, t1 - t0, t0);
 	_exit(0);
 }
 
 /* One run's figures, for the statistics over runs. */
 struct run_figures {
 	double agg, mean, median, sd;
+	double spread;			/* seconds from the first reader's start to the last's */
+	uint64_t limit_hits, oom_kills, oom_elsewhere;
 };
 
-/* Drop the cache, start every reader at once, gather what each read. */
-static int one_run(struct rt *r, const struct readtwice_opts *o, char file[][400], uint64_t *bytes,
-		   double *mbps)
+static int nmemcg(const struct readtwice_opts *o)
 {
-	int nreaders = o->cgroups * o->readers, got = 0, rc = 0;
-	int startp[2], outp[2];
+	return o->shared ? 1 : o->cgroups;
+}
+
+/* The host's OOM kills so far (/proc/vmstat oom_kill); -1 if unknown. */
+static int64_t host_oom_kills(void)
+{
+	static const char *const names[] = { "oom_kill" };
+	uint64_t v;
+
+	if (pc_vmstat_read(names, &v, 1) < 0 || v == PC_VMSTAT_MISSING)
+		return -1;
+	return (int64_t)v;
+}
+
+/*
+ * After a run: what each memcg's limit did (limit hits, OOM kills), from
+ * its counters before and after. An OOM kill in a memcg takes one of its
+ * own processes, here a reader: the run is then short of it and fails,
+ * saying so. OOM kills elsewhere on the host while it ran are counted and
+ * warned about: not ours (page cache is reclaimable), but worth knowing.
+ */
+static int check_limits(struct rt *r, const struct readtwice_opts *o, const struct pc_cgroup_events *ev0,
+			const bool *have0, int64_t host0, struct run_data *d)
+{
+	uint64_t ours = 0;
+	int64_t host1 = host_oom_kills();
+	int rc = 0;
+
+	for (int c = 0; c < nmemcg(o); c++) {
+		struct pc_cgroup_events e;
+
+		d->limit_hits[c] = d->oom_kills[c] = 0;
+		if (!have0[c] || pc_cgroup_events_read(r->cgdir[c], r->version, &e) < 0)
+			continue;
+		d->limit_hits[c] = e.limit_hits - ev0[c].limit_hits;
+		d->oom_kills[c] = e.oom_kills - ev0[c].oom_kills;
+		ours += d->oom_kills[c];
+		if (d->oom_kills[c]) {
+			char why[300], b[32];
+
+			snprintf(why, sizeof(why), "%llu of its %d, under its limit of %s: too small for "
+				 "them (give --limit more)", (unsigned long long)d->oom_kills[c],
+				 o->shared ? o->cgroups * o->readers : o->readers,
+				 pc_human_size(r->limit_set[c], b, sizeof(b)));
+			cli_fail_msg(r->cgdir[c], "the OOM killer killed readers in", why);
+			rc = -ENOMEM;
+		}
+	}
+	d->oom_elsewhere = 0;
+	if (host0 >= 0 && host1 >= 0 && (uint64_t)(host1 - host0) > ours) {
+		d->oom_elsewhere = (uint64_t)(host1 - host0) - ours;
+		cli_warn("the OOM killer killed %llu processes outside this run's cgroups while it ran "
+			 "(/proc/vmstat oom_kill)", (unsigned long long)d->oom_elsewhere);
+	}
+	return rc;
+}
+
+/* Drop the cache, start every reader at once, gather what each read. */
+static int one_run(struct rt *r, const struct readtwice_opts *o, char file[][400], struct run_data *d)
+{
+	static struct pc_cgroup_events ev0[MAX_CG];
+	static bool have0[MAX_CG];
+	int nreaders = o->cgroups * o->readers, got = 0, ready = 0, rc = 0, lrc;
+	int startp[2], outp[2], readyp[2];
 	pid_t parent = getpid();
+	int64_t host0;
 
 	if (pipe(startp) < 0)
 		return -errno;
 	if (pipe(outp) < 0) {
+		rc = -errno;
 		close(startp[0]);
 		close(startp[1]);
-		return -errno;
+		return rc;
 	}
-	memset(bytes, 0, sizeof(*bytes) * (size_t)nreaders);
-	memset(mbps, 0, sizeof(*mbps) * (size_t)nreaders);
+	if (pipe(readyp) < 0) {
+		rc = -errno;
+		close(startp[0]);
+		close(startp[1]);
+		close(outp[0]);
+		close(outp[1]);
+		return rc;
+	}
+	memset(d->bytes, 0, sizeof(d->bytes[0]) * (size_t)nreaders);
+	memset(d->mbps, 0, sizeof(d->mbps[0]) * (size_t)nreaders);
+	memset(d->t0, 0, sizeof(d->t0[0]) * (size_t)nreaders);
 	bench_drop_caches();	/* a start from a cold cache; best effort */
+	for (int c = 0; c < nmemcg(o); c++)
+		have0[c] = pc_cgroup_events_read(r->cgdir[c], r->version, &ev0[c]) == 0;
+	host0 = host_oom_kills();
 	for (int c = 0; c < o->cgroups; c++)
 		for (int k = 0; k < o->readers; k++) {
 			pid_t pid = rc < 0 ? -1 : fork();
@@ -149,8 +274,9 @@ static int one_run(struct rt *r, const struct readtwice_opts *o, char file[][400
 				bench_state_child(&r->state);
 				close(startp[1]);
 				close(outp[0]);
+				close(readyp[0]);
 				reader(c * o->readers + k, r->cgdir[o->shared ? 0 : c], file[c],
-				       startp[0], outp[1], o->duration);
+				       readyp[1], startp[0], outp[1], o->duration);
 			}
 			if (pid < 0) {
 				if (rc == 0)
@@ -161,33 +287,51 @@ static int one_run(struct rt *r, const struct readtwice_opts *o, char file[][400
 		}
 	close(startp[0]);
 	close(outp[1]);
+	close(readyp[1]);
+	/* every reader in its cgroup with its file open, or gone: EOF */
+	while (rc == 0 && !interrupted && ready < nreaders) {
+		char buf[256];
+		ssize_t n = read(readyp[0], buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		ready += (int)n;
+	}
+	close(readyp[0]);
 	if (rc < 0) {
 		cli_fail("bench readtwice", -rc, "cannot start every reader in");
 		interrupted = 1;	/* so the started ones are stopped below */
-	} else {
-		char go[MAX_READERS];
-
-		memset(go, 'g', sizeof(go));
-		if (write(startp[1], go, (size_t)nreaders) != nreaders) {
-			rc = -EIO;
-			cli_fail_msg("bench readtwice", "cannot start", "a reader died before the start");
-			interrupted = 1;	/* so the others are stopped below */
-		}
+	} else if (!interrupted && ready < nreaders) {
+		rc = -EIO;
+		cli_fail_msg("bench readtwice", "cannot start", "a reader died before the start");
+		interrupted = 1;	/* so the others are stopped below */
 	}
+	if (interrupted)	/* stopped before they start */
+		for (int i = 0; i < r->npids; i++)
+			if (r->pids[i] > 0)
+				kill(r->pids[i], SIGKILL);
+	/*
+	 * The start: a pipe wakes its readers one after another as each takes
+	 * a byte (a chain that took 1.6 s for 160 readers on 2 CPUs), but all
+	 * of them at once when its last writer goes.
+	 */
 	close(startp[1]);
 	{
 		FILE *f = fdopen(outp[0], "r");
 		unsigned long long b;
-		double s;
+		double s, t0;
 		int idx;
 
 		/* one line a reader, in finishing order, named by its index */
 		while (f && !interrupted && got < nreaders &&
-		       fscanf(f, "%d %llu %lf", &idx, &b, &s) == 3) {
+		       fscanf(f, "%d %llu %lf %lf", &idx, &b, &s, &t0) == 4) {
 			if (idx < 0 || idx >= nreaders)
 				continue;
-			bytes[idx] = b;
-			mbps[idx] = s > 0 ? (double)b / s / 1e6 : 0;
+			d->bytes[idx] = b;
+			d->mbps[idx] = s > 0 ? (double)b / s / 1e6 : 0;
+			d->t0[idx] = t0;
 			got++;
 		}
 		if (f)
@@ -206,22 +350,43 @@ static int one_run(struct rt *r, const struct readtwice_opts *o, char file[][400
 			r->pids[i] = 0;
 	}
 	r->npids = 0;
+	lrc = check_limits(r, o, ev0, have0, host0, d);
 	if (rc < 0)
 		return rc;
-	if (interrupted) {
+	if (interrupted && lrc == 0) {
 		cli_warn("interrupted: cleaning up");
 		return -EINTR;
 	}
-	if (rc == 0 && got != nreaders) {
+	if (lrc < 0)
+		return lrc;
+	if (got != nreaders) {
 		cli_fail_msg("bench readtwice", "readers failed", "some readers did not report");
-		rc = -EIO;
+		return -EIO;
 	}
-	return rc;
+	{
+		double lo = d->t0[0], hi = d->t0[0];
+
+		for (int i = 1; i < nreaders; i++) {
+			lo = d->t0[i] < lo ? d->t0[i] : lo;
+			hi = d->t0[i] > hi ? d->t0[i] : hi;
+		}
+		d->start_spread = hi - lo;
+	}
+	return 0;
+}
+
+/* A limit as JSON has it: bytes, or null for none. */
+static void orec_limit(struct orec *rec, const char *key, uint64_t v)
+{
+	if (v == UINT64_MAX || v == 0)
+		orec_nolimit(rec, key);
+	else
+		orec_u64(rec, key, v, OF_BYTES);
 }
 
 /* Rows for one run's readers and cgroups; its figures into *ret. */
-static int run_report(const struct readtwice_opts *o, int run, const uint64_t *bytes,
-		      const double *mbps, struct run_figures *ret)
+static int run_report(const struct rt *r, const struct readtwice_opts *o, int run,
+		      const struct run_data *d, struct run_figures *ret)
 {
 	int nreaders = o->cgroups * o->readers;
 	double cg_mbps[MAX_CG] = { 0 };
@@ -230,24 +395,32 @@ static int run_report(const struct readtwice_opts *o, int run, const uint64_t *b
 	for (int i = 0; i < nreaders; i++) {
 		struct orec rec = { 0 };
 
-		cg_mbps[o->shared ? 0 : i / o->readers] += mbps[i];
+		cg_mbps[o->shared ? 0 : i / o->readers] += d->mbps[i];
 		orec_u64(&rec, "run", (uint64_t)run + 1, 0);
 		orec_u64(&rec, "reader", (uint64_t)i, 0);
 		orec_u64(&rec, "file", (uint64_t)(i / o->readers), 0);
 		orec_u64(&rec, "cgroup", o->shared ? 0 : (uint64_t)(i / o->readers), 0);
-		orec_u64(&rec, "bytes", bytes[i], OF_BYTES);
-		orec_f64(&rec, "mbps", mbps[i]);
+		orec_u64(&rec, "bytes", d->bytes[i], OF_BYTES);
+		orec_f64(&rec, "mbps", d->mbps[i]);
 		out_list_add("readers", &rec);
 	}
-	pc_summarize(mbps, (size_t)nreaders, &sum);
-	for (int c = 0; c < (o->shared ? 1 : o->cgroups); c++) {	/* shared: all in one */
+	pc_summarize(d->mbps, (size_t)nreaders, &sum);
+	ret->limit_hits = ret->oom_kills = 0;
+	for (int c = 0; c < nmemcg(o); c++) {	/* shared: all in one */
 		struct orec rec = { 0 };
 
 		orec_u64(&rec, "run", (uint64_t)run + 1, 0);
 		orec_u64(&rec, "cgroup", (uint64_t)c, 0);
 		orec_f64(&rec, "mbps", cg_mbps[c]);
+		orec_limit(&rec, "limit_bytes", r->limit_set[c]);
+		orec_u64(&rec, "limit_hits", d->limit_hits[c], 0);
+		orec_u64(&rec, "oom_kills", d->oom_kills[c], 0);
 		out_list_add("cgroups", &rec);
+		ret->limit_hits += d->limit_hits[c];
+		ret->oom_kills += d->oom_kills[c];
 	}
+	ret->oom_elsewhere = d->oom_elsewhere;
+	ret->spread = d->start_spread;
 	ret->agg = sum.mean * (double)nreaders;
 	ret->mean = sum.mean;
 	ret->sd = sum.stddev;
@@ -255,11 +428,28 @@ static int run_report(const struct readtwice_opts *o, int run, const uint64_t *b
 	return 0;
 }
 
-/* The totals: over runs, mean and spread (one run: that run). */
-static void summary(const struct readtwice_opts *o, const struct run_figures *runs)
+/* "0.52 0.61 0.70" */
+static void loadavg(char *buf, size_t len)
 {
-	double agg[64], mean[64], median[64], sd[64];
+	FILE *f = fopen("/proc/loadavg", "re");
+	double a, b, c;
+
+	buf[0] = 0;
+	if (f && fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3)
+		snprintf(buf, len, "%.2f %.2f %.2f", a, b, c);
+	if (f)
+		fclose(f);
+}
+
+/* The totals: over runs, mean and spread (one run: that run). */
+static void summary(const struct rt *r, const struct readtwice_opts *o,
+		    const struct run_figures *runs, const char *load0)
+{
+	double agg[64], mean[64], median[64], sd[64], spread = 0;
+	uint64_t hits = 0, ooms = 0, elsewhere = 0;
+	uint64_t memcg_limit = o->limit ? o->limit * (o->shared ? (uint64_t)o->cgroups : 1) : 0;
 	struct pc_summary sa, sm, ss;
+	char load1[64], lim[32], memlim[32];
 	int n = o->runs;
 
 	for (int i = 0; i < n; i++) {
@@ -267,10 +457,15 @@ static void summary(const struct readtwice_opts *o, const struct run_figures *ru
 		mean[i] = runs[i].mean;
 		median[i] = runs[i].median;
 		sd[i] = runs[i].sd;
+		spread = runs[i].spread > spread ? runs[i].spread : spread;
+		hits += runs[i].limit_hits;
+		ooms += runs[i].oom_kills;
+		elsewhere += runs[i].oom_elsewhere;
 	}
 	pc_summarize(agg, (size_t)n, &sa);
 	pc_summarize(mean, (size_t)n, &sm);
 	pc_summarize(sd, (size_t)n, &ss);
+	loadavg(load1, sizeof(load1));
 	{
 		struct orec rec = { 0 };
 
@@ -280,12 +475,21 @@ static void summary(const struct readtwice_opts *o, const struct run_figures *ru
 		orec_u64(&rec, "file_size", o->size, OF_BYTES);
 		orec_f64(&rec, "duration_s", o->duration);
 		orec_u64(&rec, "runs", (uint64_t)n, 0);
+		orec_limit(&rec, "limit_bytes", o->limit);
+		orec_limit(&rec, "memcg_limit_bytes", memcg_limit);
+		orec_u64(&rec, "cgroup_version", (uint64_t)r->version, 0);
+		orec_u64(&rec, "limit_hits", hits, 0);
+		orec_u64(&rec, "oom_kills", ooms, 0);
+		orec_u64(&rec, "oom_kills_elsewhere", elsewhere, 0);
+		orec_f64(&rec, "start_spread_ms", spread * 1e3);
 		orec_f64(&rec, "aggregate_mbps", sa.mean);
 		orec_f64(&rec, "aggregate_stddev_percent", sa.cov);
 		orec_f64(&rec, "mean_mbps_per_reader", sm.mean);
 		orec_f64(&rec, "mean_mbps_per_reader_stddev", sm.stddev);
 		orec_f64(&rec, "stddev_mbps", ss.mean);
 		orec_f64(&rec, "cov_percent", sm.mean > 0 ? 100 * ss.mean / sm.mean : 0);
+		orec_str(&rec, "load_average_start", load0, 0);
+		orec_str(&rec, "load_average_end", load1, 0);
 		out_object("total", &rec);
 	}
 	{
@@ -297,6 +501,9 @@ static void summary(const struct readtwice_opts *o, const struct run_figures *ru
 		orec_u64(&rec, "cgroups", (uint64_t)o->cgroups, 0);
 		orec_u64(&rec, "readers_per_cgroup", (uint64_t)o->readers, 0);
 		orec_str(&rec, "layout", o->shared ? "shared" : "per-cgroup", 0);
+		/* identity for compare: rows without a limit match those of before it */
+		if (o->limit)
+			orec_u64(&rec, "limit_bytes", o->limit, OF_BYTES);
 		orec_u64(&rec, "runs", (uint64_t)n, 0);
 		if (f) {
 			fputc('{', f);
@@ -313,14 +520,27 @@ static void summary(const struct readtwice_opts *o, const struct run_figures *ru
 	}
 	if (out_format() == OUT_HUMAN) {
 		static const struct ocol cols[] = { { "cgroup", "CGROUP", false },
-						    { "mbps", "MB/s", false } };
+						    { "mbps", "MB/s", false },
+						    { "limit_hits", "LIMIT-HITS", false } };
 
 		if (n == 1)
-			out_columns("cgroups", cols, 2);
-		out_human_line("readtwice: %d cgroups (%s) x %d readers, %.0f s each, sparse files of %llu MiB%s",
+			out_columns("cgroups", cols, o->limit ? 3 : 2);
+		out_human_line("readtwice: %d cgroups (%s) x %d readers, %g s each, sparse files of %llu MiB%s",
 			       o->cgroups, o->shared ? "all readers in one memcg" : "one memcg each",
 			       o->readers, o->duration, (unsigned long long)(o->size >> 20),
 			       n > 1 ? "" : ", 1 run");
+		if (!o->limit)
+			out_human_line("  no memory limit: any reclaim is the host's (cgroup v%d)", r->version);
+		else if (o->shared)
+			out_human_line("  limit %s per file: %s on the one memcg (%d x %s, cgroup v%d); "
+				       "%llu charges hit it, %llu OOM kills",
+				       pc_human_size(o->limit, lim, sizeof(lim)),
+				       pc_human_size(memcg_limit, memlim, sizeof(memlim)), o->cgroups, lim,
+				       r->version, (unsigned long long)hits, (unsigned long long)ooms);
+		else
+			out_human_line("  limit %s on each memcg (cgroup v%d); %llu charges hit it, "
+				       "%llu OOM kills", pc_human_size(o->limit, lim, sizeof(lim)),
+				       r->version, (unsigned long long)hits, (unsigned long long)ooms);
 		if (n > 1) {
 			out_human_line("  over %d runs: aggregate %.0f MB/s (stddev %.1f%%, min %.0f, max %.0f)",
 				       n, sa.mean, sa.cov, sa.min, sa.max);
@@ -337,10 +557,9 @@ int bench_readtwice(const struct readtwice_opts *o)
 {
 	static struct rt r;
 	static char file[MAX_CG][400];
-	static double mbps[MAX_READERS];
-	static uint64_t bytes[MAX_READERS];
-	char parent[700];
-	int version, rc = 0, nreaders = o->cgroups * o->readers;
+	static struct run_data data;
+	char load0[64];
+	int rc = 0, nreaders = o->cgroups * o->readers;
 	struct sigaction sa = { .sa_handler = on_int }, old_int, old_term, old_hup, old_pipe;
 	struct run_figures *runs;
 
@@ -361,12 +580,7 @@ int bench_readtwice(const struct readtwice_opts *o)
 	memset(&r, 0, sizeof(r));
 	r.state.fd = -1;
 	r.varfd = r.topfd = -1;
-	if (pc_cgroup_child_parent(parent, sizeof(parent), &version) < 0) {
-		cli_fail_msg("/sys/fs/cgroup", "cannot run",
-			     "no memory cgroup controller to make child cgroups with");
-		free(runs);
-		return EXIT_PARTIAL;
-	}
+	loadavg(load0, sizeof(load0));
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -376,6 +590,26 @@ int bench_readtwice(const struct readtwice_opts *o)
 	if (bench_state_open(&r.state, "readtwice") < 0)
 		cli_warn("cannot keep a state file in /run/pagecache: a kill -9 would leave "
 			 "mounts and cgroups behind");
+	/*
+	 * The memory cgroups go beneath our own (never beside it: they stay
+	 * inside every limit we are under). v2: memory handed on to children
+	 * first, as `pagecache run` does, from a leaf we move into if need be.
+	 */
+	rc = pc_cgroup_nest_init(&r.nest);
+	if (rc < 0) {
+		cli_fail_msg(r.nest.parent[0] ? r.nest.parent : "/sys/fs/cgroup",
+			     "cannot make memory cgroups beneath",
+			     rc == -ENOENT ? "no memory cgroup controller (v1 or v2) is mounted"
+			     : rc == -EOPNOTSUPP ? "our cgroup is not given the memory controller"
+			     : rc == -EBUSY ? "other processes share our cgroup (v2: it cannot hand "
+					      "memory on); run it from a cgroup of its own"
+			     : strerror(-rc));
+		goto out;
+	}
+	r.nested = true;
+	r.version = r.nest.version;
+	if (r.nest.leaf[0])
+		bench_state_put(&r.state, "cgroup", r.nest.leaf);
 
 	/*
 	 * A filesystem of our own: an ext4 image on a tmpfs, as vm-scalability,
@@ -385,7 +619,9 @@ int bench_readtwice(const struct readtwice_opts *o)
 	 */
 	{
 		char why[400], prefix[64], name[96], fsopts[64], fdpath[64];
-		char *mkfs[] = { "mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=1", r.img, NULL };
+		/* sparse_super2: two copies of the group descriptors, not one per 3^n, 5^n, 7^n */
+		char *mkfs[] = { "mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=1", "-O", "sparse_super2",
+				 r.img, NULL };
 		char *mnt[] = { "mount", "-o", "loop", r.img, r.mnt, NULL };
 		uint64_t img = (uint64_t)o->cgroups * o->size + (1ull << 30);
 		int tfd = -1, fd = -1;
@@ -411,7 +647,13 @@ int bench_readtwice(const struct readtwice_opts *o)
 		bench_state_put(&r.state, "dir", r.top);
 		/* on the directory we made, whatever its name now leads to */
 		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", r.topfd);
-		snprintf(fsopts, sizeof(fsopts), "size=64m,mode=0700");
+		/*
+		 * What mkfs writes grows with the image: about 4 KiB per GiB with
+		 * sparse_super2 (80 files of 64G: 22 MB), so the tmpfs is 64 MiB
+		 * and 32 KiB per GiB more, a cap that only the metadata fills.
+		 */
+		snprintf(fsopts, sizeof(fsopts), "size=%llum,mode=0700",
+			 (unsigned long long)(64 + (img >> 30) / 32));
 		if (mount("pc-readtwice", fdpath, "tmpfs", MS_NOSUID | MS_NODEV, fsopts) < 0) {
 			rc = -errno;
 			cli_fail(r.top, -rc, "cannot mount a tmpfs on");
@@ -461,19 +703,30 @@ int bench_readtwice(const struct readtwice_opts *o)
 			continue;
 		snprintf(name, sizeof(name), "pc-readtwice-%d-%d", getpid(), i);
 		if (rc == 0)
-			rc = pc_cgroup_create(parent, name, r.cgdir[i], sizeof(r.cgdir[i]));
+			rc = pc_cgroup_create(r.nest.parent, name, r.cgdir[i], sizeof(r.cgdir[i]));
 		if (rc == 0)
 			bench_state_put(&r.state, "cgroup", r.cgdir[i]);
 		r.ncg = i + 1;
+		r.limit_set[i] = UINT64_MAX;
+		if (rc == 0 && o->limit) {
+			/* shared: one memcg for N files' readers holds N limits */
+			uint64_t lim = o->limit * (o->shared ? (uint64_t)o->cgroups : 1);
+
+			rc = pc_cgroup_set_limit(r.cgdir[i], r.version, lim, &r.limit_set[i]);
+			if (rc < 0) {
+				cli_fail(r.cgdir[i], -rc, "cannot set the memory limit of");
+				goto out;
+			}
+		}
 	}
 	if (rc < 0) {
 		cli_fail(r.mnt, -rc, "cannot set up files and cgroups in");
 		goto out;
 	}
 	for (int run = 0; run < o->runs && rc == 0; run++) {
-		rc = one_run(&r, o, file, bytes, mbps);
+		rc = one_run(&r, o, file, &data);
 		if (rc == 0)
-			rc = run_report(o, run, bytes, mbps, &runs[run]);
+			rc = run_report(&r, o, run, &data, &runs[run]);
 		if (rc == 0 && o->runs > 1 && out_format() == OUT_HUMAN && cli_stderr_tty())
 			fprintf(stderr, "\rreadtwice: run %d/%d: %.0f MB/s  ", run + 1, o->runs,
 				runs[run].agg);
@@ -481,7 +734,7 @@ int bench_readtwice(const struct readtwice_opts *o)
 	if (o->runs > 1 && out_format() == OUT_HUMAN && cli_stderr_tty())
 		fputs("\r\033[K", stderr);
 	if (rc == 0)
-		summary(o, runs);
+		summary(&r, o, runs, load0);
 out:
 	teardown(&r);
 	free(runs);
@@ -499,7 +752,10 @@ out:
 			}
 		if (r.tmpfs_mounted || r.img_mounted)
 			cli_warn("could not unmount '%s'", r.top);
-		if (cg_left || r.tmpfs_mounted || r.img_mounted) {
+		if (r.nested)
+			cli_warn("could not move back out of '%s'", r.nest.leaf[0] ? r.nest.leaf
+				 : r.nest.parent);
+		if (cg_left || r.tmpfs_mounted || r.img_mounted || r.nested) {
 			/* note only what is left, so the next run undoes no more than that */
 			bench_state_reset(&r.state);
 			if (r.top[0])
@@ -508,6 +764,8 @@ out:
 				bench_state_put(&r.state, "mount", r.top);
 			if (r.img_mounted)
 				bench_state_put(&r.state, "mount", r.mnt);
+			if (r.nested && r.nest.leaf[0])
+				bench_state_put(&r.state, "cgroup", r.nest.leaf);
 			for (int i = 0; i < r.ncg; i++)
 				if (r.cgdir[i][0])
 					bench_state_put(&r.state, "cgroup", r.cgdir[i]);

@@ -38,6 +38,10 @@ static const struct cli_opt readtwice_opts[] = {
 	{ "runs", 0, 0, O_RUNS, "N", CC_NONE, NULL,
 	  "repetitions, for mean and standard error (default 1);\nswapin: runs of each setting, "
 	  "interleaved (default 5)", 0 },
+	{ "limit", 0, 0, O_LIMIT, "SIZE", CC_SIZE, NULL,
+	  "each memory cgroup's limit, so that reclaim happens\ninside it (default none; shared: "
+	  "cgroups x SIZE in\nthe one memcg; at least 8M and 2M per reader);\nswapin: the memory "
+	  "cgroup's limit (default 128M)", 0 },
 	{ 0 }
 };
 
@@ -54,8 +58,6 @@ static const struct cli_opt swapin_opts[] = {
 	  "the tuner's sampling interval (default 0.1)", 0 },
 	{ "working-set", 0, 0, O_WSS, "SIZE", CC_SIZE, NULL,
 	  "anonymous memory touched (default 192M)", 0 },
-	{ "limit", 0, 0, O_LIMIT, "SIZE", CC_SIZE, NULL,
-	  "the memory cgroup's limit (default 128M)", 0 },
 	{ "passes", 0, 0, O_PASSES, "N", CC_NONE, NULL, "touches = N x pages (default 5)", 0 },
 	{ "threads", 0, 0, O_THREADS, "N", CC_NONE, NULL, "mt-random threads (default 2 per CPU)", 0 },
 	{ "swap-device", 0, 0, O_SWAPDEV, "D", CC_WORDS, "zram-loop zram file",
@@ -103,12 +105,13 @@ const struct cli_spec bench_spec = {
 	"devices, and change vm.page-cluster (all undone again, on SIGINT too).\n"
 	"Examples:\n"
 	"  pagecache bench warmup --quick\n"
+	"  pagecache bench readtwice --cgroups 80 --limit 256M --layout shared\n"
 	"  pagecache bench swapin --workload seq,random --page-cluster 0,3 --with-auto\n"
 	"  pagecache bench swapin --json >before.json; ...; pagecache bench swapin --json >after.json\n"
 	"  pagecache bench compare before.json after.json\n"
 	"  pagecache bench report -o report.html before.json after.json rt-*.json\n",
 	.groups = { &(struct cli_group){ "Options of warmup (--quick, --dir: of swapin too)", warmup_opts },
-		    &(struct cli_group){ "Options of readtwice (--runs: of swapin too)", readtwice_opts },
+		    &(struct cli_group){ "Options of readtwice (--runs, --limit: of swapin too)", readtwice_opts },
 		    &(struct cli_group){ "Options of swapin", swapin_opts },
 		    &(struct cli_group){ "Options of report", report_opts }, &cli_format_group },
 	.operands = CC_WORDS,
