@@ -213,6 +213,7 @@ static const char *short_key(const char *k)
 	static const char *const alias[][2] = {
 		{ "page_cluster", "pc" },
 		{ "vma_ra", "vma" },
+		{ "limit_bytes", "limit" },
 	};
 
 	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)

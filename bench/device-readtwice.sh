@@ -1,30 +1,101 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# bench/device-readtwice.sh: readtwice at 1, 2, 4, 8, 16 memory cgroups,
-# per-cgroup and shared layouts, on a many-core machine (the device
-# machine some sessions are lent), RUNS repetitions each (default 3).
-# Writes one JSON per cell to $OUT (or ./readtwice-results) and a summary
-# table to stdout: aggregate MB/s, its stddev over runs in %, mean per
-# reader and the spread across readers (CoV %).
+# bench/device-readtwice.sh: issue 14's readtwice matrix in one run, made
+# for a many-core machine (the device machine some sessions are lent):
+# CGROUPS memory cgroups (default 1 4 16 40 80) x both layouts (one memcg
+# per file, all readers in one) x no limit and --limit LIMIT (default
+# 512M a cgroup, the shared memcg N x LIMIT) x RUNS repetitions (default 3)
+# of DUR seconds (default 3), 2 readers a file, sparse files of SIZE
+# (default 64G). The cells run in an interleaved order (layouts and limits
+# alternate), each one `pagecache bench readtwice --runs RUNS --json`.
+# 20 cells of 3 x 3 s: about 4 minutes on 16 cores.
+#
+# Writes to $OUT (default ./readtwice-results, a directory of its own):
+# one JSON per cell (rt-N-LAYOUT-LIMIT.json, its stderr beside it), and
+# matrix.json, all cells' "results" rows in one document (a `bench compare`
+# input: rows are told apart by cgroups, layout and limit_bytes) with the
+# machine, the settings, the load average before and after each cell and
+# each cell's totals. On stdout, the table: aggregate MB/s of each layout
+# (mean over the runs, +- its stddev in %), and per-cgroup / shared.
+#
+#   bash bench/device-readtwice.sh
+#   CGROUPS="1 8 80" LIMIT=128M DUR=2 bash bench/device-readtwice.sh   # a 2-CPU VM
 set -u
 PC=${PAGECACHE:-build/pagecache}
 OUT=${OUT:-readtwice-results}
-DUR=${DUR:-5}
+CGROUPS=${CGROUPS:-1 4 16 40 80}
+LIMIT=${LIMIT:-512M}
+SIZE=${SIZE:-64G}
+DUR=${DUR:-3}
 RUNS=${RUNS:-3}
+READERS=${READERS:-2}
 . "$(dirname "$0")/workdir.sh"
 OUT=$(workdir "$OUT") || exit 1	# written as root: only a directory of its own
-echo "# $(nproc) CPUs, $(uname -r), $(awk '/MemTotal/{print $2/1048576 " GiB"}' /proc/meminfo)"
+command -v python3 >/dev/null || { echo "device-readtwice.sh: needs python3 (the table, matrix.json)" >&2; exit 1; }
 for t in mkfs.ext4 mount; do command -v $t >/dev/null || echo "# missing: $t"; done
-printf '%-8s %-11s %10s %8s %12s %8s\n' CGROUPS LAYOUT "AGG MB/s" "+-%" "MEAN/READER" "CoV %"
-for n in 1 2 4 8 16; do
-	for layout in per-cgroup shared; do
-		f="$OUT/rt-$n-$layout.json"
-		"$PC" bench readtwice --cgroups "$n" --readers-per-cgroup 2 --layout "$layout" \
-			--duration "$DUR" --runs "$RUNS" --size 64G --json >"$f" 2>"$f.err" || { echo "# $n $layout failed: $(head -c 300 "$f.err")"; continue; }
-		python3 - "$f" "$n" "$layout" <<'PY' 2>/dev/null || grep -o '"aggregate_mbps": [0-9.]*' "$f"
-import json, sys
-d = json.load(open(sys.argv[1]))["total"]
-print("%-8s %-11s %10.0f %8.1f %12.0f %8.1f" % (sys.argv[2], sys.argv[3], d["aggregate_mbps"], d["aggregate_stddev_percent"], d["mean_mbps_per_reader"], d["cov_percent"]))
-PY
+echo "# $(nproc) CPUs, $(uname -r), $(awk '/MemTotal/{printf "%.1f GiB", $2/1048576}' /proc/meminfo)," \
+	"cgroup $(stat -f -c %T /sys/fs/cgroup | sed 's/^cgroup2fs$/v2/; s/^tmpfs$/v1/'), MGLRU $(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo none)"
+echo "# cgroups: $CGROUPS; limit $LIMIT a cgroup (shared: N x $LIMIT); $RUNS runs of $DUR s; files of $SIZE, $READERS readers each"
+start=$(date +%s)
+: >"$OUT/cells.tsv"
+i=0
+for n in $CGROUPS; do
+	# interleaved: the order of the four cells of one N turns with N
+	cells=("per-cgroup none" "shared $LIMIT" "shared none" "per-cgroup $LIMIT")
+	for k in 0 1 2 3; do
+		set -- ${cells[$(((k + i) % 4))]}
+		layout=$1 lim=$2
+		f="$OUT/rt-$n-$layout-$lim.json"
+		l0=$(cut -d' ' -f1-3 /proc/loadavg)
+		args=(bench readtwice --cgroups "$n" --readers-per-cgroup "$READERS" --layout "$layout"
+		      --duration "$DUR" --runs "$RUNS" --size "$SIZE" --json)
+		[ "$lim" = none ] || args+=(--limit "$lim")
+		"$PC" "${args[@]}" >"$f" 2>"$f.err"
+		rc=$?
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$layout" "$lim" "$f" "$rc" "$l0" \
+			"$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/cells.tsv"
+		[ $rc = 0 ] || echo "# $n $layout limit $lim failed (exit $rc): $(head -c 300 "$f.err")"
 	done
+	i=$((i + 1))
 done
+python3 - "$OUT" "$PC" "$CGROUPS" "$LIMIT" "$SIZE" "$DUR" "$RUNS" "$READERS" "$start" <<'PY'
+import json, os, platform, sys, time
+out, pc, cgroups, limit, size, dur, runs, readers, start = sys.argv[1:]
+cells, results = [], []
+for line in open(os.path.join(out, "cells.tsv")):
+    n, layout, lim, f, rc, l0, l1 = line.rstrip("\n").split("\t")
+    cell = {"cgroups": int(n), "layout": layout, "limit": lim, "exit": int(rc),
+            "load_average_start": l0, "load_average_end": l1, "file": os.path.basename(f)}
+    try:
+        d = json.load(open(f))
+        cell["total"] = d.get("total")
+        cell["errors"] = d.get("errors", [])
+        results += d.get("results", [])
+    except (OSError, ValueError) as e:
+        cell["error"] = "no JSON: %s" % e
+    cells.append(cell)
+doc = {"bench": "readtwice", "script": "bench/device-readtwice.sh",
+       "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(start))),
+       "wall_s": int(time.time()) - int(start), "kernel": platform.release(), "cpus": os.cpu_count(),
+       "mem_total_kib": int(open("/proc/meminfo").read().split()[1]),
+       "settings": {"cgroups": [int(x) for x in cgroups.split()], "limit": limit, "size": size,
+                    "duration_s": float(dur), "runs": int(runs), "readers_per_cgroup": int(readers)},
+       "cells": cells, "results": results}
+tmp = os.path.join(out, ".matrix.json.tmp")
+with open(tmp, "w") as fh:
+    json.dump(doc, fh, indent=1)
+os.replace(tmp, os.path.join(out, "matrix.json"))
+# the table: aggregate MB/s per layout, mean over runs (+- stddev %)
+by = {(c["cgroups"], c["limit"], c["layout"]): c.get("total") for c in cells}
+print("%-8s %-7s %16s %16s %13s" % ("CGROUPS", "LIMIT", "PER-CGROUP MB/s", "SHARED MB/s", "PER-CG/SHARED"))
+def cellstr(t):
+    return "%9.0f +-%4.1f%%" % (t["aggregate_mbps"], t["aggregate_stddev_percent"]) if t else "%16s" % "failed"
+for n in [int(x) for x in cgroups.split()]:
+    for lim in ("none", limit):
+        a, b = by.get((n, lim, "per-cgroup")), by.get((n, lim, "shared"))
+        ratio = "%13.2f" % (a["aggregate_mbps"] / b["aggregate_mbps"]) if a and b and b["aggregate_mbps"] else "%13s" % "-"
+        print("%-8d %-7s %16s %16s %s" % (n, lim, cellstr(a), cellstr(b), ratio))
+print("# %s: %d cells in %d s; load average %s at the start, %s at the end" %
+      (os.path.join(out, "matrix.json"), len(cells), doc["wall_s"],
+       cells[0]["load_average_start"] if cells else "-", cells[-1]["load_average_end"] if cells else "-"))
+PY

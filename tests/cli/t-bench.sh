@@ -280,5 +280,19 @@ t_ok "and prints metrics" grep -q "^pagecache_bench_readtwice_aggregate_read_byt
 t_ok "the limit among them" grep -qx "pagecache_bench_readtwice_limit_bytes 16777216" o
 t_ok "and the OOM kills" grep -qx "pagecache_bench_readtwice_oom_kills 0" o
 
+# bench/device-readtwice.sh, the many-core matrix: its shape at the smallest sizes
+# (1 cgroup, both layouts, with and without a limit, 1 run of 0.2 s)
+OUT=$T_DIR/dm CGROUPS=1 RUNS=1 DUR=0.2 SIZE=16M LIMIT=8M PAGECACHE=$PAGECACHE \
+	bash "$REPO/bench/device-readtwice.sh" >dm.out 2>dm.err
+t_is "device-readtwice.sh exits 0" $? 0
+t_is "matrix.json has every cell, each exited 0" "$(jq -c '[.cells[] | [.cgroups, .layout, .limit, .exit]] | sort' dm/matrix.json)" \
+	'[[1,"per-cgroup","8M",0],[1,"per-cgroup","none",0],[1,"shared","8M",0],[1,"shared","none",0]]'
+t_is "and their results rows, told apart by limit_bytes" "$(jq -c '[.results[] | [.layout, .limit_bytes]] | sort' dm/matrix.json)" \
+	'[["per-cgroup",null],["per-cgroup",8388608],["shared",null],["shared",8388608]]'
+t_ok "with the load average of each cell" jq -e '[.cells[].load_average_start | test("^[0-9.]+ [0-9.]+ [0-9.]+$")] | all' dm/matrix.json
+t_is "the table has a line per cgroup count and limit" "$(grep -cE '^1 +(none|8M) +[0-9]+ \+- *[0-9.]+% +[0-9]+ \+- *[0-9.]+% +[0-9.]+$' dm.out)" 2
+pc bench compare dm/matrix.json dm/matrix.json >dmc.out 2>/dev/null
+t_is "bench compare reads matrix.json" $? 0
+t_ok "and names the limited rows by their limit" grep -q "^cgroups=1 readers_per_cgroup=2 shared limit=8388608" dmc.out
 pc bench readtwice --json --cgroups 0 >o 2>e; t_ok "a usage error with --json is one JSON document" jq -e .usage o
 t_done
