@@ -4,11 +4,17 @@
 # for a many-core machine (the device machine some sessions are lent):
 # CGROUPS memory cgroups (default 1 4 16 40 80) x both layouts (one memcg
 # per file, all readers in one) x no limit and --limit LIMIT (default
-# 512M a cgroup, the shared memcg N x LIMIT) x RUNS repetitions (default 3)
+# 256M a cgroup, the shared memcg N x LIMIT) x RUNS repetitions (default 3)
 # of DUR seconds (default 3), 2 readers a file, sparse files of SIZE
 # (default 64G). The cells run in an interleaved order (layouts and limits
 # alternate), each one `pagecache bench readtwice --runs RUNS --json`.
-# 20 cells of 3 x 3 s: about 4 minutes on 16 cores.
+# 20 cells of 3 x 3 s: about 4 minutes on 16 cores. The limit must be hit
+# for reclaim to happen inside the memcgs: each cgroup must read more
+# than it (a reader's pages are read twice, so half of what its two
+# readers read is new); the table's HITS say whether it was, and a cell
+# whose limit was never hit is warned about (a longer DUR or a smaller
+# LIMIT then). On a 16-core machine readtwice read about 25 GB/s
+# (experiments.md): 80 cgroups of 256M read 2.5 times that in 3 s.
 #
 # Writes to $OUT (default ./readtwice-results, a directory of its own):
 # one JSON per cell (rt-N-LAYOUT-LIMIT.json, its stderr beside it), and
@@ -16,15 +22,16 @@
 # input: rows are told apart by cgroups, layout and limit_bytes) with the
 # machine, the settings, the load average before and after each cell and
 # each cell's totals. On stdout, the table: aggregate MB/s of each layout
-# (mean over the runs, +- its stddev in %), and per-cgroup / shared.
+# (mean over the runs, +- its stddev in %), per-cgroup / shared, and the
+# charges that hit the limit (per-cgroup/shared, over all runs).
 #
 #   bash bench/device-readtwice.sh
-#   CGROUPS="1 8 80" LIMIT=128M DUR=2 bash bench/device-readtwice.sh   # a 2-CPU VM
+#   CGROUPS="1 8 80" LIMIT=16M bash bench/device-readtwice.sh   # a 2-CPU VM
 set -u
 PC=${PAGECACHE:-build/pagecache}
 OUT=${OUT:-readtwice-results}
 CGROUPS=${CGROUPS:-1 4 16 40 80}
-LIMIT=${LIMIT:-512M}
+LIMIT=${LIMIT:-256M}
 SIZE=${SIZE:-64G}
 DUR=${DUR:-3}
 RUNS=${RUNS:-3}
@@ -87,14 +94,20 @@ with open(tmp, "w") as fh:
 os.replace(tmp, os.path.join(out, "matrix.json"))
 # the table: aggregate MB/s per layout, mean over runs (+- stddev %)
 by = {(c["cgroups"], c["limit"], c["layout"]): c.get("total") for c in cells}
-print("%-8s %-7s %16s %16s %13s" % ("CGROUPS", "LIMIT", "PER-CGROUP MB/s", "SHARED MB/s", "PER-CG/SHARED"))
+print("%-8s %-7s %16s %16s %13s  %s" % ("CGROUPS", "LIMIT", "PER-CGROUP MB/s", "SHARED MB/s", "PER-CG/SHARED",
+                                       "HITS"))
 def cellstr(t):
     return "%9.0f +-%4.1f%%" % (t["aggregate_mbps"], t["aggregate_stddev_percent"]) if t else "%16s" % "failed"
 for n in [int(x) for x in cgroups.split()]:
     for lim in ("none", limit):
         a, b = by.get((n, lim, "per-cgroup")), by.get((n, lim, "shared"))
         ratio = "%13.2f" % (a["aggregate_mbps"] / b["aggregate_mbps"]) if a and b and b["aggregate_mbps"] else "%13s" % "-"
-        print("%-8d %-7s %16s %16s %s" % (n, lim, cellstr(a), cellstr(b), ratio))
+        hits = "/".join(str(t["limit_hits"]) if t else "-" for t in (a, b)) if lim != "none" else "-"
+        print("%-8d %-7s %16s %16s %s  %s" % (n, lim, cellstr(a), cellstr(b), ratio, hits))
+        for layout, t in (("per-cgroup", a), ("shared", b)):
+            if lim != "none" and t and not t["limit_hits"]:
+                print("# %d %s: the limit was never hit, nothing was reclaimed inside the memcg%s: "
+                      "a longer DUR or a smaller LIMIT" % (n, layout, "s" if layout == "per-cgroup" else ""))
 print("# %s: %d cells in %d s; load average %s at the start, %s at the end" %
       (os.path.join(out, "matrix.json"), len(cells), doc["wall_s"],
        cells[0]["load_average_start"] if cells else "-", cells[-1]["load_average_end"] if cells else "-"))
