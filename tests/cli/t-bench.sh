@@ -291,6 +291,10 @@ t_is "and their results rows, told apart by limit_bytes" "$(jq -c '[.results[] |
 	'[["per-cgroup",null],["per-cgroup",8388608],["shared",null],["shared",8388608]]'
 t_ok "with the load average of each cell" jq -e '[.cells[].load_average_start | test("^[0-9.]+ [0-9.]+ [0-9.]+$")] | all' dm/matrix.json
 t_is "the table has a line per cgroup count and limit" "$(grep -cE '^1 +(none +[0-9]+ \+- *[0-9.]+% +[0-9]+ \+- *[0-9.]+% +[0-9.]+  -|8M +[0-9]+ \+- *[0-9.]+% +[0-9]+ \+- *[0-9.]+% +[0-9.]+  [0-9]+/[0-9]+)$' dm.out)" 2
+OUT=$T_DIR/dm0 CGROUPS="1 2" RUNS=1 DUR=0.2 SIZE=16M LIMIT=8M BUDGET=0 PAGECACHE=$PAGECACHE \
+	bash "$REPO/bench/device-readtwice.sh" >dm0.out 2>/dev/null
+t_is "past its BUDGET, it runs no more cells, and says so" \
+	"$(jq '.cells | length' dm0/matrix.json) $(grep -c 'skipped: it would end past the budget of 0 s' dm0.out)" "1 7"
 pc bench compare dm/matrix.json dm/matrix.json >dmc.out 2>/dev/null
 t_is "bench compare reads matrix.json" $? 0
 t_ok "and names the limited rows by their limit" grep -q "^cgroups=1 readers_per_cgroup=2 shared limit=8388608" dmc.out
