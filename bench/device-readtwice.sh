@@ -18,7 +18,8 @@
 # readers read is new); the table's HITS say whether it was, and a cell
 # whose limit was never hit is warned about (a longer DUR or a smaller
 # LIMIT then). On a 16-core machine readtwice read about 25 GB/s
-# (experiments.md): 80 cgroups of 256M read 2.5 times that in 3 s.
+# (experiments.md): each of 80 cgroups then reads about 0.9 GB in 3 s, half
+# of it new, 1.7 times its 256M.
 #
 # Writes to $OUT (default ./readtwice-results, a directory of its own):
 # one JSON per cell (rt-N-LAYOUT-LIMIT.json, its stderr beside it), and
@@ -31,6 +32,8 @@
 #
 #   bash bench/device-readtwice.sh
 #   CGROUPS="1 8 80" LIMIT=16M bash bench/device-readtwice.sh   # a 2-CPU VM
+# On a lent machine, built there and the files brought back through $OUT:
+#   make -j16 && OUT=$OUT/rt bash bench/device-readtwice.sh
 set -u
 PC=${PAGECACHE:-build/pagecache}
 OUT=${OUT:-readtwice-results}
