@@ -64,7 +64,7 @@ for n in $CGROUPS; do
 		done_cells=$(wc -l <"$OUT/cells.tsv")
 		now=$(date +%s)
 		if [ "$done_cells" -gt 0 ] &&
-		   [ $((now + (now - start) / done_cells)) -gt $((start + BUDGET)) ]; then
+		   [ $((now + (now - start) / done_cells)) -ge $((start + BUDGET)) ]; then
 			echo "# $n $layout limit $lim skipped: it would end past the budget of $BUDGET s"
 			continue
 		fi

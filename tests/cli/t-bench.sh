@@ -156,7 +156,7 @@ left() {
 	local w=${1:-}
 	echo "$(mount | grep -o '/var/tmp/pagecache-readtwice-[0-9]*[^ ]*' | ofpid "$w" pagecache-readtwice- | wc -l) $(find /sys/fs/cgroup -maxdepth 6 \( -name 'pc-readtwice-*' -o -name 'pagecache-run-*-self' \) 2>/dev/null | sed 's/pc-readtwice-/pc-rt-/; s/pagecache-run-/pc-rt-/' | ofpid "$w" pc-rt- | wc -l) $(losetup -a 2>/dev/null | grep -o 'pagecache-readtwice-[0-9]*' | ofpid "$w" pagecache-readtwice- | wc -l)"
 }
-pc bench readtwice --cgroups 2 --readers-per-cgroup 2 --duration 1 --size 256M --json >rt.json 2>rt.err; rc=$?
+pc bench readtwice --cgroups 2 --readers-per-cgroup 2 --duration 0.5 --size 256M --json >rt.json 2>rt.err; rc=$?
 t_is "bench readtwice exits 0" "$rc" 0
 t_ok "aggregate_mbps is reported" jq -e '.total.aggregate_mbps > 0' rt.json
 t_is "one row per cgroup" "$(jq '.cgroups | length' rt.json)" 2
@@ -171,7 +171,7 @@ t_is "the results row has no limit_bytes (it matches results from before --limit
 t_is "no reader was OOM-killed, nor anything else" "$(jq -c '[.total.oom_kills, .total.oom_kills_elsewhere]' rt.json)" '[0,0]'
 t_ok "the load average is recorded" jq -e '[.total.load_average_start, .total.load_average_end] | map(test("^[0-9.]+ [0-9.]+ [0-9.]+$")) | all' rt.json
 t_is "nothing left behind (mounts, cgroups, loops)" "$(left)" "0 0 0"
-pc bench readtwice --cgroups 2 --layout shared --duration 1 --size 256M --json >rs.json 2>/dev/null
+pc bench readtwice --cgroups 2 --layout shared --duration 0.5 --size 256M --json >rs.json 2>/dev/null
 t_is "--layout shared runs" "$(jq -r .total.layout rs.json)" shared
 t_is "and has one cgroup row, with every reader" "$(jq '.cgroups | length' rs.json) $(jq '[.readers[].cgroup] | unique | length' rs.json)" "1 1"
 t_is "reader rows name their file" "$(jq -c '[.readers[].file] | unique' rs.json)" "[0,1]"
@@ -223,7 +223,7 @@ t_is "and it still cleans up" "$(left)" "0 0 0"
 
 # --cgroups 80 (Alex Shi's 80 containers): 64G files make a 5 TiB image, whose
 # metadata the tmpfs must hold; 160 readers, each limit set
-pc bench readtwice --cgroups 80 --duration 0.3 --limit 8M --json >r80.json 2>r80.err; rc=$?
+pc bench readtwice --cgroups 80 --duration 0.2 --limit 8M --json >r80.json 2>r80.err; rc=$?
 t_is "--cgroups 80 exits 0" "$rc" 0
 t_is "with 80 cgroup rows and 160 readers" "$(jq -c '[(.cgroups | length), (.readers | length)]' r80.json)" '[80,160]'
 t_ok "every reader read" jq -e '[.readers[].bytes > 0] | all' r80.json
@@ -249,7 +249,7 @@ t_wait 60 eval '! [[ "$(left $bp)" = *" 0"* || "$(left $bp)" = "0 "* ]] && [ -e 
 kill -9 $bp; wait $bp 2>/dev/null
 t_ok "kill -9 leaves mounts behind" test "$(left)" != "0 0 0"
 t_is "and its limited cgroups" "$(lim)" 2x16777216
-pc bench readtwice --cgroups 1 --duration 0.5 --size 256M --runs 2 --json >rr.json 2>rr.err
+pc bench readtwice --cgroups 1 --duration 0.3 --size 256M --runs 2 --json >rr.json 2>rr.err
 t_ok "the next run undoes them and says so" grep -q "undid what a killed run (pid $bp)" rr.err
 t_is "nothing is left behind" "$(left)" "0 0 0"
 t_is "--runs 2: one results row" "$(jq '.results | length' rr.json)" 1
