@@ -59,7 +59,11 @@ t_is "the auto rows are marked in the swap-in charts" \
 pc bench report -o all.html "$RES"/*.json >o 2>e; rc=$?
 t_is "report of bench/results/*.json exits 1 (not all are results)" $rc 1
 t_ok "it names daemon's file" grep -q "not a bench result in '.*daemon-6.18-2vcpu.json'" e
-t_is "and each file that is not a result" "$(grep -c 'not a bench result in' e)" 3
+# (counted by jq, as compare.c judges: a "bench" name and a "results" list;
+# the count moves as results are committed)
+notres=$(for f in "$RES"/*.json; do jq -e '(.bench | type) == "string" and (.results | type) == "array"' "$f" >/dev/null 2>&1 || echo "$f"; done | wc -l)
+t_ok "some committed files are not results" test "$notres" -gt 0
+t_is "and each file that is not a result is named" "$(grep -c 'not a bench result in' e)" "$notres"
 t_ok "and still draws the rest" $CHECK sections all.html warmup-1 warmup-2 swapin-1 compare-1
 
 # ---- hand-made: readtwice files with and without a limit, with 80 cgroups ----
