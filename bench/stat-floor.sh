@@ -7,7 +7,8 @@
 # floor, the load average before and after, and the system calls per file
 # of each (perf's syscall tracepoints, one more run each).
 #
-# Tools: the floor; pagecache (io_uring opens and closes, the default); the
+# Tools: the floor; the floor with an fstat a file (what a tool that reports
+# sizes cannot do without); pagecache (io_uring opens and closes, the default); the
 # same with PAGECACHE_FAULT=uring:ENOSYS (no ring: the walk's fallback); and
 # BASELINE, an older pagecache binary, where given.
 #
@@ -41,8 +42,8 @@ cp "$PAGECACHE" "$TMP/pagecache"
 [[ -z $BASELINE ]] || cp "$BASELINE" "$TMP/baseline"
 J=${THREADS:+-j$THREADS}
 
-names=(floor pagecache pagecache-no-uring)
-cmds=("$FLOOR $TREE 2" "$TMP/pagecache stat $J $TREE" "env PAGECACHE_FAULT=uring:ENOSYS $TMP/pagecache stat $J $TREE")
+names=(floor floor+fstat pagecache pagecache-no-uring)
+cmds=("$FLOOR $TREE 2" "$FLOOR $TREE 2 fstat" "$TMP/pagecache stat $J $TREE" "env PAGECACHE_FAULT=uring:ENOSYS $TMP/pagecache stat $J $TREE")
 if [[ -n $BASELINE ]]; then names+=(baseline); cmds+=("$TMP/baseline stat $J $TREE"); fi
 
 for c in "${cmds[@]}"; do $c >/dev/null 2>&1 || true; done	# dentries, inodes: cached

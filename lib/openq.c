@@ -167,6 +167,12 @@ bool pc_openq_pending(const struct pc_openq *q)
  */
 static int open_result(struct pc_openq *q, int res, int dirfd, const char *name, int flags)
 {
+	if (q->cached && res != -EAGAIN && pc_sys_injected(PC_SYS_URING_CACHED) > 0) {
+		/* the "uring_cached" fault point: as if the dcache had not answered */
+		if (res >= 0)
+			close(res);
+		res = -EAGAIN;
+	}
 	if (q->cached && (res == -EAGAIN || res == -EINVAL)) {
 		if (res == -EINVAL)
 			q->cached = false;

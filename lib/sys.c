@@ -93,6 +93,7 @@ static const struct {
 	{ "inotify_add_watch", PC_SYS_INOTIFY_WATCH },
 	{ "open_by_handle_at", PC_SYS_OPEN_HANDLE },
 	{ "fstat", PC_SYS_FSTAT },	   { "uring_enter", PC_SYS_URING_ENTER },
+	{ "uring_cached", PC_SYS_URING_CACHED },
 };
 
 static const struct {

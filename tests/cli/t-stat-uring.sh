@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The walk opens and closes a directory's files through io_uring (lib/openq.c)
 # where a ring can be made, one by one where not (PAGECACHE_FAULT=uring:ENOSYS,
-# as under kernel.io_uring_disabled or a seccomp filter), and falls back in
-# the middle when the ring fails (uring_enter:EIO). stat of one hostile tree
+# as under kernel.io_uring_disabled or a seccomp filter), falls back in the
+# middle when the ring fails (uring_enter:EIO), and makes an open that the
+# dcache cannot answer itself (uring_cached:EAGAIN, RESOLVE_CACHED's miss). stat of one hostile tree
 # (more files in a directory than one batch, links, a FIFO, a hardlink,
 # files nobody may not read, an empty file) must say the same, field by
 # field, every way; so must the errors and the exit status.
@@ -49,19 +50,23 @@ same() { cmp -s "$1" "$2" && cmp -s "$1.err" "$2.err" && cmp -s "$1.rc" "$2.rc";
 # its third io_uring_enter. A page reclaimed between two runs would change a
 # count that is not the engine's doing: up to three tries, each whole.
 compare() {
-	local name=$1 k ok1=1 ok2=1; shift
+	local name=$1 k ok1=1 ok2=1 ok3=1; shift
 	for k in 1 2 3; do
 		run ring.json "" -- "$@"
 		run none.json uring:ENOSYS -- "$@"
 		run half.json uring_enter:EIO:2 -- "$@"
+		run miss.json uring_cached:EAGAIN -- "$@"
 		same ring.json none.json && ok1=0
 		same ring.json half.json && ok2=0
-		[ $ok1 = 0 ] && [ $ok2 = 0 ] && break
+		same ring.json miss.json && ok3=0
+		[ $ok1 = 0 ] && [ $ok2 = 0 ] && [ $ok3 = 0 ] && break
 	done
 	t_is "$name: io_uring and one by one say the same, field by field" $ok1 0
 	[ $ok1 = 0 ] || diff ring.json none.json | head -20 | sed 's/^/# /'
 	t_is "$name: and a ring that fails mid-walk" $ok2 0
 	[ $ok2 = 0 ] || diff ring.json half.json | head -20 | sed 's/^/# /'
+	t_is "$name: and opens the dcache cannot answer (made by openat)" $ok3 0
+	[ $ok3 = 0 ] || diff ring.json miss.json | head -20 | sed 's/^/# /'
 }
 
 compare "stat -v --json" pc stat -v --json -j2 tree

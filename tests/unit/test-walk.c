@@ -27,8 +27,8 @@
 
 struct seen {
 	pthread_mutex_t lock;
-	char names[64][256];
-	char facts[64][320];		/* name, size, inode, links, as handed over */
+	char names[256][256];
+	char facts[256][160];		/* name, size, inode, links, as handed over */
 	int n;
 	int ev[PC_WALK_NEVENTS];
 	int last_err;
@@ -40,8 +40,8 @@ static int on_file(struct pc_walk_entry *e, void *arg)
 	const char *base = strrchr(e->path, '/');
 
 	pthread_mutex_lock(&s->lock);
-	if (s->n < 64) {
-		snprintf(s->facts[s->n], 320, "%s size=%lld ino=%llu nlink=%llu regular=%d",
+	if (s->n < 256) {
+		snprintf(s->facts[s->n], 160, "%s size=%lld ino=%llu nlink=%llu regular=%d",
 			 e->path, (long long)e->st.st_size, (unsigned long long)e->st.st_ino,
 			 (unsigned long long)e->st.st_nlink, S_ISREG(e->st.st_mode));
 		snprintf(s->names[s->n++], 256, "%s", base ? base + 1 : e->path);
@@ -478,6 +478,45 @@ static void engines_test(const char *root)
 		printf("#  with:    %s\n#  broken:  %s\n", with, broken);
 	ok(fds1 == fds0 && fds2 == fds0 && fds3 == fds0,
 	   "no descriptor left open by any of them (%d, %d, %d, %d)", fds0, fds1, fds2, fds3);
+
+	/*
+	 * opens the dcache cannot answer (RESOLVE_CACHED's EAGAIN, the
+	 * "uring_cached" point): made by openat(2) instead, and after a batch
+	 * of them the next ones by hand: 200 files, batches of at most 64
+	 */
+	{
+		char many[600], name[700];
+		static char plain[65536], missed[65536];
+
+		snprintf(many, sizeof(many), "%s/many", scratch_dir());
+		mkdir(many, 0755);
+		for (int i = 0; i < 200; i++) {
+			snprintf(name, sizeof(name), "%s/f%d", many, i);
+			touch(name);
+		}
+		o = (struct pc_walk_opts){ .threads = 1 };
+		walk(many, &o, &s);
+		summary(&s, plain, sizeof(plain));
+		before = pc_openq_ring_opens();
+		pc_sys_inject(PC_SYS_URING_CACHED, EAGAIN, 0, 0);
+		o = (struct pc_walk_opts){ .threads = 1 };
+		walk(many, &o, &s);
+		pc_sys_inject_reset();
+		summary(&s, missed, sizeof(missed));
+		ok(!strcmp(plain, missed) && s.n == 200 && open_fds() == fds0,
+		   "opens the dcache cannot answer: made by openat(2), the same 200 files, no fd left");
+		if (ring)
+			ok(pc_openq_ring_opens() - before > 0 && pc_openq_ring_opens() - before < 200,
+			   "and after a batch of them the rest by hand (%lu of 200 tried in the ring)",
+			   pc_openq_ring_opens() - before);
+		else
+			skip("no io_uring here", "opens by hand after a batch the dcache could not answer");
+		for (int i = 0; i < 200; i++) {
+			snprintf(name, sizeof(name), "%s/f%d", many, i);
+			unlink(name);
+		}
+		rmdir(many);
+	}
 
 	/* a batched open that fails: named, the others handed over */
 	pc_sys_inject(PC_SYS_OPEN, EACCES, 2, 1);
