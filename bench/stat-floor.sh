@@ -51,14 +51,16 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 declare -A W=() C=()
 for ((r = 0; r < RUNS; r++)); do
 	for i in "${!names[@]}"; do
+		t0=$EPOCHREALTIME
 		/usr/bin/time -f '%e %U %S' -o "$TMP/t" ${cmds[i]} >/dev/null 2>&1 || true
+		t1=$EPOCHREALTIME
 		read -r e u s <"$TMP/t"
-		W[${names[i]}]+="$e "
+		W[${names[i]}]+="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }') "
 		C[${names[i]}]+="$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') "
 	done
 done
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
-med() { printf '%s\n' $@ | sort -g | awk '{ a[NR] = $1 } END { printf "%.3f", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+med() { printf '%s\n' $@ | sort -g | awk '{ a[NR] = $1 } END { printf "%.4f", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 mn() { printf '%s\n' $@ | sort -g | head -n 1; }
 
 # system calls per file: one more run each under perf
@@ -82,7 +84,7 @@ done
 if [[ -n $JSON ]]; then
 	{
 		printf '{"what": "pagecache stat of a %s-file tree (bench/foundation.sh) against bench/floor-stat.c, metadata cached",\n' "$FILES"
-		printf ' "how": "bash bench/stat-floor.sh: %s interleaved runs of each; wall from GNU time %%e, cpu %%U+%%S; medians; syscalls_per_file from perf raw_syscalls:sys_enter in one more run",\n' "$RUNS"
+		printf ' "how": "bash bench/stat-floor.sh: %s interleaved runs of each; wall from EPOCHREALTIME around GNU time (which adds its own start to every tool alike), cpu its %%U+%%S (10 ms steps); medians; syscalls_per_file from perf raw_syscalls:sys_enter in one more run",\n' "$RUNS"
 		printf ' "host": "%s, %s CPUs", "load_average": {"before": "%s", "after": "%s"},\n' "$(uname -r)" "$(nproc)" "$LOAD0" "$LOAD1"
 		printf ' "tools": {'
 		sep=
