@@ -538,7 +538,12 @@ int pc_vmstat_read(const char *const *names, uint64_t *vals, size_t n);
  * returns the page-cluster to use. Hysteresis: a move needs `confirm`
  * intervals in a row beyond a threshold, and between the thresholds it
  * holds. At 0 (no readahead, so no hits to see) it probes 1 after
- * `probe_after` intervals of swapping.
+ * `probe_wait` intervals of swapping: `probe_after` (1) at first, doubled
+ * after each probe that found no hits, up to `probe_max` (32), and back to
+ * `probe_after` when a probe pays. While climbing from a probe that paid,
+ * one interval of hits is enough to move up. `settled_at` is the interval
+ * (1, 2, ... of `intervals` fed so far) of the last move that was not a
+ * fruitless probe or its return: the time it took to converge.
  */
 struct pc_swap_tuner {
 	int pc;				/* current page-cluster */
@@ -546,9 +551,16 @@ struct pc_swap_tuner {
 	double up_ratio, down_ratio;	/* hit ratio thresholds: 0.75, 0.40 */
 	uint64_t min_swapins;		/* fewer pswpin an interval: no decision (64) */
 	int confirm;			/* intervals in a row to move (2) */
-	int probe_after;		/* intervals at 0 before trying 1 (8) */
+	int probe_after;		/* intervals at 0 before the first probe (1) */
 	int up, down, idle_at_zero;	/* streaks */
 	double last_ratio;		/* the last interval's hit ratio; -1: none */
+	int probe_max;			/* the longest wait between probes (32) */
+	int probe_wait;			/* intervals at 0 before the next probe */
+	int probing;			/* 1: at 1 by a probe not yet judged; 2: climbing from one */
+	uint64_t intervals;		/* intervals fed */
+	uint64_t probe_at;		/* the interval of the last probe */
+	uint64_t settled_at;		/* the interval of the last move that stayed; 0: none */
+	uint64_t probes, fruitless;	/* probes made, and those that found no hits */
 };
 void pc_swap_tuner_init(struct pc_swap_tuner *t, int page_cluster);
 int pc_swap_tuner_step(struct pc_swap_tuner *t, uint64_t d_ra, uint64_t d_hit, uint64_t d_swpin);

@@ -92,27 +92,38 @@ void pc_swap_tuner_init(struct pc_swap_tuner *t, int page_cluster)
 	t->down_ratio = 0.40;
 	t->min_swapins = 64;
 	t->confirm = 2;
-	t->probe_after = 8;
+	t->probe_after = 1;
+	t->probe_max = 32;
+	t->last_ratio = -1;
 }
 
 int pc_swap_tuner_step(struct pc_swap_tuner *t, uint64_t d_ra, uint64_t d_hit, uint64_t d_swpin)
 {
+	int before = t->pc;
 	double ratio;
 
+	t->intervals++;
 	t->last_ratio = -1;
 	if (d_swpin < t->min_swapins) {
 		/* too little swap-in to judge: keep the setting and the streaks */
 		return t->pc;
 	}
+	if (t->probe_wait <= 0)		/* the first wait, as the caller may have set it */
+		t->probe_wait = t->probe_after > 0 ? t->probe_after : 1;
 	if (t->pc == 0) {
 		/*
-		 * Readahead off tells nothing about whether it would pay: after
-		 * a while of swapping at 0, try 1 and let the hits decide.
+		 * Readahead off tells nothing about whether it would pay: soon
+		 * after swapping starts at 0, try 1 and let the hits decide;
+		 * each probe that finds none doubles the wait for the next.
 		 */
 		t->up = t->down = 0;
-		if (++t->idle_at_zero >= t->probe_after && t->max_pc > 0) {
+		t->probing = 0;
+		if (++t->idle_at_zero >= t->probe_wait && t->max_pc > 0) {
 			t->idle_at_zero = 0;
 			t->pc = 1;
+			t->probing = 1;
+			t->probe_at = t->intervals;
+			t->probes++;
 		}
 		return t->pc;
 	}
@@ -125,18 +136,39 @@ int pc_swap_tuner_step(struct pc_swap_tuner *t, uint64_t d_ra, uint64_t d_hit, u
 	t->last_ratio = ratio;
 	if (ratio >= t->up_ratio) {
 		t->down = 0;
-		if (++t->up >= t->confirm && t->pc < t->max_pc) {
+		if (t->probing == 1) {
+			/* the probe paid: the next one comes soon again, and the climb is quick */
+			t->probing = 2;
+			t->probe_wait = t->probe_after > 0 ? t->probe_after : 1;
+			if (t->probe_at > t->settled_at)
+				t->settled_at = t->probe_at;
+		}
+		if (++t->up >= (t->probing == 2 ? 1 : t->confirm) && t->pc < t->max_pc) {
 			t->pc++;
 			t->up = 0;
 		}
 	} else if (ratio < t->down_ratio) {
 		t->up = 0;
+		if (t->probing == 2)
+			t->probing = 0;	/* the quick climb ends at the first miss */
 		if (++t->down >= t->confirm && t->pc > t->min_pc) {
 			t->pc--;
 			t->down = 0;
+			if (t->pc == 0 && t->probing == 1) {
+				/* a fruitless probe: back to 0, as if it had stayed there */
+				t->probing = 0;
+				t->fruitless++;
+				t->probe_wait = t->probe_wait > t->probe_max / 2 ? t->probe_max
+										 : 2 * t->probe_wait;
+				return t->pc;
+			}
 		}
 	} else {
 		t->up = t->down = 0;	/* the dead band: hysteresis */
+		if (t->probing == 2)
+			t->probing = 0;
 	}
+	if (t->pc != before)
+		t->settled_at = t->intervals;
 	return t->pc;
 }

@@ -54,8 +54,12 @@ const struct cli_spec tune_spec = {
 	"\n"
 	"With --auto, adjust vm.page-cluster as the load runs: readahead hits push\n"
 	"it up, misses pull it down (two intervals in a row beyond 75% or below 40%\n"
-	"to move; at 0 it tries 1 now and then). The original value is restored when\n"
-	"stopped (Ctrl-C, SIGTERM, --duration). Needs write permission on\n"
+	"to move). At 0 it tries 1 after one interval of swapping, and waits twice\n"
+	"as long after each try that found no hits (up to 32 intervals); a try that\n"
+	"hits climbs one step an interval. It starts from the value it finds, and\n"
+	"reports when it settled (its last move, fruitless tries left out). The\n"
+	"original value is restored when stopped (Ctrl-C, SIGTERM, --duration).\n"
+	"Needs write permission on\n"
 	"/proc/sys/vm/page-cluster: the kernel gives it to uid 0 of the initial user\n"
 	"namespace, and no capability stands in for it (a container's root is refused).\n"
 	"\n",
@@ -255,6 +259,10 @@ static int tune_auto(double interval, double duration, int min_pc, int max_pc)
 
 		orec_f64(&rec, "duration_s", el);
 		orec_u64(&rec, "moves", (uint64_t)moves, 0);
+		/* the last move that stayed: fruitless probes from 0 do not count */
+		orec_u64(&rec, "converge_intervals", t.settled_at, 0);
+		orec_f64(&rec, "converge_s", (double)t.settled_at * interval);
+		orec_u64(&rec, "probes", t.probes, 0);
 		orec_f64(&rec, "mean_page_cluster", time_acc > 0 ? pc_time / time_acc : t.pc);
 		if (pc_knob.changed)	/* the restore failed */
 			orec_null(&rec, "restored_to");
@@ -262,10 +270,12 @@ static int tune_auto(double interval, double duration, int min_pc, int max_pc)
 			orec_str(&rec, "restored_to", pc_knob.saved ? pc_knob.orig : v, 0);
 		out_object("auto", &rec);
 		if (!pc_knob.changed)
-			out_human_line("stopped after %.1f s, %d moves, mean page-cluster %.2f; "
+			out_human_line("stopped after %.1f s, %d moves, mean page-cluster %.2f, "
+				       "settled after %llu intervals (%.1f s; %llu probes from 0); "
 				       "vm.page-cluster is back to %s", el, moves,
 				       time_acc > 0 ? pc_time / time_acc : t.pc,
-				       pc_knob.saved ? pc_knob.orig : v);
+				       (unsigned long long)t.settled_at, (double)t.settled_at * interval,
+				       (unsigned long long)t.probes, pc_knob.saved ? pc_knob.orig : v);
 	}
 	return rc < 0 ? EXIT_PARTIAL : 0;
 }
@@ -303,6 +313,9 @@ static const struct ometric auto_metrics[] = {
 	{ "auto", "moves", "moves", 0, "Changes of vm.page-cluster the last --auto run made." },
 	{ "auto", "mean_page_cluster", "mean_page_cluster", 0,
 	  "vm.page-cluster over the last --auto run, weighted by time." },
+	{ "auto", "converge_s", "converge_seconds", 0,
+	  "When the last --auto run made its last move that stayed (fruitless probes from 0 left out)." },
+	{ "auto", "probes", "probes", 0, "Probes of page-cluster 1 from 0 the last --auto run made." },
 };
 
 /* One interval of observation, and what it suggests. */

@@ -191,6 +191,8 @@ kill -9 $tp; wait $tp 2>/dev/null
 t_is "a killed tune swap --auto leaves page-cluster 5" "$(cat /proc/sys/vm/page-cluster)" 5
 pc tune swap --auto --duration 0.2 -i 0.1 --json >k.json 2>k.err
 t_is "the next one puts back 2 first" "$(jq -r .auto.restored_to k.json)" 2
+t_ok "it reports when it settled and its probes from 0 (nothing swaps: never moved)" \
+	jq -e '.auto | .converge_intervals == 0 and .converge_s == 0 and .probes == 0' k.json
 t_is "and leaves 2" "$(cat /proc/sys/vm/page-cluster)" 2
 
 # the control: plain zram, where the kernel skips readahead for private pages

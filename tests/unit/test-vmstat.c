@@ -57,12 +57,68 @@ int main(void)
 	   pc_swap_tuner_step(&tu, 1000, 100, 1000) == 4, "alternating: no flapping");
 	ok(feed(&tu, 20, 10, 10, 5) == 4, "too few swap-ins: no decision");
 	pc_swap_tuner_init(&tu, 4);
-	ok(feed(&tu, 8, 0, 0, 5000) == 0 && tu.idle_at_zero == 0,
-	   "swapping with no readahead at all (window of 1): down to 0 in 8 intervals");
-	pc = feed(&tu, 7, 0, 0, 5000);
-	ok(pc == 0, "at 0 it waits");
-	ok(pc_swap_tuner_step(&tu, 0, 0, 5000) == 1, "then probes 1");
-	ok(feed(&tu, 2, 800, 790, 5000) == 2, "and climbs again when the probe hits");
+	ok(feed(&tu, 8, 0, 0, 5000) == 0 && tu.idle_at_zero == 0 && tu.settled_at == 8,
+	   "swapping with no readahead at all (window of 1): down to 0 in 8 intervals, "
+	   "settled at the 8th");
+	ok(pc_swap_tuner_step(&tu, 0, 0, 5000) == 1 && tu.probes == 1,
+	   "at 0 it probes 1 after one interval of swapping");
+	ok(pc_swap_tuner_step(&tu, 800, 790, 5000) == 2 && pc_swap_tuner_step(&tu, 800, 790, 5000) == 3,
+	   "a probe that hits climbs one step an interval");
+	ok(tu.settled_at == 11, "the climb's last move is where it settled (%llu)",
+	   (unsigned long long)tu.settled_at);
+
+	/* started at 0, as bench swapin's auto column is */
+	pc_swap_tuner_init(&tu, 0);
+	ok(pc_swap_tuner_step(&tu, 0, 0, 5000) == 1, "from 0, the probe comes at the first interval");
+	pc = feed(&tu, 4, 900, 880, 5000);
+	ok(pc == 5, "sequential-like hits: up to 5 in 4 more intervals (%d)", pc);
+	ok(feed(&tu, 50, 900, 880, 5000) == 5 && tu.settled_at == 5 && tu.intervals == 55,
+	   "and stays there: converged at interval 5 of 55 (%llu)", (unsigned long long)tu.settled_at);
+	ok(pc_swap_tuner_step(&tu, 900, 500, 5000) == 5 && pc_swap_tuner_step(&tu, 900, 880, 5000) == 5,
+	   "the quick climb is over: one interval in the dead band moves nothing, nor one hit");
+
+	/* random-like: readahead at 1 misses; the probes back off */
+	pc_swap_tuner_init(&tu, 0);
+	{
+		uint64_t at[16];
+		int nat = 0, at0 = 0, gaps_ok = 1, prev = 0;
+
+		for (int i = 0; i < 400; i++) {
+			int before = tu.pc;
+
+			pc = tu.pc == 0 ? pc_swap_tuner_step(&tu, 0, 0, 5000)
+					: pc_swap_tuner_step(&tu, 1000, 80, 5000);
+			if (before == 0 && pc == 1 && nat < 16)
+				at[nat++] = tu.intervals;
+			at0 += pc == 0;
+		}
+		/* a probe at 1 lasts 2 intervals (confirm), then waits 1, 2, 4 ... 32 at 0 */
+		for (int k = 1; k < nat; k++) {
+			uint64_t want = 2 + (uint64_t)(1 << (k < 6 ? k : 5));
+
+			if (at[k] - at[k - 1] != want)
+				gaps_ok = 0;
+			prev = (int)(at[k] - at[k - 1]);
+		}
+		ok(nat >= 8 && at[0] == 1 && gaps_ok,
+		   "random-like: probes at 1, then waits doubling to 32 intervals (%d probes, last "
+		   "gap %d)", nat, prev);
+		ok(at0 >= 360 && tu.settled_at == 0 && tu.fruitless >= tu.probes - 1,
+		   "it stays at 0 (%d of 400 intervals) and counts as never moved: settled_at %llu, "
+		   "%llu of %llu probes fruitless", at0, (unsigned long long)tu.settled_at,
+		   (unsigned long long)tu.fruitless, (unsigned long long)tu.probes);
+		ok(tu.probe_wait == 32, "the wait stops at probe_max (%d)", tu.probe_wait);
+		/* the workload turns sequential: the next probe pays, and the wait is reset */
+		while (tu.pc == 0)
+			pc_swap_tuner_step(&tu, 0, 0, 5000);
+		pc = feed(&tu, 5, 900, 880, 5000);
+		ok(pc == 5 && tu.probe_wait == 1 && tu.settled_at > 400,
+		   "a probe that pays resets the wait to 1 and the climb settles (pc %d, wait %d)", pc,
+		   tu.probe_wait);
+		pc = feed(&tu, 10, 1000, 50, 5000);
+		ok(pc == 0 && pc_swap_tuner_step(&tu, 0, 0, 5000) == 1,
+		   "misses take it down to 0 for real, and then it probes at once");
+	}
 	pc_swap_tuner_init(&tu, 0);
 	ok(feed(&tu, 100, 0, 0, 10) == 0, "idle at 0 (no swap-in): no probing");
 	pc_swap_tuner_init(&tu, 2);
