@@ -54,13 +54,14 @@ static const char *const wl_names[WL_COUNT] = { "seq", "random", "mt-random", "m
 
 /* The metrics, in the seed's row order; the vmstat ones are deltas. */
 enum { M_REAL, M_USER, M_SYS, M_MAJFLT, M_PGPGIN, M_PGPGOUT, M_PSWPIN, M_PSWPOUT, M_RA,
-       M_RA_HIT, M_HIT_PCT, M_AUTO_PC, M_COUNT };
+       M_RA_HIT, M_HIT_PCT, M_AUTO_PC, M_CONVERGE, M_COUNT };
 static const char *const m_names[M_COUNT] = {
 	"real", "user", "sys", "pgmajfault", "pgpgin", "pgpgout", "pswpin", "pswpout",
-	"swap_ra", "swap_ra_hit", "ra_hit_percent", "auto_page_cluster",
+	"swap_ra", "swap_ra_hit", "ra_hit_percent", "auto_page_cluster", "auto_converge_intervals",
 };
 static const char *const m_units[M_COUNT] = {
 	"s", "s", "s", "faults", "KiB", "KiB", "pages", "pages", "pages", "faults", "%", "",
+	"intervals",
 };
 /* the vmstat counters read; the first seven map to M_MAJFLT.. M_RA_HIT */
 static const char *const vm_names[] = { "pgmajfault", "pgpgin", "pgpgout", "pswpin", "pswpout",
@@ -328,12 +329,16 @@ static void child_main(const struct swapin_opts *o, int workload, int readyfd, i
 
 /* ---- the tuner, as a column ---- */
 
+/* Where every auto run starts: readahead off, so the tuner must show it pays. */
+#define AUTO_START_PC 0
+
 struct auto_run {
 	pthread_t th;
 	double interval;
 	volatile int stop;
 	double pc_time, time;		/* time-weighted page-cluster */
 	int steps;
+	uint64_t settled_at;		/* the interval of its last move that stayed */
 };
 
 static int set_page_cluster(int pc)
@@ -352,7 +357,7 @@ static void *auto_thread(void *arg)
 	uint64_t prev[3], cur[3];
 	double last = pc_now();
 
-	pc_swap_tuner_init(&t, 3);	/* run_one has set 3 */
+	pc_swap_tuner_init(&t, AUTO_START_PC);	/* run_one has set it */
 	if (pc_vmstat_read(names, prev, 3) < 3)
 		return NULL;
 	while (!a->stop) {
@@ -374,6 +379,7 @@ static void *auto_thread(void *arg)
 			set_page_cluster(pc);
 			a->steps++;
 		}
+		a->settled_at = t.settled_at;
 	}
 	return NULL;
 }
@@ -585,8 +591,8 @@ static int run_one(const struct swapin_opts *o, struct config *c, bool *warned)
 
 	if (bench_knob_set(&S.vma_ra, c->vma ? "true" : "false") < 0)
 		return -EIO;
-	/* the tuner starts each run from the kernel's default, 3 */
-	if (set_page_cluster(c->pc == PC_AUTO ? 3 : c->pc) < 0)
+	/* the tuner starts every run from the same setting, whatever the last run left */
+	if (set_page_cluster(c->pc == PC_AUTO ? AUTO_START_PC : c->pc) < 0)
 		return -EIO;
 	rc = swap_cycle();
 	if (rc < 0)
@@ -693,8 +699,9 @@ out:
 		for (int m = M_MAJFLT; m <= M_RA_HIT; m++)
 			c->v[m][n] = (double)(v1[m - M_MAJFLT] - v0[m - M_MAJFLT]);
 		c->v[M_HIT_PCT][n] = ra > 0 ? 100 * (hit < ra ? hit : ra) / ra : 0;
-		c->v[M_AUTO_PC][n] = c->pc == PC_AUTO ? (a.time > 0 ? a.pc_time / a.time : 3)
+		c->v[M_AUTO_PC][n] = c->pc == PC_AUTO ? (a.time > 0 ? a.pc_time / a.time : AUTO_START_PC)
 						       : (double)c->pc;
+		c->v[M_CONVERGE][n] = (double)a.settled_at;
 		for (size_t k = 7; k < NVM; k++)
 			if (v0[k] != PC_VMSTAT_MISSING && v1[k] != PC_VMSTAT_MISSING &&
 			    v1[k] != v0[k] && !warned[k]) {
@@ -716,7 +723,16 @@ static void pc_label(int pc, char *buf, size_t len)
 		snprintf(buf, len, "pc=%d", pc);
 }
 
-static char *metrics_json(const struct config *c)
+/* The tuner's metrics are the auto column's. */
+static bool metric_on(const struct swapin_opts *o, const struct config *c, int m)
+{
+	if (m == M_AUTO_PC || m == M_CONVERGE)
+		return c->pc == PC_AUTO;
+	(void)o;
+	return true;
+}
+
+static char *metrics_json(const struct swapin_opts *o, const struct config *c)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -726,7 +742,7 @@ static char *metrics_json(const struct config *c)
 		return NULL;
 	fputc('{', f);
 	for (int m = 0; m < M_COUNT; m++) {
-		if (m == M_AUTO_PC && c->pc != PC_AUTO)
+		if (!metric_on(o, c, m))
 			continue;
 		bench_metric_json(f, m == 0, m_names[m], c->v[m], c->n,
 				  m == M_HIT_PCT || m == M_RA_HIT, m_units[m]);
@@ -843,7 +859,7 @@ static void report(const struct swapin_opts *o, struct config *cfg, int ncfg)
 	for (int i = 0; i < ncfg; i++) {
 		struct config *c = &cfg[i];
 		struct orec rec = { 0 };
-		char *js = metrics_json(c);
+		char *js = metrics_json(o, c);
 
 		orec_str(&rec, "workload", wl_names[c->workload], 0);
 		if (c->pc == PC_AUTO)
@@ -890,7 +906,7 @@ static void report(const struct swapin_opts *o, struct config *cfg, int ncfg)
 					char cell[40];
 					double rel;
 
-					if (m == M_AUTO_PC && cols[k]->pc != PC_AUTO) {
+					if (!metric_on(o, cols[k], m)) {
 						at += (size_t)snprintf(line + at, sizeof(line) - at,
 								       " %18s", "-");
 						continue;
@@ -900,7 +916,7 @@ static void report(const struct swapin_opts *o, struct config *cfg, int ncfg)
 					rel = s.mean != 0 ? 100 * s.stderr_ / fabs(s.mean) : 0;
 					if (m <= M_SYS)
 						snprintf(cell, sizeof(cell), "%.3f [%4.1f%%]", s.mean, rel);
-					else if (m >= M_HIT_PCT)
+					else if (m == M_HIT_PCT || m == M_AUTO_PC || m == M_CONVERGE)
 						snprintf(cell, sizeof(cell), "%.1f [%4.1f%%]", s.mean, rel);
 					else
 						snprintf(cell, sizeof(cell), "%.0f [%4.1f%%]", s.mean, rel);
@@ -1114,8 +1130,10 @@ int bench_swapin(const struct swapin_opts *o)
 		orec_u64(&rec, "threads", (uint64_t)o->threads, 0);
 		orec_u64(&rec, "runs", (uint64_t)o->runs, 0);
 		orec_bool(&rec, "vma_ra_effective", !other[0]);
-		if (o->with_auto)
+		if (o->with_auto) {
 			orec_f64(&rec, "auto_interval_s", o->auto_interval);
+			orec_u64(&rec, "auto_start_page_cluster", AUTO_START_PC, 0);
+		}
 		out_object("setup", &rec);
 	}
 	report(o, cfg, ncfg);

@@ -53,7 +53,7 @@ static const struct cli_opt swapin_opts[] = {
 	{ "workload", 0, 0, O_WORKLOAD, "LIST", CC_WORDS, "seq random mt-random mixed",
 	  "seq,random,mt-random,mixed (default all)", 0 },
 	{ "with-auto", 0, 0, O_AUTO, NULL, CC_NONE, NULL,
-	  "add the tuner of `pagecache tune swap --auto` as a column", 0 },
+	  "add the tuner of `pagecache tune swap --auto` as a column;\nevery run of it starts at page-cluster 0 (readahead\noff: the tuner must find that it pays), and its\nrows report when it settled (auto_converge_intervals)", 0 },
 	{ "auto-interval", 0, 0, O_AUTO_INTERVAL, "S", CC_NONE, NULL,
 	  "the tuner's sampling interval (default 0.1)", 0 },
 	{ "working-set", 0, 0, O_WSS, "SIZE", CC_SIZE, NULL,
