@@ -72,7 +72,8 @@ LDFLAGS += -pthread $(SANFLAGS)
 # make deps (a make of their own), so what deps just installed is found.
 pkgq = $(shell $(PKG_CONFIG) $(1) 2>/dev/null)
 LIB_PKGS := liburing zlib libtraceevent
-BENCH_PKGS := sqlite3 $(LIB_PKGS)
+# fuse3: bench swapin's slow swap device (bench/slowdev.c), in pagecache-bench only
+BENCH_PKGS := sqlite3 fuse3 $(LIB_PKGS)
 # pagecache's own, not the library's: SHA-256 for push and pull (nettle)
 CLI_PKGS := nettle
 PKG_CFLAGS := $(call pkgq,--cflags $(BENCH_PKGS) $(CLI_PKGS))
@@ -146,13 +147,14 @@ deps:
 	$(call need,$(PKG_CONFIG) --exists libtraceevent,libtraceevent-dev)
 	$(call need,$(PKG_CONFIG) --exists sqlite3,libsqlite3-dev)
 	$(call need,$(PKG_CONFIG) --exists nettle,nettle-dev)
+	$(call need,$(PKG_CONFIG) --exists fuse3,libfuse3-dev)
 
 # what a build needs, said before the first compiler error would
 have-libs:
 	@$(PKG_CONFIG) --exists $(BENCH_PKGS) $(CLI_PKGS) 2>/dev/null || { \
-	  echo "pagecache: the build needs pkg-config and liburing, zlib, libtraceevent, sqlite3"; \
-	  echo "  and nettle with their headers (Debian: pkg-config liburing-dev zlib1g-dev"; \
-	  echo "  libtraceevent-dev libsqlite3-dev nettle-dev);"; \
+	  echo "pagecache: the build needs pkg-config and liburing, zlib, libtraceevent, sqlite3,"; \
+	  echo "  nettle and fuse3 with their headers (Debian: pkg-config liburing-dev zlib1g-dev"; \
+	  echo "  libtraceevent-dev libsqlite3-dev nettle-dev libfuse3-dev);"; \
 	  echo "  'make deps' installs them as root"; exit 1; } >&2
 
 # every command tests/ calls (grep tests/cli/*.sh); fincore moved to

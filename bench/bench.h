@@ -56,7 +56,7 @@ int bench_readtwice(const struct readtwice_opts *o);
 int bench_warmup_worker(const char *db);
 
 enum swapin_workload { WL_SEQ, WL_RANDOM, WL_MT_RANDOM, WL_MIXED, WL_COUNT };
-enum swapin_device { SWDEV_ZRAM_LOOP, SWDEV_ZRAM, SWDEV_FILE };
+enum swapin_device { SWDEV_ZRAM_LOOP, SWDEV_ZRAM, SWDEV_FILE, SWDEV_SLOW };
 struct swapin_opts {
 	int pcs[8];			/* page-cluster values, in column order */
 	int npc;
@@ -71,10 +71,30 @@ struct swapin_opts {
 	int passes;			/* touches = passes x pages */
 	int threads;			/* mt-random */
 	enum swapin_device device;
-	const char *dir;		/* SWDEV_FILE: where the swap image goes */
+	const char *dir;		/* SWDEV_FILE, SWDEV_SLOW: where the image or mount goes */
+	uint64_t latency_ns;		/* SWDEV_SLOW: each read's delay */
 	bool progress;
 };
 int bench_swapin(const struct swapin_opts *o);
+
+/*
+ * The slow device's daemon (slowdev.c), in a child the bench forked: a
+ * FUSE file system at mnt with one file, swap.img, of size bytes in locked
+ * memory, each read answered latency_ns after it came. "r" on readyfd once
+ * mounted, or "E" and why. Returns never: it exits when unmounted. Its
+ * counters, in memory shared with the bench:
+ */
+struct slowdev_stats {
+	uint64_t reads, read_bytes;	/* read requests, and bytes read */
+	uint64_t delayed;		/* reads answered no sooner than latency after they came */
+	uint64_t answered;		/* reads queued for their deadline and answered */
+	uint64_t delay_ns;		/* their time from arrival to answer, summed */
+	uint64_t writes, write_bytes;
+	uint64_t inflight, max_inflight;	/* reads waiting at once: now, and the most */
+};
+#define SLOWDEV_FILE "swap.img"
+_Noreturn void slowdev_serve(const char *mnt, uint64_t size, uint64_t latency_ns,
+			     struct slowdev_stats *st, int readyfd);
 
 /* `bench compare A.json B.json`: two result files of one bench, mmtests style. */
 int bench_compare(const char *a, const char *b);

@@ -205,6 +205,36 @@ static int cmd_bench_report(int argc, char **argv)
 	return bench_report(out, argv + optind, argc - optind);
 }
 
+/* "500us", "2ms", "0.5ms", "1s", "0": nanoseconds, 0 to 1 s; a nonzero figure needs its unit */
+static int parse_latency(const char *s, uint64_t *ret_ns)
+{
+	static const struct { const char *unit; double ns; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	};
+	char *end;
+	double v;
+
+	if (!*s || !strchr("0123456789.", *s))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !(v >= 0))
+		return -EINVAL;
+	if (!*end && v == 0) {
+		*ret_ns = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit)) {
+			v *= units[i].ns;
+			if (v > 1e9)
+				return -ERANGE;
+			*ret_ns = (uint64_t)(v + 0.5);
+			return 0;
+		}
+	return -EINVAL;
+}
+
 static int bench_main(int argc, char **argv)
 {
 	struct cli_parser p;
@@ -215,7 +245,7 @@ static int bench_main(int argc, char **argv)
 	struct swapin_opts so = { .pcs = { 0, 1, 2, 3, 4 }, .npc = 5, .vmas = { 1, 0 }, .nvma = 2,
 				  .workloads = (1u << WL_COUNT) - 1, .runs = 5, .auto_interval = 0.1,
 				  .wss = 192ull << 20, .limit = 128ull << 20, .passes = 5,
-				  .device = SWDEV_ZRAM_LOOP };
+				  .device = SWDEV_ZRAM_LOOP, .latency_ns = 1000000 };
 	bool rows_set = false, trials_set = false, dur_set = false, pc_set = false, runs_set = false;
 	bool wss_set = false, limit_set = false, passes_set = false, dir_set = false;
 	const char *limit_arg = NULL;
@@ -360,9 +390,14 @@ static int bench_main(int argc, char **argv)
 				so.device = SWDEV_ZRAM;
 			else if (!strcmp(p.arg, "file"))
 				so.device = SWDEV_FILE;
-			else
-				return cli_usage_error("unknown swap device '%s' (zram-loop, zram, file)",
-						       p.arg);
+			else if (!strncmp(p.arg, "slow", 4) && (!p.arg[4] || p.arg[4] == ':')) {
+				so.device = SWDEV_SLOW;
+				if (p.arg[4] && parse_latency(p.arg + 5, &so.latency_ns) < 0)
+					return cli_usage_error("invalid latency '%s' (0 to 1s, with a "
+							       "unit: 500us, 2ms)", p.arg + 5);
+			} else
+				return cli_usage_error("unknown swap device '%s' (zram-loop, zram, file, "
+						       "slow[:LATENCY])", p.arg);
 			break;
 		case O_QUICK:
 			if (!wss_set)

@@ -33,6 +33,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/loop.h>
+#include <sys/mount.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -54,14 +55,15 @@ static const char *const wl_names[WL_COUNT] = { "seq", "random", "mt-random", "m
 
 /* The metrics, in the seed's row order; the vmstat ones are deltas. */
 enum { M_REAL, M_USER, M_SYS, M_MAJFLT, M_PGPGIN, M_PGPGOUT, M_PSWPIN, M_PSWPOUT, M_RA,
-       M_RA_HIT, M_HIT_PCT, M_AUTO_PC, M_CONVERGE, M_COUNT };
+       M_RA_HIT, M_HIT_PCT, M_AUTO_PC, M_CONVERGE, M_DEVREADS, M_COUNT };
 static const char *const m_names[M_COUNT] = {
 	"real", "user", "sys", "pgmajfault", "pgpgin", "pgpgout", "pswpin", "pswpout",
 	"swap_ra", "swap_ra_hit", "ra_hit_percent", "auto_page_cluster", "auto_converge_intervals",
+	"device_reads",
 };
 static const char *const m_units[M_COUNT] = {
 	"s", "s", "s", "faults", "KiB", "KiB", "pages", "pages", "pages", "faults", "%", "",
-	"intervals",
+	"intervals", "reads",
 };
 /* the vmstat counters read; the first seven map to M_MAJFLT.. M_RA_HIT */
 static const char *const vm_names[] = { "pgmajfault", "pgpgin", "pgpgout", "pswpin", "pswpout",
@@ -94,6 +96,12 @@ static struct {
 	char imgdir[PATH_MAX + 100];	/* its path, or "" when removed */
 	char image[PATH_MAX + 120];	/* imgdir/swap.img, or "" when removed */
 	char cgdir[800];
+	char why[PATH_MAX + 400];	/* what failed in setting up swap, if said */
+	/* SWDEV_SLOW: the FUSE daemon (slowdev.c), its mount point imgdir/mnt */
+	pid_t fuse_pid;			/* 0: none running */
+	bool mnt_made, fuse_mounted;
+	char mnt[PATH_MAX + 110];
+	struct slowdev_stats *dev;	/* its counters, shared; NULL: none */
 	pid_t child;
 	struct bench_state state;	/* for the next run, should we be killed */
 } S = { .zram_id = -1, .loop_fd = -1, .dirfd = -1, .imgdirfd = -1, .state = { .fd = -1 } };
@@ -104,6 +112,42 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	interrupted = 1;
+}
+
+/*
+ * The slow device, once the loop device lets go of its file: unmounted
+ * (detached: the daemon's session ends when the last reference goes), the
+ * daemon waited for (killed if it lingers: it can serve nothing now), the
+ * mount point removed.
+ */
+static void slow_teardown(void)
+{
+	if ((!S.mnt_made && S.fuse_pid <= 0) || S.loop_fd >= 0 || S.swap_dev[0])
+		return;		/* nothing of it, or still swapped to: left to the next run */
+	/* EINVAL: not mounted (yet: a daemon interrupted while mounting is killed below) */
+	if (S.mnt_made &&
+	    (umount2(S.mnt, MNT_DETACH | UMOUNT_NOFOLLOW) == 0 || errno == EINVAL || errno == ENOENT))
+		S.fuse_mounted = false;
+	if (S.fuse_pid > 0 && !S.fuse_mounted) {
+		pid_t got = 0;
+
+		for (int i = 0; i < 500 && (got = waitpid(S.fuse_pid, NULL, WNOHANG)) == 0; i++)
+			usleep(10000);
+		if (got != S.fuse_pid) {
+			kill(S.fuse_pid, SIGKILL);
+			bench_wait(S.fuse_pid, NULL);
+		}
+		S.fuse_pid = 0;
+	}
+	if (S.mnt_made && !S.fuse_mounted && S.fuse_pid == 0) {
+		int rc = unlinkat(S.imgdirfd, "mnt", AT_REMOVEDIR) == 0 ? 0 : -errno;
+
+		/* EBUSY: the killed daemon had mounted after all */
+		if (rc == -EBUSY && umount2(S.mnt, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+			rc = unlinkat(S.imgdirfd, "mnt", AT_REMOVEDIR) == 0 ? 0 : -errno;
+		if (rc == 0 || rc == -ENOENT)
+			S.mnt_made = false;
+	}
 }
 
 static void teardown(void)
@@ -146,7 +190,8 @@ static void teardown(void)
 	}
 	if (S.image[0] && S.loop_fd < 0 && unlinkat(S.imgdirfd, "swap.img", 0) == 0)
 		S.image[0] = 0;
-	if (S.imgdir[0] && !S.image[0]) {
+	slow_teardown();
+	if (S.imgdir[0] && !S.image[0] && !S.mnt_made) {
 		const char *name = strrchr(S.imgdir, '/') + 1;
 
 		if (unlinkat(S.dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) {
@@ -192,6 +237,10 @@ static bool leftovers(void)
 	}
 	if (S.image[0]) {
 		bench_state_put(&S.state, "file", S.image);
+		left = true;
+	}
+	if (S.mnt_made) {	/* unmounted and removed, which ends the daemon */
+		bench_state_put(&S.state, "fuse", S.mnt);
 		left = true;
 	}
 	if (S.loop_fd >= 0) {
@@ -476,12 +525,79 @@ static bool other_rotational_swap(char *which, size_t len)
 	return rot;
 }
 
+/* Does the loop device really do direct I/O (the kernel may refuse it quietly)? */
+static bool loop_dio_on(void)
+{
+	char p[96], v[8];
+
+	snprintf(p, sizeof(p), "/sys/block/%.58s/loop/dio", S.loop_dev + 5);
+	return pc_read_text(p, v, sizeof(v)) == 0 && v[0] == '1';
+}
+
+/*
+ * The slow device: the daemon forked (before the cgroup exists, so outside
+ * it), mounted at imgdir/mnt; its file opened for the loop device. An fd,
+ * or -errno with why in S.why.
+ */
+static int slow_make(const struct swapin_opts *o, uint64_t size)
+{
+	int readyp[2], fd;
+	char msg[300], path[PATH_MAX + 130];
+	ssize_t got;
+
+	if (mkdirat(S.imgdirfd, "mnt", 0700) < 0)
+		return -errno;
+	S.mnt_made = true;
+	snprintf(S.mnt, sizeof(S.mnt), "%s/mnt", S.imgdir);
+	bench_state_put(&S.state, "fuse", S.mnt);
+	S.dev = mmap(NULL, sizeof(*S.dev), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (S.dev == MAP_FAILED) {
+		S.dev = NULL;
+		return -errno;
+	}
+	if (pipe2(readyp, O_CLOEXEC) < 0)
+		return -errno;
+	S.fuse_pid = fork();
+	if (S.fuse_pid == 0) {
+		bench_state_child(&S.state);
+		close(readyp[0]);
+		slowdev_serve(S.mnt, size, o->latency_ns, S.dev, readyp[1]);
+	}
+	close(readyp[1]);
+	if (S.fuse_pid < 0) {
+		S.fuse_pid = 0;
+		close(readyp[0]);
+		return -errno;
+	}
+	do {
+		got = read(readyp[0], msg, sizeof(msg) - 1);
+	} while (got < 0 && errno == EINTR && !interrupted);
+	close(readyp[0]);
+	if (got != 1 || msg[0] != 'r') {
+		if (got > 1 && msg[0] == 'E') {
+			msg[got] = 0;
+			snprintf(S.why, sizeof(S.why), "its daemon %s", msg + 1);
+		} else {
+			snprintf(S.why, sizeof(S.why), "its daemon ended before it mounted");
+		}
+		return interrupted ? -EINTR : -EIO;
+	}
+	S.fuse_mounted = true;
+	snprintf(path, sizeof(path), "%s/" SLOWDEV_FILE, S.mnt);
+	fd = open(path, O_RDWR | O_DIRECT | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(S.why, sizeof(S.why), "cannot open '%s': %s", path, strerror(errno));
+		return -EIO;
+	}
+	return fd;
+}
+
 static int swap_make(const struct swapin_opts *o)
 {
 	uint64_t size = o->wss + o->wss / 2 + (64ull << 20);
 	int rc;
 
-	if (o->device == SWDEV_FILE) {
+	if (o->device == SWDEV_FILE || o->device == SWDEV_SLOW) {
 		char prefix[64], name[96];
 		int fd;
 
@@ -495,17 +611,31 @@ static int swap_make(const struct swapin_opts *o)
 		}
 		snprintf(S.imgdir, sizeof(S.imgdir), "%s/%s", S.dirpath, name);
 		bench_state_put(&S.state, "dir", S.imgdir);
-		fd = bench_file_create(S.imgdirfd, "swap.img", O_RDWR, 0600);
+		if (o->device == SWDEV_SLOW) {
+			/* the image is the daemon's, in its mount at imgdir/mnt */
+			fd = slow_make(o, size);
+		} else {
+			fd = bench_file_create(S.imgdirfd, "swap.img", O_RDWR, 0600);
+			if (fd >= 0) {
+				snprintf(S.image, sizeof(S.image), "%s/swap.img", S.imgdir);
+				bench_state_put(&S.state, "file", S.image);
+				if (fallocate(fd, 0, 0, (off_t)size) < 0 ||
+				    fcntl(fd, F_SETFL, O_DIRECT) < 0) {
+					rc = -errno;
+					close(fd);
+					fd = rc;
+				}
+			}
+		}
 		if (fd < 0)
 			return fd;
-		snprintf(S.image, sizeof(S.image), "%s/swap.img", S.imgdir);
-		bench_state_put(&S.state, "file", S.image);
-		rc = fallocate(fd, 0, 0, (off_t)size) < 0 ? -errno : 0;
-		if (rc == 0 && fcntl(fd, F_SETFL, O_DIRECT) < 0)
-			rc = -errno;
-		if (rc == 0)
-			rc = loop_attach(fd, true);
+		rc = loop_attach(fd, true);
 		close(fd);
+		if (rc == 0 && o->device == SWDEV_SLOW && !loop_dio_on()) {
+			snprintf(S.why, sizeof(S.why), "the loop device does not do direct I/O over "
+				 "the FUSE file (%.58s/loop/dio is 0)", S.loop_dev + 5);
+			rc = -EOPNOTSUPP;
+		}
 		if (rc == 0)
 			snprintf(S.swap_dev, sizeof(S.swap_dev), "%s", S.loop_dev);
 	} else {
@@ -583,7 +713,7 @@ static bool vm_complete(const uint64_t *v)
 static int run_one(const struct swapin_opts *o, struct config *c, bool *warned)
 {
 	int readyp[2] = { -1, -1 }, gop[2] = { -1, -1 }, resp[2] = { -1, -1 }, st, rc = 0;
-	uint64_t v0[NVM], v1[NVM];
+	uint64_t v0[NVM], v1[NVM], dev0 = 0, dev1 = 0;
 	struct child_result res;
 	struct auto_run a = { .interval = o->auto_interval };
 	bool auto_on = false, killed = false;
@@ -633,6 +763,8 @@ static int run_one(const struct swapin_opts *o, struct config *c, bool *warned)
 		rc = -ENOTSUP;
 		goto out;
 	}
+	if (S.dev)
+		dev0 = __atomic_load_n(&S.dev->reads, __ATOMIC_RELAXED);
 	if (c->pc == PC_AUTO) {
 		sigset_t all, old;
 
@@ -654,6 +786,8 @@ static int run_one(const struct swapin_opts *o, struct config *c, bool *warned)
 	}
 	if (rc == 0 && (pc_vmstat_read(vm_names, v1, NVM) < 0 || !vm_complete(v1)))
 		rc = -ENOTSUP;
+	if (S.dev)
+		dev1 = __atomic_load_n(&S.dev->reads, __ATOMIC_RELAXED);
 out:
 	if (auto_on) {
 		a.stop = 1;
@@ -702,6 +836,7 @@ out:
 		c->v[M_AUTO_PC][n] = c->pc == PC_AUTO ? (a.time > 0 ? a.pc_time / a.time : AUTO_START_PC)
 						       : (double)c->pc;
 		c->v[M_CONVERGE][n] = (double)a.settled_at;
+		c->v[M_DEVREADS][n] = (double)(dev1 - dev0);
 		for (size_t k = 7; k < NVM; k++)
 			if (v0[k] != PC_VMSTAT_MISSING && v1[k] != PC_VMSTAT_MISSING &&
 			    v1[k] != v0[k] && !warned[k]) {
@@ -723,13 +858,12 @@ static void pc_label(int pc, char *buf, size_t len)
 		snprintf(buf, len, "pc=%d", pc);
 }
 
-/* The tuner's metrics are the auto column's. */
+/* The tuner's metrics are the auto column's; the device's reads, the slow device's. */
 static bool metric_on(const struct swapin_opts *o, const struct config *c, int m)
 {
 	if (m == M_AUTO_PC || m == M_CONVERGE)
 		return c->pc == PC_AUTO;
-	(void)o;
-	return true;
+	return m != M_DEVREADS || o->device == SWDEV_SLOW;
 }
 
 static char *metrics_json(const struct swapin_opts *o, const struct config *c)
@@ -900,6 +1034,9 @@ static void report(const struct swapin_opts *o, struct config *cfg, int ncfg)
 			for (int m = 0; m < M_COUNT; m++) {
 				bool any = false;
 
+				if (m == M_DEVREADS && o->device != SWDEV_SLOW)
+					continue;
+
 				at = (size_t)snprintf(line, sizeof(line), "%-12s", m_names[m]);
 				for (int k = 0; k < nc; k++) {
 					struct pc_summary s;
@@ -980,7 +1117,7 @@ int bench_swapin(const struct swapin_opts *o)
 			return EXIT_PARTIAL;
 		}
 	}
-	if (o->device == SWDEV_FILE) {
+	if (o->device == SWDEV_FILE || o->device == SWDEV_SLOW) {
 		char why[400];
 
 		/* before anything changes: only a fresh directory is made in it */
@@ -1042,8 +1179,17 @@ int bench_swapin(const struct swapin_opts *o)
 			bench_knob_set(&S.zswap, "N");
 	}
 	rc = swap_make(o);
+	if (rc == -EINTR || interrupted) {
+		rc = -EINTR;
+		cli_warn("interrupted: restoring the system");
+		goto out;
+	}
+	if (rc < 0 && S.why[0]) {
+		cli_fail_msg(o->dir, "cannot set up the slow swap device in", S.why);
+		goto out;
+	}
 	if (rc < 0) {
-		cli_fail(o->device == SWDEV_FILE ? o->dir : "zram", -rc,
+		cli_fail(o->device == SWDEV_FILE || o->device == SWDEV_SLOW ? o->dir : "zram", -rc,
 			 rc == -ENODEV ? "no free zram device (modprobe zram?) for"
 				       : "cannot set up swap on");
 		goto out;
@@ -1118,7 +1264,8 @@ int bench_swapin(const struct swapin_opts *o)
 		struct orec rec = { 0 };
 		struct utsname u;
 		static const char *const devs[] = { "zram behind a loop device", "zram (control: readahead bypassed)",
-						    "loop device over a file" };
+						    "loop device over a file",
+						    "slow: a loop device over a FUSE file, reads delayed" };
 
 		uname(&u);
 		orec_str(&rec, "kernel", u.release, 0);
@@ -1130,6 +1277,19 @@ int bench_swapin(const struct swapin_opts *o)
 		orec_u64(&rec, "threads", (uint64_t)o->threads, 0);
 		orec_u64(&rec, "runs", (uint64_t)o->runs, 0);
 		orec_bool(&rec, "vma_ra_effective", !other[0]);
+		if (o->device == SWDEV_SLOW && S.dev) {
+			struct slowdev_stats d;
+
+			memcpy(&d, S.dev, sizeof(d));
+			orec_f64(&rec, "device_latency_s", (double)o->latency_ns / 1e9);
+			orec_u64(&rec, "device_reads", d.reads, 0);
+			orec_u64(&rec, "device_reads_delayed", d.delayed, 0);
+			orec_f64(&rec, "device_mean_read_s", d.answered ? (double)d.delay_ns / 1e9 /
+						   (double)d.answered : 0);
+			orec_u64(&rec, "device_read_bytes", d.read_bytes, OF_BYTES);
+			orec_u64(&rec, "device_writes", d.writes, 0);
+			orec_u64(&rec, "device_max_inflight", d.max_inflight, 0);
+		}
 		if (o->with_auto) {
 			orec_f64(&rec, "auto_interval_s", o->auto_interval);
 			orec_u64(&rec, "auto_start_page_cluster", AUTO_START_PC, 0);
@@ -1144,9 +1304,17 @@ int bench_swapin(const struct swapin_opts *o)
 
 		out_human_line("swap: %s; working set %s in a memory cgroup (v%d) of %s; %d passes",
 			       o->device == SWDEV_ZRAM ? "zram (control)" :
-			       o->device == SWDEV_FILE ? "loop over a file" : "zram behind a loop device",
+			       o->device == SWDEV_FILE ? "loop over a file" :
+			       o->device == SWDEV_SLOW ? "slow (loop over a FUSE file)" :
+			       "zram behind a loop device",
 			       pc_human_size(o->wss, a, sizeof(a)), version,
 			       pc_human_size(o->limit, b, sizeof(b)), o->passes);
+		if (o->device == SWDEV_SLOW && S.dev)
+			out_human_line("slow device: each read delayed %.3g ms; %llu reads, %llu of "
+				       "them delayed, at most %llu at once", (double)o->latency_ns / 1e6,
+				       (unsigned long long)S.dev->reads,
+				       (unsigned long long)S.dev->delayed,
+				       (unsigned long long)S.dev->max_inflight);
 	}
 out:
 	teardown();
@@ -1160,6 +1328,10 @@ out:
 	else
 		bench_state_close(&S.state);
 	free(cfg);
+	if (S.dev && !S.fuse_pid) {
+		munmap(S.dev, sizeof(*S.dev));
+		S.dev = NULL;
+	}
 	free((char *)S.rotational.path);
 	S.rotational.path = NULL;
 	if (S.imgdirfd >= 0)

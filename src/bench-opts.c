@@ -18,8 +18,8 @@ static const struct cli_opt warmup_opts[] = {
 	  "trials (default 5; conditions shuffled in each)", 0 },
 	{ "dir", 0, 0, O_DIR, "DIR", CC_DIR, NULL,
 	  "where the database is made once and kept\n(default /var/tmp/pagecache-bench, made 0700); it must\n"
-	  "be yours and not writable by group or others; swapin\nwith --swap-device file: where the image goes, in a\n"
-	  "fresh directory of its own (default /var/tmp)", 0 },
+	  "be yours and not writable by group or others; swapin\nwith --swap-device file or slow: where the image or the\n"
+	  "mount goes, in a fresh directory of its own (default\n/var/tmp)", 0 },
 	{ "worker", 0, 0, O_WORKER, "DB", CC_FILE, NULL,
 	  "internal: the query worker of one condition", 0 },
 	{ 0 }
@@ -60,9 +60,12 @@ static const struct cli_opt swapin_opts[] = {
 	  "anonymous memory touched (default 192M)", 0 },
 	{ "passes", 0, 0, O_PASSES, "N", CC_NONE, NULL, "touches = N x pages (default 5)", 0 },
 	{ "threads", 0, 0, O_THREADS, "N", CC_NONE, NULL, "mt-random threads (default 2 per CPU)", 0 },
-	{ "swap-device", 0, 0, O_SWAPDEV, "D", CC_WORDS, "zram-loop zram file",
+	{ "swap-device", 0, 0, O_SWAPDEV, "D", CC_WORDS, "zram-loop zram file slow",
 	  "zram-loop (default: a private zram behind a loop device,\nwhere readahead happens), zram "
-	  "(control: the kernel\nskips readahead on it) or file (a loop device over a\nfile in --dir)", 0 },
+	  "(control: the kernel\nskips readahead on it), file (a loop device over a\nfile in --dir) or "
+	  "slow[:LATENCY] (a loop device over the\nfile of a FUSE daemon, mounted in a fresh directory\n"
+	  "in --dir, that answers each read LATENCY after it\ncame, default 1ms, like a network disk: "
+	  "500us, 2ms)", 0 },
 	{ 0 }
 };
 

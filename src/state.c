@@ -265,7 +265,7 @@ int bench_knob_restore(struct bench_knob *k)
  * ---- surviving a kill -9 ----
  * An experiment that changes the system notes each change, as it makes
  * it, in /run/pagecache/KIND-PID.state ("knob PATH VALUE", "swap DEV",
- * "loop DEV", "zram ID", "file PATH", "cgroup DIR", "mount DIR", "dir DIR"). A clean exit removes
+ * "loop DEV", "zram ID", "file PATH", "cgroup DIR", "mount DIR", "fuse DIR", "dir DIR"). A clean exit removes
  * the file. The next run of that kind finds the files of dead processes
  * and undoes their lines in reverse order (a SIGKILL cannot be caught).
  */
@@ -450,7 +450,32 @@ static bool swap_image_path(const char *p)
 	return !strncmp(name, SWAP_DIR_PREFIX, strlen(SWAP_DIR_PREFIX)) && plain_word(name, 255);
 }
 
-/* A loop device backed by our image or by a zram device (zram-loop)? */
+/* The slow device's mount point: DIR/pagecache-swapin-*\/mnt, in a directory of ours */
+static bool our_dir(const char *p);
+static bool slow_mnt_path(const char *p)
+{
+	char dir[PATH_MAX];
+	size_t l = strlen(p);
+
+	if (!plain_path(p) || l < 5 || l >= sizeof(dir) || strcmp(p + l - 4, "/mnt"))
+		return false;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(l - 4), p);
+	return our_dir(dir);
+}
+
+/* The slow device's file: DIR/pagecache-swapin-*\/mnt/swap.img */
+static bool slow_image_path(const char *p)
+{
+	char mnt[PATH_MAX];
+	size_t l = strlen(p);
+
+	if (l < 14 || l >= sizeof(mnt) || strcmp(p + l - 9, "/swap.img"))
+		return false;
+	snprintf(mnt, sizeof(mnt), "%.*s", (int)(l - 9), p);
+	return slow_mnt_path(mnt);
+}
+
+/* A loop device backed by our image (a file's or the slow device's) or by a zram device (zram-loop)? */
 static int loop_backing_ours(long n)
 {
 	char p[96], back[PATH_MAX];
@@ -462,7 +487,8 @@ static int loop_backing_ours(long n)
 	l = strlen(back);
 	if (l > 10 && !strcmp(back + l - 10, " (deleted)"))
 		back[l - 10] = 0;
-	return dev_number(back, "/dev/zram") >= 0 || swap_image_path(back) ? 1 : 0;
+	return dev_number(back, "/dev/zram") >= 0 || swap_image_path(back) || slow_image_path(back)
+	       ? 1 : 0;
 }
 
 /* A readtwice directory: /var/tmp/pagecache-readtwice-PID[.XXXXXX][/mnt] */
@@ -640,6 +666,18 @@ static int undo_line(const char *key, char *val)
 			return -EPERM;
 		return umount2(val, MNT_DETACH | UMOUNT_NOFOLLOW) == 0 || errno == EINVAL ||
 		       errno == ENOENT ? 0 : -errno;
+	}
+	if (!strcmp(key, "fuse")) {
+		/*
+		 * The slow device (bench swapin): detached, its daemon's session
+		 * ends once the loop device has let go (undone before this), and
+		 * the daemon with it; then the empty mount point goes.
+		 */
+		if (!slow_mnt_path(val))
+			return -EPERM;
+		if (umount2(val, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT)
+			return -errno;
+		return rmdir(val) == 0 || errno == ENOENT ? 0 : -errno;
 	}
 	if (!strcmp(key, "dir")) {
 		if (!our_dir(val))

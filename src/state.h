@@ -56,7 +56,8 @@ struct bench_knob {
  * so that the next run of that kind undoes what a killed one (SIGKILL)
  * left: knobs (noted by bench_knob_set once a state is open), "swap DEV",
  * "loop DEV", "zram ID", "zram-borrowed ID", "file PATH", "cgroup DIR",
- * "mount DIR" (detached), "dir DIR" (removed if empty).
+ * "mount DIR" (detached), "fuse DIR" (the slow swap device's mount point:
+ * detached, which ends its daemon, and removed), "dir DIR" (removed if empty).
  */
 struct bench_state {
 	char path[128];

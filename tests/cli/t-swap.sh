@@ -47,9 +47,13 @@ t_is "and makes nothing in it" "$(ls -A w777 | wc -l)" 0
 mkdir -p /run/pagecache
 echo precious >victim; mkdir victimdir cgvictim victimmnt; echo 1 >knobvictim
 mount -t tmpfs pc-test-victim victimmnt && T_CLEANUP+=("umount $T_DIR/victimmnt")
+# named as the slow device's mount point, but in a directory others may read (0755)
+mkdir -m 755 pagecache-swapin-99.forged pagecache-swapin-99.forged/mnt
+mount -t tmpfs pc-test-victim pagecache-swapin-99.forged/mnt &&
+	T_CLEANUP+=("umount $T_DIR/pagecache-swapin-99.forged/mnt")
 f0=/run/pagecache/swapin-99$$0.state
-printf 'file %s\ndir %s\nknob %s 7\ncgroup %s\nmount %s\n' "$T_DIR/victim" "$T_DIR/victimdir" \
-	"$T_DIR/knobvictim" "$T_DIR/cgvictim" "$T_DIR/victimmnt" >$f0
+printf 'file %s\ndir %s\nknob %s 7\ncgroup %s\nmount %s\nfuse %s\n' "$T_DIR/victim" "$T_DIR/victimdir" \
+	"$T_DIR/knobvictim" "$T_DIR/cgvictim" "$T_DIR/victimmnt" "$T_DIR/pagecache-swapin-99.forged/mnt" >$f0
 chmod 600 $f0
 T_CLEANUP+=("rm -f $f0")
 for n in 1 2 3; do
@@ -69,6 +73,9 @@ t_ok "nor its directory" test -d victimdir
 t_is "nor its knob written" "$(cat knobvictim)" 1
 t_ok "nor its cgroup removed" test -d cgvictim
 t_ok "nor its mount detached" mountpoint -q victimmnt
+t_ok "nor one named as the slow device's, in a directory not root's 0700" \
+	mountpoint -q pagecache-swapin-99.forged/mnt
+t_ok "and it says so for that line too" grep -q "ignoring 'fuse $T_DIR/pagecache-swapin-99.forged/mnt'" f.err
 t_ok "and it says so" grep -q "ignoring 'file $T_DIR/victim' in '$f0'" f.err
 for n in 1 2 3; do
 	t_ok "a state file not root's own ($n) is not acted upon" test -d /var/tmp/pagecache-readtwice-99$$$n
@@ -208,6 +215,54 @@ t_is "--swap-device zram runs" $? 0
 t_ok "and on it swap-in reads nothing ahead (the kernel bypasses the swap cache)" \
 	jq -e '.results[0].metrics.swap_ra.mean < 100 and .results[0].metrics.pswpin.mean > 1000' z.json
 t_is "left as found" "$(state)" "$before"
+
+# the slow device: a loop device (direct I/O) over a file of a FUSE daemon
+# that answers each read LATENCY after it came; small, so it takes seconds
+daemons() { pgrep -x pc-slowdev | wc -l; }
+fusemounts() { grep -c '^pagecache-slow ' /proc/mounts; }
+if [ ! -c /dev/fuse ] || ! grep -qw fuse /proc/filesystems; then
+	t_skip "--swap-device slow" "this kernel has no FUSE (/dev/fuse)"
+else
+	d0=$(daemons)
+	pc bench swapin --swap-device slow:200us --workload seq --page-cluster 0,3 --vma-ra on \
+		--runs 1 --working-set 16M --limit 8M --passes 1 --json >sl.json 2>sl.err
+	t_is "--swap-device slow:200us runs" $? 0
+	t_is "it names the device" "$(jq -r .setup.swap sl.json)" \
+		"slow: a loop device over a FUSE file, reads delayed"
+	t_is "and its latency, in seconds" "$(jq .setup.device_latency_s sl.json)" 0.0002
+	t_ok "swap goes through the daemon: every row swapped in, and it served reads" \
+		jq -e '[.results[].metrics | .pswpin.mean > 1000 and .device_reads.mean > 0] | all' sl.json
+	t_ok "every read it served was answered no sooner than its latency" \
+		jq -e '.setup.device_reads > 0 and .setup.device_reads_delayed == .setup.device_reads and
+		       .setup.device_mean_read_s >= 0.0002' sl.json
+	t_ok "at page-cluster 0 every page swapped in is a read of its own" \
+		jq -e '.results[] | select(.page_cluster == 0) | .metrics.device_reads.mean >= .metrics.pswpin.mean' sl.json
+	t_ok "at 3 readahead brings several pages with one read" \
+		jq -e '.results[] | select(.page_cluster == 3) | .metrics.device_reads.mean * 2 < .metrics.pswpin.mean' sl.json
+	t_is "after it the system is as found" "$(state)" "$before"
+	t_is "no FUSE mount of it is left" "$(fusemounts)" 0
+	t_is "nor its daemon" "$(daemons)" "$d0"
+	pc bench swapin --swap-device slow:fast --quick >o 2>e; t_is "a latency without a unit exits 2" $? 2
+	t_ok "and says what it takes" grep -q "with a unit: 500us, 2ms" e
+
+	# kill -9: the daemon outlives the bench (swap may still be on it), the next run ends it
+	"$PAGECACHE" bench swapin --swap-device slow:200us --workload seq --page-cluster 0 --vma-ra on \
+		--runs 50 --working-set 16M --limit 8M --passes 2 >/dev/null 2>/dev/null &
+	bp=$!
+	T_CLEANUP+=("t_kill $bp")
+	t_wait 60 eval '[ "$(wc -l </proc/swaps)" -gt "$swaps0" ]'
+	dp=$(pgrep -x -P $bp pc-slowdev)
+	kill -9 $bp; wait $bp 2>/dev/null
+	t_ok "a killed bench leaves its FUSE mount" grep -q "^pagecache-slow [^ ]*/pagecache-swapin-$bp\." /proc/mounts
+	t_ok "and its daemon, alive" test -n "$dp" -a -d "/proc/$dp"
+	t_ok "and its loop device" eval 'losetup -a | grep -q "pagecache-swapin-$bp\..*/mnt/swap.img"'
+	pc tune swap --auto --duration 0.2 -i 0.1 >/dev/null 2>sk.err
+	t_ok "the next run undoes it and says so" grep -q "undid what a killed run (pid $bp)" sk.err
+	t_ok "its daemon ends with the unmount" t_wait 10 t_gone "$dp"
+	t_is "no FUSE mount of it is left" "$(fusemounts)" 0
+	t_ok "nor its directory" eval '! ls -d /var/tmp/pagecache-swapin-$bp.* 2>/dev/null'
+	t_is "the system is as found again (swaps, loop devices, knobs, cgroups)" "$(state)" "$before"
+fi
 
 # tune swap --auto restores what it found, on SIGTERM too
 pc tune swap --auto --min 5 --max 5 -i 0.1 --duration 0.5 --json >a.json 2>a.err
