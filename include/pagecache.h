@@ -537,7 +537,9 @@ int pc_vmstat_read(const char *const *names, uint64_t *vals, size_t n);
  * once an interval, the deltas of swap_ra, swap_ra_hit and pswpin, it
  * returns the page-cluster to use. Hysteresis: a move needs `confirm`
  * intervals in a row beyond a threshold, and between the thresholds it
- * holds. At 0 (no readahead, so no hits to see) it probes 1 after
+ * holds. An interval with fewer than `min_swapins` swap-ins is added to
+ * the next (up to 4 together: a slow device at page-cluster 0 swaps in
+ * little each interval); fewer over 4 is idle, and forgotten. At 0 (no readahead, so no hits to see) it probes 1 after
  * `probe_wait` intervals of swapping: `probe_after` (1) at first, doubled
  * after each probe that found no hits, up to `probe_max` (32), and back to
  * `probe_after` when a probe pays. While climbing from a probe that paid,
@@ -549,7 +551,7 @@ struct pc_swap_tuner {
 	int pc;				/* current page-cluster */
 	int min_pc, max_pc;		/* 0 and 5 by default */
 	double up_ratio, down_ratio;	/* hit ratio thresholds: 0.75, 0.40 */
-	uint64_t min_swapins;		/* fewer pswpin an interval: no decision (64) */
+	uint64_t min_swapins;		/* fewer pswpin (over up to 4 intervals): no decision (64) */
 	int confirm;			/* intervals in a row to move (2) */
 	int probe_after;		/* intervals at 0 before the first probe (1) */
 	int up, down, idle_at_zero;	/* streaks */
@@ -561,6 +563,8 @@ struct pc_swap_tuner {
 	uint64_t probe_at;		/* the interval of the last probe */
 	uint64_t settled_at;		/* the interval of the last move that stayed; 0: none */
 	uint64_t probes, fruitless;	/* probes made, and those that found no hits */
+	uint64_t acc_ra, acc_hit, acc_swpin;	/* intervals too thin to judge, summed */
+	int acc_n;			/* how many (a slow device at 0 swaps in little) */
 };
 void pc_swap_tuner_init(struct pc_swap_tuner *t, int page_cluster);
 int pc_swap_tuner_step(struct pc_swap_tuner *t, uint64_t d_ra, uint64_t d_hit, uint64_t d_swpin);

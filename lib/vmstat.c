@@ -104,10 +104,20 @@ int pc_swap_tuner_step(struct pc_swap_tuner *t, uint64_t d_ra, uint64_t d_hit, u
 
 	t->intervals++;
 	t->last_ratio = -1;
-	if (d_swpin < t->min_swapins) {
+	t->acc_ra += d_ra;
+	t->acc_hit += d_hit;
+	t->acc_swpin += d_swpin;
+	t->acc_n++;
+	if (t->acc_swpin < t->min_swapins) {
 		/* too little swap-in to judge: keep the setting and the streaks */
+		if (t->acc_n >= 4)
+			t->acc_ra = t->acc_hit = t->acc_swpin = t->acc_n = 0;	/* idle */
 		return t->pc;
 	}
+	/* judged on what the thin intervals before this one added up to */
+	d_ra = t->acc_ra;
+	d_hit = t->acc_hit;
+	t->acc_ra = t->acc_hit = t->acc_swpin = t->acc_n = 0;
 	if (t->probe_wait <= 0)		/* the first wait, as the caller may have set it */
 		t->probe_wait = t->probe_after > 0 ? t->probe_after : 1;
 	if (t->pc == 0) {

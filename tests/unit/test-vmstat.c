@@ -121,6 +121,16 @@ int main(void)
 	}
 	pc_swap_tuner_init(&tu, 0);
 	ok(feed(&tu, 100, 0, 0, 10) == 0, "idle at 0 (no swap-in): no probing");
+	/* a slow device at 0: 40 swap-ins an interval, fewer than 64, yet swapping */
+	pc_swap_tuner_init(&tu, 0);
+	ok(pc_swap_tuner_step(&tu, 0, 0, 40) == 0 && pc_swap_tuner_step(&tu, 0, 0, 40) == 1,
+	   "thin intervals add up: two of 40 swap-ins make one to judge, and the probe comes");
+	ok(pc_swap_tuner_step(&tu, 30, 28, 40) == 1 && pc_swap_tuner_step(&tu, 30, 28, 40) == 2,
+	   "and the hits of the two count together");
+	pc_swap_tuner_init(&tu, 0);
+	ok(feed(&tu, 3, 0, 0, 15) == 0 && pc_swap_tuner_step(&tu, 0, 0, 15) == 0 &&
+	   tu.acc_n == 0 && feed(&tu, 3, 0, 0, 15) == 0,
+	   "but fewer than 64 over 4 intervals is idle, forgotten: no probe");
 	pc_swap_tuner_init(&tu, 2);
 	ok(pc_swap_tuner_step(&tu, 100, 500, 1000) == 2 && tu.last_ratio == 1.0,
 	   "hits above readahead (late counting) are capped at 100%%");
