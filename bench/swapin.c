@@ -71,6 +71,7 @@ static const char *const vm_names[] = { "pgmajfault", "pgpgin", "pgpgout", "pswp
 #define NVM (sizeof(vm_names) / sizeof(vm_names[0]))
 
 #define PC_AUTO (-1)
+#define OOM_RETRIES 3			/* a run the OOM killer stopped is made again */
 #define MAX_CONFIGS (WL_COUNT * 9 * 2)
 #define MAX_RUNS 64
 
@@ -1073,7 +1074,7 @@ int bench_swapin(const struct swapin_opts *o)
 	struct sigaction sa = { .sa_handler = on_signal }, old[3], old_pipe;
 	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
 	struct config *cfg;
-	int ncfg = 0, rc = 0, total, done = 0, version;
+	int ncfg = 0, rc = 0, total, done = 0, version, oom_retries = 0;
 	char parent[700], other[400] = "";
 	bool warned[NVM] = { false };
 	uint64_t seed = 0x9e3779b97f4a7c15ULL;
@@ -1244,6 +1245,21 @@ int bench_swapin(const struct swapin_opts *o)
 					c->vma ? "on" : "off");
 			}
 			rc = run_one(o, c, warned);
+			/*
+			 * The memory cgroup's OOM killer, which a slow device provokes
+			 * (swap cache pages wait out the latency locked): the run is
+			 * made again, up to OOM_RETRIES times in a row, and counted.
+			 */
+			for (int k = 0; rc == -ENOMEM && !interrupted && k < OOM_RETRIES; k++) {
+				char l[16];
+
+				pc_label(c->pc, l, sizeof(l));
+				oom_retries++;
+				cli_warn("the workload was killed (OOM?) in %s %s vma_ra %s: running it "
+					 "again (%d of %d)", wl_names[c->workload], l, c->vma ? "on" : "off",
+					 k + 1, OOM_RETRIES);
+				rc = run_one(o, c, warned);
+			}
 			if (interrupted)
 				rc = -EINTR;
 			done++;
@@ -1277,6 +1293,7 @@ int bench_swapin(const struct swapin_opts *o)
 		orec_u64(&rec, "threads", (uint64_t)o->threads, 0);
 		orec_u64(&rec, "runs", (uint64_t)o->runs, 0);
 		orec_bool(&rec, "vma_ra_effective", !other[0]);
+		orec_u64(&rec, "oom_retries", (uint64_t)oom_retries, 0);
 		if (o->device == SWDEV_SLOW && S.dev) {
 			struct slowdev_stats d;
 

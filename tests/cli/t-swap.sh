@@ -230,6 +230,7 @@ else
 	t_is "it names the device" "$(jq -r .setup.swap sl.json)" \
 		"slow: a loop device over a FUSE file, reads delayed"
 	t_is "and its latency, in seconds" "$(jq .setup.device_latency_s sl.json)" 0.0002
+	t_ok "setup counts the runs made again after an OOM kill" jq -e '.setup.oom_retries | type == "number"' sl.json
 	t_ok "swap goes through the daemon: every row swapped in, and it served reads" \
 		jq -e '[.results[].metrics | .pswpin.mean > 1000 and .device_reads.mean > 0] | all' sl.json
 	t_ok "every read it served was answered no sooner than its latency" \
