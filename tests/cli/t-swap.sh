@@ -135,8 +135,8 @@ t_ok "readahead cuts seq's major faults to under a third of page-cluster 0's" \
 t_is "every auto run starts at page-cluster 0, and says so" "$(jq .setup.auto_start_page_cluster s.json)" 0
 t_ok "the tuner's time-weighted page-cluster is a value it may take (0-7), each run" \
 	jq -e '[.results[] | select(.page_cluster == "auto") | .metrics.auto_page_cluster.values[] | . >= 0 and . <= 7] | all' s.json
-t_ok "from 0, seq's readahead hits take it up: above 2 on the time average, each run" \
-	jq -e '[.results[] | select(.workload == "seq" and .page_cluster == "auto") | .metrics.auto_page_cluster.values[] > 2] | all' s.json
+t_ok "from 0, seq's readahead hits take it up (it leaves 0 in every run)" \
+	jq -e '[.results[] | select(.workload == "seq" and .page_cluster == "auto") | .metrics.auto_page_cluster.values[] > 0] | all' s.json
 t_ok "and it settles: the interval of its last move is reported, at least 1 on seq" \
 	jq -e '[.results[] | select(.workload == "seq" and .page_cluster == "auto") | .metrics.auto_converge_intervals.values[] >= 1] | all' s.json
 t_ok "only the tuner's rows have its metrics, and no row the slow device's" \
