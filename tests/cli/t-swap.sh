@@ -121,8 +121,10 @@ for m in real user sys pgmajfault pgpgin pgpgout pswpin pswpout swap_ra swap_ra_
 done
 t_is "the tuner's rows have page_cluster \"auto\"" \
 	"$(jq '[.results[] | select(.page_cluster == "auto")] | length' s.json)" 4
-t_ok "it swapped: pswpout and pswpin in every row" \
-	jq -e '[.results[].metrics | .pswpout.mean > 0 and .pswpin.mean > 0] | all' s.json
+# (pswpout of a random row can be 0 in every run: its swap-ins stay in the
+# swap cache with their slots, and reclaim drops them clean, writing nothing)
+t_ok "it swapped: pswpin in every row, pswpout in every seq row" \
+	jq -e '[.results[] | .metrics.pswpin.mean > 0 and (.workload != "seq" or .metrics.pswpout.mean > 0)] | all' s.json
 t_ok "readahead really happens on this swap: seq at page-cluster 3 reads ahead" \
 	jq -e '[.results[] | select(.workload == "seq" and .page_cluster == 3) | .metrics.swap_ra.mean > 1000] | all' s.json
 t_ok "and page-cluster 0 reads nothing ahead" \
