@@ -46,12 +46,17 @@ const char *pc_openq_engine(const struct pc_openq *q);
  * Open names[0..n) (n <= depth) relative to dirfd with flags (O_CLOEXEC
  * added; O_NOATIME dropped where the kernel refuses it, as pc_sys_openat
  * does); ret_fd[i] is the fd or -errno, each through the "open" fault
- * point. The closes queued so far go first, in the same call.
+ * point. No mount is crossed: a name with one on it gives -EXDEV
+ * (openat2's RESOLVE_NO_XDEV; where the kernel has no openat2, mounts are
+ * crossed). The closes queued so far go first, in the same call. q may
+ * be NULL: the same opens one by one.
  */
 void pc_openq_openat(struct pc_openq *q, int dirfd, const char *const *names, unsigned n,
 		     int flags, int *ret_fd);
 /* Close fd with the next call (at once without a ring); q may be NULL. */
 void pc_openq_close(struct pc_openq *q, int fd);
+/* one open as a batch's would be made (mounts not crossed: -EXDEV) */
+int pc_openq_open_one(int dirfd, const char *name, int flags);
 /* Close what is queued now. */
 void pc_openq_flush(struct pc_openq *q);
 bool pc_openq_pending(const struct pc_openq *q);

@@ -41,6 +41,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define CLOSE_TAG UINT64_MAX
@@ -160,6 +161,54 @@ bool pc_openq_pending(const struct pc_openq *q)
 }
 
 /*
+ * One open made here, as the ring's are: no mount crossed (a name with a
+ * mount on it, a file bind-mounted over another, comes back -EXDEV for the
+ * caller to judge before opening it: a device mounted there would have its
+ * driver's open run otherwise), no magic link; openat(2) where the kernel
+ * has no openat2 (before 5.6: mounts are crossed there, as before).
+ */
+static atomic_bool no_openat2;
+
+static int open_here(int dirfd, const char *name, int flags)
+{
+	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC),
+				.resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS };
+	long fd;
+
+	if (atomic_load_explicit(&no_openat2, memory_order_relaxed))
+		return pc_sys_openat_raw(dirfd, name, flags);
+	do
+		fd = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0 && errno == EPERM && (flags & O_NOATIME)) {	/* not ours */
+		how.flags &= ~(uint64_t)O_NOATIME;
+		do
+			fd = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+		while (fd < 0 && errno == EINTR);
+	}
+	if (fd < 0 && errno == ENOSYS) {
+		atomic_store_explicit(&no_openat2, true, memory_order_relaxed);
+		return pc_sys_openat_raw(dirfd, name, flags);
+	}
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* open_here behind the "open" fault point, as pc_sys_openat is */
+static int open_checked(int dirfd, const char *name, int flags)
+{
+	int e;
+
+	while ((e = pc_sys_injected(PC_SYS_OPEN)) == EINTR)
+		;	/* as a real EINTR would be: retried */
+	return e > 0 ? -e : open_here(dirfd, name, flags);
+}
+
+int pc_openq_open_one(int dirfd, const char *name, int flags)
+{
+	return open_checked(dirfd, name, flags);
+}
+
+/*
  * What a CQE of an open says, as openat(2) would have: -EAGAIN is
  * RESOLVE_CACHED's "the lookup would block", -EINVAL a kernel that does
  * not know RESOLVE_CACHED (then dropped); both are opened here, in this
@@ -178,10 +227,10 @@ static int open_result(struct pc_openq *q, int res, int dirfd, const char *name,
 			q->cached = false;
 		else
 			q->uncached++;
-		return pc_sys_openat_raw(dirfd, name, flags);
+		return open_here(dirfd, name, flags);
 	}
 	if (res == -EPERM && (flags & O_NOATIME))	/* not ours: no O_NOATIME */
-		return pc_sys_openat_raw(dirfd, name, flags & ~O_NOATIME);
+		return open_here(dirfd, name, flags & ~O_NOATIME);
 	return res;
 }
 
@@ -227,7 +276,7 @@ static void ring_failed(struct pc_openq *q, const char *const *names, int dirfd,
 			close(s->arg);
 			q->inflight--;
 		} else {
-			fds[s->arg] = pc_sys_openat_raw(dirfd, names[s->arg], flags);
+			fds[s->arg] = open_here(dirfd, names[s->arg], flags);
 			(*waiting)--;
 		}
 	}
@@ -312,10 +361,10 @@ void pc_openq_openat(struct pc_openq *q, int dirfd, const char *const *names, un
 {
 	unsigned waiting = 0;
 
-	if (!q->ring_ok) {
+	if (!q || !q->ring_ok) {	/* no queue (no memory for one) or no ring */
 		pc_openq_flush(q);
 		for (unsigned i = 0; i < n; i++)
-			ret_fd[i] = pc_sys_openat(dirfd, names[i], flags);
+			ret_fd[i] = open_checked(dirfd, names[i], flags);
 		return;
 	}
 	q->norder = 0;
@@ -327,13 +376,8 @@ void pc_openq_openat(struct pc_openq *q, int dirfd, const char *const *names, un
 		 */
 		q->by_hand--;
 		submit(q, NULL, -1, 0, NULL, &waiting);
-		for (unsigned i = 0; i < n; i++) {
-			int e;
-
-			while ((e = pc_sys_injected(PC_SYS_OPEN)) == EINTR)
-				;
-			ret_fd[i] = e > 0 ? -e : pc_sys_openat_raw(dirfd, names[i], flags);
-		}
+		for (unsigned i = 0; i < n; i++)
+			ret_fd[i] = open_checked(dirfd, names[i], flags);
 		return;
 	}
 	/*
@@ -344,10 +388,11 @@ void pc_openq_openat(struct pc_openq *q, int dirfd, const char *const *names, un
 	 * Not RESOLVE_BENEATH: the names are single components from
 	 * getdents64, opened O_NOFOLLOW beneath dirfd, which is what it would
 	 * promise, and its last check (path_is_under) takes the global
-	 * mount_lock for every open.
+	 * mount_lock for every open. RESOLVE_NO_XDEV: a mount on a name
+	 * comes back (EXDEV), for the caller to look at before it is opened.
 	 */
 	q->how = (struct open_how){ .flags = (uint64_t)(flags | O_CLOEXEC),
-				    .resolve = RESOLVE_NO_MAGICLINKS |
+				    .resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS |
 					       (q->cached ? RESOLVE_CACHED : 0) };
 	for (unsigned i = 0; i < n && i < q->depth; i++) {
 		struct io_uring_sqe *sqe;
@@ -361,7 +406,7 @@ void pc_openq_openat(struct pc_openq *q, int dirfd, const char *const *names, un
 		}
 		sqe = io_uring_get_sqe(&q->ring);
 		if (!sqe) {	/* cannot be (see queue_closes) */
-			ret_fd[i] = pc_sys_openat_raw(dirfd, names[i], flags);
+			ret_fd[i] = open_here(dirfd, names[i], flags);
 			continue;
 		}
 		io_uring_prep_openat2(sqe, dirfd, names[i], &q->how);
@@ -371,7 +416,7 @@ void pc_openq_openat(struct pc_openq *q, int dirfd, const char *const *names, un
 		waiting++;
 	}
 	for (unsigned i = q->depth; i < n; i++)	/* more than asked for: one by one */
-		ret_fd[i] = pc_sys_openat(dirfd, names[i], flags);
+		ret_fd[i] = open_checked(dirfd, names[i], flags);
 	q->uncached = 0;
 	submit(q, names, dirfd, flags, ret_fd, &waiting);
 	/*

@@ -12,7 +12,10 @@
  * link may lead anywhere (-L, roots), it is reached with O_PATH and that
  * very inode reopened, so a link retargeted at a device is never opened
  * (open_file says what each path costs and what is left). FIFOs,
- * sockets and devices inside trees are skipped unopened; named as roots
+ * sockets and devices inside trees are skipped unopened as listed (one
+ * swapped in between the listing and the batch's open is opened
+ * O_NONBLOCK, judged by its fd's fstat and closed at once: file_opened;
+ * what is mounted on a name is judged before it is opened); named as roots
  * they are refused unopened (a block device too: opening a device can
  * have effects, and its buffer cache is not a file's page cache). d_type
  * avoids a stat per directory entry; without -L the regular files of one
@@ -113,6 +116,7 @@ struct worker {
 	const char **names;	/* the batch: regular files of one dents buffer */
 	int *fds;		/* ... opened: fd or -errno */
 	unsigned nb;
+	unsigned batch;		/* this worker's batch now (w->batch, halved at EMFILE) */
 	char *pbuf;		/* the path being handed over */
 	size_t pcap;
 };
@@ -591,6 +595,35 @@ static void file_opened(struct worker *wk, const struct dnode *d, const char *na
 		pc_openq_close(wk->q, fd);
 		return;
 	}
+	if (fd == -EMFILE || fd == -ENFILE) {
+		/*
+		 * Out of descriptors with the batch's (a low hard limit, and a
+		 * caller such as warm keeping its own in flight): the closes
+		 * queued are made, the batches of this worker halved, and this
+		 * one tried again, now that those before it are handed over.
+		 */
+		pc_openq_flush(wk->q);
+		if (wk->batch > 1)
+			wk->batch /= 2;
+		fd = pc_openq_open_one(d->fd, name, FILE_FLAGS | O_NOFOLLOW);
+	}
+	if (fd == -EXDEV) {
+		/*
+		 * Something is mounted on the name (a file bind-mounted over
+		 * it, as runtimes mask files with /dev/null): what is there is
+		 * looked at before it is opened, and only a regular file is.
+		 */
+		if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			event(w, errno == ENOENT ? PC_WALK_VANISHED : PC_WALK_ERROR, path, errno);
+			return;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			event(w, S_ISLNK(st.st_mode) ? PC_WALK_SKIP_SYMLINK : PC_WALK_SKIP_SPECIAL,
+			      path, 0);
+			return;
+		}
+		fd = pc_sys_openat(d->fd, name, FILE_FLAGS | O_NOFOLLOW);
+	}
 	if (fd == -ELOOP) {
 		event(w, PC_WALK_SKIP_SYMLINK, path, 0);	/* a link now */
 		return;
@@ -609,7 +642,9 @@ static void file_opened(struct worker *wk, const struct dnode *d, const char *na
 	}
 	rc = pc_sys_fstat(fd, &st);
 	if (rc < 0 || !S_ISREG(st.st_mode)) {
-		pc_openq_close(wk->q, fd);
+		/* at once, not with the next batch: a FIFO swapped in since the
+		   listing lets its writer through for as long as it is open */
+		close(fd);
 		if (rc < 0)
 			event(w, PC_WALK_ERROR, path, -rc);
 		else if (S_ISDIR(st.st_mode))	/* a file when listed: that one is gone */
@@ -683,7 +718,7 @@ static void list_dir(struct worker *wk, struct dnode *d)
 					continue;
 				}
 				wk->names[wk->nb++] = name;
-				if (wk->nb == w->batch)
+				if (wk->nb >= wk->batch)
 					flush_files(wk, d);
 				continue;
 			}
@@ -724,7 +759,7 @@ static void list_dir(struct worker *wk, struct dnode *d)
 					continue;
 				}
 				wk->names[wk->nb++] = name;
-				if (wk->nb == w->batch)
+				if (wk->nb >= wk->batch)
 					flush_files(wk, d);
 			} else {
 				event(w, PC_WALK_SKIP_SPECIAL, path, 0);
@@ -969,6 +1004,7 @@ int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *
 		wks[i].w = &w;
 		wks[i].id = i;
 		wks[i].dents = malloc(DENTS_BUF);
+		wks[i].batch = w.batch;
 		wks[i].names = calloc(w.batch, sizeof(*wks[i].names));
 		wks[i].fds = calloc(w.batch, sizeof(*wks[i].fds));
 		if (!wks[i].dents || !wks[i].names || !wks[i].fds) {

@@ -669,6 +669,19 @@ int main(void)
 	} else {
 		skip("needs CAP_SETUID and CAP_SETGID: becoming nobody", "unreadable directory");
 	}
+	/* no queue (pc_openq_new had no memory: walk.c goes on without
+	   one): the same opens one by one, not a NULL dereference */
+	{
+		const char *names[] = { "a", "no-such" };
+		int fds[2] = { -1, -1 }, dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		pc_openq_openat(NULL, dfd, names, 2, O_RDONLY | O_NOFOLLOW, fds);
+		ok(fds[0] >= 0 && fds[1] == -ENOENT, "no queue: the opens one by one (%d, %d)",
+		   fds[0], fds[1]);
+		pc_openq_close(NULL, fds[0]);
+		pc_openq_flush(NULL);
+		close(dfd);
+	}
 	close(sock);
 	rm_scratch();
 	return done_testing();
