@@ -22,6 +22,9 @@ struct warmup_opts {
 /* Run argv (stdout and stderr to /dev/null if quiet); 0 if it exited 0. */
 int bench_run_cmd(char *const argv[], bool quiet);
 /* waitpid, again after EINTR; 0 and *ret_status (may be NULL), or -errno. */
+/* /proc/loadavg's three averages ("0.52 0.61 0.70"), "" if unreadable:
+   the machine may be shared, and a result says so */
+void bench_loadavg(char *buf, size_t len);
 int bench_wait(pid_t pid, int *ret_status);
 
 /* sync, then drop the page cache (root); 0 or -errno. */

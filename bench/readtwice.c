@@ -428,19 +428,6 @@ static int run_report(const struct rt *r, const struct readtwice_opts *o, int ru
 	return 0;
 }
 
-/* "0.52 0.61 0.70" */
-static void loadavg(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/loadavg", "re");
-	double a, b, c;
-
-	buf[0] = 0;
-	if (f && fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3)
-		snprintf(buf, len, "%.2f %.2f %.2f", a, b, c);
-	if (f)
-		fclose(f);
-}
-
 /* The totals: over runs, mean and spread (one run: that run). */
 static void summary(const struct rt *r, const struct readtwice_opts *o,
 		    const struct run_figures *runs, const char *load0)
@@ -465,7 +452,7 @@ static void summary(const struct rt *r, const struct readtwice_opts *o,
 	pc_summarize(agg, (size_t)n, &sa);
 	pc_summarize(mean, (size_t)n, &sm);
 	pc_summarize(sd, (size_t)n, &ss);
-	loadavg(load1, sizeof(load1));
+	bench_loadavg(load1, sizeof(load1));
 	{
 		struct orec rec = { 0 };
 
@@ -580,7 +567,7 @@ int bench_readtwice(const struct readtwice_opts *o)
 	memset(&r, 0, sizeof(r));
 	r.state.fd = -1;
 	r.varfd = r.topfd = -1;
-	loadavg(load0, sizeof(load0));
+	bench_loadavg(load0, sizeof(load0));
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);

@@ -599,19 +599,6 @@ static int record_run(const char *exe, const char *db, const char *rec, double q
 	return 0;
 }
 
-/* /proc/loadavg's three averages, "" if unreadable: the machine may be shared */
-static void loadavg(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/loadavg", "re");
-	double a, b, c;
-
-	buf[0] = 0;
-	if (f && fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3)
-		snprintf(buf, len, "%.2f %.2f %.2f", a, b, c);
-	if (f)
-		fclose(f);
-}
-
 /* One condition's samples, per trial. */
 struct cond {
 	double q[64][NQ];
@@ -660,7 +647,7 @@ int bench_warmup(const struct warmup_opts *o)
 	snprintf(recsnap, sizeof(recsnap), "%s.rec.snap", db);
 	pagecache_exe(exe, sizeof(exe));
 	record_probe(exe, rec_why, acc_why, cut_why, sizeof(rec_why));
-	loadavg(load0, sizeof(load0));
+	bench_loadavg(load0, sizeof(load0));
 	for (int t = 0; t < trials; t++) {
 		int ord[NCOND], nord = 0;
 		double full_restore_s = 0, full_access_s = 0;
@@ -828,7 +815,7 @@ int bench_warmup(const struct warmup_opts *o)
 	}
 	if (o->progress)
 		fprintf(stderr, "\r\033[K");
-	loadavg(load1, sizeof(load1));
+	bench_loadavg(load1, sizeof(load1));
 	unlink(rec);
 	unlink(recsnap);
 
