@@ -307,6 +307,12 @@ int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **arg
  * `size` bytes each (padding included), into *sum.
  */
 void cli_sum_totals(void *sum, const void *per_thread, unsigned n, size_t size);
+/*
+ * n zeroed per-thread totals of `size` bytes (a multiple of align), aligned
+ * as their type says: a cache line each (calloc gives 16 bytes: UBSan's
+ * misaligned access, seen with warm -j1). NULL without memory; free().
+ */
+void *cli_alloc_totals(unsigned n, size_t size, size_t align);
 
 /* The memory budget's options, shared by warm, restore and lock. */
 struct cli_budget {

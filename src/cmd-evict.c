@@ -184,7 +184,7 @@ int cmd_evict(int argc, char **argv)
 	out_prom_metrics("evict", metrics, sizeof(metrics) / sizeof(metrics[0]));
 	c.list = c.list || co.prom_per_file;
 	nt = pc_walk_threads(&c.t.walk);
-	c.tot = calloc(nt, sizeof(*c.tot));
+	c.tot = cli_alloc_totals(nt, sizeof(*c.tot), _Alignof(__typeof__(*c.tot)));
 	if (!c.tot)
 		return EXIT_PARTIAL;
 	if (c.list) {	/* before the walk: rows are written as they come */

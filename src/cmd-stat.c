@@ -589,7 +589,7 @@ int cmd_stat(int argc, char **argv)
 		out_columns("files", cols, ncols);
 	}
 	nt = pc_walk_threads(&c.t.walk);
-	c.tot = calloc(nt, sizeof(*c.tot));
+	c.tot = cli_alloc_totals(nt, sizeof(*c.tot), _Alignof(__typeof__(*c.tot)));
 	if (!c.tot)
 		return EXIT_PARTIAL;
 	t0 = pc_now();

@@ -222,7 +222,7 @@ int cmd_warm(int argc, char **argv)
 	wo.progress = &c.progress;
 	nt = pc_walk_threads(&c.t.walk);
 	c.w = calloc(nt, sizeof(*c.w));
-	c.tot = calloc(nt, sizeof(*c.tot));
+	c.tot = cli_alloc_totals(nt, sizeof(*c.tot), _Alignof(__typeof__(*c.tot)));
 	if (!c.w || !c.tot)
 		return EXIT_PARTIAL;
 	for (unsigned i = 0; i < nt; i++) {

@@ -854,6 +854,15 @@ int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **arg
 	return targets_finish(t, argc - optind, argv + optind);
 }
 
+void *cli_alloc_totals(unsigned n, size_t size, size_t align)
+{
+	void *p = aligned_alloc(align, n * size);
+
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
 void cli_sum_totals(void *sum, const void *per_thread, unsigned n, size_t size)
 {
 	uint64_t *dst = sum;
