@@ -86,10 +86,21 @@ t_is "the totals count at least the reader's pages" \
 # read: named from the kernel's exec records, not "[exited]"
 cp "$(command -v cat)" pctopcat
 drop "$F"; cat "$F" >/dev/null
-( for i in $(seq 1 300); do ./pctopcat "$F" >/dev/null; done ) &
+# The cats start once top's events are open: a child forked before that
+# has no fork or exec record to be named by, and may be gone by the
+# time its events are read (seen under ASan, where top starts slower)
+rm -f cats.go
+( while [ ! -e cats.go ]; do sleep 0.01; done
+  for i in $(seq 1 300); do ./pctopcat "$F" >/dev/null; done ) &
 C=$!
 T_CLEANUP+=("t_kill $C")
-pc top --json --count 2 --interval 0.5 --pid "$C" --children >s.json 2>s.err
+"$PAGECACHE" top --json --count 2 --interval 0.5 --pid "$C" --children >s.json 2>s.err &
+TP=$!
+# its exec-record events (one a CPU) come first, then the tracepoints' (more)
+t_wait 20 sh -c '[ "$(find /proc/$1/fd -lname "anon_inode:*perf_event*" 2>/dev/null | wc -l)" -gt "$2" ]' \
+	- "$TP" "$((2 * $(getconf _NPROCESSORS_CONF)))"
+touch cats.go
+wait "$TP"
 t_kill "$C"
 t_is "short-lived processes keep their names (exec records), none is [exited]" \
 	"$(jq -s '[.[].rows[].comm] | [(map(select(. == "pctopcat")) | length > 2),
