@@ -11,7 +11,10 @@
  * change, with an environment of only what logging in and proxies need.
  * Plain HTTP is allowed for a registry on this host alone (localhost,
  * 127.0.0.1, [::1]); any other is told to require TLS, whatever
- * registries.conf says.
+ * registries.conf says. Every run of skopeo shares one deadline
+ * (--timeout, from the command's start): at it, skopeo's process group is
+ * killed and reaped, and the command fails saying so, whatever the
+ * registry does with its connection.
  *
  * pull trusts nothing the registry says: the manifest is read first
  * (skopeo inspect --raw, at most 4 MiB) and must be ours (media types,
@@ -31,13 +34,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <nettle/sha2.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,9 +59,17 @@
 #define MANIFEST_MAX (4u << 20)		/* what registries accept, at most */
 #define CONFIG_MAX (1u << 20)
 #define DEFAULT_MAX_SIZE (1ull << 30)
+#define DEFAULT_TIMEOUT 300		/* seconds, for the whole command */
 #define ERR_TAIL 4096			/* of skopeo's stderr, passed on */
 
-enum { OPT_MAXSIZE = 512 };
+enum { OPT_MAXSIZE = 512, OPT_TIMEOUT };
+
+/* both: one deadline for every run of skopeo (docs/security.md, "Registries") */
+#define TIMEOUT_OPT(verb)                                                              \
+	{ "timeout", 0, 0, OPT_TIMEOUT, "SECONDS", CC_NONE, NULL,                      \
+	  "give up after SECONDS (default 300; 0: no limit),\n"                        \
+	  "the whole " verb ": skopeo is killed then, what it\n"                       \
+	  "wrote removed, and the error names the timeout", 0 }
 
 static const struct cli_opt fmt_opts[] = {
 	{ "json", 'J', 0, OPT_JSON, "STYLE", CC_WORDS, "pretty short",
@@ -67,7 +81,10 @@ static const struct cli_opt fmt_opts[] = {
 };
 static const struct cli_group fmt_group = { "Output", fmt_opts };
 
-static const struct cli_opt push_opts[] = { { 0 } };
+static const struct cli_opt push_opts[] = {
+	TIMEOUT_OPT("push"),
+	{ 0 }
+};
 
 #define REF_HELP                                                                       \
 	"REF names the registry, the repository and a tag:\n"                          \
@@ -112,6 +129,7 @@ static const struct cli_opt pull_opts[] = {
 	  "the snapshot to write (required); written\natomically, never through a symbolic link", 0 },
 	{ "max-size", 0, 0, OPT_MAXSIZE, "SIZE", CC_SIZE, NULL,
 	  "refuse a snapshot larger than SIZE (default 1G),\nbefore it is fetched", 0 },
+	TIMEOUT_OPT("pull"),
 	{ 0 }
 };
 
@@ -359,6 +377,8 @@ struct oci {
 	char dirpath[PATH_MAX + 80];	/* the private directory */
 	int dirfd;
 	uint64_t fsize;		/* RLIMIT_FSIZE for skopeo; 0: none */
+	double deadline;	/* pc_now() by which every run of skopeo ends; 0: none */
+	double timeout;		/* --timeout, for the error that names it */
 	char err_tail[ERR_TAIL + 1];	/* what skopeo said last on stderr */
 };
 
@@ -368,23 +388,131 @@ static const char *const env_keep[] = {
 };
 
 /*
+ * Wait until skopeo (pid, leader of a process group of its own) has ended
+ * and its stdout (fd, -1 if none; closed here) is at EOF, appended to *buf
+ * (at most max bytes: more is -EFBIG); never past o->deadline. 0, or
+ * -ETIMEDOUT, -EINTR (a signal came), -EFBIG, -ENOMEM, -errno. Its exit is
+ * seen through a pidfd (or every 100 ms where there is none) and left
+ * unreaped (WNOWAIT), so that its pid still names its group when the
+ * caller kills what is left.
+ */
+static int skopeo_wait(const struct oci *o, pid_t pid, int fd, char **buf, size_t *len,
+		       size_t *cap, size_t max)
+{
+	int pidfd = (int)syscall(__NR_pidfd_open, pid, 0), rc = 0;
+	bool ended = false;
+	sigset_t block, orig;
+
+	/* the signals that end us are let in only inside ppoll: none is missed */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+	while (!ended || fd >= 0) {
+		struct pollfd pf[2];
+		struct timespec ts;
+		int np = 0, ms = pidfd >= 0 || ended ? -1 : 100;
+		double left = o->deadline ? o->deadline - pc_now() : 0;
+
+		if (got_signal) {
+			rc = -EINTR;
+			break;
+		}
+		if (o->deadline && left <= 0) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		if (o->deadline && (ms < 0 || left * 1000 + 1 < ms))
+			ms = left * 1000 + 1 > 3600000 ? 3600000 : (int)(left * 1000) + 1;
+		ts = (struct timespec){ ms / 1000, (long)(ms % 1000) * 1000000 };
+		if (fd >= 0)
+			pf[np++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		if (!ended && pidfd >= 0)
+			pf[np++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+		if (ppoll(pf, (nfds_t)np, ms < 0 ? NULL : &ts, &orig) < 0 && errno != EINTR) {
+			rc = -errno;
+			break;
+		}
+		if (fd >= 0 && pf[0].revents) {
+			ssize_t r;
+
+			if (*len == *cap) {
+				size_t nc = *cap ? *cap * 2 : 65536;
+				char *nb = nc > max + 1 ? NULL : realloc(*buf, nc + 1);
+
+				if (!nb) {
+					rc = nc > max + 1 ? -EFBIG : -ENOMEM;
+					break;
+				}
+				*buf = nb;
+				*cap = nc;
+			}
+			r = read(fd, *buf + *len, *cap - *len);
+			if (r < 0 && errno != EINTR && errno != EAGAIN) {
+				rc = -errno;
+				break;
+			}
+			if (r == 0) {
+				close(fd);
+				fd = -1;
+			} else if (r > 0 && (*len += (size_t)r) > max) {
+				rc = -EFBIG;
+				break;
+			}
+		}
+		if (!ended) {
+			siginfo_t si = { 0 };
+
+			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+			    si.si_pid == pid) {
+				ended = true;
+				/* what it left running holds its stdout open: gone too */
+				kill(-pid, SIGKILL);
+			}
+		}
+	}
+	sigprocmask(SIG_SETMASK, &orig, NULL);
+	if (fd >= 0)
+		close(fd);
+	if (pidfd >= 0)
+		close(pidfd);
+	return rc;
+}
+
+/*
  * Run skopeo with args (NULL-terminated), stdin /dev/null, stderr into
- * the private directory (its tail kept in o->err_tail). With out: stdout
- * read into a malloc'd buffer of at most max bytes (more: -EFBIG). Returns
- * its exit status (>= 0, 128+N for signal N) or -errno.
+ * the private directory (its tail kept in o->err_tail), in a process group
+ * of its own. With out: stdout read into a malloc'd buffer of at most max
+ * bytes (more: -EFBIG). With o->deadline, skopeo is told the time left
+ * (--command-timeout) and, at the deadline, its process group is killed and
+ * it is reaped: -ETIMEDOUT. Returns its exit status (>= 0, 128+N for
+ * signal N) or -errno (-EINTR: a signal came).
  */
 static int run_skopeo(struct oci *o, const char *const *args, char **out, size_t *outlen,
 		      size_t max)
 {
 	const char *argv[24];
-	char *envp[sizeof(env_keep) / sizeof(env_keep[0]) + 3], tmpenv[sizeof(o->dirpath) + 8];
-	int pfd[2] = { -1, -1 }, efd, st, n = 0, ne = 0, rc = 0;
+	char *envp[sizeof(env_keep) / sizeof(env_keep[0]) + 3], tmpenv[sizeof(o->dirpath) + 8],
+	     left[32];
+	int pfd[2] = { -1, -1 }, efd = -1, st, n = 0, ne = 0, rc = 0;
 	size_t len = 0, cap = 0;
 	char *buf = NULL;
 	pid_t pid;
 
 	argv[n++] = o->skopeo;
-	for (int i = 0; args[i] && n < (int)(sizeof(argv) / sizeof(argv[0])) - 1; i++)
+	argv[n++] = args[0];	/* the subcommand; its global options may follow */
+	if (o->deadline) {
+		double l = o->deadline - pc_now();
+
+		if (l <= 0)
+			return -ETIMEDOUT;
+		/* its own limit, whole seconds up: ours comes first, and kills */
+		snprintf(left, sizeof(left), "%.0fs", ceil(l));
+		argv[n++] = "--command-timeout";
+		argv[n++] = left;
+	}
+	for (int i = 1; args[i] && n < (int)(sizeof(argv) / sizeof(argv[0])) - 1; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	for (size_t i = 0; i < sizeof(env_keep) / sizeof(env_keep[0]); i++) {
@@ -417,6 +545,7 @@ static int run_skopeo(struct oci *o, const char *const *args, char **out, size_t
 	if (pid == 0) {
 		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 
+		setpgid(0, 0);	/* what it starts (credential helpers) is killed with it */
 		bench_exec_prep();
 		if (o->fsize) {
 			struct rlimit rl = { o->fsize, o->fsize };
@@ -429,48 +558,21 @@ static int run_skopeo(struct oci *o, const char *const *args, char **out, size_t
 		dprintf(2, "cannot run '%s': %s\n", o->skopeo, strerror(errno));
 		_exit(127);
 	}
-	if (out) {
+	setpgid(pid, pid);	/* both sides: the group exists before either goes on */
+	if (pfd[1] >= 0) {
 		close(pfd[1]);
 		pfd[1] = -1;
-		for (;;) {
-			ssize_t r;
-
-			if (len == cap) {
-				size_t nc = cap ? cap * 2 : 65536;
-				char *nb = nc > max + 1 ? NULL : realloc(buf, nc + 1);
-
-				if (!nb) {
-					rc = nc > max + 1 ? -EFBIG : -ENOMEM;
-					kill(pid, SIGTERM);
-					break;
-				}
-				buf = nb;
-				cap = nc;
-			}
-			r = read(pfd[0], buf + len, cap - len);
-			if (r < 0 && errno == EINTR) {
-				if (got_signal)
-					kill(pid, SIGTERM);
-				continue;
-			}
-			if (r <= 0)
-				break;
-			len += (size_t)r;
-			if (len > max) {
-				rc = -EFBIG;
-				kill(pid, SIGTERM);
-				break;
-			}
-		}
 	}
+	rc = skopeo_wait(o, pid, pfd[0], &buf, &len, &cap, max);
+	pfd[0] = -1;	/* closed there */
+	/* the group, whatever is left of it (all of it, if stopped), then skopeo itself */
+	kill(-pid, SIGKILL);
 	while (waitpid(pid, &st, 0) < 0) {
 		if (errno != EINTR) {
 			rc = rc ? rc : -errno;
 			st = 0;
 			break;
 		}
-		if (got_signal)
-			kill(pid, SIGTERM);
 	}
 	if (!rc)
 		rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -532,6 +634,7 @@ static const char *err_meaning(const struct oci *o)
 		{ "did not match", "a blob's digest did not match: the registry sent other bytes than "
 				   "its manifest names" },
 		{ "file too large", "a file skopeo wrote grew past the limit (--max-size)" },
+		{ "context deadline exceeded", "it ran out of time (--timeout)" },
 	};
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
@@ -547,7 +650,10 @@ static void skopeo_failed(const struct oci *o, const char *subject, const char *
 	char why[ERR_TAIL + 512], *line, *save = NULL, tail[ERR_TAIL + 1];
 	const char *means = rc > 0 ? err_meaning(o) : NULL;
 
-	if (rc < 0)
+	if (rc == -ETIMEDOUT)
+		snprintf(why, sizeof(why), "timed out: skopeo %s had not finished when --timeout %g s "
+			 "ran out (it was stopped)", step, o->timeout);
+	else if (rc < 0)
 		snprintf(why, sizeof(why), "skopeo %s: %s", step, strerror(-rc));
 	else if (rc == 127 && !o->err_tail[0])
 		snprintf(why, sizeof(why), "skopeo %s could not be run", step);
@@ -560,7 +666,8 @@ static void skopeo_failed(const struct oci *o, const char *subject, const char *
 			 means ? means : err_last(o));
 	cli_fail_msg(subject, what, why);
 	/* its own words too, where ours replaced them or there are more lines */
-	if (rc > 0 && o->err_tail[0] && (means || strchr(o->err_tail, '\n'))) {
+	if ((rc > 0 || rc == -ETIMEDOUT) && o->err_tail[0] &&
+	    (means || rc < 0 || strchr(o->err_tail, '\n'))) {
 		cli_warn("skopeo said:");
 		snprintf(tail, sizeof(tail), "%s", o->err_tail);
 		for (line = strtok_r(tail, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
@@ -785,6 +892,7 @@ struct oci_args {
 	struct cli_opts co;
 	const char *out;		/* pull -o */
 	uint64_t max_size;
+	double timeout;			/* seconds; 0: no limit */
 };
 
 /* 0: go on; 1: done (--help), exit 0; -1: usage error said. */
@@ -795,6 +903,7 @@ static int parse(int argc, char **argv, const struct cli_spec *spec, struct oci_
 
 	a->co = (struct cli_opts){ OUT_HUMAN };
 	a->max_size = DEFAULT_MAX_SIZE;
+	a->timeout = DEFAULT_TIMEOUT;
 	cli_parser_init(&p, spec, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
@@ -807,6 +916,18 @@ static int parse(int argc, char **argv, const struct cli_spec *spec, struct oci_
 				return -1;
 			}
 			break;
+		case OPT_TIMEOUT: {
+			char *end;
+
+			errno = 0;
+			a->timeout = strtod(p.arg, &end);
+			if (errno || end == p.arg || *end || !(a->timeout >= 0 && a->timeout < 1e9)) {
+				cli_usage_error("--timeout '%s': seconds, 0 or more (0: no limit; 1.5 is "
+						"a second and a half)", p.arg);
+				return -1;
+			}
+			break;
+		}
 		default:
 			if (cli_format_opt(&a->co, opt, argv) < 0)
 				return -1;
@@ -924,6 +1045,8 @@ int cmd_push(int argc, char **argv)
 		return cli_usage_error("push names a tag, not a digest (the registry gives the digest): '%s'",
 				       argv[optind + 1]);
 	catch_signals();
+	o.timeout = a.timeout;	/* from here: every run of skopeo, one deadline */
+	o.deadline = a.timeout ? pc_now() + a.timeout : 0;
 	if (find_skopeo(o.skopeo, sizeof(o.skopeo)) < 0) {
 		cli_fail_msg(snap, "cannot push", "skopeo is missing or unsafe (said above)");
 		return finish(1);
@@ -1310,6 +1433,8 @@ int cmd_pull(int argc, char **argv)
 	if (ref_parse(refs, &ref, why, sizeof(why)) < 0)
 		return cli_usage_error("bad REF '%s': %s", refs, why);
 	catch_signals();
+	o.timeout = a.timeout;	/* from here: every run of skopeo, one deadline */
+	o.deadline = a.timeout ? pc_now() + a.timeout : 0;
 	dfd = out_target(out, base, sizeof(base), why, sizeof(why));
 	if (dfd < 0) {
 		cli_fail_msg(out, "not writing", why);

@@ -382,6 +382,93 @@ t_wait 20 t_gone "$sk"
 t_ok "  skopeo ($sk) was stopped too" t_gone "$sk"
 keep
 
+# ---- a registry that never finishes: --timeout, one deadline for every run ----
+# a skopeo that trickles its answer forever, with a temporary file in the
+# private directory and a child of its own (its process group's)
+cat >fake/skopeo <<EOF
+#!/bin/sh
+printf '%s\n' "\$@" >"$T_DIR/fake/argv"
+echo \$\$ >"$T_DIR/fake/started"
+echo partial >"\$TMPDIR/partial"
+sleep 3600 &
+echo \$! >"$T_DIR/fake/child"
+while :; do printf '{'; sleep 0.2; done
+EOF
+rm -f fake/started fake/child
+T_CLEANUP+=("[ -s '$T_DIR/fake/child' ] && kill \$(cat '$T_DIR/fake/child')")
+PAGECACHE_SKOPEO=$T_DIR/fake/skopeo timeout -k 5 20 "$PAGECACHE" pull --timeout 2 "$R/pc/db-cache:v1" \
+	-o old.snap >o 2>e; rc=$?
+t_is "pull --timeout 2 from a registry that trickles forever: exit 1, by itself" "$rc" 1
+t_ok "  the error names the timeout" grep -q "timed out: skopeo inspect had not finished when --timeout 2 s ran out" e
+t_ok "  skopeo was told the time left (--command-timeout)" grep -qx -- "--command-timeout" fake/argv
+sk=$(cat fake/started 2>/dev/null) ch=$(cat fake/child 2>/dev/null)
+t_wait 5 t_gone "${sk:-0}"
+t_ok "  skopeo ($sk) is gone" t_gone "${sk:-0}"
+t_wait 5 t_gone "${ch:-0}"
+t_ok "  and the child it started ($ch), of its process group" t_gone "${ch:-0}"
+keep
+PAGECACHE_SKOPEO=$T_DIR/fake/skopeo timeout -k 5 20 "$PAGECACHE" pull --json --timeout 1 "$R/pc/db-cache:v1" \
+	-o old.snap >o.json 2>e; rc=$?
+t_is "  under --json: exit 1, the error JSON" "$rc:$(jq -r '.errors[0].error' o.json)" "1:cannot pull"
+t_ok "  naming the timeout" grep -q "when --timeout 1 s ran out" o.json
+t_wait 5 t_gone "$(cat fake/child)"
+t_ok "  its child gone again" t_gone "$(cat fake/child)"
+keep
+
+# the manifest at once after 1.2 s, then a copy that never ends: the copy
+# gets what is left of the 3 s, not 3 s of its own
+cat >fake/skopeo <<EOF
+#!/bin/sh
+printf '%s\n' "\$@" >"$T_DIR/fake/argv.\$1"
+case \$1 in
+inspect) sleep 1.2; cat "$T_DIR/fake/manifest" ;;
+copy) for a; do last=\$a; done; d=\${last#oci:}; mkdir -p "\$d/blobs/sha256"
+	echo \$\$ >"$T_DIR/fake/started"; while :; do printf x >>"\$d/blobs/sha256/part"; sleep 0.2; done ;;
+esac
+EOF
+rm -f fake/started
+PAGECACHE_SKOPEO=$T_DIR/fake/skopeo timeout -k 5 20 "$PAGECACHE" pull --timeout 3 "$R/pc/lie:v1" \
+	-o old.snap >o 2>e; rc=$?
+t_is "a copy that never ends, after a slow manifest: exit 1" "$rc" 1
+t_ok "  the error names the copy and the timeout" grep -q "skopeo copy had not finished when --timeout 3 s" e
+t_ok "  the copy was given the time left (under 3 s), one deadline for both" \
+	grep -qxE -- "[12]s" <(grep -x -A1 -- --command-timeout fake/argv.copy | tail -1)
+t_wait 5 t_gone "$(cat fake/started)"
+t_ok "  skopeo copy is gone" t_gone "$(cat fake/started)"
+keep
+rm -f fake/started
+cp s.snap before.snap
+PAGECACHE_SKOPEO=$T_DIR/fake/skopeo timeout -k 5 20 "$PAGECACHE" push --timeout 1 s.snap "$R/pc/slow:v1" \
+	>o 2>e; rc=$?
+t_is "push --timeout 1 to a registry that never answers: exit 1" "$rc" 1
+t_ok "  the error names the timeout" grep -q "timed out: skopeo copy had not finished when --timeout 1 s" e
+t_wait 5 t_gone "$(cat fake/started)"
+t_ok "  skopeo copy is gone" t_gone "$(cat fake/started)"
+t_ok "  no private directory left" tmp_empty
+t_ok "  the snapshot is as it was" cmp s.snap before.snap
+
+# the default, and none: what skopeo is told
+cat >fake/skopeo <<EOF
+#!/bin/sh
+printf '%s\n' "\$@" >"$T_DIR/fake/argv"
+exit 1
+EOF
+rm -f fake/argv
+PAGECACHE_SKOPEO=$T_DIR/fake/skopeo "$PAGECACHE" pull "$R/pc/db-cache:v1" -o old.snap >o 2>e
+t_ok "pull without --timeout: skopeo gets the default's time left (300 s)" \
+	grep -qxE -- "(29[0-9]|300)s" <(grep -x -A1 -- --command-timeout fake/argv | tail -1)
+t_ok "  which --help names" grep -q "(default 300; 0: no limit)" <(pc pull --help)
+rm -f fake/argv
+PAGECACHE_SKOPEO=$T_DIR/fake/skopeo "$PAGECACHE" push --timeout 0 s.snap "$R/pc/x:v1" >o 2>e
+t_ok "push --timeout 0: no limit, none given to skopeo" \
+	sh -c "test -s '$T_DIR/fake/argv' && ! grep -q -- --command-timeout '$T_DIR/fake/argv'"
+for bad in abc -1 1e9 nan ""; do
+	pc pull --timeout "$bad" "$R/pc/db-cache:v1" -o x.snap >o 2>e; rc=$?
+	t_is "pull --timeout '$bad': usage error" "$rc:$(grep -c -- "--timeout '$bad': seconds, 0 or more" e)" 2:1
+done
+pc push --timeout -5 s.snap "$R/pc/x:v1" >o 2>e; rc=$?
+t_is "push --timeout -5: usage error" "$rc:$(grep -c -- "--timeout '-5': seconds" e)" 2:1
+
 # ---- skopeo missing: an empty /usr/bin (merged /usr: /bin too), in a mount namespace ----
 if t_cap sys_admin && t_have unshare; then
 	unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs none /usr/bin && exec "$@"' sh \
