@@ -308,12 +308,15 @@ mkfile "$v1/db/t1.ibd" 256
 mkfile "$v2/other" 64
 cat "$v1/db/ibdata1" "$v1/db/t1.ibd" "$v2/other" >/dev/null
 # a pagecache that logs push and pull (the registry is another test's) and
-# runs everything else; pull copies what the DaemonSet wrote
+# runs everything else; pull copies what the DaemonSet wrote to -o's FILE,
+# or, with STUB_PULL=real, is the real one
 cat >bin/pagecache <<EOF
 #!/bin/sh
 case "\$1" in
 push) echo "\$*" >>"$T_DIR/push.log"; exit 0 ;;
-pull) echo "\$*" >>"$T_DIR/pull.log"; [ -f "\${STUB_SNAP:-}" ] && cp "\$STUB_SNAP" "\$4" ;;
+pull) [ -n "\${STUB_PULL:-}" ] && exec "$PAGECACHE" "\$@"
+	echo "\$*" >>"$T_DIR/pull.log"; [ -f "\${STUB_SNAP:-}" ] || exit 1
+	while [ \$# -gt 1 ] && [ "\$1" != -o ]; do shift; done; cp "\$STUB_SNAP" "\$2" ;;
 *) exec "$PAGECACHE" "\$@" ;;
 esac
 EOF
@@ -328,7 +331,7 @@ t_is "it snapshots the selected pod only" "$(cd snaps 2>/dev/null && ls | xargs)
 pc show --json snaps/default_db-0.snap >show.json 2>/dev/null
 t_is "the volume's files, relative to it" "$(jq -r '[.files[].path] | sort | join(" ")' show.json)" "db/ibdata1 db/t1.ibd"
 t_is "and pushes it where the init container pulls it" "$(cat push.log 2>/dev/null)" \
-	"push $T_DIR/snaps/default_db-0.snap reg.test/snaps/default-db-0:latest"
+	"push --timeout 60 $T_DIR/snaps/default_db-0.snap reg.test/snaps/default-db-0:latest"
 
 # a round while the pod's cache is gone keeps the last good snapshot
 if [ -z "$guard" ]; then
@@ -359,11 +362,32 @@ drop replica/db/ibdata1 replica/db/t1.ibd
 (set -a; . ./init.env; POD_NAME=db-0 POD_NAMESPACE=default PAGECACHE_REGISTRY=reg.test/snaps DATA_DIR=$T_DIR/replica \
 	SNAPSHOT=$T_DIR/cache/db.snap STUB_SNAP=$T_DIR/snaps/default_db-0.snap PATH=$T_DIR/bin:$PATH sh init.sh) >init.out 2>init.err
 t_is "the init container's script exits 0" "$?:$(head -c 300 init.err)" "0:"
-t_is "it pulls this pod's snapshot" "$(cat pull.log)" "pull reg.test/snaps/default-db-0:latest -o $T_DIR/cache/db.snap"
+t_is "it pulls this pod's snapshot, within PAGECACHE_TIMEOUT" "$(cat pull.log)" \
+	"pull --timeout 300 reg.test/snaps/default-db-0:latest -o $T_DIR/cache/db.snap"
 t_is "and restores it beneath the volume" \
 	"$(resident_pages replica/db/ibdata1 "$w1") $(resident_pages replica/db/t1.ibd "$w2")" "$w1 $w2"
 (set -a; . ./init.env; POD_NAME=db-1 POD_NAMESPACE=default PAGECACHE_REGISTRY=reg.test/snaps DATA_DIR=$T_DIR/replica \
 	SNAPSHOT=$T_DIR/cache/db1.snap STUB_SNAP=$T_DIR/none PATH=$T_DIR/bin:$PATH sh init.sh) >init.out 2>init.err
 t_is "without a snapshot, it exits 0 all the same" "$?" 0
 t_ok "saying the database starts cold" grep -q "no snapshot at reg.test/snaps/default-db-1:latest: starting cold" init.err
+
+# a registry that stalls: the real pull, its skopeo (a stand-in) answering
+# one byte a second forever; PAGECACHE_TIMEOUT=2, so the database starts cold
+# in seconds (not never: under timeout, a pull that waits fails here)
+mkdir -m 700 fake
+cat >fake/skopeo <<EOF
+#!/bin/sh
+echo \$\$ >"$T_DIR/fake/started"
+while :; do printf '{'; sleep 1; done
+EOF
+chmod 755 fake/skopeo
+(set -a; . ./init.env; POD_NAME=db-2 POD_NAMESPACE=default PAGECACHE_REGISTRY=127.0.0.1:9/snaps \
+	DATA_DIR=$T_DIR/replica SNAPSHOT=$T_DIR/cache/db2.snap PAGECACHE_TIMEOUT=2 STUB_PULL=real \
+	PAGECACHE_SKOPEO=$T_DIR/fake/skopeo PATH=$T_DIR/bin:$PATH timeout -k 5 30 sh init.sh) >init.out 2>init.err
+t_is "a registry that stalls: the init container's script exits 0, by itself" "$?" 0
+t_ok "  the pull timed out" grep -q "timed out: skopeo inspect had not finished when --timeout 2 s" init.err
+t_ok "  and the database starts cold" grep -q "no snapshot at 127.0.0.1:9/snaps/default-db-2:latest: starting cold" init.err
+t_wait 5 t_gone "$(cat fake/started)"
+t_ok "  skopeo is gone" t_gone "$(cat fake/started)"
+t_ok "  no snapshot written" test ! -e cache/db2.snap
 t_done
