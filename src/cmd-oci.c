@@ -344,7 +344,8 @@ static int find_skopeo(char *path, size_t len)
 {
 	static const char *const dirs[] = { "/usr/bin", "/usr/local/bin", "/bin", "/usr/sbin",
 					    "/usr/local/sbin", "/sbin" };
-	const char *env = getenv("PAGECACHE_SKOPEO");
+	/* never where the kernel marked this run secure (file capabilities) */
+	const char *env = secure_getenv("PAGECACHE_SKOPEO");
 	char cand[PATH_MAX], why[PATH_MAX + 128] = "";
 	int rc;
 
@@ -712,7 +713,7 @@ static void rm_tree_at(int dfd, int depth)
  */
 static int oci_dir(struct oci *o, const char *subject, const char *what)
 {
-	const char *parent = getenv("TMPDIR");
+	const char *parent = secure_getenv("TMPDIR");
 	char why[256], ppath[PATH_MAX], name[64];
 	int pfd;
 

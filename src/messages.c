@@ -93,14 +93,20 @@ bool cli_stderr_tty(void)
 
 int cli_fault_env(void)
 {
-	int rc = pc_sys_inject_env(getenv("PAGECACHE_FAULT"));
+	/*
+	 * Not where the kernel marked this run secure (AT_SECURE: file
+	 * capabilities, setuid): a fault is the tests' to inject, never the
+	 * caller's, into a program that holds more privilege than it does.
+	 */
+	const char *spec = secure_getenv("PAGECACHE_FAULT");
+	int rc = pc_sys_inject_env(spec);
 
 	if (rc == -ENOMEM) {	/* not the spec's fault: say what it is */
 		fprintf(stderr, "pagecache: out of memory\n");
 		return EXIT_PARTIAL;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "pagecache: bad PAGECACHE_FAULT '%s'\n", getenv("PAGECACHE_FAULT"));
+		fprintf(stderr, "pagecache: bad PAGECACHE_FAULT '%s'\n", spec);
 		return EXIT_USAGE;
 	}
 	return 0;

@@ -99,6 +99,25 @@ t_is "and is in the JSON errors" "$(jq -r '.errors[0].path' o.json)" no-such-lis
 
 # bad fault spec is refused, not ignored
 PAGECACHE_FAULT=bogus pc stat tree >o 2>e; t_is "a bad PAGECACHE_FAULT exits 2" $? 2
+# ...but never read where the kernel marked the run secure (AT_SECURE): a
+# copy with a file capability, run by nobody, who must not inject faults
+# into a program more privileged than it is
+if t_cap setfcap && t_cap setuid && t_cap setgid && t_have setcap setpriv; then
+	mkdir -m 755 fcap && cp "$PAGECACHE" fcap/pc && cp "$PAGECACHE" fcap/plain &&
+		chmod 755 "$T_DIR" fcap/pc fcap/plain
+	if setcap cap_dac_read_search+ep fcap/pc 2>setcap.err; then
+		nb() { PAGECACHE_FAULT=bogus setpriv --reuid=65534 --regid=65534 --clear-groups \
+			--inh-caps=-all "$@" >o 2>e; }
+		nb fcap/plain --version
+		t_is "nobody's PAGECACHE_FAULT=bogus, no capability: exit 2 (read)" "$?" 2
+		nb fcap/pc --version
+		t_is "  with a file capability (AT_SECURE): not read, exit 0" "$?:$(head -c 200 e)" "0:"
+	else
+		t_skip "PAGECACHE_FAULT under AT_SECURE" "setcap failed here: $(head -c 100 setcap.err)"
+	fi
+else
+	t_skip "PAGECACHE_FAULT under AT_SECURE" "${T_WHY:-no setcap}"
+fi
 
 
 # a word that is not a command is escaped like any name, even when it names

@@ -469,6 +469,32 @@ done
 pc push --timeout -5 s.snap "$R/pc/x:v1" >o 2>e; rc=$?
 t_is "push --timeout -5: usage error" "$rc:$(grep -c -- "--timeout '-5': seconds" e)" 2:1
 
+# ---- PAGECACHE_SKOPEO is not read where the run is secure (AT_SECURE) ----
+# nobody's own fake is one pagecache runs for nobody, but not for a copy
+# with a file capability, which takes skopeo from the system's directories
+if t_cap setfcap && t_cap setuid && t_cap setgid && t_have setcap setpriv; then
+	mkdir -m 755 fcap && cp "$PAGECACHE" fcap/pc && cp "$PAGECACHE" fcap/plain &&
+		chmod 755 "$T_DIR" fcap/pc fcap/plain
+	mkdir -m 700 fcap/nb && chown 65534:65534 fcap/nb
+	printf '#!/bin/sh\necho ran >"%s"\nexit 1\n' "$T_DIR/fcap/nb/ran" >fcap/nb/skopeo
+	chown 65534:65534 fcap/nb/skopeo && chmod 755 fcap/nb/skopeo
+	nbpull() { (cd fcap/nb && TMPDIR=$T_DIR/fcap/nb PAGECACHE_SKOPEO=$T_DIR/fcap/nb/skopeo \
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$@" pull 127.0.0.1:1/pc/x:v1 -o x.snap) >o 2>e; }
+	nbpull "$T_DIR/fcap/plain"
+	t_ok "nobody's PAGECACHE_SKOPEO, no capability: run (nobody's own file)" test -e fcap/nb/ran
+	t_ok "  its private directory removed" test -z "$(ls fcap/nb | grep pagecache-oci-)"
+	rm -f fcap/nb/ran
+	if setcap cap_dac_read_search+ep fcap/pc 2>setcap.err; then
+		nbpull "$T_DIR/fcap/pc"
+		t_ok "  with a file capability (AT_SECURE): not run" test ! -e fcap/nb/ran
+	else
+		t_skip "PAGECACHE_SKOPEO under AT_SECURE" "setcap failed here: $(head -c 100 setcap.err)"
+	fi
+else
+	t_skip "PAGECACHE_SKOPEO under AT_SECURE" "${T_WHY:-no setcap}"
+fi
+
 # ---- skopeo missing: an empty /usr/bin (merged /usr: /bin too), in a mount namespace ----
 if t_cap sys_admin && t_have unshare; then
 	unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs none /usr/bin && exec "$@"' sh \
