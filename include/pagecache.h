@@ -387,8 +387,24 @@ struct pc_lock {
 	void *addr;
 	size_t len;
 };
-/* Map and mlock [off, off+len) of fd; the lock lasts until pc_unlock(). */
+/* A file's data in more pieces than this is locked up to the last of them. */
+#define PC_LOCK_MAX_RANGES 1024
+/*
+ * Map [off, off+len) of fd and mlock its data, never a hole (what SEEK_DATA
+ * finds there, in whole pages): a hole's page would be allocated, zeroed
+ * and pinned. The lock lasts until pc_unlock(). A file that is all holes
+ * gives a lock of nothing (addr NULL).
+ */
 int pc_fd_lock(int fd, uint64_t size, uint64_t off, uint64_t len, struct pc_lock *ret);
+/* The same, at most max bytes locked (0: no limit); *ret_locked: the bytes locked. */
+int pc_fd_lock_max(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t max,
+		   struct pc_lock *ret, uint64_t *ret_locked);
+/*
+ * The bytes pc_fd_lock would lock of [off, off+len) of fd now: its data in
+ * whole pages. 0, 1 if data lies past the first PC_LOCK_MAX_RANGES pieces
+ * (not counted, never locked), or -errno.
+ */
+int pc_fd_data_bytes(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t *ret);
 void pc_unlock(struct pc_lock *l);
 
 /* ---- cgroup.c: memory cgroups, v1 and v2 ------------------------------ */

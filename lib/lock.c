@@ -7,38 +7,164 @@
  * MAP_SHARED: a private writable map would turn pages into anonymous copies
  * on the first write fault. Nothing here touches the mapping, so a file
  * that shrinks while locked cannot SIGBUS us.
+ *
+ * Only the file's data is locked, never a hole: mlock populates every page
+ * of the range it is given, and a hole's page is then allocated, zeroed and
+ * pinned (on ext4 as page cache the disk never held; on tmpfs it becomes
+ * part of the file for good). A file's owner could otherwise make whoever
+ * locks it pin any amount of memory with one truncate. The data is what
+ * SEEK_DATA and SEEK_HOLE find, widened to whole pages, in at most
+ * PC_LOCK_MAX_RANGES pieces: each piece mlocked splits the mapping, and a
+ * file in a million pieces must not use up vm.max_map_count.
  */
 #define _GNU_SOURCE
 #include "pagecache.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int pc_fd_lock(int fd, uint64_t size, uint64_t off, uint64_t len, struct pc_lock *ret)
+struct range {
+	uint64_t start, stop;		/* page-aligned, stop clipped to the range's end */
+};
+
+/*
+ * The data of [off, off+len) of fd as page-aligned ranges, in order,
+ * merged where they touch: at most PC_LOCK_MAX_RANGES into r (may be NULL
+ * to count only). *ret_bytes: their bytes. 1 if data lies past the last
+ * range kept, 0, or -errno.
+ */
+static int data_ranges(int fd, uint64_t size, uint64_t off, uint64_t len, struct range *r,
+		       size_t *ret_n, uint64_t *ret_bytes)
 {
-	uint64_t ps = pc_page_size(), start, stop;
+	uint64_t ps = pc_page_size(), pos, stop, bytes = 0;
+	struct range last = { 0 };
+	size_t n = 0;
+	bool cut = false;
+
+	*ret_n = 0;
+	*ret_bytes = 0;
+	if (off >= size)
+		return 0;
+	stop = (len == 0 || len > size - off) ? size : off + len;
+	pos = off / ps * ps;
+	while (pos < stop) {
+		off_t d = lseek(fd, (off_t)pos, SEEK_DATA), h;
+		uint64_t a, b;
+
+		if (d < 0) {
+			if (errno == ENXIO)
+				break;	/* no data past pos (or the file shrank) */
+			if (errno != EINVAL || pos != off / ps * ps)
+				return -errno;
+			/* no SEEK_DATA here (some FUSE, procfs): all of it is data */
+			d = (off_t)pos;
+			h = (off_t)stop;
+		} else {
+			h = lseek(fd, d, SEEK_HOLE);
+			if (h < 0) {
+				if (errno != ENXIO)
+					return -errno;
+				break;	/* truncated under us: nothing there now */
+			}
+		}
+		a = (uint64_t)d / ps * ps;
+		if (a >= stop)
+			break;
+		b = ((uint64_t)h + ps - 1) / ps * ps;
+		if (b > stop)
+			b = stop;
+		if (b <= a)
+			b = a + ps < stop ? a + ps : stop;
+		if (n && a <= last.stop) {	/* touches the last one: one piece */
+			bytes += b > last.stop ? b - last.stop : 0;
+			last.stop = b > last.stop ? b : last.stop;
+		} else {
+			if (n == PC_LOCK_MAX_RANGES) {
+				cut = true;	/* data past the cap: said with 1 */
+				break;
+			}
+			last = (struct range){ a, b };
+			bytes += b - a;
+			n++;
+		}
+		if (n && r)
+			r[n - 1] = last;
+		pos = b;
+	}
+	*ret_n = n;
+	*ret_bytes = bytes;
+	return cut ? 1 : 0;
+}
+
+int pc_fd_data_bytes(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t *ret)
+{
+	uint64_t bytes;
+	size_t n;
+	int rc = data_ranges(fd, size, off, len, NULL, &n, &bytes);
+
+	if (rc >= 0)
+		*ret = bytes;
+	return rc;
+}
+
+int pc_fd_lock_max(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t max,
+		   struct pc_lock *ret, uint64_t *ret_locked)
+{
+	struct range *r = malloc(PC_LOCK_MAX_RANGES * sizeof(*r));
 	struct pc_lock l = { 0 };
+	uint64_t bytes, locked = 0;
+	size_t n;
 	int rc, err = 0;
 
-	if (off >= size) {
-		*ret = l;
-		return 0;
-	}
-	stop = (len == 0 || len > size - off) ? size : off + len;
-	start = off / ps * ps;
-	l.len = (size_t)(stop - start);
-	l.addr = pc_sys_mmap(l.len, PROT_READ, MAP_SHARED, fd, start, &err);
-	if (!l.addr)
-		return err;
-	rc = pc_sys_mlock(l.addr, l.len);
-	if (rc < 0) {
-		munmap(l.addr, l.len);
+	if (!r)
+		return -ENOMEM;
+	rc = data_ranges(fd, size, off, len, r, &n, &bytes);
+	if (rc < 0 || n == 0) {
+		free(r);
+		if (rc >= 0) {
+			*ret = l;	/* nothing but holes: nothing to lock */
+			if (ret_locked)
+				*ret_locked = 0;
+			rc = 0;
+		}
 		return rc;
 	}
+	/* one mapping from the first piece to the last; only the pieces locked */
+	l.len = (size_t)(r[n - 1].stop - r[0].start);
+	l.addr = pc_sys_mmap(l.len, PROT_READ, MAP_SHARED, fd, r[0].start, &err);
+	if (!l.addr) {
+		free(r);
+		return err;
+	}
+	for (size_t i = 0; i < n && (!max || locked < max); i++) {
+		uint64_t want = r[i].stop - r[i].start;
+
+		if (max && want > max - locked)
+			want = (max - locked) / pc_page_size() * pc_page_size();
+		if (!want)
+			break;
+		rc = pc_sys_mlock((char *)l.addr + (r[i].start - r[0].start), (size_t)want);
+		if (rc < 0) {
+			pc_unlock(&l);
+			free(r);
+			return rc;
+		}
+		locked += want;
+	}
+	free(r);
 	*ret = l;
+	if (ret_locked)
+		*ret_locked = locked;
 	return 0;
+}
+
+int pc_fd_lock(int fd, uint64_t size, uint64_t off, uint64_t len, struct pc_lock *ret)
+{
+	return pc_fd_lock_max(fd, size, off, len, 0, ret, NULL);
 }
 
 void pc_unlock(struct pc_lock *l)

@@ -2,7 +2,7 @@
 /*
  * evict.c, lock.c, proc.c: dirty pages are written first and dropped;
  * mapped and locked pages stay and the mapper is found; lock keeps pages
- * resident and reports the kernel's refusal. None of it needs cachestat
+ * resident, never a hole's, and reports the kernel's refusal. None of it needs cachestat
  * (what stayed is counted with mincore then); only the dirty count does.
  * PAGECACHE_FAULT is honoured, so make check runs this as on a kernel
  * without cachestat too.
@@ -115,6 +115,58 @@ int main(void)
 		pc_sys_inject(PC_SYS_MLOCK, EPERM, 0, 1);
 		ok(pc_fd_lock(fd, pages * ps, 0, 0, &l) == -EPERM, "mlock refusal is returned");
 		faults_reset();
+	}
+
+	/*
+	 * Holes are never locked: mlock over a hole would allocate, zero and
+	 * pin its pages. Two pages of data in a 4096-page file.
+	 */
+	{
+		uint64_t size = 4096 * ps, data = 0, locked = 0;
+		struct pc_lock l = { 0 };
+		char sp[512];
+		int sfd, rc;
+
+		snprintf(sp, sizeof(sp), "%s/sparse", scratch_dir());
+		sfd = open(sp, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		pwrite(sfd, buf, ps, 0);
+		pwrite(sfd, buf, ps, (off_t)(2048 * ps));
+		ftruncate(sfd, (off_t)size);
+		fsync(sfd);
+		fstat(sfd, &st);
+		if ((uint64_t)st.st_blocks * 512 >= size) {
+			skip("this filesystem keeps no holes", "holes are not locked");
+		} else {
+			rc = pc_fd_data_bytes(sfd, size, 0, 0, &data);
+			ok(rc == 0 && data == 2 * ps, "the data of a sparse file is its two pages "
+			   "(%d, %llu bytes)", rc, (unsigned long long)data);
+			rc = pc_fd_lock_max(sfd, size, 0, 0, 0, &l, &locked);
+			ok(rc == 0 && locked == 2 * ps, "only they are locked (%d, %llu bytes)", rc,
+			   (unsigned long long)locked);
+			pc_fd_residency(sfd, size, 0, 0, &res);
+			is_u64(res.cached, 2, "no page of a hole is brought in");
+			pc_unlock(&l);
+			rc = pc_fd_lock_max(sfd, size, 0, 0, ps, &l, &locked);
+			ok(rc == 0 && locked == ps, "a lock stops at its max (%llu bytes)",
+			   (unsigned long long)locked);
+			pc_unlock(&l);
+			ok(pc_fd_data_bytes(sfd, size, ps, 16 * ps, &data) == 0 && data == 0,
+			   "a range of holes has no data");
+			rc = pc_fd_lock(sfd, size, ps, 16 * ps, &l);
+			ok(rc == 0 && !l.addr, "and its lock holds nothing");
+			/* data in more pieces than a mapping is split into: the first ones only */
+			ftruncate(sfd, 0);
+			for (uint64_t i = 0; i < PC_LOCK_MAX_RANGES + 50; i++)
+				pwrite(sfd, buf, ps, (off_t)(2 * i * ps));
+			fsync(sfd);
+			size = 2 * (PC_LOCK_MAX_RANGES + 50) * ps;
+			rc = pc_fd_data_bytes(sfd, size, 0, 0, &data);
+			ok(rc == 1 && data == PC_LOCK_MAX_RANGES * ps,
+			   "data in %d pieces: the first %d counted, more said (%d, %llu bytes)",
+			   PC_LOCK_MAX_RANGES + 50, PC_LOCK_MAX_RANGES, rc, (unsigned long long)data);
+		}
+		close(sfd);
+		unlink(sp);
 	}
 	close(fd);
 	free(buf);
