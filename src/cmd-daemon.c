@@ -686,6 +686,10 @@ static void lock_start(struct svc *s)
 	arg(&a, "pagecache");
 	arg(&a, "lock");
 	arg(&a, "--watch");
+	if (s->c->lock_max) {	/* else it never grows past what it first locked */
+		arg(&a, "--max-mem");
+		arg(&a, s->c->lock_max);
+	}
 	arg(&a, "--");
 	for (size_t i = 0; i < s->c->nlock; i++)
 		arg(&a, s->c->lock[i]);

@@ -287,6 +287,14 @@ static void service_key(struct pstate *p, const char *key, const char *val)
 			     v);
 		else
 			return set_str(p, key, !strcmp(key, "rate") ? &s->rate : &s->max_mem, v);
+	} else if (!strcmp(key, "lock-max")) {
+		/* lock --watch's --max-mem: how far the lock set may grow */
+		uint64_t bytes = 0;
+
+		if (pc_parse_size(v, &bytes) < 0 || !bytes)
+			perr(p, "%s: a size such as 64M, not '%s'", key, v);
+		else
+			return set_str(p, key, &s->lock_max, v);
 	} else if (!strcmp(key, "guard")) {
 		char *end;
 		double g;
@@ -299,7 +307,8 @@ static void service_key(struct pstate *p, const char *key, const char *val)
 			s->guard = g;
 	} else {
 		perr(p, "unknown key '%s' in [service %s] (paths, pid-file, cgroup, snapshot, root, "
-			"interval, timeout, restore, active, max-mem, rate, guard, lock)", key, s->name);
+			"interval, timeout, restore, active, max-mem, rate, guard, lock, lock-max)", key,
+		     s->name);
 	}
 	free(v);
 }
@@ -399,6 +408,8 @@ static void finish(struct pstate *p, struct dsvc *s)
 				perr(p, "out of memory");
 		}
 	}
+	if (s->lock_max && !s->nlock)
+		perr(p, "[service %s]: lock-max = needs lock =", s->name);
 	if (!s->snapshot && asprintf(&s->snapshot, "%s/%s.snap", DAEMON_STATE_DIR, s->name) < 0) {
 		s->snapshot = NULL;
 		perr(p, "out of memory");
@@ -556,6 +567,7 @@ void dconf_free(struct dconf *c)
 		free(s->root);
 		free(s->max_mem);
 		free(s->rate);
+		free(s->lock_max);
 	}
 	free(c->svc);
 	free(c->path);
@@ -581,7 +593,8 @@ static bool same_list(char **a, size_t na, char **b, size_t nb)
 
 bool dsvc_same_lock(const struct dsvc *a, const struct dsvc *b)
 {
-	return same_list(a->lock, a->nlock, b->lock, b->nlock);
+	return same_list(a->lock, a->nlock, b->lock, b->nlock) &&
+	       same_str(a->lock_max, b->lock_max);
 }
 
 bool dsvc_same(const struct dsvc *a, const struct dsvc *b)

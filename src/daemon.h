@@ -34,6 +34,7 @@ struct dsvc {
 	double guard;			/* keep the last snapshot under this ratio while down */
 	char **lock;			/* paths kept locked (lock --watch); NULL: none */
 	size_t nlock;
+	char *lock_max;			/* how far the lock set may grow (its --max-mem); NULL: not past its first size */
 	int line;			/* where the section starts, for messages */
 };
 

@@ -47,6 +47,8 @@ bad "a misspelt key" "bad.conf:3: unknown key 'intervall'" < <(printf '[service 
 bad "a service without files" "say what to snapshot" < <(printf '[service x]\ninterval = 5\n')
 bad "a bad interval" "interval: whole seconds" < <(printf '[service x]\npaths = /tmp\ninterval = soon\n')
 bad "a bad size" "max-mem: a size" < <(printf '[service x]\npaths = /tmp\nmax-mem = lots\n')
+bad "a bad lock-max" "lock-max: a size such as 64M, not 'lots'" < <(printf '[service x]\npaths = /tmp\nlock = paths\nlock-max = lots\n')
+bad "lock-max without lock" "lock-max = needs lock =" < <(printf '[service x]\npaths = /tmp\nlock-max = 1G\n')
 bad "a relative path" "is not an absolute path" < <(printf '[service x]\npaths = relative/dir\n')
 bad "a service twice" "[service x] given twice (first at line 1)" < <(printf '[service x]\npaths = /tmp\n[service x]\npaths = /tmp\n')
 bad "a name with a slash" "a name is 1-64 letters" < <(printf '[service ../x]\npaths = /tmp\n')
@@ -223,6 +225,7 @@ snapshot = $T_DIR/state/hot.snap
 restore = no
 interval = 0
 lock = paths
+lock-max = 1M
 EOF
 	chmod 644 lock.conf
 	"$PAGECACHE" daemon --config lock.conf 2>lock.log &
@@ -241,6 +244,11 @@ EOF
 	t_ok "lock set: the old inode ($ino0) is let go" t_wait 10 old_gone
 	t_ok "lock set: the new inode ($ino1) is mapped" grep -q " $ino1 " "/proc/$lpid/maps"
 	t_is "lock set: the same locking process" "$(st | jq '.services[0].lock_pid')" "$lpid"
+	# lock-max = 1M is its --max-mem: a version past it is refused, the old one let go
+	mkfile hot/lib.so.new 2048 && mv hot/lib.so.new hot/lib.so
+	t_ok "lock set: a version past lock-max is refused" \
+		t_wait 10 grep -q "cannot lock '$T_DIR/hot/lib.so': 2M would pass the memory budget (the --max-mem limit was reached)" lock.log
+	t_is "lock set: nothing of it is locked" "$(awk '/^VmLck:/ { print $2 }' "/proc/$lpid/status")" 0
 	kill -9 $LKD; wait $LKD 2>/dev/null
 	t_ok "a daemon killed with -9 takes its lock with it" t_wait 10 t_gone "$lpid"
 	rm -f run/pc.sock
