@@ -6,7 +6,8 @@
  * locked (the parent exits with the locking's status, so `pagecache lock
  * --daemon ... && start-service` is safe). Never more than the memory
  * budget: mlocked pages cannot be reclaimed, so overshooting would push
- * the host toward OOM.
+ * the host toward OOM. Only a file's data is locked, never a hole
+ * (lib/lock.c): a file's owner could otherwise make us pin its size.
  *
  * --watch keeps the lock set as files are replaced: inotify on the
  * directories that hold them (every directory of a tree, the parent of a
@@ -17,7 +18,10 @@
  * where it was stays as it is; a new inode at a name (rename over, delete
  * and create) or a new file in a tree is locked, after the mapping of the
  * old inode is released (so the two never count together against the
- * budget); a file whose size changed is locked again, new mapping first.
+ * budget); a file whose data changed is locked again, new mapping first.
+ * The set never grows past --max-mem, or without it past the bytes it
+ * held when first locked: whoever may write one of its files must not
+ * decide how much memory root pins.
  * Where a directory cannot be watched (the inotify watch limit) the walk
  * is repeated every --watch-interval seconds instead (30 by default).
  */
@@ -44,6 +48,7 @@
 /* One file locked. */
 struct held {
 	struct pc_lock l;
+	uint64_t locked;	/* bytes mlocked: the file's data, never a hole */
 	dev_t dev;
 	ino_t ino;
 	char *path;		/* as the walk reached it; NULL without --watch */
@@ -54,6 +59,7 @@ struct held {
 struct cand {
 	int fd;			/* taken from the walk */
 	struct stat st;
+	uint64_t data;		/* its data, as pc_fd_data_bytes found it */
 	char *path;
 	ssize_t same;		/* index in locks of this very inode (resized), else -1 */
 };
@@ -63,6 +69,7 @@ struct refused {
 	dev_t dev;
 	ino_t ino;
 	off_t size;
+	uint64_t data;
 };
 
 /* A named PATH, as --watch keeps an eye on it. */
@@ -95,6 +102,7 @@ struct watch {
 	struct refused *refused;
 	size_t nrefused, rcap;
 	uint64_t relocks, released, rescans;
+	uint64_t refusals, refused_bytes;	/* what the caps and mlock refused */
 };
 
 struct lock_ctx {
@@ -104,7 +112,9 @@ struct lock_ctx {
 	struct held *locks;
 	size_t n, cap;
 	size_t nsorted;		/* a rescan's: locks[0..nsorted) sorted by inode */
-	uint64_t bytes;
+	uint64_t bytes;		/* locked: the sum of locks[].locked */
+	uint64_t holes;		/* bytes of holes in the range, never locked */
+	bool size_cap;		/* the budget's max is the set's first size, not --max-mem */
 	bool list, stopped;
 	struct watch *w;	/* --watch; NULL: none */
 };
@@ -127,7 +137,9 @@ static const struct cli_opt lock_opts[] = {
 	  "while locked, lock again what is replaced: a file\n"
 	  "renamed over or deleted and made again, a new file\n"
 	  "in a tree, a file that grew (inotify); one line\n"
-	  "per change, the old inode's lock released", 0 },
+	  "per change, the old inode's lock released; the\n"
+	  "set grows only within --max-mem (else not past\n"
+	  "its first size)", 0 },
 	{ "watch-interval", 0, 0, 'i' + 512, "SECS", CC_NONE, NULL,
 	  "with --watch, also walk everything again every\n"
 	  "SECS seconds (0: only on changes, the default;\n"
@@ -153,8 +165,9 @@ const struct cli_spec lock_spec = {
 	"  pagecache lock /srv/index/hot.idx             (Ctrl-C to release)\n"
 	"  pagecache lock -d -P /run/hot.pid /srv/index && kill $(cat /run/hot.pid)\n"
 	"  pagecache -dl -P /run/hot.pid /srv/index    the same, as vmtouch -dl\n"
-	"  pagecache lock --watch /usr/lib/x86_64-linux-gnu/libssl.so.3 /srv/index\n"
-	"                    (kept locked across package upgrades and index rebuilds)\n"
+	"  pagecache lock --watch --max-mem 2G /usr/lib/x86_64-linux-gnu/libssl.so.3 /srv/index\n"
+	"                    (kept locked across package upgrades and index rebuilds,\n"
+	"                    the set free to grow to 2G)\n"
 	"Exit status: 0 all locked (with -d: the daemon holds them; without: released\n"
 	"cleanly at the signal), 1 some files failed or the budget stopped it (with\n"
 	"--watch: also a re-lock that failed since), 2 usage.\n",
@@ -174,6 +187,8 @@ const struct cli_spec lock_spec = {
 static const struct ometric metrics[] = {
 	{ "total", "files", "files", 0, "Files locked in the cache." },
 	{ "total", "locked", "locked_bytes", 0, "Bytes locked in the cache (mlock)." },
+	{ "total", "holes", "holes_bytes", 0,
+	  "Bytes of holes in the files, left unlocked (only data is locked)." },
 	{ "total", "failures", "failures", 0, "Paths that failed (named on stderr)." },
 	{ "total", "budget_stopped", "budget_stopped", 0,
 	  "1 if the memory budget stopped the locking early, else 0." },
@@ -206,9 +221,9 @@ static const char *lock_reason(int err)
 	}
 }
 
-/* Keep lock l of file st (reached as path); -ENOMEM. Thread-safe. */
-static int add_held(struct lock_ctx *c, const struct pc_lock *l, const struct stat *st,
-		    const char *path)
+/* Keep lock l (locked bytes of it) of file st (reached as path); -ENOMEM. Thread-safe. */
+static int add_held(struct lock_ctx *c, const struct pc_lock *l, uint64_t locked,
+		    const struct stat *st, const char *path)
 {
 	char *p = NULL;
 
@@ -220,13 +235,13 @@ static int add_held(struct lock_ctx *c, const struct pc_lock *l, const struct st
 		free(p);
 		return -ENOMEM;
 	}
-	c->locks[c->n++] = (struct held){ *l, st->st_dev, st->st_ino, p, true };
-	c->bytes += l->len;
+	c->locks[c->n++] = (struct held){ *l, locked, st->st_dev, st->st_ino, p, true };
+	c->bytes += locked;
 	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
 
-/* The bytes of a file of `size` the range selects, as pc_fd_lock maps them. */
+/* The bytes of a file of `size` the range selects, holes and all. */
 static uint64_t lock_span(const struct targets *t, uint64_t size)
 {
 	uint64_t ps = pc_page_size(), stop;
@@ -237,32 +252,69 @@ static uint64_t lock_span(const struct targets *t, uint64_t size)
 	return stop - t->off / ps * ps;
 }
 
+/*
+ * The data of file e that a lock takes (never its holes), and whether
+ * some of it lies past the pieces a lock may split a mapping into (said).
+ */
+static int data_bytes(struct lock_ctx *c, int fd, const struct stat *st, const char *path,
+		      uint64_t *ret)
+{
+	int rc = pc_fd_data_bytes(fd, (uint64_t)st->st_size, c->t.off, c->t.len, ret);
+
+	if (rc < 0)
+		cli_fail_msg(path, "cannot lock", strerror(-rc));
+	else if (rc == 1)
+		cli_warn("cannot lock all of '%s': its data lies in more than %d pieces; "
+			 "the rest is not locked", path, PC_LOCK_MAX_RANGES);
+	return rc;
+}
+
+/* Lock fd's data, at most want bytes: 0 (*ret_locked set) or -errno, said. */
+static int lock_data(struct lock_ctx *c, int fd, const struct stat *st, const char *path,
+		     uint64_t want, struct pc_lock *l, uint64_t *ret_locked)
+{
+	int rc = pc_fd_lock_max(fd, (uint64_t)st->st_size, c->t.off, c->t.len, want ? want : 1,
+				l, ret_locked);
+
+	if (rc < 0)
+		cli_fail_msg(path, "cannot lock", lock_reason(-rc));
+	else if (!want)	/* max 1 locks no page: all holes */
+		*ret_locked = 0;
+	return rc;
+}
+
 static int lock_file(struct pc_walk_entry *e, void *arg)
 {
 	struct lock_ctx *c = arg;
-	uint64_t size = (uint64_t)e->st.st_size, want;
+	uint64_t size = (uint64_t)e->st.st_size, want, locked;
 	struct pc_lock l;
 	struct orec rec = { 0 };
 	int rc;
 
-	want = lock_span(&c->t, size);	/* what the mapping will lock: whole first page */
+	if (data_bytes(c, e->fd, &e->st, e->path, &want) < 0)
+		return 0;
 	if (!pc_budget_take(&c->budget, want)) {
 		c->stopped = true;
 		return 1;
 	}
-	rc = pc_fd_lock(e->fd, size, c->t.off, c->t.len, &l);
+	rc = lock_data(c, e->fd, &e->st, e->path, want, &l, &locked);
 	if (rc < 0) {
-		cli_fail_msg(e->path, "cannot lock", lock_reason(-rc));
+		if (want)
+			pc_budget_put(&c->budget, want);
 		return 0;
 	}
-	if (add_held(c, &l, &e->st, e->path) < 0) {
+	if (want > locked)
+		pc_budget_put(&c->budget, want - locked);	/* holes made since the count */
+	if (add_held(c, &l, locked, &e->st, e->path) < 0) {
 		pc_unlock(&l);
+		pc_budget_put(&c->budget, locked);
 		cli_fail(e->path, ENOMEM, "cannot lock");
 		return 0;
 	}
+	__atomic_add_fetch(&c->holes, lock_span(&c->t, size) - locked, __ATOMIC_RELAXED);
 	if (c->list) {
 		orec_str(&rec, "path", e->path, OF_LABEL);
-		orec_u64(&rec, "locked", l.len, OF_BYTES);
+		orec_u64(&rec, "locked", locked, OF_BYTES);
 		out_list_add("files", &rec);
 	}
 	return 0;
@@ -460,20 +512,23 @@ static bool root_file_ok(struct lock_ctx *c, const struct pc_walk_entry *e)
 }
 
 /*
- * The walk of a rescan (worker threads): a file locked already, at the same
- * size, is marked seen and left alone; anything else is kept for after.
+ * The walk of a rescan (worker threads): a file locked already, with the
+ * same data (a file truncated larger has grown only holes), is marked seen
+ * and left alone; anything else is kept for after.
  */
 static int watch_file(struct pc_walk_entry *e, void *arg)
 {
 	struct lock_ctx *c = arg;
 	struct watch *w = c->w;
 	struct held key = { .dev = e->st.st_dev, .ino = e->st.st_ino }, *h;
-	uint64_t span = lock_span(&c->t, (uint64_t)e->st.st_size);
+	uint64_t data;
 	ssize_t same = -1;
 	char *p;
 
 	if (!root_file_ok(c, e))
 		return 0;
+	if (pc_fd_data_bytes(e->fd, (uint64_t)e->st.st_size, c->t.off, c->t.len, &data) < 0)
+		data = lock_span(&c->t, (uint64_t)e->st.st_size);	/* relock says why */
 	pthread_mutex_lock(&c->lock);
 	h = bsearch(&key, c->locks, c->n, sizeof(*c->locks), cmp_held);
 	if (h) {
@@ -496,7 +551,7 @@ static int watch_file(struct pc_walk_entry *e, void *arg)
 				pick->path = p;
 			}
 			same = pick - c->locks;
-			if (pick->l.len == span) {
+			if (pick->locked == data) {
 				pthread_mutex_unlock(&c->lock);
 				return 0;
 			}
@@ -504,31 +559,37 @@ static int watch_file(struct pc_walk_entry *e, void *arg)
 	}
 	if (cli_grow(&w->cands, &w->ccap, w->ncands, sizeof(*w->cands)) == 0 &&
 	    (p = strdup(e->path))) {
-		w->cands[w->ncands++] = (struct cand){ e->fd, e->st, p, same };
+		w->cands[w->ncands++] = (struct cand){ e->fd, e->st, data, p, same };
 		e->fd = -1;	/* ours now */
 	}
 	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
 
-static bool was_refused(struct watch *w, const struct stat *st)
+static bool was_refused(struct watch *w, const struct cand *k)
 {
 	for (size_t i = 0; i < w->nrefused; i++)
-		if (w->refused[i].dev == st->st_dev && w->refused[i].ino == st->st_ino &&
-		    w->refused[i].size == st->st_size)
+		if (w->refused[i].dev == k->st.st_dev && w->refused[i].ino == k->st.st_ino &&
+		    w->refused[i].size == k->st.st_size && w->refused[i].data == k->data)
 			return true;
 	return false;
 }
 
-static void refuse(struct watch *w, const struct stat *st)
+static void refuse(struct watch *w, const struct cand *k)
 {
 	if (cli_grow(&w->refused, &w->rcap, w->nrefused, sizeof(*w->refused)) == 0)
-		w->refused[w->nrefused++] = (struct refused){ st->st_dev, st->st_ino, st->st_size };
+		w->refused[w->nrefused++] =
+			(struct refused){ k->st.st_dev, k->st.st_ino, k->st.st_size, k->data };
 }
 
-/* One line per change: {"watch": {...}} in JSON, `human` for people. */
-static void watch_event(const char *ev, const char *path, uint64_t locked, uint64_t was,
-			const struct stat *st, const char *human)
+/*
+ * One line per change: {"watch": {...}} in JSON, `human` for people. A
+ * refusal says what was wanted and why ("size": past the set's first size,
+ * "max-mem", "memory", "cgroup": the budget; "mlock": the kernel said no).
+ */
+static void watch_event_why(const char *ev, const char *path, uint64_t locked, uint64_t was,
+			    const struct stat *st, const char *human, uint64_t wanted,
+			    const char *reason)
 {
 	struct orec r = { 0 };
 
@@ -540,8 +601,43 @@ static void watch_event(const char *ev, const char *path, uint64_t locked, uint6
 		orec_u64(&r, "inode", (uint64_t)st->st_ino, 0);
 	else
 		orec_null(&r, "inode");
+	if (reason) {
+		orec_u64(&r, "wanted", wanted, OF_BYTES);
+		orec_str(&r, "reason", reason, 0);
+	}
 	orec_u64(&r, "time_ms", wall_ms(), 0);
 	out_event("watch", &r, human);
+}
+
+static void watch_event(const char *ev, const char *path, uint64_t locked, uint64_t was,
+			const struct stat *st, const char *human)
+{
+	watch_event_why(ev, path, locked, was, st, human, 0, NULL);
+}
+
+/* Why the budget refused: the short word of the event line, and the words of stderr. */
+static const char *budget_word(const struct lock_ctx *c)
+{
+	switch (c->budget.stopped) {
+	case PC_BUDGET_MAX:
+		return c->size_cap ? "size" : "max-mem";
+	case PC_BUDGET_CGROUP:
+		return "cgroup";
+	default:
+		return "memory";
+	}
+}
+
+static const char *budget_why(const struct lock_ctx *c, char *buf, size_t len)
+{
+	char a[32];
+
+	if (c->budget.stopped != PC_BUDGET_MAX || !c->size_cap)
+		return pc_budget_reason(c->budget.stopped);
+	snprintf(buf, len, "the lock set would grow past the %s it held when first locked; "
+		 "--max-mem (lock-max = for the daemon's) lets it grow",
+		 pc_human_size(c->budget.max_bytes, a, sizeof(a)));
+	return buf;
 }
 
 /* The lock of inode st among the sorted ones, under `path` if it has several. */
@@ -567,62 +663,68 @@ static struct held *find_held(struct lock_ctx *c, const struct stat *st, const c
 static int relock(struct lock_ctx *c, struct cand *k, const struct held *gone)
 {
 	struct watch *w = c->w;
-	uint64_t span = lock_span(&c->t, (uint64_t)k->st.st_size);
+	uint64_t span = k->data, locked;
 	struct held *h = k->same >= 0 ? find_held(c, &k->st, k->path) : NULL;
-	uint64_t was = h ? h->l.len : gone ? gone->l.len : 0;
-	char a[32], b[32], msg[512], why[256];
+	uint64_t was = h ? h->locked : gone ? gone->locked : 0, have = h ? h->locked : 0;
+	char a[32], b[32], msg[512], why[512], by[256];
 	struct pc_lock l;
 	int rc;
 
-	if (was_refused(w, &k->st))
+	if (was_refused(w, k))
 		return -1;	/* said already; it has not changed since */
 	pc_budget_put(&c->budget, 0);	/* judged afresh */
-	if (span > (h ? h->l.len : 0) && !pc_budget_take(&c->budget, span - (h ? h->l.len : 0))) {
+	if (span > have && !pc_budget_take(&c->budget, span - have)) {
 		snprintf(why, sizeof(why), "%s would pass the memory budget (%s)%s",
-			 pc_human_size(span, a, sizeof(a)), pc_budget_reason(c->budget.stopped),
+			 pc_human_size(span, a, sizeof(a)), budget_why(c, by, sizeof(by)),
 			 h ? "; the part locked before stays locked" :
 			 gone ? "; the replaced file's lock is released" : "");
 		cli_fail_msg(k->path, h ? "cannot extend the lock of" : "cannot lock", why);
-		watch_event("refused", k->path, h ? h->l.len : 0, was, &k->st, NULL);
-		refuse(w, &k->st);
+		w->refusals++;
+		w->refused_bytes += span - have;
+		watch_event_why("refused", k->path, have, was, &k->st, NULL, span, budget_word(c));
+		refuse(w, k);
 		return 0;
 	}
-	rc = pc_fd_lock(k->fd, (uint64_t)k->st.st_size, c->t.off, c->t.len, &l);
+	/* at most what the budget gave: data written into holes since is not locked */
+	rc = lock_data(c, k->fd, &k->st, k->path, span, &l, &locked);
 	if (rc < 0) {
-		if (!h || span > h->l.len)
-			pc_budget_put(&c->budget, span - (h ? h->l.len : 0));
-		cli_fail_msg(k->path, "cannot lock", lock_reason(-rc));
-		watch_event("refused", k->path, h ? h->l.len : 0, was, &k->st, NULL);
-		refuse(w, &k->st);
+		if (span > have)
+			pc_budget_put(&c->budget, span - have);
+		w->refusals++;
+		w->refused_bytes += span > have ? span - have : 0;
+		watch_event_why("refused", k->path, have, was, &k->st, NULL, span, "mlock");
+		refuse(w, k);
 		return 0;
 	}
+	/* the budget holds the larger of the old lock and the new: keep the new */
+	if ((span > have ? span : have) > locked)
+		pc_budget_put(&c->budget, (span > have ? span : have) - locked);
 	w->relocks++;
 	if (h) {	/* the same inode: the new mapping is locked before the old goes */
-		if (span < h->l.len)
-			pc_budget_put(&c->budget, h->l.len - span);
 		pc_unlock(&h->l);
-		c->bytes = c->bytes - was + l.len;
+		c->bytes = c->bytes - was + locked;
 		h->l = l;
-		snprintf(msg, sizeof(msg), "re-locked '%s': its size changed, %s locked (was %s)",
-			 k->path, fmt_size(l.len, a, sizeof(a)), fmt_size(was, b, sizeof(b)));
-		watch_event("resized", k->path, l.len, was, &k->st, msg);
+		h->locked = locked;
+		snprintf(msg, sizeof(msg), "re-locked '%s': its data changed, %s locked (was %s)",
+			 k->path, fmt_size(locked, a, sizeof(a)), fmt_size(was, b, sizeof(b)));
+		watch_event("resized", k->path, locked, was, &k->st, msg);
 		return 1;
 	}
-	if (add_held(c, &l, &k->st, k->path) < 0) {
+	if (add_held(c, &l, locked, &k->st, k->path) < 0) {
 		pc_unlock(&l);
-		pc_budget_put(&c->budget, span);
+		pc_budget_put(&c->budget, locked);
 		w->relocks--;
 		cli_fail(k->path, ENOMEM, "cannot lock");
 		return 0;
 	}
 	if (gone)
 		snprintf(msg, sizeof(msg), "re-locked '%s': a new file replaced it, %s locked "
-			 "(the old one's %s released)", k->path, fmt_size(l.len, a, sizeof(a)),
+			 "(the old one's %s released)", k->path, fmt_size(locked, a, sizeof(a)),
 			 fmt_size(was, b, sizeof(b)));
 	else
 		snprintf(msg, sizeof(msg), "locked '%s': new, %s", k->path,
-			 fmt_size(l.len, a, sizeof(a)));
-	watch_event(gone ? "replaced" : "new", k->path, l.len, was, &k->st, msg);
+			 fmt_size(locked, a, sizeof(a)));
+	watch_event(gone ? "replaced" : "new", k->path, locked, was, &k->st, msg);
 	return 1;
 }
 
@@ -713,8 +815,8 @@ static void rescan(struct lock_ctx *c)
 		}
 		struct held copy = *h, *ng;
 
-		pc_budget_put(&c->budget, h->l.len);
-		c->bytes -= h->l.len;
+		pc_budget_put(&c->budget, h->locked);
+		c->bytes -= h->locked;
 		pc_unlock(&h->l);	/* the old inode's pages may go now */
 		ng = realloc(gone, (ngone + 1) * sizeof(*gone));
 		if (ng) {
@@ -755,7 +857,7 @@ static void rescan(struct lock_ctx *c)
 		w->released++;
 		snprintf(msg, sizeof(msg), "released '%s': gone from where it was "
 			 "(deleted, moved away or no longer selected)", gone[j].path);
-		watch_event("released", gone[j].path, 0, gone[j].l.len, NULL, msg);
+		watch_event("released", gone[j].path, 0, gone[j].locked, NULL, msg);
 		free(gone[j].path);
 	}
 	free(gone);
@@ -770,6 +872,8 @@ static void rescan(struct lock_ctx *c)
 		orec_u64(&r, "relocks", w->relocks, 0);
 		orec_u64(&r, "released", w->released, 0);
 		orec_u64(&r, "rescans", w->rescans, 0);
+		orec_u64(&r, "refusals", w->refusals, 0);
+		orec_u64(&r, "refused", w->refused_bytes, OF_BYTES);
 		orec_u64(&r, "failures", cli_failures(), 0);
 		orec_u64(&r, "time_ms", wall_ms(), 0);
 		out_event("watch", &r, msg);
@@ -1095,6 +1199,15 @@ int cmd_lock(int argc, char **argv)
 	if (c.stopped)
 		cli_warn("stopped early: %s; %zu files locked (%s)",
 			 pc_budget_reason(c.budget.stopped), c.n, pc_human_size(c.bytes, a, sizeof(a)));
+	/*
+	 * From now on the set grows only as far as a cap allows: --max-mem
+	 * (the budget's max already), else the bytes it holds now. A file's
+	 * owner may not make root pin more by growing it.
+	 */
+	if (c.w && !bo.max_mem) {
+		c.budget.max_bytes = c.bytes;
+		c.size_cap = true;
+	}
 	if (pf.path && c.n && (rc = write_pidfile(&pf)) < 0) {
 		cli_warn("cannot write pidfile '%s': %s", pf.path, strerror(-rc));
 		pf.path = NULL;
@@ -1103,14 +1216,21 @@ int cmd_lock(int argc, char **argv)
 
 	orec_u64(&rec, "files", c.n, 0);
 	orec_u64(&rec, "locked", c.bytes, OF_BYTES);
+	orec_u64(&rec, "holes", c.holes, OF_BYTES);
 	orec_u64(&rec, "failures", cli_failures(), 0);
 	orec_u64(&rec, "pid", (uint64_t)getpid(), 0);
 	orec_bool(&rec, "budget_stopped", c.budget.stopped != 0);
 	out_object("total", &rec);
-	if (co.fmt == OUT_HUMAN)
-		out_human_line("Locked %zu files, %s, pid %d%s", c.n,
-			       fmt_size(c.bytes, a, sizeof(a)), getpid(),
+	if (co.fmt == OUT_HUMAN) {
+		char hb[64] = "";
+
+		if (c.holes)
+			snprintf(hb, sizeof(hb), " (%s of holes left out)",
+				 fmt_size(c.holes, a, sizeof(a)));
+		out_human_line("Locked %zu files, %s%s, pid %d%s", c.n,
+			       fmt_size(c.bytes, a, sizeof(a)), hb, getpid(),
 			       c.n ? "; SIGTERM or Ctrl-C releases them" : "");
+	}
 	rc = out_flush();	/* --prom-file: a file that could not be written fails the run */
 	fflush(stderr);
 	status = cli_failures() || c.stopped || rc < 0 ? EXIT_PARTIAL : 0;
@@ -1156,6 +1276,8 @@ int cmd_lock(int argc, char **argv)
 		orec_u64(&rec, "relocks", w.relocks, 0);
 		orec_u64(&rec, "released", w.released, 0);
 		orec_u64(&rec, "rescans", w.rescans, 0);
+		orec_u64(&rec, "refusals", w.refusals, 0);
+		orec_u64(&rec, "refused", w.refused_bytes, OF_BYTES);
 		orec_u64(&rec, "failures", cli_failures(), 0);
 		orec_u64(&rec, "time_ms", wall_ms(), 0);
 		snprintf(msg, sizeof(msg), "Released %zu files, %s; %llu re-locked and %llu released "

@@ -5,7 +5,9 @@
 # locked again, the old inode's mapping released; a symbolic link swapped
 # in is not followed; the budget is never passed; a burst of renames is a
 # few rescans; SIGTERM releases everything and exits 0; --daemon watches;
-# a full inotify watch limit falls back to a timer.
+# a full inotify watch limit falls back to a timer. A lock set grows past
+# its first size only within --max-mem, and a hole is never locked: a
+# user's file truncated larger does not make root pin memory.
 . "$(dirname "$0")/lib.sh"
 cd "$T_DIR"
 PS=$(getconf PAGESIZE)
@@ -37,7 +39,7 @@ mkfile f 256; mkfile g 64; mkfile outside 64
 mkfile tree/a 128; mkfile tree/b 64; mkfile tree/sub/c 32
 for i in $(seq 50); do mkfile "tree/burst/f$i" 4; done
 
-"$PAGECACHE" lock --watch --json f g tree >a.out 2>a.err &
+"$PAGECACHE" lock --watch --max-mem 64M --json f g tree >a.out 2>a.err &	# it grows
 A=$!
 T_CLEANUP+=("t_kill $A")
 t_ok "lock --watch locks and reports" t_wait 20 started a.out
@@ -134,6 +136,67 @@ t_ok "a smaller replacement fits the budget given back" t_wait 10 ev b.out new b
 t_ok "  and is locked" mapped "$B" "$(ino bf)"
 t_kill "$B"
 
+# ---- a user's sparse file: its holes are never locked, the set does not grow ----
+# As root watches a file its owner (nobody) may write, the owner truncates
+# it from 8 KiB to 64 MiB: a mapping of all of it mlocked would pin 64 MiB
+# of zeroed pages the disk never held.
+vmlck() { awk '/^VmLck:/ { print $2 }' "/proc/$1/status"; }
+mkdir sp; mkfile sp/f 8; chown -R nobody sp; chmod 755 "$T_DIR"
+"$PAGECACHE" lock --watch --json=short sp >s.out 2>s.err &
+S=$!
+T_CLEANUP+=("t_kill $S")
+t_wait 20 started s.out
+lck0=$(vmlck "$S")
+as_nobody truncate -s 64M sp/f
+# in the same burst, a new 4 KiB file: its line says the walk was made
+as_nobody dd if=/dev/urandom of=sp/m bs=4k count=1 status=none
+t_ok "a sparse file grown by its owner: the walk is made" \
+	t_wait 10 eval 'ev s.out refused sp/m || ev s.out new sp/m'
+lck1=$(vmlck "$S")
+t_is "  root's VmLck stays at its data, not 64 MiB of holes (kB)" "$lck1" "$lck0"
+t_is "  sp/f keeps its lock, no re-lock" "$(evn s.out resized sp/f)" 0
+t_ok "  a new file past the set's first size is refused" ev s.out refused sp/m
+t_ok "  with the reason on stderr" grep -qF "cannot lock 'sp/m': 4K would pass the memory budget (the lock set would grow past the 8K it held when first locked;" s.err
+t_is "  and on its line" \
+	"$(jq -s -c '[.[] | select(.watch.event? == "refused" and .watch.path? == "sp/m")][0].watch | [.reason, .wanted, .locked]' s.out)" \
+	'["size",4096,0]'
+t_is "  the rescan line counts it" \
+	"$(jq -s -c '[.[] | select(.watch.event? == "rescan")][-1].watch | [.refusals, .refused, .locked]' s.out)" \
+	'[1,4096,8192]'
+t_kill "$S"
+
+# the same file as a lock first finds it: its data is locked, not its holes
+pc lock -d --json -P "$T_DIR/sp.pid" sp/f >sp.out 2>sp.err; rc=$?
+P=$(cat sp.pid 2>/dev/null)
+T_CLEANUP+=("t_kill ${P:-}")
+t_is "a sparse file is locked" "$rc" 0
+t_is "  its data, its holes left out" "$(jq -c '.total | [.locked, .holes]' sp.out)" "[8192,$((64 * 1048576 - 8192))]"
+t_is "  VmLck is its data" "$(vmlck "${P:-none}")" 8
+t_kill "${P:-none}"
+
+# ---- growth with data: within --max-mem locked, past it refused ----
+mkfile gr 64
+"$PAGECACHE" lock --watch --json=short --max-mem 1M gr >g.out 2>g.err &
+G=$!
+T_CLEANUP+=("t_kill $G")
+t_wait 20 started g.out
+head -c 262144 /dev/urandom >>gr; sync gr
+t_ok "a file grown with data within --max-mem is locked again" t_wait 10 ev g.out resized gr
+t_is "  all its data" \
+	"$(jq -s -c '[.[] | select(.watch.event? == "resized" and .watch.path? == "gr")][0].watch | [.locked, .previous]' g.out)" \
+	'[327680,65536]'
+t_is "  VmLck says so" "$(vmlck "$G")" 320
+head -c 1048576 /dev/urandom >>gr; sync gr
+t_ok "grown past --max-mem: refused" t_wait 10 ev g.out refused gr
+t_ok "  with the reason on stderr" grep -qF "(the --max-mem limit was reached); the part locked before stays locked" g.err
+t_is "  and on its line" \
+	"$(jq -s -c '[.[] | select(.watch.event? == "refused" and .watch.path? == "gr")][0].watch | [.reason, .wanted, .locked]' g.out)" \
+	'["max-mem",1376256,327680]'
+t_is "  the part locked before stays, no more" "$(vmlck "$G")" 320
+kill -TERM "$G"; wait "$G"
+t_is "  its last line counts the refusal" \
+	"$(tail -n 1 g.out | jq -c '.watch | [.event, .refusals, .refused]')" '["stopped",1,1048576]'
+
 # ---- SIGTERM: everything released, exit 0 (a supervisor's child) ----
 mkfile h 64
 "$PAGECACHE" lock --watch --json=short h >c.out 2>c.err &
@@ -165,7 +228,7 @@ t_kill "$R"
 
 # ---- --daemon --watch: the daemon watches ----
 mkfile d 64
-pc lock -d --watch -P "$T_DIR/d.pid" d >d.out 2>d.err; rc=$?
+pc lock -d --watch --max-mem 1M -P "$T_DIR/d.pid" d >d.out 2>d.err; rc=$?
 D=$(cat d.pid 2>/dev/null)
 T_CLEANUP+=("t_kill ${D:-}")
 t_is "lock -d --watch returns 0 once locked" "$rc" 0
