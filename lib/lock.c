@@ -35,7 +35,9 @@ struct range {
  * The data of [off, off+len) of fd as page-aligned ranges, in order,
  * merged where they touch: at most PC_LOCK_MAX_RANGES into r (may be NULL
  * to count only). *ret_bytes: their bytes. 1 if data lies past the last
- * range kept, 0, or -errno.
+ * range kept, 0, or -errno (-EIO where the filesystem's SEEK_DATA or
+ * SEEK_HOLE answers go backwards: a FUSE server can say 0 forever, and
+ * pos would never move).
  */
 static int data_ranges(int fd, uint64_t size, uint64_t off, uint64_t len, struct range *r,
 		       size_t *ret_n, uint64_t *ret_bytes)
@@ -64,12 +66,16 @@ static int data_ranges(int fd, uint64_t size, uint64_t off, uint64_t len, struct
 			d = (off_t)pos;
 			h = (off_t)stop;
 		} else {
+			if ((uint64_t)d < pos)
+				return -EIO;	/* data before where it was asked: a broken filesystem */
 			h = lseek(fd, d, SEEK_HOLE);
 			if (h < 0) {
 				if (errno != ENXIO)
 					return -errno;
 				break;	/* truncated under us: nothing there now */
 			}
+			if (h < d)
+				return -EIO;	/* a hole before its data: the same */
 		}
 		a = (uint64_t)d / ps * ps;
 		if (a >= stop)

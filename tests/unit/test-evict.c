@@ -7,13 +7,37 @@
  * PAGECACHE_FAULT is honoured, so make check runs this as on a kernel
  * without cachestat too.
  */
+#define _GNU_SOURCE
 #include "pagecache.h"
 #include "tap.h"
 
 #include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+
+/*
+ * lseek as a broken FUSE server answers it: SEEK_DATA and SEEK_HOLE say 0
+ * whatever is asked (while seek_broken). The library's calls land here (a
+ * static link: this definition wins over libc's). After 10,000 of them it
+ * says ENXIO, so that a library that loops on the answers ends and fails
+ * instead of hanging the test.
+ */
+static int seek_broken;
+static unsigned seek_calls;
+
+off_t lseek(int fd, off_t off, int whence)
+{
+	if (seek_broken && (whence == SEEK_DATA || whence == SEEK_HOLE)) {
+		if (++seek_calls > 10000) {
+			errno = ENXIO;
+			return -1;
+		}
+		return 0;
+	}
+	return (off_t)syscall(SYS_lseek, fd, off, whence);
+}
 
 /* Back to the faults the environment asks for (make check's second pass). */
 static void faults_reset(void)
@@ -165,6 +189,16 @@ int main(void)
 			   "data in %d pieces: the first %d counted, more said (%d, %llu bytes)",
 			   PC_LOCK_MAX_RANGES + 50, PC_LOCK_MAX_RANGES, rc, (unsigned long long)data);
 		}
+		/* a filesystem whose answers go backwards: refused, not looped on */
+		seek_broken = 1;
+		rc = pc_fd_data_bytes(sfd, 16 * ps, ps, 0, &data);
+		ok(rc == -EIO && seek_calls < 10, "SEEK_DATA that goes backwards is EIO, not a loop "
+		   "(%d after %u calls)", rc, seek_calls);
+		seek_calls = 0;
+		rc = pc_fd_lock(sfd, 16 * ps, 0, 0, &l);
+		ok(rc == -EIO && seek_calls < 10, "and the lock is refused so (%d after %u calls)",
+		   rc, seek_calls);
+		seek_broken = 0;
 		close(sfd);
 		unlink(sp);
 	}
