@@ -402,6 +402,7 @@ static int skopeo_wait(const struct oci *o, pid_t pid, int fd, char **buf, size_
 {
 	int pidfd = (int)syscall(__NR_pidfd_open, pid, 0), rc = 0;
 	bool ended = false;
+	double drained = 0;	/* once it ended: what is left of its stdout is read by then */
 	sigset_t block, orig;
 
 	/* the signals that end us are let in only inside ppoll: none is missed */
@@ -420,12 +421,16 @@ static int skopeo_wait(const struct oci *o, pid_t pid, int fd, char **buf, size_
 			rc = -EINTR;
 			break;
 		}
+		if (ended && pc_now() >= drained)
+			break;	/* a process out of its group (setsid) holds its stdout: not waited for */
 		if (o->deadline && left <= 0) {
 			rc = -ETIMEDOUT;
 			break;
 		}
 		if (o->deadline && (ms < 0 || left * 1000 + 1 < ms))
 			ms = left * 1000 + 1 > 3600000 ? 3600000 : (int)(left * 1000) + 1;
+		if (ended && (ms < 0 || (drained - pc_now()) * 1000 + 1 < ms))
+			ms = (int)((drained - pc_now()) * 1000) + 1;
 		ts = (struct timespec){ ms / 1000, (long)(ms % 1000) * 1000000 };
 		if (fd >= 0)
 			pf[np++] = (struct pollfd){ .fd = fd, .events = POLLIN };
@@ -468,6 +473,7 @@ static int skopeo_wait(const struct oci *o, pid_t pid, int fd, char **buf, size_
 			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
 			    si.si_pid == pid) {
 				ended = true;
+				drained = pc_now() + 1;
 				/* what it left running holds its stdout open: gone too */
 				kill(-pid, SIGKILL);
 			}

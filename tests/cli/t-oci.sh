@@ -447,6 +447,25 @@ t_ok "  skopeo copy is gone" t_gone "$(cat fake/started)"
 t_ok "  no private directory left" tmp_empty
 t_ok "  the snapshot is as it was" cmp s.snap before.snap
 
+# a skopeo that leaves a process of its own session behind, holding its
+# stdout, and exits: its answer is taken, the straggler not waited for
+cat >fake/skopeo <<EOF
+#!/bin/sh
+case \$1 in
+inspect) setsid sleep 3600 & echo \$! >"$T_DIR/fake/straggler"
+	cat "$T_DIR/fake/manifest" ;;
+copy) for a; do last=\$a; done; d=\${last#oci:}; cp -r "$T_DIR/lie" "\$d" ;;
+esac
+EOF
+rm -f fake/straggler
+T_CLEANUP+=("[ -s '$T_DIR/fake/straggler' ] && kill \$(cat '$T_DIR/fake/straggler')")
+PAGECACHE_SKOPEO=$T_DIR/fake/skopeo timeout -k 5 20 "$PAGECACHE" pull --timeout 0 "$R/pc/lie:v1" \
+	-o old.snap >o 2>e; rc=$?
+t_is "skopeo exits leaving a straggler on its stdout: pull goes on (its layer checked)" \
+	"$rc:$(grep -c "not of the $(stat -c %s s.snap) bytes its manifest says" e)" 1:1
+[ -s fake/straggler ] && kill "$(cat fake/straggler)" 2>/dev/null
+keep
+
 # the default, and none: what skopeo is told
 cat >fake/skopeo <<EOF
 #!/bin/sh
