@@ -159,16 +159,34 @@ int pc_open_beneath(int rootfd, const char *path, int extra_flags, struct stat *
 	return fd == -ENOENT ? -ENOMEDIUM : fd;	/* no /proc: said, not "missing" */
 }
 
-int pc_reopen_checked(int pfd, const struct stat *st, int extra_flags, struct stat *ret_st)
+int pc_proc_fd_dir(void)
+{
+	struct statfs sf;
+	int fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstatfs(fd, &sf) < 0 || (unsigned long)sf.f_type != PROC_SUPER_MAGIC) {
+		close(fd);	/* something else mounted there: not ours to trust */
+		return -ENOENT;
+	}
+	return fd;
+}
+
+int pc_reopen_at(int fddir, int pfd, const struct stat *st, int extra_flags, struct stat *ret_st)
 {
 	struct stat st2;
 	char self[64];
 	int fd;
 
 	/* the same inode, now opened for reading: no path is walked again */
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = pc_sys_openat(AT_FDCWD, self, O_RDONLY | O_NONBLOCK | O_NOCTTY | extra_flags);
-	if (fd < 0)
+	if (fddir >= 0)
+		snprintf(self, sizeof(self), "%d", pfd);
+	else
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = pc_sys_openat(fddir >= 0 ? fddir : AT_FDCWD, self,
+			   O_RDONLY | O_NONBLOCK | O_NOCTTY | extra_flags);
+	if (fd < 0 || !ret_st)
 		return fd;
 	if (fstat(fd, &st2) < 0 || st2.st_dev != st->st_dev || st2.st_ino != st->st_ino ||
 	    !S_ISREG(st2.st_mode)) {
@@ -177,4 +195,9 @@ int pc_reopen_checked(int pfd, const struct stat *st, int extra_flags, struct st
 	}
 	*ret_st = st2;
 	return fd;
+}
+
+int pc_reopen_checked(int pfd, const struct stat *st, int extra_flags, struct stat *ret_st)
+{
+	return pc_reopen_at(-1, pfd, st, extra_flags, ret_st);
 }

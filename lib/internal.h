@@ -90,6 +90,23 @@ int pc_fd_scan_mapped(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_
  * where /proc is not mounted. pfd stays open.
  */
 int pc_reopen_checked(int pfd, const struct stat *st, int extra_flags, struct stat *ret_st);
+/*
+ * The same, through fddir: an fd of /proc/self/fd (pc_proc_fd_dir), which
+ * saves the lookup of /proc/self at each reopen (a walk makes thousands);
+ * fddir < 0: as pc_reopen_checked. ret_st NULL: no fstat after the open,
+ * *st stands for it (the magic link opens the very file pfd holds; a walk
+ * saves a system call a file). pc_proc_fd_dir: an O_PATH fd of
+ * /proc/self/fd, checked to be procfs, or -errno (-ENOENT: no /proc).
+ */
+int pc_reopen_at(int fddir, int pfd, const struct stat *st, int extra_flags, struct stat *ret_st);
+int pc_proc_fd_dir(void);
+
+/*
+ * walk.c: may anyone but the caller (euid; root counts as the caller)
+ * change the names in a directory (st: its fstat, f_type: its statfs)?
+ * Its files are then reached with O_PATH first (walk.c, file_opened).
+ */
+bool pc_dir_others_write(const struct stat *st, unsigned long f_type, uid_t euid);
 
 /* beneath.c: pc_fd_kernel_fs for a statfs f_type the caller has already. */
 bool pc_fs_type_kernel(unsigned long f_type);

@@ -12,10 +12,13 @@
  * link may lead anywhere (-L, roots), it is reached with O_PATH and that
  * very inode reopened, so a link retargeted at a device is never opened
  * (open_file says what each path costs and what is left). FIFOs,
- * sockets and devices inside trees are skipped unopened as listed (one
- * swapped in between the listing and the batch's open is opened
- * O_NONBLOCK, judged by its fd's fstat and closed at once: file_opened;
- * what is mounted on a name is judged before it is opened); named as roots
+ * sockets and devices inside trees are skipped unopened as listed, and
+ * one swapped in after the listing is never opened where anyone but the
+ * caller or root may write the directory (pc_dir_others_write: the batch
+ * opens O_PATH there, and only a regular file is reopened); where only
+ * they may, nobody else can swap one in (the batch's open is O_NONBLOCK
+ * all the same, judged by its fd's fstat: file_opened; what is mounted on
+ * a name is judged before it is opened); named as roots
  * they are refused unopened (a block device too: opening a device can
  * have effects, and its buffer cache is not a file's page cache). d_type
  * avoids a stat per directory entry; without -L the regular files of one
@@ -61,6 +64,7 @@
 #define BATCH_MAX 64			/* files opened together (openq.c) */
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK)
 #define FILE_FLAGS (O_RDONLY | O_NOATIME | O_NONBLOCK | O_NOCTTY)
+#define PATH_FLAGS (O_PATH | O_NOFOLLOW)	/* a shared directory's files, first */
 
 /* A directory entered, kept while anything beneath it is queued. */
 struct dnode {
@@ -75,6 +79,7 @@ struct dnode {
 	unsigned busy;			/* threads using fd now */
 	bool idle;			/* on the idle list: fd may be evicted */
 	bool plain;			/* not on a stacking filesystem */
+	bool shared;			/* others may write it: files reached by O_PATH */
 };
 
 struct item {
@@ -104,6 +109,8 @@ struct walker {
 	unsigned nopen;		/* evictable (non-root) fds open */
 	unsigned maxopen;	/* ... kept open at most when idle */
 	unsigned batch;		/* files opened together, per worker */
+	uid_t euid;		/* the caller, as pc_dir_others_write judges */
+	int procfd;		/* /proc/self/fd, for reopen_file; -1: none */
 };
 
 struct worker {
@@ -432,20 +439,54 @@ out:
 }
 
 /*
+ * pfd: an O_PATH fd of dirfd/name whose fstat (*pst) said regular file.
+ * That very inode opened for reading, through /proc/self/fd, whatever
+ * the name is now. Without /proc, the name is opened again (O_NOFOLLOW |
+ * O_NONBLOCK) and kept only if it is the same inode: a FIFO or device
+ * swapped in between this fstat and that open is opened, non-blocking,
+ * and closed unread (docs/security.md says so). -ESTALE: replaced.
+ */
+static int reopen_file(const struct walker *w, int pfd, const struct stat *pst, int dirfd,
+		       const char *name, struct stat *ret_st)
+{
+	struct stat st;
+	int fd = pc_reopen_at(w->procfd, pfd, pst, FILE_FLAGS, w->procfd >= 0 ? NULL : &st);
+
+	if (fd >= 0 && w->procfd >= 0) {
+		*ret_st = *pst;	/* the very inode pfd holds: its fstat stands */
+		return fd;
+	}
+	if (fd != -ENOENT || w->procfd >= 0 || access("/proc/self/fd", F_OK) == 0) {
+		if (fd >= 0)
+			*ret_st = st;
+		return fd;
+	}
+	fd = pc_sys_openat(dirfd, name, FILE_FLAGS | O_NOFOLLOW);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != pst->st_dev ||
+	    st.st_ino != pst->st_ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	*ret_st = st;
+	return fd;
+}
+
+/*
  * Open a regular file for the walk where a name may be a link to
  * anything (-L, and roots), a device included, retargeted at will by
  * whoever owns it: the file is reached with O_PATH, checked with fstat,
- * and only a regular file is opened, that very inode, through
- * /proc/self/fd (without /proc: the name again, O_NOFOLLOW, same inode).
+ * and only a regular file is opened, that very inode (reopen_file).
  * O_PATH runs no driver's open and cannot block. That costs 5 system
- * calls a file. (Without -L, a file in a tree is opened as listed:
- * open_listed.)
+ * calls a file. (Without -L, a file in a tree is opened in its
+ * directory's batch: file_opened.)
  * Returns the fd, or -errno: -EINVAL not a regular file (*ret_st says
  * what), -ESTALE replaced in between.
  */
-static int open_file(int dirfd, const char *name, struct stat *ret_st)
+static int open_file(const struct walker *w, int dirfd, const char *name, struct stat *ret_st)
 {
-	struct stat pst, st;
+	struct stat pst;
 	int pfd, fd;
 
 	pfd = openat(dirfd, name, O_PATH | O_CLOEXEC);
@@ -465,22 +506,8 @@ static int open_file(int dirfd, const char *name, struct stat *ret_st)
 		close(pfd);
 		return -EREMOTEIO;
 	}
-	fd = pc_reopen_checked(pfd, &pst, FILE_FLAGS, &st);
+	fd = reopen_file(w, pfd, &pst, dirfd, name, ret_st);
 	close(pfd);
-	if (fd != -ENOENT || access("/proc/self/fd", F_OK) == 0) {
-		if (fd >= 0)
-			*ret_st = st;
-		return fd;
-	}
-	fd = pc_sys_openat(dirfd, name, FILE_FLAGS | O_NOFOLLOW);
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != pst.st_dev ||
-	    st.st_ino != pst.st_ino) {
-		close(fd);
-		return -ESTALE;
-	}
-	*ret_st = st;
 	return fd;
 }
 
@@ -506,7 +533,7 @@ static void do_file(struct worker *wk, const struct dnode *d, const char *name,
 		event(w, PC_WALK_SKIP_PATTERN, path, 0);
 		return;
 	}
-	fd = open_file(d->fd, name, &st);
+	fd = open_file(w, d->fd, name, &st);
 	if (fd == -EINVAL) {
 		/* a directory or a special file now: it was a file when listed */
 		event(w, S_ISDIR(st.st_mode) ? PC_WALK_VANISHED : PC_WALK_SKIP_SPECIAL, path,
@@ -527,7 +554,7 @@ static void do_root_file(struct worker *wk, const char *path, const struct stat 
 {
 	struct walker *w = wk->w;
 	struct stat fst;
-	int fd = open_file(AT_FDCWD, path, &fst);
+	int fd = open_file(w, AT_FDCWD, path, &fst);
 
 	if (fd < 0) {
 		/* swapped since the stat: not a file (EINVAL), or another one */
@@ -571,22 +598,65 @@ struct linux_dirent64 {
 };
 
 /*
- * Without -L, an entry listed as a regular file (d_type, or the fstatat
- * the lister needed for DT_UNKNOWN), opened as listed: O_NOFOLLOW, so a
- * link put there since is not followed (ELOOP), and O_NONBLOCK, so a FIFO
- * put there cannot block the open. Only what is in the tree itself can be
- * swapped in after the listing: a FIFO (opened non-blocking, never read),
- * a socket (ENXIO) or a device, which only CAP_MKNOD can put there (a hard
- * link to one is cross-filesystem, or refused by protected_hardlinks);
- * the fd's fstat says which, and only a regular file is handed over. (An
- * fstatat before the open, as here before, narrowed that window but could
- * not close it: the same nodes could still be swapped in after it; it cost
- * a system call a file.) fd: the open's fd or -errno; this takes it.
+ * Who may change what a directory's names are: anyone but the caller
+ * (st: the directory's fstat; f_type: its statfs; euid: the caller's).
+ * Renaming, linking or exchanging a name in a directory takes write
+ * permission on that directory, so it is shared when
+ *   - another user owns it (not root, not the caller): the owner may
+ *     write it, or chmod it so;
+ *   - its group write bit is set: the group's members may (with a POSIX
+ *     ACL, those bits are the ACL's mask, which bounds every named user
+ *     and group entry: a write granted to anyone there sets it);
+ *   - its others write bit is set, sticky or not (/tmp: anyone may put a
+ *     name there and exchange it with one of its own);
+ *   - it is on FUSE, SMB/CIFS or 9p, whose mode bits do not bind what a
+ *     lookup answers (a FUSE server, another client, the server itself).
+ * Root counts as the caller: a user namespace's root is another uid
+ * here, but a container that runs as the host's root is root.
  */
-static void file_opened(struct worker *wk, const struct dnode *d, const char *name, int fd)
+bool pc_dir_others_write(const struct stat *st, unsigned long f_type, uid_t euid)
+{
+	switch (f_type) {
+	case FUSE_SUPER_MAGIC:
+	case SMB_SUPER_MAGIC:
+	case CIFS_SUPER_MAGIC:
+	case SMB2_SUPER_MAGIC:
+	case V9FS_MAGIC:
+		return true;
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return true;
+	return st->st_uid != 0 && st->st_uid != euid;
+}
+
+/*
+ * Without -L, an entry listed as a regular file (d_type, or the fstatat
+ * the lister needed for DT_UNKNOWN). What is in the directory can be
+ * swapped in after the listing, by whoever may write it: a FIFO, a socket
+ * or a device (a device only by CAP_MKNOD; a hard link to one is
+ * cross-filesystem, or refused by protected_hardlinks).
+ *
+ * Where only the caller or root may write the directory, nobody else can
+ * swap anything in: the file was opened as listed (FILE_FLAGS, fd): with
+ * O_NOFOLLOW, so a link is not followed (ELOOP), and O_NONBLOCK, so a
+ * FIFO cannot block the open; the fd's fstat says what it is, and only a
+ * regular file is handed over. In a shared directory (pc_dir_others_write)
+ * that open would run a device's driver or let a FIFO's writer through
+ * (issue 21: a racer exchanging a file and a FIFO with RENAME_EXCHANGE had
+ * the FIFO opened in 78 of 150 walks): fd is then an O_PATH fd
+ * (PATH_FLAGS, in the same batch), which opens nothing; its fstat
+ * decides, and only a regular file is opened, that very inode, through
+ * /proc/self/fd (reopen_file). That is an open a file more (a procfs
+ * lookup) and a close more in the ring: about twice the CPU time of the
+ * batch on a tree of small files (docs/security.md), so it is kept to
+ * shared directories. fd: the open's fd or -errno; this takes it.
+ */
+static void file_opened(struct worker *wk, const struct dnode *d, const char *name, int fd,
+			int flags)
 {
 	struct walker *w = wk->w;
 	char *path = join(wk, d->path, name);
+	bool opath = flags & O_PATH;	/* fd is an O_PATH fd */
 	struct stat st;
 	int rc;
 
@@ -605,7 +675,7 @@ static void file_opened(struct worker *wk, const struct dnode *d, const char *na
 		pc_openq_flush(wk->q);
 		if (wk->batch > 1)
 			wk->batch /= 2;
-		fd = pc_openq_open_one(d->fd, name, FILE_FLAGS | O_NOFOLLOW);
+		fd = pc_openq_open_one(d->fd, name, flags);
 	}
 	if (fd == -EXDEV) {
 		/*
@@ -622,7 +692,9 @@ static void file_opened(struct worker *wk, const struct dnode *d, const char *na
 			      path, 0);
 			return;
 		}
+		/* (a mount point cannot be renamed or exchanged: EBUSY) */
 		fd = pc_sys_openat(d->fd, name, FILE_FLAGS | O_NOFOLLOW);
+		opath = false;
 	}
 	if (fd == -ELOOP) {
 		event(w, PC_WALK_SKIP_SYMLINK, path, 0);	/* a link now */
@@ -649,9 +721,32 @@ static void file_opened(struct worker *wk, const struct dnode *d, const char *na
 			event(w, PC_WALK_ERROR, path, -rc);
 		else if (S_ISDIR(st.st_mode))	/* a file when listed: that one is gone */
 			event(w, PC_WALK_VANISHED, path, ENOENT);
+		else if (S_ISLNK(st.st_mode))	/* O_PATH | O_NOFOLLOW: the link itself */
+			event(w, PC_WALK_SKIP_SYMLINK, path, 0);
 		else
 			event(w, PC_WALK_SKIP_SPECIAL, path, 0);
 		return;
+	}
+	if (opath) {
+		int pfd = fd;
+		struct stat pst = st;
+
+		fd = reopen_file(w, pfd, &pst, d->fd, name, &st);
+		if (fd == -EMFILE || fd == -ENFILE) {	/* as for the batch's opens */
+			pc_openq_flush(wk->q);
+			if (wk->batch > 1)
+				wk->batch /= 2;
+			fd = reopen_file(w, pfd, &pst, d->fd, name, &st);
+		}
+		pc_openq_close(wk->q, pfd);
+		if (fd == -ENOENT || fd == -ESTALE) {
+			event(w, PC_WALK_VANISHED, path, ENOENT);
+			return;
+		}
+		if (fd < 0) {
+			event(w, PC_WALK_ERROR, path, -fd);
+			return;
+		}
 	}
 	hand_over(wk, fd, &st, path, d->root_dev, false, d);
 }
@@ -660,21 +755,25 @@ static void file_opened(struct worker *wk, const struct dnode *d, const char *na
 static void flush_files(struct worker *wk, const struct dnode *d)
 {
 	struct walker *w = wk->w;
+	int flags = d->shared ? PATH_FLAGS : FILE_FLAGS | O_NOFOLLOW;
 
 	if (!wk->nb)
 		return;
-	pc_openq_openat(wk->q, d->fd, wk->names, wk->nb, FILE_FLAGS | O_NOFOLLOW, wk->fds);
+	pc_openq_openat(wk->q, d->fd, wk->names, wk->nb, flags, wk->fds);
 	for (unsigned i = 0; i < wk->nb; i++) {
 		if (w->stop)
 			pc_openq_close(wk->q, wk->fds[i]);
 		else
-			file_opened(wk, d, wk->names[i], wk->fds[i]);
+			file_opened(wk, d, wk->names[i], wk->fds[i], flags);
 	}
 	wk->nb = 0;
 }
 
-/* List d (pinned, one reference held by the caller) and queue what is in it. */
-static void list_dir(struct worker *wk, struct dnode *d)
+/*
+ * List d (pinned, one reference held by the caller; dst: its fstat) and
+ * queue what is in it.
+ */
+static void list_dir(struct worker *wk, struct dnode *d, const struct stat *dst)
 {
 	struct walker *w = wk->w;
 	const struct pc_walk_opts *o = w->o;
@@ -694,6 +793,7 @@ static void list_dir(struct worker *wk, struct dnode *d)
 		return;
 	}
 	d->plain = (unsigned long)sf.f_type != OVERLAYFS_SUPER_MAGIC;
+	d->shared = pc_dir_others_write(dst, (unsigned long)sf.f_type, w->euid);
 	event(w, PC_WALK_DIR, d->path, 0);
 	while ((n = syscall(SYS_getdents64, d->fd, wk->dents, DENTS_BUF)) > 0) {
 		for (long off = 0; off < n;) {
@@ -809,7 +909,7 @@ static void enter_dir(struct worker *wk, struct dnode *parent, char *path, const
 	if (r <= 0)
 		event(w, r < 0 ? PC_WALK_ERROR : PC_WALK_SKIP_LOOP, path, r < 0 ? -r : 0);
 	else
-		list_dir(wk, d);
+		list_dir(wk, d, st);
 	pthread_mutex_lock(&w->nlock);
 	unpin(w, d);
 	unref(w, d);
@@ -991,6 +1091,8 @@ int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *
 	}
 	w.maxopen = fd_cap();
 	w.batch = batch_size(nt);
+	w.euid = geteuid();
+	w.procfd = pc_proc_fd_dir();	/* no /proc: -1, and reopen_file says what then */
 	pthread_mutex_init(&w.lock, NULL);
 	pthread_mutex_init(&w.ev_lock, NULL);
 	pthread_mutex_init(&w.nlock, NULL);
@@ -1037,6 +1139,8 @@ int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *
 	}
 	free(wks);
 	free(tids);
+	if (w.procfd >= 0)
+		close(w.procfd);
 	free(w.dirs.keys);
 	free(w.links.keys);
 	pthread_mutex_destroy(&w.lock);

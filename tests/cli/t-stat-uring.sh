@@ -73,6 +73,46 @@ compare "stat -v --json" pc stat -v --json -j2 tree
 t_is "the tree's files (hardlink once, no FIFO, no links)" "$(jq '.total.files' ring.json)" 155
 t_is "and what was skipped" "$(jq '.total.skipped' ring.json)" 5
 t_is "exit 0" "$(cat ring.json.rc)" rc=0
+
+# A tree another user may write: its files are reached with O_PATH and only
+# a regular file is reopened, through /proc/self/fd (a FIFO or device that
+# user swaps in after the listing is never opened: test-walk races that).
+# The same output, every way; strace sees one reopen a regular file.
+if t_root && command -v strace >/dev/null; then
+	jq 'del(.files[].cached, .files[].cached_bytes, .files[].dirty, .files[].percent,
+		.files[].writeback, .files[].evicted, .files[].recently_evicted, .total)' \
+		ring.json >mine.json
+	chown -R -h 65534:65534 tree
+	compare "a tree nobody owns" pc stat -v --json -j2 tree
+	jq 'del(.files[].cached, .files[].cached_bytes, .files[].dirty, .files[].percent,
+		.files[].writeback, .files[].evicted, .files[].recently_evicted, .total)' \
+		ring.json >shared.json
+	t_ok "a tree nobody owns: the same files and sizes as root's" cmp -s mine.json shared.json
+	t_is "a tree nobody owns: exit 0" "$(cat ring.json.rc)" rc=0
+	# (strace -y: the reopen is openat(FD</proc/PID/fd>, "N", ...))
+	strace -y -f -qq -e trace=openat -o st.shared "$PAGECACHE" stat -j1 tree >/dev/null 2>&1
+	t_is "a tree nobody owns: each regular file reopened through /proc/self/fd" \
+		"$(grep -Ec '/fd>, "[0-9]+", O_RDONLY|"/proc/self/fd/[0-9]+"' st.shared)" 156
+	# without /proc (a mount namespace of its own): the name is opened again,
+	# O_NOFOLLOW, and kept only if the same inode (docs/security.md: its window)
+	if unshare -m true 2>/dev/null; then
+		unshare -m sh -c 'umount -l /proc && exec "$0" stat -v --json -j2 tree' "$PAGECACHE" \
+			>noproc.raw 2>noproc.err
+		t_is "a tree nobody owns, no /proc: exit 0 ($(head -c 100 noproc.err))" "$?" 0
+		jq -S 'del(.files[].cached, .files[].cached_bytes, .files[].dirty, .files[].percent,
+			.files[].writeback, .files[].evicted, .files[].recently_evicted, .total)
+			| .files |= sort_by(.path) | .errors |= sort_by(.path)' noproc.raw >noproc.json
+		t_ok "a tree nobody owns, no /proc: the same files and sizes" cmp -s mine.json noproc.json
+	else
+		t_skip "a tree nobody owns, no /proc" "unshare -m refused here"
+	fi
+	chown -R -h 0:0 tree
+	strace -y -f -qq -e trace=openat -o st.mine "$PAGECACHE" stat -j1 tree >/dev/null 2>&1
+	t_is "root's tree: the batch's opens, none through /proc/self/fd" \
+		"$(grep -Ec '/fd>, "[0-9]+", O_RDONLY|"/proc/self/fd/[0-9]+"' st.mine)" 0
+else
+	t_skip "a tree nobody owns" "needs root (chown) and strace"
+fi
 compare "stat -v --json -L" pc stat -v --json -L tree
 compare "stat -vv (table, ranges)" pc stat -vv -j1 tree
 compare "stat --range 4096-" pc stat --json --range 4096- tree

@@ -341,6 +341,202 @@ static void flip_test(bool follow)
 }
 
 /*
+ * Who may change a directory's names (pc_dir_others_write): the caller
+ * and root only, or anyone else too. Judged on the directory's fstat.
+ */
+static void others_write_test(void)
+{
+	static const struct {
+		uid_t uid;
+		mode_t mode;
+		unsigned long fs;
+		bool shared;
+		const char *what;
+	} c[] = {
+		{ 0, 040755, 0xEF53, false, "root's 0755 (ext4)" },
+		{ 1000, 040755, 0xEF53, false, "the caller's own 0755" },
+		{ 1000, 040700, 0x9123683E, false, "the caller's own 0700 (btrfs)" },
+		{ 65534, 040755, 0xEF53, true, "another user's 0755: its owner writes it" },
+		{ 65534, 040555, 0xEF53, true, "another user's 0555: its owner may chmod it" },
+		{ 0, 040775, 0xEF53, true, "root's, group-writable (or an ACL's mask)" },
+		{ 0, 040757, 0xEF53, true, "root's, others-writable" },
+		{ 0, 041777, 0x01021994, true, "root's 1777 (/tmp, tmpfs): sticky still counts" },
+		{ 1000, 040775, 0xEF53, true, "the caller's own, group-writable" },
+		{ 0, 040755, 0x65735546, true, "root's 0755 on FUSE (its server answers)" },
+		{ 0, 040755, 0xFE534D42, true, "root's 0755 on SMB2" },
+		{ 0, 040755, 0x01021997, true, "root's 0755 on 9p" },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct stat st = { .st_uid = c[i].uid, .st_mode = c[i].mode };
+
+		ok(pc_dir_others_write(&st, c[i].fs, 1000) == c[i].shared,
+		   "caller 1000, %s: %s", c[i].what, c[i].shared ? "shared" : "not shared");
+	}
+	{
+		struct stat st = { .st_uid = 1000, .st_mode = 040755 };
+
+		ok(pc_dir_others_write(&st, 0xEF53, 0),
+		   "caller root, a user's 0755: shared (the user may swap its names)");
+	}
+}
+
+/*
+ * The issue-21 race: in a directory another user may write, a thread
+ * exchanges (renameat2 RENAME_EXCHANGE) a regular file with a FIFO, and
+ * another regular file with a character device, while the tree is walked
+ * again and again. The listing sees a regular file; the batch's open,
+ * later, finds the FIFO or the device. A FIFO's open is seen by a writer
+ * blocked in open(O_WRONLY) on another name of it (released when anyone
+ * opens it for reading: what the threat is, a writer told when root
+ * walked); the device's by inotify. Neither may ever be opened (main
+ * opened the FIFO in about half the walks).
+ */
+struct xchg {
+	char dir[600], x[700], fifo[700], y[700], dev[700], keep[700];
+	bool have_dev;
+	atomic_int stop, swaps, released, wdone;
+};
+
+static void *xchg_swap(void *arg)
+{
+	struct xchg *r = arg;
+
+	while (!atomic_load(&r->stop))
+		if (renameat2(AT_FDCWD, r->x, AT_FDCWD, r->fifo, RENAME_EXCHANGE) == 0)
+			atomic_fetch_add(&r->swaps, 1);
+	return NULL;
+}
+
+static void *xchg_swap_dev(void *arg)
+{
+	struct xchg *r = arg;
+
+	while (!atomic_load(&r->stop))
+		if (renameat2(AT_FDCWD, r->y, AT_FDCWD, r->dev, RENAME_EXCHANGE) == 0)
+			atomic_fetch_add(&r->swaps, 1);
+	return NULL;
+}
+
+static void *xchg_writer(void *arg)
+{
+	struct xchg *r = arg;
+
+	for (;;) {
+		int fd = open(r->keep, O_WRONLY | O_CLOEXEC);	/* blocks until a reader */
+
+		if (atomic_load(&r->stop)) {
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		if (fd >= 0) {
+			struct pollfd pf = { .fd = fd, .events = POLLOUT };
+
+			/* one reader's open, however long held: until POLLERR (no reader) */
+			atomic_fetch_add(&r->released, 1);
+			while (!atomic_load(&r->stop) && poll(&pf, 1, 100) >= 0 &&
+			       !(pf.revents & POLLERR))
+				;
+			close(fd);
+		} else if (errno != EINTR) {
+			break;
+		}
+	}
+	atomic_store(&r->wdone, 1);
+	return NULL;
+}
+
+static void exchange_test(void)
+{
+	struct xchg r = { 0 };
+	const char *roots[1] = { r.dir };
+	char name[700], buf[4096];
+	int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), walks = 2000, found = 0;
+	int fifo_walks = 0, dev_walks = 0;
+	pthread_t ts, td, tw;
+	bool owned;
+
+	snprintf(r.dir, sizeof(r.dir), "%s/xchg", scratch_dir());
+	mkdir(r.dir, 0755);
+	/* a user's directory where we are root, else one anyone may write */
+	owned = geteuid() == 0 && chown(r.dir, 65534, 65534) == 0;
+	if (!owned)
+		chmod(r.dir, 01777);
+	for (int i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "%s/f%d", r.dir, i);
+		touch(name);
+	}
+	snprintf(r.x, sizeof(r.x), "%s/x", r.dir);
+	snprintf(r.fifo, sizeof(r.fifo), "%s/x.fifo", r.dir);
+	snprintf(r.y, sizeof(r.y), "%s/y", r.dir);
+	snprintf(r.dev, sizeof(r.dev), "%s/y.dev", r.dir);
+	snprintf(r.keep, sizeof(r.keep), "%s/xchg-fifo", scratch_dir());	/* outside */
+	touch(r.x);
+	touch(r.y);
+	mkfifo(r.keep, 0666);
+	if (link(r.keep, r.fifo) < 0) {
+		ok(0, "a FIFO with a second name in the walked directory (%s)", strerror(errno));
+		return;
+	}
+	r.have_dev = mknod(r.dev, S_IFCHR | 0666, makedev(1, 3)) == 0;	/* /dev/null */
+	if (r.have_dev && (in < 0 || inotify_add_watch(in, r.dev, IN_OPEN) < 0))
+		r.have_dev = false;
+	pthread_create(&tw, NULL, xchg_writer, &r);
+	pthread_create(&ts, NULL, xchg_swap, &r);
+	if (r.have_dev)
+		pthread_create(&td, NULL, xchg_swap_dev, &r);
+	for (int i = 0; i < walks; i++) {
+		struct pc_walk_opts o = { .threads = 2 };
+		int before = atomic_load(&r.released);
+		struct seen s;
+
+		walk_roots(roots, 1, &o, &s);
+		found += s.n;
+		fifo_walks += atomic_load(&r.released) > before;	/* the writer may lag a walk */
+		/* inotify merges an event into the same one queued last: read them per walk */
+		if (r.have_dev && read(in, buf, sizeof(buf)) > 0)
+			dev_walks++;
+	}
+	atomic_store(&r.stop, 1);
+	pthread_join(ts, NULL);
+	if (r.have_dev)
+		pthread_join(td, NULL);
+	while (!atomic_load(&r.wdone)) {	/* release the writer: our own opens */
+		int fd = open(r.keep, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+		if (fd >= 0)
+			close(fd);
+		usleep(1000);
+	}
+	pthread_join(tw, NULL);
+	ok(atomic_load(&r.swaps) > 0 && found > 0,
+	   "the exchange race ran (%s): %d swaps, %d files in %d walks",
+	   owned ? "a directory nobody owns" : "a 1777 directory", atomic_load(&r.swaps), found, walks);
+	ok(atomic_load(&r.released) == 0,
+	   "a FIFO exchanged with a listed file is never opened: its blocked writer let through "
+	   "%d times, in %d of %d walks", atomic_load(&r.released), fifo_walks, walks);
+	if (r.have_dev)
+		ok(dev_walks == 0, "nor a device exchanged so (inotify saw it opened in %d of %d walks)",
+		   dev_walks, walks);
+	else
+		skip("mknod refused (EPERM: no CAP_MKNOD, or devices not allowed here)",
+		     "a device exchanged with a listed file");
+	if (in >= 0)
+		close(in);
+	for (int i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "%s/f%d", r.dir, i);
+		unlink(name);
+	}
+	unlink(r.x);
+	unlink(r.y);
+	unlink(r.fifo);
+	unlink(r.dev);
+	unlink(r.keep);
+	rmdir(r.dir);
+}
+
+/*
  * A comb 200 levels deep (each level: the next level and four leaf
  * directories, each with a file) under RLIMIT_NOFILE 40: a walker that
  * held a descriptor for every directory with children still queued would
@@ -536,6 +732,73 @@ static void engines_test(const char *root)
 	   "(%d errors, %d files)", s.ev[PC_WALK_ERROR], s.n);
 }
 
+/*
+ * The tree's directories made writable by all (so shared: their files are
+ * reached with O_PATH and reopened): the same files, sizes, inodes and
+ * events as the batch gives where only the caller may write, with the
+ * ring, without it, and with a ring failing mid-walk; no descriptor left
+ * open; a failing reopen is one named error.
+ */
+static void shared_engines_test(const char *root)
+{
+	static char mine[16384], ring[16384], none[16384], broken[16384];
+	const char *dirs[] = { "", "/d1", "/d1/d2", "/skipme" };
+	char d[700];
+	struct pc_walk_opts o;
+	struct seen s;
+	int fds0 = open_fds();
+
+	o = (struct pc_walk_opts){ .threads = 2 };
+	walk(root, &o, &s);
+	summary(&s, mine, sizeof(mine));
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(d, sizeof(d), "%s%s", root, dirs[i]);
+		chmod(d, 0777);
+	}
+	o = (struct pc_walk_opts){ .threads = 2 };
+	walk(root, &o, &s);
+	summary(&s, ring, sizeof(ring));
+	ok(!strcmp(mine, ring), "shared directories (0777): the same files and events as the batch's");
+	if (strcmp(mine, ring))
+		printf("#  mine:   %s\n#  shared: %s\n", mine, ring);
+	pc_sys_inject(PC_SYS_URING, ENOSYS, 0, 0);
+	o = (struct pc_walk_opts){ .threads = 2 };
+	walk(root, &o, &s);
+	pc_sys_inject_reset();
+	summary(&s, none, sizeof(none));
+	ok(!strcmp(mine, none), "shared, without io_uring: the same");
+	pc_sys_inject(PC_SYS_URING_ENTER, EIO, 1, 0);
+	o = (struct pc_walk_opts){ .threads = 1 };
+	walk(root, &o, &s);
+	pc_sys_inject_reset();
+	summary(&s, broken, sizeof(broken));
+	ok(!strcmp(mine, broken), "shared, a ring failing mid-walk: the same");
+	ok(open_fds() == fds0, "shared: no descriptor left open (%d, %d)", fds0, open_fds());
+	/*
+	 * each open point refused in turn (a file's O_PATH open, in the
+	 * batch, or its reopen): one named error, the others handed over (a
+	 * hardlink's other name may stand in), no fd left
+	 */
+	{
+		int good = 0, k;
+
+		for (k = 0; k < 12; k++) {
+			pc_sys_inject(PC_SYS_OPEN, EACCES, k, 1);
+			o = (struct pc_walk_opts){ .threads = 1 };
+			walk(root, &o, &s);
+			pc_sys_inject_reset();
+			good += s.ev[PC_WALK_ERROR] == 1 && s.last_err == EACCES && s.n >= 4 &&
+				open_fds() == fds0;
+		}
+		ok(good == k, "shared: each of the first %d opens refused (EACCES) is one named "
+		   "error, the rest handed over, no fd left (%d of %d)", k, good, k);
+	}
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(d, sizeof(d), "%s%s", root, dirs[i]);
+		chmod(d, i ? 0755 : 0700);
+	}
+}
+
 int main(void)
 {
 	struct pc_walk_opts o = { 0 };
@@ -634,6 +897,7 @@ int main(void)
 	pc_sys_inject_reset();
 
 	engines_test(root);
+	shared_engines_test(root);
 
 	/* stop on request */
 	{
@@ -646,6 +910,8 @@ int main(void)
 	race_test();
 	special_roots_test();
 	flip_test(true);
+	others_write_test();
+	exchange_test();
 	deep_tree_test();
 
 	if (pc_have_cap(CAP_SETUID) && pc_have_cap(CAP_SETGID)) {
