@@ -49,7 +49,9 @@ const char *pc_openq_engine(const struct pc_openq *q);
  * point. No mount is crossed: a name with one on it gives -EXDEV
  * (openat2's RESOLVE_NO_XDEV; where the kernel has no openat2, mounts are
  * crossed). The closes queued so far go first, in the same call. q may
- * be NULL: the same opens one by one.
+ * be NULL: the same opens one by one. flags may be O_PATH | O_NOFOLLOW
+ * (walk.c, in directories others may write: nothing is opened); openat2
+ * takes no other flag beside O_PATH but O_CLOEXEC and O_DIRECTORY.
  */
 void pc_openq_openat(struct pc_openq *q, int dirfd, const char *const *names, unsigned n,
 		     int flags, int *ret_fd);
