@@ -421,8 +421,9 @@ static int skopeo_wait(const struct oci *o, pid_t pid, int fd, char **buf, size_
 			rc = -EINTR;
 			break;
 		}
-		if (ended && pc_now() >= drained)
-			break;	/* a process out of its group (setsid) holds its stdout: not waited for */
+		if (ended && (pc_now() >= drained || (o->deadline && left <= 0)))
+			break;	/* a process out of its group (setsid) holds its stdout: not waited
+				 * for; a deadline passed now is the next step's to say */
 		if (o->deadline && left <= 0) {
 			rc = -ETIMEDOUT;
 			break;
@@ -650,6 +651,16 @@ static const char *err_meaning(const struct oci *o)
 	return NULL;
 }
 
+/* The deadline passed in pagecache's own step (a copy, a check): said as skopeo's is. */
+static void timed_out(const struct oci *o, const char *subject, const char *what, const char *step)
+{
+	char why[256];
+
+	snprintf(why, sizeof(why), "timed out: %s had not finished when --timeout %g s ran out", step,
+		 o->timeout);
+	cli_fail_msg(subject, what, why);
+}
+
 /* "cannot pull 'REF': skopeo ... failed (exit 1): WHY", and what it said. */
 static void skopeo_failed(const struct oci *o, const char *subject, const char *what,
 			  const char *step, int rc)
@@ -803,11 +814,12 @@ static int write_all(int fd, const void *buf, size_t len)
 
 /*
  * Copy from in to out (both fds), hashing: exactly want bytes if want is
- * not UINT64_MAX (fewer or more is -EBADMSG), at most max. Its digest in
- * ret_digest, its size in ret_len.
+ * not UINT64_MAX (fewer or more is -EBADMSG), at most max, never past
+ * deadline (a pc_now(); 0: none: -ETIMEDOUT). Its digest in ret_digest,
+ * its size in ret_len.
  */
-static int copy_hashed(int in, int out, uint64_t want, uint64_t max, char ret_digest[72],
-		       uint64_t *ret_len)
+static int copy_hashed(int in, int out, uint64_t want, uint64_t max, double deadline,
+		       char ret_digest[72], uint64_t *ret_len)
 {
 	static char buf[1 << 16];
 	struct sha256_ctx c;
@@ -820,6 +832,8 @@ static int copy_hashed(int in, int out, uint64_t want, uint64_t max, char ret_di
 
 		if (got_signal)
 			return -EINTR;
+		if (deadline && pc_now() >= deadline)
+			return -ETIMEDOUT;
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1084,7 +1098,11 @@ int cmd_push(int argc, char **argv)
 		cli_fail(snap, -tmpfd, "cannot make the OCI layout");
 		goto done;
 	}
-	rc = copy_hashed(in, tmpfd, UINT64_MAX, UINT64_MAX, ldig, &size);
+	rc = copy_hashed(in, tmpfd, UINT64_MAX, UINT64_MAX, o.deadline, ldig, &size);
+	if (rc == -ETIMEDOUT) {
+		timed_out(&o, snap, "cannot push", "its copy and check");
+		goto done;
+	}
 	if (rc < 0) {
 		cli_fail(snap, -rc, "cannot read");
 		goto done;
@@ -1557,8 +1575,12 @@ int cmd_pull(int argc, char **argv)
 			close(in);
 			goto done;
 		}
-		rc = copy_hashed(in, tfd, ly.size, a.max_size, got, &len);
+		rc = copy_hashed(in, tfd, ly.size, a.max_size, o.deadline, got, &len);
 		close(in);
+		if (rc == -ETIMEDOUT) {
+			timed_out(&o, refs, "cannot pull", "the layer's check");
+			goto done;
+		}
 		if (rc == -EBADMSG) {
 			snprintf(why, sizeof(why), "its layer is not of the %llu bytes its manifest says",
 				 (unsigned long long)ly.size);
@@ -1587,6 +1609,10 @@ int cmd_pull(int argc, char **argv)
 	/* 5. in place: fsync'ed, renamed, the directory fsync'ed; not once interrupted */
 	if (got_signal) {
 		cli_fail_msg(refs, "not pulling", "interrupted");
+		goto done;
+	}
+	if (o.deadline && pc_now() >= o.deadline) {
+		timed_out(&o, refs, "cannot pull", "the snapshot's check");
 		goto done;
 	}
 	if (fsync(tfd) < 0 || renameat(dfd, tmp, dfd, base) < 0) {
