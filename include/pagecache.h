@@ -787,6 +787,13 @@ struct pc_profile_writer;
  * commit both check; a command checks first too, before its long work.
  */
 int pc_profile_check_target(const char *path);
+/*
+ * pc_profile_check_target, and a temporary file made beside path as the
+ * writer makes it (then removed): a missing or read-only directory, or
+ * one the caller may not write, is -errno now, before a long recording,
+ * not at its end.
+ */
+int pc_profile_probe_target(const char *path);
 int pc_profile_create(const char *path, const struct pc_profile_meta *m,
 		      struct pc_profile_writer **ret);
 /*

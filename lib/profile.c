@@ -413,6 +413,27 @@ int pc_profile_check_target(const char *path)
 	return S_ISREG(st.st_mode) || S_ISLNK(st.st_mode) ? 0 : -EEXIST;
 }
 
+int pc_profile_probe_target(const char *path)
+{
+	char *tmp;
+	int rc = pc_profile_check_target(path), fd;
+
+	if (rc < 0)
+		return rc;
+	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0)
+		return -ENOMEM;
+	/* the writer's own way: a fresh name (O_EXCL), beside path, 0600 */
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+	} else {
+		unlink(tmp);
+		close(fd);
+	}
+	free(tmp);
+	return rc;
+}
+
 int pc_profile_create(const char *path, const struct pc_profile_meta *m,
 		      struct pc_profile_writer **ret)
 {

@@ -956,6 +956,14 @@ int cmd_record(int argc, char **argv)
 		out_flush();
 		return EXIT_PARTIAL;
 	}
+	/* where the snapshot goes is tried now, not after CMD ran (its temporary file, made and removed) */
+	rc = pc_profile_probe_target(out);
+	if (rc < 0) {
+		free(root);
+		cli_fail_msg(out, "cannot write recording", cli_snapshot_target_why(-rc));
+		out_flush();
+		return EXIT_PARTIAL;
+	}
 	r.self = (uint32_t)getpid();
 
 	/* SIGINT, SIGTERM end the recording (what was seen is written); SIGCHLD: CMD ended */
@@ -1164,9 +1172,7 @@ int cmd_record(int argc, char **argv)
 	else
 		pc_profile_abort(w);
 	if (rc < 0)
-		cli_fail_msg(out, "cannot write recording",
-			     rc == -ENOSPC ? "No space left on device; the previous file, if any, "
-					     "is intact" : strerror(-rc));
+		cli_fail_msg(out, "cannot write recording", cli_snapshot_target_why(-rc));
 	if (lost)
 		cli_warn("%llu events were lost: the kernel's ring buffer was full, so the "
 			 "recording misses pages (a bigger ring: PAGECACHE_TRACE_RING=PAGES, now %u "

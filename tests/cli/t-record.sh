@@ -272,16 +272,23 @@ else
 fi
 
 # 8. usage and privilege
+# -o in a directory that is not there: refused before CMD runs (its
+# temporary file is tried first), not after the whole recording
+pc record -o no-such-dir/x.snap --json -- touch ran >d.json 2>d.err
+t_is "-o in no directory: exit 1" "$?" 1
+t_is "and CMD never ran" "$(ls ran 2>/dev/null)" ""
+t_is "in JSON: the error names -o" "$(jq -c '[.errors[0].path, .errors[0].error]' d.json)" \
+	'["no-such-dir/x.snap","cannot write recording"]'
 pc record -o x.snap --pid 1 -- true >/dev/null 2>&1
 t_is "-- CMD and --pid together: usage error" "$?" 2
 pc record -- true >/dev/null 2>&1
 t_is "no -o: usage error" "$?" 2
 pc record -o x.snap --children >/dev/null 2>&1
 t_is "--children without --pid: usage error" "$?" 2
-chmod 777 "$T_DIR"
-nobody_pc record -o "$T_DIR/n.snap" --json -- true >n.json 2>n.err
+mkdir nob && chmod 777 nob	# where nobody may write (-o is tried first)
+nobody_pc record -o "$T_DIR/nob/n.snap" --json -- true >n.json 2>n.err
 t_is "without privilege: exit 1" "$?" 1
 t_ok "saying what it needs" grep -q CAP_PERFMON n.err
 t_is "in JSON too" "$(jq -r '.errors[0].error' n.json)" "cannot record"
-t_is "and nothing written" "$(ls n.snap 2>/dev/null)" ""
+t_is "and nothing written" "$(ls nob)" ""
 t_done

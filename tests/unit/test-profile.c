@@ -8,6 +8,7 @@
 #include "pagecache.h"
 #include "tap.h"
 
+#include <dirent.h>
 #include <linux/capability.h>
 #include "snapcraft.h"
 
@@ -1036,6 +1037,28 @@ int main(void)
 		ok(pc_profile_commit(w) == -EEXIST, "target: commit refuses it too");
 		ok(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "target: the FIFO is still there");
 		unlink(fifo);
+		rmdir(dir);
+	}
+	/* probe: the target checked, and a temporary file made beside it and removed */
+	{
+		char good[700], nodir[700], dir[600];
+		DIR *d;
+		struct dirent *de;
+		int left = 0;
+
+		snprintf(dir, sizeof(dir), "%s/probe", scratch_dir());
+		snprintf(good, sizeof(good), "%s/x.snap", dir);
+		snprintf(nodir, sizeof(nodir), "%s/none/x.snap", dir);
+		ok(mkdir(dir, 0755) == 0, "probe: a directory");
+		ok(pc_profile_probe_target(good) == 0, "probe: a path in it may be written");
+		ok(pc_profile_probe_target(nodir) == -ENOENT, "probe: a missing directory is -ENOENT");
+		ok(pc_profile_probe_target(dir) == -EISDIR, "probe: a directory as target is refused");
+		d = opendir(dir);
+		while (d && (de = readdir(d)))
+			left += de->d_name[0] != '.';
+		if (d)
+			closedir(d);
+		ok(d && left == 0, "probe: leaves nothing behind");
 		rmdir(dir);
 	}
 	rm_scratch();
