@@ -855,6 +855,21 @@ static bool pid_gone(pid_t pid)
 	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
+/*
+ * CMD's exec, through the pipe it closes (exec) or writes its errno to:
+ * 0 when it ran, else the errno. *fd is closed.
+ */
+static int exec_result(int *fd)
+{
+	int e = 0;
+
+	if (read(*fd, &e, sizeof(e)) != (ssize_t)sizeof(e) || e < 0)
+		e = 0;
+	close(*fd);
+	*fd = -1;
+	return e;
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -880,8 +895,9 @@ int cmd_record(int argc, char **argv)
 	char *root = NULL, *end, err[1024];
 	char why[4096];
 	pid_t child = -1, pid = 0;
-	int opt, rc, go[2] = { -1, -1 }, sfd = -1, cmd_status = -1;
-	bool cmd = false, stop_signal = false;
+	int opt, rc, go[2] = { -1, -1 }, ex[2] = { -1, -1 }, sfd = -1, cmd_status = -1;
+	int exec_err = 0;		/* CMD could not be run: errno */
+	bool cmd = false, stop_signal = false, written = false;
 	sigset_t mask, oldmask;
 	struct orec rec = { 0 };
 	struct walk_set walk = { 0 };
@@ -984,8 +1000,12 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	if (cmd) {
-		/* CMD waits on a pipe until its events are open: nothing it does is missed */
-		if (pipe2(go, O_CLOEXEC) < 0) {
+		/*
+		 * CMD waits on a pipe until its events are open: nothing it does
+		 * is missed. A second one, closed by a successful exec, brings
+		 * back the errno of one that failed.
+		 */
+		if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ex, O_CLOEXEC) < 0) {
 			cli_warn("cannot make a pipe: %s", strerror(errno));
 			rc = -errno;
 			goto done;
@@ -995,18 +1015,23 @@ int cmd_record(int argc, char **argv)
 		child = fork();
 		if (child == 0) {
 			char b;
+			int e;
 
 			close(go[1]);
+			close(ex[0]);
 			bench_exec_prep();	/* every signal at its default, none blocked */
 			if (read(go[0], &b, 1) != 1)
 				_exit(127);	/* the recording did not start */
 			execvp(argv[optind], argv + optind);
-			fprintf(stderr, "pagecache: cannot run '%s': %s\n", argv[optind],
-				strerror(errno));
-			_exit(errno == ENOENT ? 127 : 126);
+			e = errno;
+			if (write(ex[1], &e, sizeof(e)) != (ssize_t)sizeof(e))
+				_exit(125);
+			_exit(e == ENOENT ? 127 : 126);
 		}
 		close(go[0]);
 		go[0] = -1;
+		close(ex[1]);
+		ex[1] = -1;
 		if (child < 0) {
 			rc = -errno;
 			cli_warn("cannot fork: %s", strerror(-rc));
@@ -1033,11 +1058,14 @@ int cmd_record(int argc, char **argv)
 		go[1] = -1;
 	}
 	for (;;) {
-		struct pollfd pf[2] = { { pc_trace_fd(t), POLLIN, 0 }, { sfd, POLLIN, 0 } };
+		struct pollfd pf[3] = { { pc_trace_fd(t), POLLIN, 0 }, { sfd, POLLIN, 0 },
+					{ ex[0], POLLIN, 0 } };
 		struct signalfd_siginfo si;
 		bool ending = false;
 
-		poll(pf, sfd >= 0 ? 2 : 1, REC_TICK_MS);
+		poll(pf, 3, REC_TICK_MS);
+		if (pf[2].revents)
+			exec_err = exec_result(&ex[0]);
 		while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) {
 				stop_signal = true;
@@ -1064,10 +1092,17 @@ int cmd_record(int argc, char **argv)
 		if (ending)
 			break;
 	}
+	if (ex[0] >= 0 && cmd_status >= 0)	/* it ended before poll saw its pipe */
+		exec_err = exec_result(&ex[0]);
 	lost = pc_trace_lost(t);
 	pc_trace_close(t);
 	t = NULL;
 	rc = 0;
+	if (exec_err) {
+		/* nothing ran: no snapshot replaces the one -o may hold */
+		cli_fail_msg(argv[optind], "cannot run", strerror(exec_err));
+		goto report;
+	}
 
 	/* files: paths, used pages and their times */
 	for (size_t i = 0; i < r.nfiles; i++) {
@@ -1171,6 +1206,7 @@ int cmd_record(int argc, char **argv)
 		rc = pc_profile_commit(w);
 	else
 		pc_profile_abort(w);
+	written = rc == 0;
 	if (rc < 0)
 		cli_fail_msg(out, "cannot write recording", cli_snapshot_target_why(-rc));
 	if (lost)
@@ -1180,8 +1216,9 @@ int cmd_record(int argc, char **argv)
 	if (r.nomem)
 		cli_warn("out of memory while recording: some events were not kept");
 
+report:
 	orec_str(&rec, "output", out, 0);
-	orec_bool(&rec, "written", rc == 0);
+	orec_bool(&rec, "written", written);
 	orec_u64(&rec, "files", o.files, 0);
 	orec_u64(&rec, "pages_used", o.pages, OF_PAGES);
 	orec_u64(&rec, "bytes", o.pages * pc_page_size(), OF_BYTES);
@@ -1241,6 +1278,9 @@ done:
 		close(go[0]);
 	if (go[1] >= 0)
 		close(go[1]);
+	for (int i = 0; i < 2; i++)
+		if (ex[i] >= 0)
+			close(ex[i]);
 	if (to.cgroup_fd >= 0)
 		close(to.cgroup_fd);
 	if (sfd >= 0)
@@ -1255,7 +1295,7 @@ done:
 	free(root);
 	if (out_flush() < 0 && rc == 0)
 		rc = -EIO;
-	if (cmd && cmd_status > 0 && rc == 0)
+	if (cmd && cmd_status > 0 && rc == 0 && !exec_err)
 		cli_warn("'%s' exited with status %d", argv[optind], cmd_status);
 	return rc < 0 || cli_failures() ? EXIT_PARTIAL : 0;
 }

@@ -272,6 +272,18 @@ else
 fi
 
 # 8. usage and privilege
+# a CMD that cannot be run is a failure, and replaces no snapshot
+cp r1.snap old.snap
+pc record -o old.snap --json -- ./no-such-command >f.json 2>f.err
+t_is "CMD not there: exit 1" "$?" 1
+t_is "JSON: not written, a failure naming CMD" \
+	"$(jq -c '[.total.written, .total.failures, .errors[0].path, .errors[0].error]' f.json)" \
+	'[false,1,"./no-such-command","cannot run"]'
+t_ok "the old snapshot is left as it was" cmp -s old.snap r1.snap
+touch noexec
+pc record -o old.snap -- ./noexec >/dev/null 2>f2.err
+t_is "CMD not executable: exit 1" "$?" 1
+t_ok "stderr says why" grep -q "cannot run './noexec': Permission denied" f2.err
 # -o in a directory that is not there: refused before CMD runs (its
 # temporary file is tried first), not after the whole recording
 pc record -o no-such-dir/x.snap --json -- touch ran >d.json 2>d.err
