@@ -335,10 +335,11 @@ static void pagecache_exe(char *exe, size_t len)
 
 /*
  * Run argv, its standard output into *out (malloc'd, NUL-terminated; NULL:
- * thrown away) and the last line of its standard error into why. The exit
- * status (128 + the signal of one killed), or -errno.
+ * thrown away), its standard error likewise into *err, and the last line
+ * of its standard error into why. The exit status (128 + the signal of one
+ * killed), or -errno.
  */
-static int run_capture(char *const argv[], char **out, char *why, size_t whylen)
+static int run_capture(char *const argv[], char **out, char **err, char *why, size_t whylen)
 {
 	int pfd[2], efd, st;
 	char *buf = NULL;
@@ -400,6 +401,17 @@ static int run_capture(char *const argv[], char **out, char *why, size_t whylen)
 			why[n] = 0;
 		}
 	}
+	if (err) {
+		off_t size = lseek(efd, 0, SEEK_END);
+
+		*err = size >= 0 ? malloc((size_t)size + 1) : NULL;
+		if (*err && pread(efd, *err, (size_t)size, 0) != (ssize_t)size) {
+			free(*err);
+			*err = NULL;
+		}
+		if (*err)
+			(*err)[size] = 0;
+	}
 	close(efd);
 	if (out)
 		*out = buf;
@@ -449,7 +461,7 @@ static int timed_restore(const char *exe, const char *snap, const char *order, d
 	argv[na] = NULL;
 	memset(r, 0, sizeof(*r));
 	t0 = pc_now();
-	rc = run_capture(argv, &out, why, whylen);
+	rc = run_capture(argv, &out, NULL, why, whylen);
 	r->wall_ms = (pc_now() - t0) * 1000.0;
 	if (rc < 0 || rc >= 2 || !out ||
 	    pc_json_parse(out, strlen(out), NULL, &root, NULL) < 0 ||
@@ -538,13 +550,14 @@ static void record_probe(const char *exe, char *why, char *acc_why, char *cut_wh
 	int rc;
 
 	why[0] = acc_why[0] = cut_why[0] = 0;
-	rc = run_capture((char *const[]){ (char *)exe, "restore", "--help", NULL }, &out, NULL, 0);
+	rc = run_capture((char *const[]){ (char *)exe, "restore", "--help", NULL }, &out, NULL, NULL,
+			 0);
 	if (rc != 0 || !out || !strstr(out, "--max-time"))
 		snprintf(cut_why, len, "%s restore has no --max-time", exe);
 	if (rc != 0 || !out || !strstr(out, "access"))
 		snprintf(acc_why, len, "%s restore has no --order access", exe);
 	free(out);
-	rc = run_capture((char *const[]){ (char *)exe, "record", "--help", NULL }, NULL, e,
+	rc = run_capture((char *const[]){ (char *)exe, "record", "--help", NULL }, NULL, NULL, e,
 			 sizeof(e));
 	if (rc != 0)
 		snprintf(why, len, "%s has no record command (%s)", exe, e[0] ? e : "exit status");
@@ -558,7 +571,7 @@ static void record_probe(const char *exe, char *why, char *acc_why, char *cut_wh
 static int record_run(const char *exe, const char *db, const char *rec, double q[NQ],
 		      double *lost, char *why, size_t whylen)
 {
-	char self[PATH_MAX], *out = NULL, *save = NULL, *js;
+	char self[PATH_MAX], *out = NULL, *err = NULL, *save = NULL, *js;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	bool times = false;
 	struct stat st;
@@ -572,8 +585,11 @@ static int record_run(const char *exe, const char *db, const char *rec, double q
 	unlink(rec);
 	rc = run_capture((char *const[]){ (char *)exe, "record", "--json", "-o", (char *)rec, "--",
 					  self, "warmup", "--worker", (char *)db, NULL },
-			 &out, why, whylen);
-	/* record's own JSON follows the worker's lines (none of which opens with '{') */
+			 &out, &err, why, whylen);
+	/*
+	 * record's own JSON; the worker's lines are on record's stderr (before
+	 * issue 21, on its stdout before the JSON: none opens with '{')
+	 */
 	js = !out ? NULL : out[0] == '{' ? out : strstr(out, "\n{");
 	*lost = -1;
 	if (js) {
@@ -583,14 +599,20 @@ static int record_run(const char *exe, const char *db, const char *rec, double q
 			*lost = pc_json_number(pc_json_get(pc_json_get(root, "total"), "lost_events"), -1);
 		pc_json_free(root);
 	}
-	/* the worker's times: the one line of three numbers among record's JSON */
-	for (char *l = out ? strtok_r(out, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
-		int end = 0;
+	/* the worker's times: the one line of three numbers among record's words */
+	for (int k = 0; k < 2 && !times; k++) {
+		char *text = k ? out : err;
 
-		if (sscanf(l, "%lf %lf %lf%n", &q[0], &q[1], &q[2], &end) == 3 && !l[end])
-			times = true;
+		for (char *l = text ? strtok_r(text, "\n", &save) : NULL; l;
+		     l = strtok_r(NULL, "\n", &save)) {
+			int end = 0;
+
+			if (sscanf(l, "%lf %lf %lf%n", &q[0], &q[1], &q[2], &end) == 3 && !l[end])
+				times = true;
+		}
 	}
 	free(out);
+	free(err);
 	if (rc != 0 || stat(rec, &st) < 0 || !times) {
 		if (!why[0])
 			snprintf(why, whylen, rc ? "record exited %d" : "the recorded run failed", rc);

@@ -37,6 +37,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -870,6 +871,43 @@ static int exec_result(int *fd)
 	return e;
 }
 
+/* The terminal's foreground back to record's group, if CMD's had it. */
+static void tty_back(bool *tty)
+{
+	sigset_t ttou, old;
+
+	if (!*tty)
+		return;
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);	/* from the background, or it would stop us */
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	tcsetpgrp(STDIN_FILENO, getpgrp());
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	*tty = false;
+}
+
+/*
+ * CMD's process group ends with record: SIGTERM, and SIGKILL to what is
+ * left once CMD has exited or 5 s have passed; then CMD is reaped (a
+ * zombie until now, so the group's id could not be anyone else's).
+ */
+static void end_group(pid_t pgid, bool exited)
+{
+	siginfo_t ci;
+
+	kill(-pgid, SIGTERM);
+	for (int i = 0; i < 100 && !exited; i++) {
+		memset(&ci, 0, sizeof(ci));
+		if (waitid(P_PID, (id_t)pgid, &ci, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    ci.si_pid == pgid)
+			exited = true;
+		else
+			usleep(50000);
+	}
+	kill(-pgid, SIGKILL);
+	waitpid(pgid, NULL, 0);
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -894,10 +932,10 @@ int cmd_record(int argc, char **argv)
 	double duration = 0;
 	char *root = NULL, *end, err[1024];
 	char why[4096];
-	pid_t child = -1, pid = 0;
+	pid_t child = -1, pid = 0, self;
 	int opt, rc, go[2] = { -1, -1 }, ex[2] = { -1, -1 }, sfd = -1, cmd_status = -1;
 	int exec_err = 0;		/* CMD could not be run: errno */
-	bool cmd = false, stop_signal = false, written = false;
+	bool cmd = false, stop_signal = false, written = false, cmd_done = false, tty = false;
 	sigset_t mask, oldmask;
 	struct orec rec = { 0 };
 	struct walk_set walk = { 0 };
@@ -1012,11 +1050,19 @@ int cmd_record(int argc, char **argv)
 		}
 		fflush(stdout);
 		fflush(stderr);
+		self = getpid();
 		child = fork();
 		if (child == 0) {
 			char b;
 			int e;
 
+			/* CMD dies with record, even by kill -9 (checked: record may be gone already) */
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
+				_exit(127);
+			setpgid(0, 0);	/* a group of its own, which record ends with it */
+			/* stdout is record's --json (or --prom, ...): CMD writes to stderr */
+			if (co.fmt != OUT_HUMAN && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+				_exit(127);
 			close(go[1]);
 			close(ex[0]);
 			bench_exec_prep();	/* every signal at its default, none blocked */
@@ -1037,6 +1083,10 @@ int cmd_record(int argc, char **argv)
 			cli_warn("cannot fork: %s", strerror(-rc));
 			goto done;
 		}
+		setpgid(child, child);	/* as the child does: whichever runs first */
+		/* a terminal's foreground is CMD's (it may read it; ^C goes to it) */
+		if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp())
+			tty = tcsetpgrp(STDIN_FILENO, child) == 0;
 		to.pid = child;
 		to.children = true;
 	} else if (pid > 0) {
@@ -1070,17 +1120,20 @@ int cmd_record(int argc, char **argv)
 			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) {
 				stop_signal = true;
 				ending = true;
-				if (child > 0)	/* CMD ends with us (a terminal's ^C has reached it) */
-					kill(child, (int)si.ssi_signo);
+				if (child > 0 && !cmd_done)	/* CMD ends with us */
+					kill(-child, (int)si.ssi_signo);
 			}
 		}
-		if (child > 0) {
-			int ws;
+		if (child > 0 && !cmd_done) {
+			siginfo_t ci = { 0 };
 
-			if (waitpid(child, &ws, WNOHANG) == child) {
-				cmd_status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-				child = -1;
+			/* left a zombie (WNOWAIT): its pid, its group's id, is not reused until the end */
+			if (waitid(P_PID, (id_t)child, &ci, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+			    ci.si_pid == child) {
+				cmd_status = ci.si_code == CLD_EXITED ? ci.si_status : 128 + ci.si_status;
+				cmd_done = true;
 				ending = true;
+				tty_back(&tty);
 			}
 		}
 		if (pid > 0 && pid_gone(pid))
@@ -1092,6 +1145,8 @@ int cmd_record(int argc, char **argv)
 		if (ending)
 			break;
 	}
+	if (child > 0 && !cmd_done && !stop_signal)
+		kill(-child, SIGTERM);	/* --duration is over: CMD ends too (end_group) */
 	if (ex[0] >= 0 && cmd_status >= 0)	/* it ended before poll saw its pipe */
 		exec_err = exec_result(&ex[0]);
 	lost = pc_trace_lost(t);
@@ -1265,14 +1320,13 @@ done:
 	if (t)
 		pc_trace_close(t);
 	if (child > 0) {
-		/* never started (tracing failed): it ends at once; on a signal it got it too */
+		/* never started (tracing failed): it ends at once */
 		if (go[1] >= 0) {
 			close(go[1]);
 			go[1] = -1;
-			waitpid(child, NULL, 0);
-		} else {
-			waitpid(child, NULL, WNOHANG);
 		}
+		tty_back(&tty);
+		end_group(child, cmd_done);
 	}
 	if (go[0] >= 0)
 		close(go[0]);

@@ -217,11 +217,21 @@ rec=$!
 t_wait 10 pgrep -P "$rec" -x sleep
 kid=$(pgrep -P "$rec")
 T_CLEANUP+=("t_kill $kid")
+t_is "CMD holds no perf fd of ours" "$(ls -l /proc/$kid/fd 2>/dev/null | grep -c perf_event)" 0
 kill -KILL "$rec"
 wait "$rec" 2>/dev/null
 t_is "kill -9: no snapshot half-written" "$(ls r8.snap* 2>/dev/null)" ""
-t_is "CMD holds no perf fd of ours" "$(ls -l /proc/$kid/fd 2>/dev/null | grep -c perf_event)" 0
+t_ok "kill -9: CMD does not outlive record (PDEATHSIG)" t_wait 10 t_gone "$kid"
 t_kill "$kid"
+# CMD's output is not in the --json stream (it goes to stderr), and CMD,
+# with what it started in its process group, ends with record (--duration)
+pc record -o r8b.snap --duration 0.5 --json -- sh -c 'echo CMDOUT; sleep 60 & echo $! >gkid
+	echo $$ >kid; exec sleep 60' >r8b.json 2>r8b.err
+t_is "--json: stdout is JSON alone" "$(jq -c .total.written r8b.json)" true
+t_ok "CMD's stdout went to stderr" grep -qx CMDOUT r8b.err
+T_CLEANUP+=("t_kill $(cat kid) $(cat gkid)")
+t_ok "--duration over: CMD is ended" t_gone "$(cat kid)"
+t_ok "and so is what it started in its group" t_wait 5 t_gone "$(cat gkid)"
 # tracefs: where it is not mounted, record must leave none mounted, also
 # after kill -9. Other tests on this machine may mount it, so this runs in
 # a private mount namespace, with tracefs unmounted there first.
