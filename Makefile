@@ -266,6 +266,11 @@ $(B)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/snapcraft.h $(B)/libpag
 	$(CC) $(CPPFLAGS) -Itests/unit -DPC_SRCDIR='"$(CURDIR)"' $(CFLAGS) $(LDFLAGS) -o $@ $< \
 	  $(B)/libpagecache.a $(LIBS)
 
+# a FUSE file system that holds a request until told (t-record's end phase)
+$(B)/tests/stallfs: tests/unit/stallfs.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(call pkgq,--libs fuse3)
+
 # ---- tests, demo, bench ----------------------------------------------------
 REPLAY_BIN := $(FUZZERS:%=$(B)/tests/replay-%)
 # prove, each program under a time limit (tests/run-one.sh); then the skips
@@ -286,10 +291,10 @@ NOCS_UNIT := $(addprefix $(B)/tests/,test-evict test-residency test-prefetch)
 # JSON files and renders HTML only
 NOCS_SKIP := t-licence t-options t-install t-units t-kubernetes t-oci t-top t-report
 NOCS_CLI = $(filter-out $(NOCS_SKIP:%=tests/cli/%.sh),$(wildcard tests/cli/t-*.sh))
-CHECK_ENV = PAGECACHE=$(CURDIR)/$(B)/pagecache MKSNAP=$(CURDIR)/$(B)/tests/mksnap
+CHECK_ENV = PAGECACHE=$(CURDIR)/$(B)/pagecache MKSNAP=$(CURDIR)/$(B)/tests/mksnap STALLFS=$(CURDIR)/$(B)/tests/stallfs
 check: test-deps
 	@$(MAKE) --no-print-directory check-only
-check-only: all $(UNIT_BIN) $(B)/tests/mksnap $(REPLAY_BIN)
+check-only: all $(UNIT_BIN) $(B)/tests/mksnap $(B)/tests/stallfs $(REPLAY_BIN)
 	rc=0; \
 	$(CHECK_ENV) $(PROVE) $(if $(filter 1,$(V)),-v) \
 	  $(UNIT_BIN) $(REPLAY_BIN) tests/cli/t-*.sh || rc=1; \

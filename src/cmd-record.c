@@ -574,6 +574,7 @@ static int used_spans(const struct rfile *f, int rfd, uint64_t size, struct span
 struct outcome {
 	uint64_t files, bdevs, pages, meta_pages, unresolved, deleted, outside, unused;
 	uint64_t other_bdevs;		/* metadata of devices under no file kept: left out */
+	uint64_t cut;			/* files not looked for: a signal cut the end short */
 	struct pc_profile_file *pf;
 	size_t npf, cap;
 };
@@ -752,6 +753,55 @@ out:
 }
 
 /*
+ * The end phase (paths found, the walk, the snapshot written) may be long
+ * or stall (a --root on a hung network or FUSE file system): a first
+ * SIGINT or SIGTERM there cuts it short (what is resolved is written), and
+ * puts both back to their default, so a second ends record at once. The
+ * handler has no SA_RESTART: a slow system call it lands in returns EINTR.
+ */
+static volatile sig_atomic_t end_signals;
+
+static void on_end_signal(int sig)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	sigaction(SIGINT, &dfl, NULL);
+	sigaction(SIGTERM, &dfl, NULL);
+	if (end_signals)	/* a second, come with the first: it ends us once we return */
+		raise(sig);
+	end_signals = 1;
+}
+
+static void end_phase_begin(void)
+{
+	struct sigaction sa = { .sa_handler = on_end_signal };
+	sigset_t ends;
+
+	sigemptyset(&ends);
+	sigaddset(&ends, SIGINT);
+	sigaddset(&ends, SIGTERM);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigprocmask(SIG_UNBLOCK, &ends, NULL);	/* one already pending comes now */
+}
+
+/* While the snapshot is written: held back; true if one came, and it is a second. */
+static bool end_signals_hold(bool hold)
+{
+	sigset_t ends, pend;
+
+	sigemptyset(&ends);
+	sigaddset(&ends, SIGINT);
+	sigaddset(&ends, SIGTERM);
+	if (hold) {
+		sigprocmask(SIG_BLOCK, &ends, NULL);
+		return false;
+	}
+	sigpending(&pend);
+	return end_signals && (sigismember(&pend, SIGINT) || sigismember(&pend, SIGTERM));
+}
+
+/*
  * The last resort for files that neither the processes' handles nor a
  * file handle found (filesystems whose handles need the generation: XFS,
  * btrfs): a walk of --root, no link followed, only through the
@@ -771,7 +821,7 @@ static struct walk_set *walking;
 static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	(void)ftw;
-	if (++walking->seen > WALK_MAX || !walking->left)
+	if (++walking->seen > WALK_MAX || !walking->left || end_signals)
 		return FTW_STOP;
 	if (type == FTW_D) {
 		for (size_t i = 0; i < walking->ndevs; i++)
@@ -1160,6 +1210,7 @@ int cmd_record(int argc, char **argv)
 	}
 
 	/* files: paths, used pages and their times */
+	end_phase_begin();
 	for (size_t i = 0; i < r.nfiles; i++) {
 		struct rfile *f = r.files[i];
 		char name[64];
@@ -1168,6 +1219,10 @@ int cmd_record(int argc, char **argv)
 
 		if (f->dev == 0)
 			continue;
+		if (end_signals) {	/* cut short: not looked for */
+			o.cut += f->used.n || f->mapped.n;
+			continue;
+		}
 		/* the bdev pseudo-filesystem (no mount): the inode number is a disk's dev_t */
 		if (!major(f->dev) && !f->seen && !f->gone) {
 			fd = pc_inode_open(f->dev, f->ino, O_PATH);
@@ -1216,8 +1271,16 @@ int cmd_record(int argc, char **argv)
 	if (walk.n) {
 		walk.r = &r;
 		walk_root(root, &walk);
-		for (size_t i = 0; i < walk.n; i++)
+		for (size_t i = 0; i < walk.n; i++) {
+			if (end_signals) {	/* cut short: not found, or not read */
+				o.cut++;
+				if (walk.v[i]->pfd >= 0)
+					close(walk.v[i]->pfd);
+				walk.v[i]->pfd = -1;
+				continue;
+			}
 			finish_file(walk.v[i], &o, root, strlen(root));
+		}
 	}
 	/*
 	 * Metadata of the block devices under the recording: the one --root is
@@ -1248,6 +1311,7 @@ int cmd_record(int argc, char **argv)
 	meta.flags = PC_META_RECORDED;
 	meta.lost = lost;
 	meta.duration_ms = (uint64_t)((pc_now() - started) * 1000);
+	end_signals_hold(true);	/* a second signal from here abandons it before the rename */
 	rc = pc_profile_create(out, &meta, &w);
 	for (size_t i = 0; i < o.npf && rc == 0; i++) {
 		rc = pc_profile_add(w, &o.pf[i]);
@@ -1257,11 +1321,27 @@ int cmd_record(int argc, char **argv)
 			rc = 0;
 		}
 	}
-	if (rc == 0)
+	if (rc == 0 && end_signals_hold(false)) {
+		pc_profile_abort(w);	/* -o as it was; unblocked, the signal ends us */
+		rc = -EINTR;
+	} else if (rc == 0) {
 		rc = pc_profile_commit(w);
-	else
+	} else {
 		pc_profile_abort(w);
+	}
 	written = rc == 0;
+	{
+		sigset_t ends;
+
+		sigemptyset(&ends);
+		sigaddset(&ends, SIGINT);
+		sigaddset(&ends, SIGTERM);
+		sigprocmask(SIG_UNBLOCK, &ends, NULL);
+	}
+	if (o.cut)
+		cli_warn("a signal cut the end short: %llu files used were not looked for (they are "
+			 "not in the snapshot)",
+			 (unsigned long long)o.cut);
 	if (rc < 0)
 		cli_fail_msg(out, "cannot write recording", cli_snapshot_target_why(-rc));
 	if (lost)
@@ -1285,6 +1365,7 @@ report:
 	orec_u64(&rec, "deleted", o.deleted, 0);
 	orec_u64(&rec, "outside_root", o.outside, 0);
 	orec_u64(&rec, "unused_files", o.unused, 0);
+	orec_u64(&rec, "cut_short", o.cut, 0);
 	orec_u64(&rec, "events", r.events, 0);
 	orec_u64(&rec, "lost_events", lost, 0);
 	orec_f64(&rec, "duration", pc_now() - started);

@@ -258,6 +258,53 @@ else
 	t_skip "no filemap event left enabled in tracefs" "cannot mount tracefs in a namespace of our own"
 fi
 
+# 7b. signals in the end phase (paths found, --root walked, the snapshot
+# written): a --root holding a FUSE mount whose server holds the walk's
+# stat until told (tests/unit/stallfs.c; armed by CMD's last act). A
+# first SIGINT cuts the end short: what was resolved is written, and said;
+# a second abandons it: no snapshot replaced. fb, read and closed outside
+# --root and not found by handle, is what makes record walk --root.
+STALLFS=${STALLFS:-$(dirname "$PAGECACHE")/tests/stallfs}
+endrec() {	# endrec OUT: record, and wait for the end phase's walk to be held
+	rm -f ctl/*
+	PAGECACHE_FAULT=open_by_handle_at:ESTALE "$PAGECACHE" record -o "$1" --root wroot --json -- \
+		python3 -c 'import os, time
+a = os.open("wroot/real/fa", os.O_RDONLY); os.pread(a, 4096, 0)
+b = os.open("other/fb", os.O_RDONLY); os.pread(b, 4096, 0); os.close(b)
+time.sleep(0.3); open("ctl/arm", "w")' >"${1%.snap}.json" 2>"${1%.snap}.err" &
+	rec=$!
+	t_wait 20 test -e ctl/stalled
+}
+if [ -x "$STALLFS" ] && [ -c /dev/fuse ] && mkdir -p wroot/real wroot/mnt other ctl &&
+	mkfile wroot/real/fa 64 && mkfile other/fb 64 && { "$STALLFS" wroot/mnt ctl & sf=$!; } &&
+	T_CLEANUP+=("touch $T_DIR/ctl/release; umount -l $T_DIR/wroot/mnt; t_kill $sf") &&
+	t_wait 10 mountpoint -q wroot/mnt; then
+	endrec e1.snap
+	t_ok "end phase: the walk of --root is held" test -e ctl/stalled
+	kill -INT "$rec"
+	touch ctl/release
+	wait "$rec"
+	t_is "a first signal there: exit 0" "$?" 0
+	t_is "written, what was resolved (fa), the rest counted as cut short" \
+		"$(jq -c '[.total.written, .total.files, .total.cut_short > 0]' e1.json)" '[true,1,true]'
+	t_is "the snapshot holds fa" "$(pc show --json e1.snap | jq -c '[.files[].path]')" '["real/fa"]'
+	t_ok "and stderr says it was cut short" grep -q "cut the end short" e1.err
+	cp e1.snap e2.snap
+	endrec e2.snap
+	kill -INT "$rec"
+	kill -TERM "$rec"
+	touch ctl/release
+	wait "$rec"
+	rc=$?
+	t_ok "a second signal abandons it: record ends by the signal" test "$rc" -gt 128
+	t_ok "the old snapshot stays as it was" cmp -s e1.snap e2.snap
+	t_is "and no temporary file is left" "$(ls e2.snap.* 2>/dev/null)" ""
+	umount wroot/mnt
+	wait "$sf"
+else
+	t_skip "end phase signals" "no stallfs ($STALLFS) or no /dev/fuse"
+fi
+
 # 9. filesystem metadata: on a fresh loop ext4, a walk of a tree the page
 # cache has not seen reads inode tables and directories through the block
 # device's own cache: kept as the device's pages

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * stallfs.c: a stalled place for the tests (t-record's end phase). A FUSE
+ * file system of one empty directory, its root, whose attributes are never
+ * cached; once CTL/arm exists, the next request for them is held until
+ * CTL/release exists, and CTL/stalled says it is being held. The request
+ * is taken off the device first, so the kernel waits it out: no signal,
+ * not even SIGKILL, ends the caller's stat before the answer, which is
+ * what a hung FUSE server does to a walk.
+ *
+ * stallfs MOUNTPOINT CTL: it mounts, runs in the foreground, and ends when
+ * it is unmounted or killed (which aborts whatever is held).
+ */
+#define _GNU_SOURCE
+#define FUSE_USE_VERSION 312
+#include <errno.h>
+#include <fuse_lowlevel.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *ctl;
+
+static int ctl_has(const char *name)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/%s", ctl, name);
+	return access(p, F_OK) == 0;
+}
+
+static void sf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct stat st = { 0 };
+
+	(void)fi;
+	if (ino != FUSE_ROOT_ID) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (ctl_has("arm")) {
+		char p[4096];
+		FILE *f;
+
+		snprintf(p, sizeof(p), "%s/stalled", ctl);
+		f = fopen(p, "w");
+		if (f)
+			fclose(f);
+		while (!ctl_has("release"))
+			usleep(20000);
+	}
+	st.st_ino = FUSE_ROOT_ID;
+	st.st_mode = S_IFDIR | 0755;
+	st.st_nlink = 2;
+	fuse_reply_attr(req, &st, 0.0);
+}
+
+static void sf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	(void)parent;
+	(void)name;
+	fuse_reply_err(req, ENOENT);
+}
+
+static void sf_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)size;
+	(void)off;
+	(void)fi;
+	fuse_reply_buf(req, NULL, 0);	/* empty */
+}
+
+static const struct fuse_lowlevel_ops ops = {
+	.getattr = sf_getattr,
+	.lookup = sf_lookup,
+	.readdir = sf_readdir,
+};
+
+int main(int argc, char **argv)
+{
+	char *fargv[] = { argv[0], "-o", "fsname=pc-stallfs,subtype=pc-stallfs", NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
+	struct fuse_session *se;
+	int rc;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: stallfs MOUNTPOINT CTL\n");
+		return 2;
+	}
+	ctl = argv[2];
+	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
+	fuse_opt_free_args(&args);
+	if (!se)
+		return 1;
+	if (fuse_session_mount(se, argv[1]) != 0) {
+		fuse_session_destroy(se);
+		return 1;
+	}
+	rc = fuse_session_loop(se);
+	fuse_session_unmount(se);
+	fuse_session_destroy(se);
+	return rc ? 1 : 0;
+}
