@@ -204,25 +204,86 @@ static struct rfile *lookup(struct rec *r, uint64_t dev, uint64_t ino, bool crea
 }
 
 /*
- * Append, merging with the last span where that loses nothing: the same
- * millisecond and touching, or already inside it (it was used earlier).
+ * A file's pages as a set: spans sorted, disjoint, each page at the
+ * earliest time it was seen, touching spans of one time merged. A page
+ * seen again adds nothing, however often and in whatever order (events of
+ * several CPUs come slightly out of order): memory follows the pages
+ * recorded and their times, not the events (a million re-reads of two
+ * pages are two spans).
  */
+static void span_push(struct span *t, size_t *k, uint64_t first, uint64_t last, uint32_t ms)
+{
+	if (*k && t[*k - 1].ms == ms && t[*k - 1].last + 1 == first)
+		t[*k - 1].last = last;
+	else
+		t[(*k)++] = (struct span){ first, last, ms };
+}
+
 static int spans_add(struct spans *s, uint64_t first, uint64_t last, uint32_t ms)
 {
-	if (s->n) {
-		struct span *l = &s->v[s->n - 1];
+	struct span *v = s->v, *t;
+	size_t lo = 0, hi = s->n, i, j, i0, j0, k = 0, need;
+	uint64_t pos = first;
 
-		if (first >= l->first && last <= l->last && l->ms <= ms)
-			return 0;
-		if (l->ms == ms && first <= l->last + 1 && last + 1 >= l->first) {
-			l->first = first < l->first ? first : l->first;
-			l->last = last > l->last ? last : l->last;
+	while (lo < hi) {	/* the first span that ends at or after first */
+		size_t mid = (lo + hi) / 2;
+
+		if (v[mid].last < first)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	i = lo;
+	if (i < s->n && v[i].first <= first && v[i].last >= last && v[i].ms <= ms)
+		return 0;	/* seen, and no later */
+	if (i == s->n) {	/* past the end: appended, or the last one grown */
+		if (s->n && v[s->n - 1].ms == ms && v[s->n - 1].last + 1 == first) {
+			v[s->n - 1].last = last;
 			return 0;
 		}
+		if (cli_grow(&s->v, &s->cap, s->n, sizeof(*s->v)) < 0)
+			return -ENOMEM;
+		s->v[s->n++] = (struct span){ first, last, ms };
+		return 0;
 	}
-	if (cli_grow(&s->v, &s->cap, s->n, sizeof(*s->v)) < 0)
+	/* v[i, j) meet [first, last]; v[i0] and v[j0 - 1] are neighbours, to merge with */
+	for (j = i; j < s->n && v[j].first <= last; j++)
+		;
+	i0 = i ? i - 1 : i;
+	j0 = j < s->n ? j + 1 : j;
+	t = malloc((3 * (j0 - i0) + 4) * sizeof(*t));
+	if (!t)
 		return -ENOMEM;
-	s->v[s->n++] = (struct span){ first, last, ms };
+	if (i0 < i)
+		span_push(t, &k, v[i0].first, v[i0].last, v[i0].ms);
+	for (size_t x = i; x < j; x++) {
+		const struct span c = v[x];
+
+		if (c.first < first)
+			span_push(t, &k, c.first, first - 1, c.ms);
+		if (c.first > pos)
+			span_push(t, &k, pos, c.first - 1, ms);
+		span_push(t, &k, c.first > first ? c.first : first, c.last < last ? c.last : last,
+			  c.ms < ms ? c.ms : ms);
+		if (c.last > last)
+			span_push(t, &k, last + 1, c.last, c.ms);
+		pos = c.last + 1;
+	}
+	if (pos <= last)
+		span_push(t, &k, pos, last, ms);
+	if (j0 > j)
+		span_push(t, &k, v[j].first, v[j].last, v[j].ms);
+	need = s->n - (j0 - i0) + k;
+	while (s->cap < need)
+		if (cli_grow(&s->v, &s->cap, s->cap, sizeof(*s->v)) < 0) {
+			free(t);
+			return -ENOMEM;
+		}
+	v = s->v;
+	memmove(v + i0 + k, v + j0, (s->n - j0) * sizeof(*v));
+	memcpy(v + i0, t, k * sizeof(*v));
+	s->n = need;
+	free(t);
 	return 0;
 }
 
