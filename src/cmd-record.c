@@ -6,9 +6,11 @@
  *
  * The kernel's filemap tracepoints (lib/trace.c) say which pages were
  * used: read() and splice asked for them (get_pages), a fault touched one
- * (fault), fault-around mapped a range (map_pages: a *requested* range,
- * kept only where its pages were really there: added during the recording
- * or resident at its end); and which were brought in (add_to_page_cache),
+ * (fault); which were mapped around a fault (map_pages: a *requested*
+ * window, kept only where its pages were really there: added during the
+ * recording or resident at its end; cached runs of the snapshot, not used
+ * ones, since the event does not say which page of it was touched); and
+ * which were brought in (add_to_page_cache),
  * which is also how filesystem metadata shows up: pages of the block
  * device's own cache (dev 0:N of the bdev pseudo-filesystem, the inode
  * number the disk's dev_t), written as PC_IDENT_BDEV records. Pages only
@@ -572,12 +574,14 @@ out:
 }
 
 /*
- * The spans of f that count as used: get_pages and faults, and the part of
- * map_pages' requests whose pages were there (added, or resident at the
- * end: rfd >= 0 reads that, else only what was added counts).
+ * The spans of f that were used: get_pages and faults, first (*ret_nused
+ * of them); then the part of map_pages' requests whose pages were there
+ * (added, or resident at the end: rfd >= 0 reads that, else only what was
+ * added counts). Those were mapped around a fault, not known to be used:
+ * the event names the window, not the page touched (pagecache-record(1)).
  */
 static int used_spans(const struct rfile *f, int rfd, uint64_t size, struct span **ret,
-		      size_t *ret_n)
+		      size_t *ret_n, size_t *ret_nused)
 {
 	struct span *v, *present = NULL;
 	size_t n = 0, np = 0, cap = f->used.n + 1;
@@ -627,6 +631,7 @@ static int used_spans(const struct rfile *f, int rfd, uint64_t size, struct span
 	free(present);
 	*ret = v;
 	*ret_n = n;
+	*ret_nused = f->used.n;
 	return 0;
 }
 
@@ -636,6 +641,7 @@ struct outcome {
 	uint64_t files, bdevs, pages, meta_pages, unresolved, deleted, outside, unused;
 	uint64_t other_bdevs;		/* metadata of devices under no file kept: left out */
 	uint64_t cut;			/* files not looked for: a signal cut the end short */
+	uint64_t mapped;		/* pages mapped around a fault only: cached, not used */
 	struct pc_profile_file *pf;
 	size_t npf, cap;
 };
@@ -714,10 +720,11 @@ static void finish_file(struct rfile *f, struct outcome *o, const char *root, si
 {
 	struct pc_profile_file pf = { 0 };
 	char link[64], path[PATH_MAX + 16];
-	struct result res;
+	struct result res, ures;
 	struct span *v = NULL;
 	struct stat st;
-	size_t n = 0;
+	size_t n = 0, nused = 0;
+	uint64_t npages;
 	ssize_t k;
 	int fd = f->pfd, rfd;
 
@@ -772,16 +779,30 @@ static void finish_file(struct rfile *f, struct outcome *o, const char *root, si
 			rfd = -1;
 		}
 	}
-	if (used_spans(f, rfd, (uint64_t)st.st_size, &v, &n) < 0 ||
-	    resolve_times(v, n, ((uint64_t)st.st_size + pc_page_size() - 1) / pc_page_size(),
-			  &res) < 0) {
+	/* the cached runs: all of it; the used triples: what was read or faulted */
+	npages = ((uint64_t)st.st_size + pc_page_size() - 1) / pc_page_size();
+	if (used_spans(f, rfd, (uint64_t)st.st_size, &v, &n, &nused) < 0 ||
+	    resolve_times(v, nused, npages, &ures) < 0) {
 		cli_fail(path, ENOMEM, "cannot record");
 		free(v);
 		if (rfd >= 0)
 			close(rfd);
 		goto out;
 	}
+	if (resolve_times(v, n, npages, &res) < 0) {
+		cli_fail(path, ENOMEM, "cannot record");
+		free(v);
+		free(ures.runs);
+		free(ures.used);
+		if (rfd >= 0)
+			close(rfd);
+		goto out;
+	}
 	free(v);
+	free(ures.runs);
+	free(res.used);
+	res.used = ures.used;
+	res.nused = ures.nused;
 	if (!res.nruns) {	/* all of it past the end of a file that shrank */
 		o->unused++;
 		if (rfd >= 0)
@@ -807,7 +828,8 @@ static void finish_file(struct rfile *f, struct outcome *o, const char *root, si
 		goto out;
 	}
 	o->files++;
-	o->pages += res.pages;
+	o->pages += ures.pages;
+	o->mapped += res.pages - ures.pages;
 out:
 	close(fd);
 	f->pfd = -1;
@@ -1418,6 +1440,7 @@ report:
 	orec_u64(&rec, "files", o.files, 0);
 	orec_u64(&rec, "pages_used", o.pages, OF_PAGES);
 	orec_u64(&rec, "bytes", o.pages * pc_page_size(), OF_BYTES);
+	orec_u64(&rec, "pages_mapped_around", o.mapped, OF_PAGES);
 	orec_u64(&rec, "pages_added", r.added_pages, OF_PAGES);
 	orec_u64(&rec, "metadata_devices", o.bdevs, 0);
 	orec_u64(&rec, "metadata_pages", o.meta_pages, OF_PAGES);
@@ -1442,11 +1465,12 @@ report:
 	if (co.fmt == OUT_HUMAN) {
 		char a[32];
 
-		out_human_line("%s %s: %llu files, %llu pages used (%s), %llu pages of metadata "
-			       "on %llu devices",
+		out_human_line("%s %s: %llu files, %llu pages used (%s) and %llu mapped around "
+			       "them, %llu pages of metadata on %llu devices",
 			       rc == 0 ? "Wrote" : "Did not write", out, (unsigned long long)o.files,
 			       (unsigned long long)o.pages,
 			       fmt_size(o.pages * pc_page_size(), a, sizeof(a)),
+			       (unsigned long long)o.mapped,
 			       (unsigned long long)o.meta_pages, (unsigned long long)o.bdevs);
 		out_human_line("%llu pages added to the cache while recording; %llu events in "
 			       "%.1f s, %llu lost", (unsigned long long)r.added_pages,

@@ -115,6 +115,25 @@ pc restore r2.snap --root data >/dev/null
 t_is "dd's two pages are recorded, readahead's extra is not" "$(ranges data/f3)" '[[10,2]]'
 t_is "JSON: 2 pages used" "$(jq .total.pages_used r2.json)" 2
 
+# 2b. mmap: a touch of one page of each of two cold files is two pages
+# used (the faults); fault-around maps a window around each (16 pages),
+# which is kept apart: cached in the snapshot, not used (on main: 32 used)
+mkfile data/m1 256
+mkfile data/m2 256
+drop data/m1 data/m2
+pc record -o r2m.snap --root data --json -- python3 -c 'import mmap, os, sys
+for p in sys.argv[1:]:
+    m = mmap.mmap(os.open(p, os.O_RDONLY), 0, prot=mmap.PROT_READ); m[5 * 4096]' data/m1 data/m2 >r2m.json
+echo "# mmap: $(jq -c '[.total.pages_used, .total.pages_mapped_around]' r2m.json) (used, mapped around)"
+t_is "mmap: the two pages touched are the pages used" "$(jq .total.pages_used r2m.json)" 2
+t_is "one page of each file" \
+	"$(pc show --json r2m.snap | jq -c '[.files[] | select(.path | startswith("m")) | [.path, .used]]')" \
+	'[["m1",1],["m2",1]]'
+pc evict data/m1 >/dev/null
+pc restore --order access r2m.snap --root data >/dev/null
+t_ok "restore brings back page 5, with what was mapped around it" \
+	jq -e 'map(select(.[0] <= 5 and .[0] + .[1] > 5)) | length == 1' <<<"$(ranges data/m1)"
+
 # 3. renamed and deleted during the recording
 pc record -o r3.snap --root data --json -- $R data/f4:1:1 --rename data/f4 data/f4.new \
 	data/f5:2:1 --hold 2 --delete data/f5 >r3.json
