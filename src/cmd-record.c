@@ -142,6 +142,8 @@ struct rfile {
 	int pfd;			/* at the end: an O_PATH fd of it, -1 */
 	bool walk;			/* to be looked for by a walk of --root */
 	unsigned scans;			/* looked for among the processes' handles */
+	struct statx_timestamp born;	/* its birth time, seen while it was used */
+	bool has_born;			/* (where its filesystem keeps one) */
 };
 
 struct rec {
@@ -334,6 +336,30 @@ static int on_event(const struct pc_trace_event *e, void *arg)
 	return 0;
 }
 
+/* fd's birth time, where its filesystem keeps one */
+static bool birth_of(int fd, struct statx_timestamp *ret)
+{
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &sx) < 0 || !(sx.stx_mask & STATX_BTIME))
+		return false;
+	*ret = sx.stx_btime;
+	return true;
+}
+
+/*
+ * Is fd (same dev and inode number) still f? An inode number is reused
+ * once the file is deleted and closed: another file born since is not it
+ * (a deleted file's pages would be recorded under its path).
+ */
+static bool same_birth(const struct rfile *f, int fd)
+{
+	struct statx_timestamp b;
+
+	return !f->has_born || !birth_of(fd, &b) ||
+	       (b.tv_sec == f->born.tv_sec && b.tv_nsec == f->born.tv_nsec);
+}
+
 /*
  * Note where fd (an O_PATH fd of f) is: its path now, if the path leads
  * back to it (a dentry the kernel could not connect to its directory has
@@ -354,8 +380,10 @@ static void note_path(struct rfile *f, int fd)
 		if (st.st_nlink == 0 || (k > 10 && !strcmp(path + k - 10, " (deleted)")))
 			f->gone = true;
 		else if (path[0] == '/' && stat(path, &pst) == 0 && pst.st_dev == f->dev &&
-			 pst.st_ino == f->ino)
+			 pst.st_ino == f->ino) {
 			f->seen = strdup(path);
+			f->has_born = birth_of(fd, &f->born);
+		}
 	}
 	close(fd);
 }
@@ -1327,15 +1355,20 @@ int cmd_record(int argc, char **argv)
 
 			fd = open(f->seen, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 			if (fd >= 0 && (fstat(fd, &pst) < 0 || pst.st_dev != f->dev ||
-					pst.st_ino != f->ino)) {
+					pst.st_ino != f->ino || !same_birth(f, fd))) {
 				close(fd);
 				fd = -1;
 			}
 			if (fd >= 0)
 				f->pfd = fd;
 		}
-		if (f->pfd < 0)
+		if (f->pfd < 0) {
 			f->pfd = pc_inode_open(f->dev, f->ino, O_PATH);
+			if (f->pfd >= 0 && !same_birth(f, f->pfd)) {
+				close(f->pfd);	/* its inode number, another file's now */
+				f->pfd = -1;
+			}
+		}
 		if (f->pfd < 0 && (f->seen || f->gone)) {
 			f->pfd = -1;
 			o.deleted++;	/* it was there while used, and is no more */
