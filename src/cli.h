@@ -230,6 +230,8 @@ void out_json_short(bool on);
  * exit status after saying what is wrong (2: a bad spec; 1: no memory).
  */
 int cli_fault_env(void);
+/* PAGECACHE_TRACE_RING into *ret_pages where set (not in a secure run); 0, or exit 2 said */
+int cli_trace_ring_env(unsigned *ret_pages);
 extern const char *cli_cmd;
 /* problem first, subject quoted: "cannot open 'x': No such file" */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

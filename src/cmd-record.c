@@ -1089,7 +1089,7 @@ int cmd_record(int argc, char **argv)
 	struct outcome o = { 0 };
 	struct pc_profile_meta meta = { 0 };
 	struct pc_profile_writer *w = NULL;
-	const char *out = NULL, *rootarg = "/", *cgroup = NULL, *env;
+	const char *out = NULL, *rootarg = "/", *cgroup = NULL;
 	double duration = 0;
 	char *root = NULL, *end, err[1024];
 	char why[4096];
@@ -1150,15 +1150,8 @@ int cmd_record(int argc, char **argv)
 				       "none, the whole system)");
 	if (to.children && !pid)
 		return cli_usage_error("--children goes with --pid");
-	env = getenv("PAGECACHE_TRACE_RING");
-	if (env && *env) {
-		unsigned long v = strtoul(env, &end, 10);
-
-		if (*end || !v || (v & (v - 1)) || v > (1ul << 20))
-			return cli_usage_error("PAGECACHE_TRACE_RING='%s': pages a CPU, a power of "
-					       "two (1 to 1048576)", env);
-		to.ring_pages = (unsigned)v;
-	}
+	if ((rc = cli_trace_ring_env(&to.ring_pages)))
+		return rc;
 	root = realpath(rootarg, NULL);
 	if (!root || stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		free(root);

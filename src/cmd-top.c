@@ -1578,16 +1578,8 @@ int cmd_top(int argc, char **argv)
 		snprintf(pid, sizeof(pid), "%d", (int)t.pid);
 		return top_fail(pid, "no such process", strerror(ESRCH));
 	}
-	if (getenv("PAGECACHE_TRACE_RING") && *getenv("PAGECACHE_TRACE_RING")) {
-		const char *env = getenv("PAGECACHE_TRACE_RING");
-		char *end;
-
-		v = strtoul(env, &end, 10);
-		if (*end || !v || (v & (v - 1)) || v > (1ul << 20))
-			return cli_usage_error("PAGECACHE_TRACE_RING='%s': pages a CPU, a power of "
-					       "two (1 to 1048576)", env);
-		t.ring_pages = (unsigned)v;
-	}
+	if ((rc = cli_trace_ring_env(&t.ring_pages)))
+		return rc;
 	if (pc_cgroup_root(mount, sizeof(mount), &t.memory_version) < 0)
 		t.memory_version = 0;
 	find_cgroup2(&t);

@@ -112,6 +112,27 @@ int cli_fault_env(void)
 	return 0;
 }
 
+int cli_trace_ring_env(unsigned *ret_pages)
+{
+	/*
+	 * The perf ring's pages a CPU (up to 4 GiB each), which a copy given
+	 * CAP_PERFMON or CAP_IPC_LOCK would lock for its caller: not read
+	 * where the run is secure, as PAGECACHE_FAULT.
+	 */
+	const char *env = secure_getenv("PAGECACHE_TRACE_RING");
+	unsigned long v;
+	char *end;
+
+	if (!env || !*env)
+		return 0;
+	v = strtoul(env, &end, 10);
+	if (*end || !v || (v & (v - 1)) || v > (1ul << 20))
+		return cli_usage_error("PAGECACHE_TRACE_RING='%s': pages a CPU, a power of two "
+				       "(1 to 1048576)", env);
+	*ret_pages = (unsigned)v;
+	return 0;
+}
+
 const char *cli_snapshot_target_why(int err)
 {
 	switch (err) {

@@ -112,6 +112,14 @@ if t_cap setfcap && t_cap setuid && t_cap setgid && t_have setcap setpriv; then
 		t_is "nobody's PAGECACHE_FAULT=bogus, no capability: exit 2 (read)" "$?" 2
 		nb fcap/pc --version
 		t_is "  with a file capability (AT_SECURE): not read, exit 0" "$?:$(head -c 200 e)" "0:"
+		# PAGECACHE_TRACE_RING sizes what a copy with CAP_IPC_LOCK would lock
+		nbr() { PAGECACHE_TRACE_RING=3 setpriv --reuid=65534 --regid=65534 --clear-groups \
+			--inh-caps=-all "$@" >o 2>e; }
+		nbr fcap/plain record -o "$T_DIR/r.snap" -- true
+		t_is "nobody's PAGECACHE_TRACE_RING=3, no capability: exit 2 (read)" \
+			"$?:$(grep -c PAGECACHE_TRACE_RING e)" 2:1
+		nbr fcap/pc record -o "$T_DIR/r.snap" -- true
+		t_is "  with a file capability (AT_SECURE): not read" "$(grep -c PAGECACHE_TRACE_RING e)" 0
 	else
 		t_skip "PAGECACHE_FAULT under AT_SECURE" "setcap failed here: $(head -c 100 setcap.err)"
 	fi
