@@ -127,6 +127,13 @@ uint64_t pc_page_size(void);
  */
 int pc_open_beneath(int rootfd, const char *path, int extra_flags, struct stat *ret_st);
 /*
+ * The first half of pc_open_beneath: an O_PATH fd of what `path` names
+ * beneath `rootfd`, reached the same way (no link followed on the way;
+ * one at the end is itself what the fd holds), whatever it is: nothing is
+ * opened for reading. *ret_st: its fstat. -ELOOP, -EXDEV, -ENOENT, ...
+ */
+int pc_path_beneath(int rootfd, const char *path, struct stat *ret_st);
+/*
  * Is fd (O_PATH will do) on a filesystem of kernel interfaces (procfs,
  * sysfs, debugfs, tracefs, cgroupfs, configfs, mqueue, hugetlbfs, ...)?
  * Their regular files are interfaces, not data: a read can act (a sysfs
@@ -283,6 +290,13 @@ struct pc_walk_opts {
 	void (*event)(enum pc_walk_event ev, const char *path, int err, void *arg);
 	void *arg;			/* for file() */
 	void *event_arg;		/* for event() */
+	/*
+	 * Optional, one per root: an fd (O_PATH will do) of the root itself,
+	 * as the caller reached it, or -1. The walk starts from that inode;
+	 * the root's path only names it and is never walked (lock --watch:
+	 * a directory on the way swapped for a link leads nowhere).
+	 */
+	const int *root_fds;
 };
 
 /* Walk the roots. Returns 0, or the first non-zero from file(), or -errno. */

@@ -124,10 +124,10 @@ static int walk_components(int rootfd, const char *path)
 	}
 }
 
-int pc_open_beneath(int rootfd, const char *path, int extra_flags, struct stat *ret_st)
+int pc_path_beneath(int rootfd, const char *path, struct stat *ret_st)
 {
 	struct stat st;
-	int pfd, fd, rc;
+	int pfd, rc;
 
 	rc = check_path(path);
 	if (rc < 0)
@@ -143,6 +143,18 @@ int pc_open_beneath(int rootfd, const char *path, int extra_flags, struct stat *
 		close(pfd);
 		return rc;
 	}
+	*ret_st = st;
+	return pfd;
+}
+
+int pc_open_beneath(int rootfd, const char *path, int extra_flags, struct stat *ret_st)
+{
+	struct stat st;
+	int pfd, fd;
+
+	pfd = pc_path_beneath(rootfd, path, &st);
+	if (pfd < 0)
+		return pfd;
 	if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
 		close(pfd);
 		if (S_ISLNK(st.st_mode))

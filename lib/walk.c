@@ -3,7 +3,8 @@
  * walk.c: visit every regular file under a set of roots, in parallel.
  *
  * Promises: a root named by the caller is followed if it is a symlink
- * (like ls) and opened once; everything beneath it is reached from that
+ * (like ls) and opened once (or given as an fd the caller reached it by,
+ * root_fds: then its path only names it, and is not walked); everything beneath it is reached from that
  * fd, one component at a time, with openat(parent fd, name, O_NOFOLLOW):
  * no path is ever walked again, so a directory swapped for a symlink
  * mid-walk cannot lead out of the tree. Symlinks inside trees are
@@ -87,6 +88,7 @@ struct item {
 	struct dnode *parent;		/* referenced; NULL: a root */
 	char *path;			/* as reached from the root */
 	const char *name;		/* in parent (into path); a root: path */
+	int rootfd;			/* a root the caller reached (root_fds), or -1 */
 };
 
 struct idset {
@@ -344,7 +346,7 @@ static int node_fd(struct worker *wk, struct dnode *d)
 /* ---- the queue -------------------------------------------------------- */
 
 /* Queue directory `name` of parent (referenced here), or a root (path). */
-static int push(struct walker *w, struct dnode *parent, const char *path)
+static int push(struct walker *w, struct dnode *parent, const char *path, int rootfd)
 {
 	struct item *it = calloc(1, sizeof(*it));
 	const char *slash;
@@ -353,6 +355,7 @@ static int push(struct walker *w, struct dnode *parent, const char *path)
 		free(it);
 		return -ENOMEM;
 	}
+	it->rootfd = rootfd;
 	slash = strrchr(it->path, '/');
 	it->name = parent && slash ? slash + 1 : it->path;
 	it->parent = parent;
@@ -549,12 +552,22 @@ static void do_file(struct worker *wk, const struct dnode *d, const char *name,
 	}
 }
 
-/* A regular file named as a root (st: stat() of path, followed). */
-static void do_root_file(struct worker *wk, const char *path, const struct stat *st)
+/*
+ * A regular file named as a root (st: stat() of path, followed), or given
+ * as rootfd (st: its fstat): that very inode reopened, the path not walked.
+ */
+static void do_root_file(struct worker *wk, const char *path, int rootfd, const struct stat *st)
 {
 	struct walker *w = wk->w;
 	struct stat fst;
-	int fd = open_file(w, AT_FDCWD, path, &fst);
+	int fd;
+
+	if (rootfd < 0)
+		fd = open_file(w, AT_FDCWD, path, &fst);
+	else if (pc_fd_kernel_fs(rootfd))
+		fd = -EREMOTEIO;
+	else
+		fd = reopen_file(w, rootfd, st, AT_FDCWD, path, &fst);
 
 	if (fd < 0) {
 		/* swapped since the stat: not a file (EINVAL), or another one */
@@ -849,7 +862,7 @@ static void list_dir(struct worker *wk, struct dnode *d, const struct stat *dst)
 			if (type == DT_DIR) {
 				if (matches(o->exclude, name))
 					event(w, PC_WALK_SKIP_PATTERN, path, 0);
-				else if (push(w, d, path) < 0)
+				else if (push(w, d, path, -1) < 0)
 					event(w, PC_WALK_ERROR, path, ENOMEM);
 			} else if (type == DT_REG && o->follow) {
 				do_file(wk, d, name, path, d->root_dev);
@@ -955,19 +968,22 @@ static void do_dir(struct worker *wk, struct item *it)
 	it->path = NULL;
 }
 
-/* A root named by the caller: followed if a symlink, never opened unless a file or directory. */
+/*
+ * A root named by the caller: followed if a symlink, never opened unless
+ * a file or directory. One given as an fd is what the fd holds.
+ */
 static void do_root(struct worker *wk, struct item *it)
 {
 	struct walker *w = wk->w;
 	struct stat st;
 	int fd;
 
-	if (stat(it->path, &st) < 0) {
+	if ((it->rootfd < 0 ? stat(it->path, &st) : fstat(it->rootfd, &st)) < 0) {
 		event(w, PC_WALK_ERROR, it->path, errno);
 		return;
 	}
 	if (S_ISREG(st.st_mode)) {
-		do_root_file(wk, it->path, &st);
+		do_root_file(wk, it->path, it->rootfd, &st);
 		return;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -975,7 +991,8 @@ static void do_root(struct worker *wk, struct item *it)
 		event(w, PC_WALK_ERROR, it->path, EINVAL);
 		return;
 	}
-	fd = open(it->path, DIR_FLAGS);	/* O_DIRECTORY: nothing else is opened */
+	/* O_DIRECTORY: nothing else is opened */
+	fd = it->rootfd < 0 ? open(it->path, DIR_FLAGS) : openat(it->rootfd, ".", DIR_FLAGS);
 	if (fd < 0) {
 		event(w, PC_WALK_ERROR, it->path, errno);
 		return;
@@ -1101,7 +1118,7 @@ int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *
 	pthread_mutex_init(&w.links.lock, NULL);
 	/* Pushed in reverse so the stack pops them in the order given. */
 	for (size_t i = nroots; i-- > 0 && rc == 0;)
-		rc = push(&w, NULL, roots[i]);
+		rc = push(&w, NULL, roots[i], o->root_fds ? o->root_fds[i] : -1);
 	for (unsigned i = 0; i < nt && rc == 0; i++) {
 		wks[i].w = &w;
 		wks[i].id = i;

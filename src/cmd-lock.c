@@ -15,10 +15,13 @@
  * most 2 s after the first) the named paths are walked again by the same
  * walker, with the same rules (no link followed without -f, nothing
  * outside the roots, no FIFO or device opened, the budget). What is found
- * where it was stays as it is; a new inode at a name (rename over, delete
- * and create) or a new file in a tree is locked, after the mapping of the
- * old inode is released (so the two never count together against the
- * budget); a file whose data changed is locked again, new mapping first.
+ * where it was stays as it is (each PATH resolved once, at the start, and
+ * walked again from the directory that held it then, held open: never by
+ * its path, so a directory above it swapped for a link leads nowhere); a
+ * new inode at a name (rename over, delete and create) or a new file in a
+ * tree is locked, after the mapping of the old inode is released (so the
+ * two never count together against the budget); a file whose data changed
+ * is locked again, new mapping first.
  * The set never grows past --max-mem, or without it past the bytes it
  * held when first locked: whoever may write one of its files must not
  * decide how much memory root pins.
@@ -72,14 +75,22 @@ struct refused {
 	uint64_t data;
 };
 
-/* A named PATH, as --watch keeps an eye on it. */
+/*
+ * A named PATH, as --watch keeps an eye on it. Its links are resolved once,
+ * at the start (they are the caller's, as named); from then on it is the
+ * name `base` in the directory that held it then, held open (dirfd): what
+ * happens to the path above it (a parent renamed, or swapped for a link by
+ * whoever may write the grandparent) changes nothing, and no link is ever
+ * followed to reach it again.
+ */
 struct wroot {
-	const char *path;
-	const char *base;	/* a file's last component: the name to look for */
-	bool link;		/* a symbolic link when the lock began: followed */
-	bool dir;		/* a tree (every directory is watched) */
+	const char *path;	/* as named: the name the lines give */
+	char *dir;		/* the directory that held it, resolved: for messages */
+	char *base;		/* its last component, resolved: the name looked for */
+	int dirfd;		/* O_PATH of dir, or -1 (it had none: never walked again) */
+	int fd;			/* during a walk: O_PATH of what is at base, else -1 */
 	bool refused;		/* a link replaced it: said once */
-	int wd;			/* the watch on the directory that holds a file, or -1 */
+	int wd;			/* the watch on dir, or -1 */
 };
 
 /* A directory of a tree, watched. */
@@ -387,14 +398,30 @@ static void watch_dir(const char *path, void *arg)
 	struct lock_ctx *c = arg;
 	struct watch *w = c->w;
 	bool follow = c->t.walk.follow;
+	const char *at = path;
+	char *anchored = NULL;
 	int wd;
 
 	if (w->ifd < 0)
 		return;
-	for (size_t i = 0; i < w->nroots; i++)	/* a root named by its link: followed */
-		follow |= w->roots[i].link && !strcmp(w->roots[i].path, path);
-	wd = pc_sys_inotify_add_watch(w->ifd, path,
+	/* beneath a root: reached from the root's fd, not by its path */
+	for (size_t i = 0; i < w->nroots; i++) {
+		const struct wroot *r = &w->roots[i];
+		size_t l = strlen(r->path);
+
+		while (l > 1 && r->path[l - 1] == '/')
+			l--;
+		if (r->fd < 0 || strncmp(path, r->path, l) || (path[l] && path[l] != '/'))
+			continue;
+		if (asprintf(&anchored, "/proc/self/fd/%d%s", r->fd, path + l) < 0)
+			return;
+		at = anchored;
+		follow |= !path[l] || !strcmp(path + l, "/");	/* the magic link to the root */
+		break;
+	}
+	wd = pc_sys_inotify_add_watch(w->ifd, at,
 				      WATCH_MASK | IN_ONLYDIR | (follow ? 0 : IN_DONT_FOLLOW));
+	free(anchored);
 	if (wd < 0) {
 		watch_failed(w, path, -wd);
 		return;
@@ -409,39 +436,94 @@ static void watch_dir(const char *path, void *arg)
 }
 
 /*
- * Watch the directory that holds each PATH: a file named is replaced
- * there, and a tree's own directory may be (a tree's directories come
- * with the walk).
+ * Resolve PATH once: its links followed now, as the caller named it. The
+ * directory that holds what it names is kept open (O_PATH), and the last
+ * component is the name looked for there. A PATH not there yet: its
+ * directory, and its last component as given. 0 or -errno.
+ */
+static int root_resolve(struct wroot *r)
+{
+	char *real = realpath(r->path, NULL), *slash;
+
+	if (!real) {
+		char *copy, *pdir, *name;
+		int err = errno;
+
+		if (err != ENOENT || !(copy = strdup(r->path)))
+			return -err;
+		slash = strrchr(copy, '/');
+		name = slash ? slash + 1 : copy;
+		if (slash)
+			*slash = 0;
+		pdir = realpath(!slash ? "." : *copy ? copy : "/", NULL);
+		if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || !pdir ||
+		    asprintf(&real, "%s/%s", strcmp(pdir, "/") ? pdir : "", name) < 0) {
+			err = pdir ? ENOENT : errno;
+			free(pdir);
+			free(copy);
+			return -err;
+		}
+		free(pdir);
+		free(copy);
+	}
+	slash = strrchr(real, '/');	/* absolute: there is one */
+	if (!(r->base = strdup(slash[1] ? slash + 1 : "."))) {
+		free(real);
+		return -ENOMEM;
+	}
+	if (slash == real)
+		slash[1] = 0;	/* in "/" (or "/" itself: base ".") */
+	else
+		*slash = 0;
+	r->dir = real;
+	r->dirfd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return r->dirfd < 0 ? -errno : 0;
+}
+
+/*
+ * What root r names now, O_PATH, reached from its directory with no link
+ * followed (with -f, one at base is: -f follows links), else -errno
+ * (-ELOOP: a link is there).
+ */
+static int root_open(const struct lock_ctx *c, const struct wroot *r)
+{
+	struct stat st;
+	int fd;
+
+	if (!strcmp(r->base, ".")) {	/* "/" itself */
+		fd = openat(r->dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	fd = pc_path_beneath(r->dirfd, r->base, &st);
+	if (fd < 0 || !S_ISLNK(st.st_mode))
+		return fd;
+	close(fd);
+	if (!c->t.walk.follow)
+		return -ELOOP;
+	fd = openat(r->dirfd, r->base, O_PATH | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Watch the directory that holds each PATH, through the fd held on it: a
+ * file named is replaced there, and a tree's own directory may be (a
+ * tree's directories come with the walk). The watch is on that inode: it
+ * stays with the directory if it is renamed.
  */
 static void watch_parents(struct lock_ctx *c)
 {
 	struct watch *w = c->w;
 
-	for (size_t i = 0; i < w->nroots; i++) {
+	for (size_t i = 0; i < w->nroots && w->ifd >= 0; i++) {
 		struct wroot *r = &w->roots[i];
-		char *dir;
-		struct stat st;
+		char at[64];
 
-		r->dir = stat(r->path, &st) == 0 && S_ISDIR(st.st_mode);
-		if (w->ifd < 0)
+		if (r->dirfd < 0)
 			continue;
-		dir = strdup(r->path);
-		if (!dir)
-			continue;
-		{
-			char *slash = strrchr(dir, '/');
-
-			if (!slash)
-				strcpy(dir, ".");
-			else if (slash == dir)
-				dir[1] = 0;
-			else
-				*slash = 0;
-		}
-		r->wd = pc_sys_inotify_add_watch(w->ifd, dir, WATCH_MASK | IN_ONLYDIR);
+		snprintf(at, sizeof(at), "/proc/self/fd/%d", r->dirfd);
+		r->wd = pc_sys_inotify_add_watch(w->ifd, at, WATCH_MASK | IN_ONLYDIR);
 		if (r->wd < 0)
-			watch_failed(w, dir, -r->wd);
-		free(dir);
+			watch_failed(w, r->dir, -r->wd);
 	}
 }
 
@@ -456,13 +538,12 @@ static int watch_init(struct lock_ctx *c, struct watch *w)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->t.npaths; i++) {
 		struct wroot *r = &w->roots[w->nroots++];
-		const char *slash = strrchr(c->t.paths[i], '/');
-		struct stat st;
+		int rc;
 
-		r->path = c->t.paths[i];
-		r->base = slash ? slash + 1 : r->path;
-		r->link = lstat(r->path, &st) == 0 && S_ISLNK(st.st_mode);
-		r->wd = -1;
+		*r = (struct wroot){ .path = c->t.paths[i], .dirfd = -1, .fd = -1, .wd = -1 };
+		rc = root_resolve(r);
+		if (rc < 0)
+			cli_fail_msg(r->path, "cannot watch", strerror(-rc));
 	}
 	c->t.dir = watch_dir;
 	c->t.dir_arg = c;
@@ -474,6 +555,12 @@ static void watch_release(struct watch *w)
 {
 	if (w->ifd >= 0)
 		close(w->ifd);
+	for (size_t i = 0; i < w->nroots; i++) {
+		if (w->roots[i].dirfd >= 0)
+			close(w->roots[i].dirfd);
+		free(w->roots[i].dir);
+		free(w->roots[i].base);
+	}
 	free(w->roots);
 	free(w->dirs);
 	free(w->cands);
@@ -494,21 +581,64 @@ static int cmp_cand(const void *a, const void *b)
 	return strcmp(((const struct cand *)a)->path, ((const struct cand *)b)->path);
 }
 
-/* A root named as a file: is e that file itself, no link followed? */
-static bool root_file_ok(struct lock_ctx *c, const struct pc_walk_entry *e)
+/*
+ * Walk the named paths as --watch holds them: each from the fd of what is
+ * at its name in its directory now (root_open), never by its path. A path
+ * that was no link and is one now is not followed (without -f): said once,
+ * and its lock is released. The walk's return, or 0.
+ */
+static int watch_walk(struct lock_ctx *c, int (*fn)(struct pc_walk_entry *, void *))
 {
-	struct stat st;
+	struct watch *w = c->w;
+	const char **saved = c->t.paths, **paths;
+	size_t nsaved = c->t.npaths, n = 0;
+	int *fds, rc;
 
-	for (size_t i = 0; i < c->w->nroots; i++) {
-		const struct wroot *r = &c->w->roots[i];
-
-		if (r->link || r->dir || strcmp(r->path, e->path))
-			continue;
-		/* a link swapped in after the check before the walk: not followed */
-		return c->t.walk.follow || (lstat(e->path, &st) == 0 && S_ISREG(st.st_mode) &&
-					    st.st_dev == e->st.st_dev && st.st_ino == e->st.st_ino);
+	paths = malloc((w->nroots ? w->nroots : 1) * sizeof(*paths));
+	fds = malloc((w->nroots ? w->nroots : 1) * sizeof(*fds));
+	if (!paths || !fds) {
+		free(paths);
+		free(fds);
+		return -ENOMEM;
 	}
-	return true;
+	for (size_t i = 0; i < w->nroots; i++) {
+		struct wroot *r = &w->roots[i];
+		int fd;
+
+		if (r->dirfd < 0)
+			continue;	/* said at the start */
+		fd = root_open(c, r);
+		if (fd == -ELOOP) {
+			if (!r->refused)
+				cli_fail_msg(r->path, "not following", "a symbolic link replaced it "
+					     "(-f follows links); its lock is released");
+			r->refused = true;
+			continue;
+		}
+		r->refused = false;
+		if (fd < 0) {
+			cli_fail(r->path, -fd, "cannot open");	/* as the walk says it */
+			continue;
+		}
+		r->fd = fd;
+		paths[n] = r->path;
+		fds[n++] = fd;
+	}
+	c->t.paths = paths;
+	c->t.npaths = n;
+	c->t.walk.root_fds = fds;
+	rc = n ? targets_walk(&c->t, fn, c) : 0;
+	c->t.walk.root_fds = NULL;
+	c->t.paths = saved;
+	c->t.npaths = nsaved;
+	for (size_t i = 0; i < w->nroots; i++) {
+		if (w->roots[i].fd >= 0)
+			close(w->roots[i].fd);
+		w->roots[i].fd = -1;
+	}
+	free(paths);
+	free(fds);
+	return rc;
 }
 
 /*
@@ -525,8 +655,6 @@ static int watch_file(struct pc_walk_entry *e, void *arg)
 	ssize_t same = -1;
 	char *p;
 
-	if (!root_file_ok(c, e))
-		return 0;
 	if (pc_fd_data_bytes(e->fd, (uint64_t)e->st.st_size, c->t.off, c->t.len, &data) < 0)
 		data = lock_span(&c->t, (uint64_t)e->st.st_size);	/* relock says why */
 	pthread_mutex_lock(&c->lock);
@@ -735,8 +863,7 @@ static int relock(struct lock_ctx *c, struct cand *k, const struct held *gone)
 static void rescan(struct lock_ctx *c)
 {
 	struct watch *w = c->w;
-	const char **saved = c->t.paths, **roots;
-	size_t nsaved = c->t.npaths, nroots = 0, kept = 0;
+	size_t kept = 0;
 	struct held *gone = NULL;
 	size_t ngone = 0;
 	bool changed;
@@ -750,33 +877,7 @@ static void rescan(struct lock_ctx *c)
 		qsort(c->locks, c->n, sizeof(*c->locks), cmp_held);
 	for (size_t i = 0; i < w->ndirs; i++)
 		w->dirs[i].seen = false;
-	watch_parents(c);	/* a directory replaced: watch the new one */
-
-	/* A path that was no link, and is one now, is not followed (without -f). */
-	roots = malloc((nsaved ? nsaved : 1) * sizeof(*roots));
-	if (!roots)
-		return;
-	for (size_t i = 0; i < w->nroots; i++) {
-		struct wroot *r = &w->roots[i];
-		struct stat st;
-		bool now_link = lstat(r->path, &st) == 0 && S_ISLNK(st.st_mode);
-
-		if (now_link && !r->link && !c->t.walk.follow) {
-			if (!r->refused)
-				cli_fail_msg(r->path, "not following", "a symbolic link replaced it "
-					     "(-f follows links); its lock is released");
-			r->refused = true;
-			continue;
-		}
-		r->refused = false;
-		roots[nroots++] = r->path;
-	}
-	c->t.paths = roots;
-	c->t.npaths = nroots;
-	rc = nroots ? targets_walk(&c->t, watch_file, c) : 0;
-	c->t.paths = saved;
-	c->t.npaths = nsaved;
-	free(roots);
+	rc = watch_walk(c, watch_file);
 	if (rc < 0) {	/* nothing was seen: nothing is taken for gone */
 		cli_warn("walk failed: %s; the locks stay as they are until the next change",
 			 strerror(-rc));
@@ -1193,7 +1294,8 @@ int cmd_lock(int argc, char **argv)
 		out_sort("files", "path");
 		out_columns("files", lock_cols, sizeof(lock_cols) / sizeof(lock_cols[0]));
 	}
-	rc = targets_walk(&c.t, lock_file, &c);
+	/* with --watch, as every rescan will: from the directories held */
+	rc = c.w && w.roots ? watch_walk(&c, lock_file) : targets_walk(&c.t, lock_file, &c);
 	if (rc < 0)
 		cli_warn("walk failed: %s", strerror(-rc));
 	if (c.stopped)

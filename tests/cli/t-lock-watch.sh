@@ -7,7 +7,9 @@
 # few rescans; SIGTERM releases everything and exits 0; --daemon watches;
 # a full inotify watch limit falls back to a timer. A lock set grows past
 # its first size only within --max-mem, and a hole is never locked: a
-# user's file truncated larger does not make root pin memory.
+# user's file truncated larger does not make root pin memory. A directory
+# above a named path swapped for a link is not followed: the set stays
+# with the directory it began with.
 . "$(dirname "$0")/lib.sh"
 cd "$T_DIR"
 PS=$(getconf PAGESIZE)
@@ -196,6 +198,39 @@ t_is "  the part locked before stays, no more" "$(vmlck "$G")" 320
 kill -TERM "$G"; wait "$G"
 t_is "  its last line counts the refusal" \
 	"$(tail -n 1 g.out | jq -c '.watch | [.event, .refusals, .refused]')" '["stopped",1,1048576]'
+
+# ---- a parent directory swapped for a link: the watch stays where it began ----
+# The directory that holds a named file is the user's: it renames it away
+# and puts a link to root's private directory in its place. The rescan its
+# move causes must not follow that link: root would pin a file of root's
+# the user picked, and its inode and size would be said in the lines. The
+# same for the directory above a tree.
+mkdir -p u/d2 u/d3/t rs/t; chown -R nobody u; chmod 700 rs
+as_nobody sh -c 'head -c 65536 /dev/urandom >u/d2/f; head -c 8192 /dev/urandom >u/d3/t/a'
+mkfile rs/f 40; mkfile rs/t/secret 40; chmod 600 rs/f rs/t/secret
+"$PAGECACHE" lock --watch --json=short --max-mem 1M u/d2/f u/d3/t >u.out 2>u.err &
+U=$!
+T_CLEANUP+=("t_kill $U")
+t_wait 20 started u.out
+held=$(ino u/d2/f)
+# the swap, then data added to the file where it is now: its line says the walk was made
+as_nobody sh -c "cd u && mv d2 d2old && ln -s '$T_DIR/rs' d2 && sleep 0.5 &&
+	head -c 4096 /dev/urandom >>d2old/f"
+t_ok "a parent swapped for a link: the rescans follow the directory held" \
+	t_wait 10 ev u.out resized u/d2/f
+t_ok "  root's file behind the link is not mapped" not_mapped "$U" "$(ino rs/f)"
+t_is "  nor named in any line" \
+	"$(jq -s --argjson i "$(ino rs/f)" '[.[] | select(.watch.inode? == $i)] | length' u.out)" 0
+t_ok "  the file held stays locked" mapped "$U" "$held"
+held=$(ino u/d3/t/a)
+as_nobody sh -c "cd u && mv d3 d3old && ln -s '$T_DIR/rs' d3 && sleep 0.5 &&
+	head -c 4096 /dev/urandom >d3old/t/new"
+t_ok "the parent of a tree swapped for a link: the tree held is walked" \
+	t_wait 10 ev u.out new u/d3/t/new
+t_ok "  root's file behind the link is not mapped" not_mapped "$U" "$(ino rs/t/secret)"
+t_ok "  the tree's file stays locked" mapped "$U" "$held"
+t_is "  nothing replaced or released" "$(( $(evn u.out replaced u/) + $(evn u.out released u/) ))" 0
+t_kill "$U"
 
 # ---- SIGTERM: everything released, exit 0 (a supervisor's child) ----
 mkfile h 64

@@ -99,6 +99,19 @@ static void cases(const char *how)
 	is_err(pc_open_beneath(rootfd, "a/f/x", 0, &st), -ENOTDIR, "a file on the way");
 	is_err(pc_open_beneath(rootfd, "a", 0, &st), -EINVAL, "a directory is not a file");
 
+	/* pc_path_beneath: what is there, O_PATH, a link at the end as itself */
+	fd = pc_path_beneath(rootfd, "a", &st);
+	ok(fd >= 0 && S_ISDIR(st.st_mode), "%s: path_beneath reaches a directory", how);
+	if (fd >= 0)
+		close(fd);
+	fd = pc_path_beneath(rootfd, "dirlink", &st);
+	ok(fd >= 0 && S_ISLNK(st.st_mode), "%s: path_beneath gives a link at the end as a link",
+	   how);
+	if (fd >= 0)
+		close(fd);
+	is_err(pc_path_beneath(rootfd, "dirlink/secret", &st), -ELOOP,
+	       "path_beneath: a link on the way");
+
 	/* FIFO and device: never opened (inotify sees every real open) */
 	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	snprintf(p, sizeof(p), "%s/fifo", root);

@@ -251,6 +251,46 @@ static void special_roots_test(void)
 }
 
 /*
+ * Roots given as fds (root_fds, lock --watch's): the walk starts from the
+ * inode held, whatever the path is now (renamed, a link put in its place),
+ * and the path only names what it hands over.
+ */
+static void root_fds_test(void)
+{
+	char tree[600], file[600], moved[600], other[600];
+	const char *roots[2] = { tree, file };
+	int fds[2];
+	struct pc_walk_opts o = { .threads = 2, .root_fds = fds };
+	struct seen s;
+	bool named = true;
+
+	snprintf(tree, sizeof(tree), "%s/rf-tree", scratch_dir());
+	snprintf(file, sizeof(file), "%s/rf-file", scratch_dir());
+	snprintf(moved, sizeof(moved), "%s/rf-tree.old", scratch_dir());
+	snprintf(other, sizeof(other), "%s/rf-other", scratch_dir());
+	mkdir(tree, 0755);
+	mkdir(other, 0755);
+	touch(p("rf-tree/held"));
+	touch(p("rf-other/elsewhere"));
+	touch(file);
+	fds[0] = open(tree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fds[1] = open(file, O_PATH | O_CLOEXEC);
+	rename(tree, moved);		/* the tree's path now: a link elsewhere */
+	(void)!symlink(other, tree);
+	unlink(file);			/* the file's: gone */
+	walk_roots(roots, 2, &o, &s);
+	for (int i = 0; i < s.n; i++)
+		named &= !strncmp(s.facts[i], tree, strlen(tree)) ||
+			 !strncmp(s.facts[i], file, strlen(file));
+	ok(s.n == 2 && saw(&s, "held") && saw(&s, "rf-file") && !saw(&s, "elsewhere"),
+	   "roots given as fds: the inodes held are walked, not their paths now (%d files)",
+	   s.n);
+	ok(named, "  and what is handed over is named by the paths given");
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/*
  * Names that a thread keeps pointing at a device or a FIFO and back at a
  * regular file while the tree is walked: with -L, a link retargeted (the
  * link's owner needs no permission on a device to point at it); without,
@@ -909,6 +949,7 @@ int main(void)
 
 	race_test();
 	special_roots_test();
+	root_fds_test();
 	flip_test(true);
 	others_write_test();
 	exchange_test();
