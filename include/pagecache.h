@@ -400,6 +400,7 @@ int pc_map_parse(char *line, struct pc_map *ret);
 struct pc_lock {
 	void *addr;
 	size_t len;
+	uint64_t maps;			/* mappings (VMAs) it split into; 0: none */
 };
 /* A file's data in more pieces than this is locked up to the last of them. */
 #define PC_LOCK_MAX_RANGES 1024
@@ -419,6 +420,15 @@ int pc_fd_lock_max(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t m
  * (not counted, never locked), or -errno.
  */
 int pc_fd_data_bytes(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t *ret);
+/*
+ * The same, and in *ret_maps (may be NULL) the mappings its lock would
+ * split into: a piece of data each, and the gap between two: 2 a piece,
+ * less 1. A process may hold vm.max_map_count mappings in all.
+ */
+int pc_fd_data_maps(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t *ret_bytes,
+		    uint64_t *ret_maps);
+/* vm.max_map_count: the mappings a process may hold (65530 where it cannot be read). */
+uint64_t pc_max_map_count(void);
 void pc_unlock(struct pc_lock *l);
 
 /* ---- cgroup.c: memory cgroups, v1 and v2 ------------------------------ */

@@ -15,13 +15,17 @@
  * locks it pin any amount of memory with one truncate. The data is what
  * SEEK_DATA and SEEK_HOLE find, widened to whole pages, in at most
  * PC_LOCK_MAX_RANGES pieces: each piece mlocked splits the mapping, and a
- * file in a million pieces must not use up vm.max_map_count.
+ * file in a million pieces must not use up vm.max_map_count. A lock says
+ * how many mappings (VMAs) it split into, and pc_fd_data_maps how many it
+ * would, so that a caller holding many locks can keep their sum within a
+ * budget (pagecache lock: half of vm.max_map_count for the whole set).
  */
 #define _GNU_SOURCE
 #include "pagecache.h"
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -106,15 +110,43 @@ static int data_ranges(int fd, uint64_t size, uint64_t off, uint64_t len, struct
 	return cut ? 1 : 0;
 }
 
-int pc_fd_data_bytes(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t *ret)
+/* The mappings a lock of n pieces takes: each piece, and the gap after each but the last. */
+static uint64_t pieces_maps(size_t n)
+{
+	return n ? 2 * (uint64_t)n - 1 : 0;
+}
+
+int pc_fd_data_maps(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t *ret_bytes,
+		    uint64_t *ret_maps)
 {
 	uint64_t bytes;
 	size_t n;
 	int rc = data_ranges(fd, size, off, len, NULL, &n, &bytes);
 
-	if (rc >= 0)
-		*ret = bytes;
+	if (rc >= 0) {
+		*ret_bytes = bytes;
+		if (ret_maps)
+			*ret_maps = pieces_maps(n);
+	}
 	return rc;
+}
+
+int pc_fd_data_bytes(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t *ret)
+{
+	return pc_fd_data_maps(fd, size, off, len, ret, NULL);
+}
+
+uint64_t pc_max_map_count(void)
+{
+	unsigned long long v = 0;
+	FILE *f = fopen("/proc/sys/vm/max_map_count", "re");
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v ? (uint64_t)v : 65530;	/* DEFAULT_MAX_MAP_COUNT */
 }
 
 int pc_fd_lock_max(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t max,
@@ -122,7 +154,7 @@ int pc_fd_lock_max(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t m
 {
 	struct range *r = malloc(PC_LOCK_MAX_RANGES * sizeof(*r));
 	struct pc_lock l = { 0 };
-	uint64_t bytes, locked = 0;
+	uint64_t bytes, locked = 0, end = 0;	/* end: of the last piece locked, in the mapping */
 	size_t n;
 	int rc, err = 0;
 
@@ -159,8 +191,13 @@ int pc_fd_lock_max(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t m
 			free(r);
 			return rc;
 		}
+		/* a piece splits the mapping: itself, and the gap before it */
+		l.maps += 1 + (i && r[i].start - r[0].start > end);
+		end = r[i].start - r[0].start + want;
 		locked += want;
 	}
+	if (!l.maps || end < l.len)
+		l.maps++;	/* what is mapped past the last piece locked, or all of it */
 	free(r);
 	*ret = l;
 	if (ret_locked)
@@ -180,5 +217,6 @@ void pc_unlock(struct pc_lock *l)
 		munmap(l->addr, l->len);
 		l->addr = NULL;
 		l->len = 0;
+		l->maps = 0;
 	}
 }

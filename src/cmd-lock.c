@@ -24,7 +24,8 @@
  * is locked again, new mapping first.
  * The set never grows past --max-mem, or without it past the bytes it
  * held when first locked: whoever may write one of its files must not
- * decide how much memory root pins.
+ * decide how much memory root pins; nor how many of our mappings its
+ * locks take (half of vm.max_map_count for the whole set).
  * Where a directory cannot be watched (the inotify watch limit) the walk
  * is repeated every --watch-interval seconds instead (30 by default).
  */
@@ -62,7 +63,8 @@ struct held {
 struct cand {
 	int fd;			/* taken from the walk */
 	struct stat st;
-	uint64_t data;		/* its data, as pc_fd_data_bytes found it */
+	uint64_t data;		/* its data, as pc_fd_data_maps found it */
+	uint64_t maps;		/* ... and the mappings its lock would take */
 	char *path;
 	ssize_t same;		/* index in locks of this very inode (resized), else -1 */
 };
@@ -125,6 +127,8 @@ struct lock_ctx {
 	size_t nsorted;		/* a rescan's: locks[0..nsorted) sorted by inode */
 	uint64_t bytes;		/* locked: the sum of locks[].locked */
 	uint64_t holes;		/* bytes of holes in the range, never locked */
+	uint64_t maps;		/* mappings the locks take (taken before each lock) */
+	uint64_t max_maps;	/* ... at most: half of vm.max_map_count */
 	bool size_cap;		/* the budget's max is the set's first size, not --max-mem */
 	bool list, stopped;
 	struct watch *w;	/* --watch; NULL: none */
@@ -268,9 +272,9 @@ static uint64_t lock_span(const struct targets *t, uint64_t size)
  * some of it lies past the pieces a lock may split a mapping into (said).
  */
 static int data_bytes(struct lock_ctx *c, int fd, const struct stat *st, const char *path,
-		      uint64_t *ret)
+		      uint64_t *ret, uint64_t *ret_maps)
 {
-	int rc = pc_fd_data_bytes(fd, (uint64_t)st->st_size, c->t.off, c->t.len, ret);
+	int rc = pc_fd_data_maps(fd, (uint64_t)st->st_size, c->t.off, c->t.len, ret, ret_maps);
 
 	if (rc < 0)
 		cli_fail_msg(path, "cannot lock", strerror(-rc));
@@ -278,6 +282,58 @@ static int data_bytes(struct lock_ctx *c, int fd, const struct stat *st, const c
 		cli_warn("cannot lock all of '%s': its data lies in more than %d pieces; "
 			 "the rest is not locked", path, PC_LOCK_MAX_RANGES);
 	return rc;
+}
+
+/*
+ * The set's budget of mappings: each piece of a file's data mlocked splits
+ * its mapping, and a process has vm.max_map_count of them in all (65530 by
+ * default), its own libraries, heap and threads' stacks among them. Files
+ * whose data lies in many pieces (a user makes them with a page written
+ * every other page, up to PC_LOCK_MAX_RANGES pieces a file) must not use
+ * them up: past it mmap and mlock fail with ENOMEM, for a file that needs
+ * one mapping as much as for theirs, and so does our own malloc. Half is
+ * kept for the set; a file that would pass it is refused, said. Taken
+ * before the lock (the most it can take), the rest given back after.
+ */
+static bool maps_take(struct lock_ctx *c, uint64_t n)
+{
+	bool ok;
+
+	pthread_mutex_lock(&c->lock);
+	ok = c->maps + n <= c->max_maps;
+	if (ok)
+		c->maps += n;
+	pthread_mutex_unlock(&c->lock);
+	return ok;
+}
+
+static void maps_put(struct lock_ctx *c, uint64_t n)
+{
+	pthread_mutex_lock(&c->lock);
+	c->maps -= n < c->maps ? n : c->maps;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/*
+ * A lock made: `taken` was taken for it, it split into `maps`. The rest
+ * goes back; more (its data in more pieces since they were counted, at
+ * most PC_LOCK_MAX_RANGES) is counted all the same: the mappings exist.
+ */
+static void maps_settle(struct lock_ctx *c, uint64_t taken, uint64_t maps)
+{
+	pthread_mutex_lock(&c->lock);
+	c->maps = c->maps - (taken < c->maps ? taken : c->maps) + maps;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Why a file's pieces were refused, for stderr. */
+static const char *maps_why(const struct lock_ctx *c, uint64_t maps, char *buf, size_t len)
+{
+	snprintf(buf, len, "its data lies in %llu pieces, and their %llu mappings would pass "
+		 "the lock set's budget of them (%llu of %llu taken: half of vm.max_map_count)",
+		 (unsigned long long)(maps + 1) / 2, (unsigned long long)maps,
+		 (unsigned long long)c->maps, (unsigned long long)c->max_maps);
+	return buf;
 }
 
 /* Lock fd's data, at most want bytes: 0 (*ret_locked set) or -errno, said. */
@@ -298,13 +354,20 @@ static int lock_file(struct pc_walk_entry *e, void *arg)
 {
 	struct lock_ctx *c = arg;
 	uint64_t size = (uint64_t)e->st.st_size, want, locked;
+	uint64_t maps;
 	struct pc_lock l;
 	struct orec rec = { 0 };
+	char why[256];
 	int rc;
 
-	if (data_bytes(c, e->fd, &e->st, e->path, &want) < 0)
+	if (data_bytes(c, e->fd, &e->st, e->path, &want, &maps) < 0)
 		return 0;
+	if (!maps_take(c, maps)) {
+		cli_fail_msg(e->path, "cannot lock", maps_why(c, maps, why, sizeof(why)));
+		return 0;
+	}
 	if (!pc_budget_take(&c->budget, want)) {
+		maps_put(c, maps);
 		c->stopped = true;
 		return 1;
 	}
@@ -312,11 +375,14 @@ static int lock_file(struct pc_walk_entry *e, void *arg)
 	if (rc < 0) {
 		if (want)
 			pc_budget_put(&c->budget, want);
+		maps_put(c, maps);
 		return 0;
 	}
 	if (want > locked)
 		pc_budget_put(&c->budget, want - locked);	/* holes made since the count */
+	maps_settle(c, maps, l.maps);
 	if (add_held(c, &l, locked, &e->st, e->path) < 0) {
+		maps_put(c, l.maps);
 		pc_unlock(&l);
 		pc_budget_put(&c->budget, locked);
 		cli_fail(e->path, ENOMEM, "cannot lock");
@@ -651,11 +717,11 @@ static int watch_file(struct pc_walk_entry *e, void *arg)
 	struct lock_ctx *c = arg;
 	struct watch *w = c->w;
 	struct held key = { .dev = e->st.st_dev, .ino = e->st.st_ino }, *h;
-	uint64_t data;
+	uint64_t data, maps = 0;
 	ssize_t same = -1;
 	char *p;
 
-	if (pc_fd_data_bytes(e->fd, (uint64_t)e->st.st_size, c->t.off, c->t.len, &data) < 0)
+	if (pc_fd_data_maps(e->fd, (uint64_t)e->st.st_size, c->t.off, c->t.len, &data, &maps) < 0)
 		data = lock_span(&c->t, (uint64_t)e->st.st_size);	/* relock says why */
 	pthread_mutex_lock(&c->lock);
 	h = bsearch(&key, c->locks, c->n, sizeof(*c->locks), cmp_held);
@@ -687,7 +753,7 @@ static int watch_file(struct pc_walk_entry *e, void *arg)
 	}
 	if (cli_grow(&w->cands, &w->ccap, w->ncands, sizeof(*w->cands)) == 0 &&
 	    (p = strdup(e->path))) {
-		w->cands[w->ncands++] = (struct cand){ e->fd, e->st, data, p, same };
+		w->cands[w->ncands++] = (struct cand){ e->fd, e->st, data, maps, p, same };
 		e->fd = -1;	/* ours now */
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -713,7 +779,9 @@ static void refuse(struct watch *w, const struct cand *k)
 /*
  * One line per change: {"watch": {...}} in JSON, `human` for people. A
  * refusal says what was wanted and why ("size": past the set's first size,
- * "max-mem", "memory", "cgroup": the budget; "mlock": the kernel said no).
+ * "max-mem", "memory", "cgroup": the budget; "pieces": its data in more
+ * pieces than the set's budget of mappings has left; "mlock": the kernel
+ * said no).
  */
 static void watch_event_why(const char *ev, const char *path, uint64_t locked, uint64_t was,
 			    const struct stat *st, const char *human, uint64_t wanted,
@@ -800,6 +868,20 @@ static int relock(struct lock_ctx *c, struct cand *k, const struct held *gone)
 
 	if (was_refused(w, k))
 		return -1;	/* said already; it has not changed since */
+	/* the new mapping is made before the old one goes: both count */
+	if (!maps_take(c, k->maps)) {
+		char mw[256];
+
+		snprintf(why, sizeof(why), "%s%s", maps_why(c, k->maps, mw, sizeof(mw)),
+			 h ? "; the part locked before stays locked" :
+			 gone ? "; the replaced file's lock is released" : "");
+		cli_fail_msg(k->path, h ? "cannot extend the lock of" : "cannot lock", why);
+		w->refusals++;
+		w->refused_bytes += span > have ? span - have : 0;
+		watch_event_why("refused", k->path, have, was, &k->st, NULL, span, "pieces");
+		refuse(w, k);
+		return 0;
+	}
 	pc_budget_put(&c->budget, 0);	/* judged afresh */
 	if (span > have && !pc_budget_take(&c->budget, span - have)) {
 		snprintf(why, sizeof(why), "%s would pass the memory budget (%s)%s",
@@ -807,6 +889,7 @@ static int relock(struct lock_ctx *c, struct cand *k, const struct held *gone)
 			 h ? "; the part locked before stays locked" :
 			 gone ? "; the replaced file's lock is released" : "");
 		cli_fail_msg(k->path, h ? "cannot extend the lock of" : "cannot lock", why);
+		maps_put(c, k->maps);
 		w->refusals++;
 		w->refused_bytes += span - have;
 		watch_event_why("refused", k->path, have, was, &k->st, NULL, span, budget_word(c));
@@ -818,6 +901,7 @@ static int relock(struct lock_ctx *c, struct cand *k, const struct held *gone)
 	if (rc < 0) {
 		if (span > have)
 			pc_budget_put(&c->budget, span - have);
+		maps_put(c, k->maps);
 		w->refusals++;
 		w->refused_bytes += span > have ? span - have : 0;
 		watch_event_why("refused", k->path, have, was, &k->st, NULL, span, "mlock");
@@ -827,8 +911,10 @@ static int relock(struct lock_ctx *c, struct cand *k, const struct held *gone)
 	/* the budget holds the larger of the old lock and the new: keep the new */
 	if ((span > have ? span : have) > locked)
 		pc_budget_put(&c->budget, (span > have ? span : have) - locked);
+	maps_settle(c, k->maps, l.maps);
 	w->relocks++;
 	if (h) {	/* the same inode: the new mapping is locked before the old goes */
+		maps_put(c, h->l.maps);
 		pc_unlock(&h->l);
 		c->bytes = c->bytes - was + locked;
 		h->l = l;
@@ -839,6 +925,7 @@ static int relock(struct lock_ctx *c, struct cand *k, const struct held *gone)
 		return 1;
 	}
 	if (add_held(c, &l, locked, &k->st, k->path) < 0) {
+		maps_put(c, l.maps);
 		pc_unlock(&l);
 		pc_budget_put(&c->budget, locked);
 		w->relocks--;
@@ -918,6 +1005,7 @@ static void rescan(struct lock_ctx *c)
 
 		pc_budget_put(&c->budget, h->locked);
 		c->bytes -= h->locked;
+		maps_put(c, h->l.maps);
 		pc_unlock(&h->l);	/* the old inode's pages may go now */
 		ng = realloc(gone, (ngone + 1) * sizeof(*gone));
 		if (ng) {
@@ -1229,6 +1317,7 @@ int cmd_lock(int argc, char **argv)
 		cli_warn("cannot read memory state");
 		return EXIT_PARTIAL;
 	}
+	c.max_maps = pc_max_map_count() / 2;	/* the rest: ours, and headroom */
 
 	/*
 	 * Signals wait for sigwait below; the walker's threads inherit the

@@ -9,7 +9,8 @@
 # its first size only within --max-mem, and a hole is never locked: a
 # user's file truncated larger does not make root pin memory. A directory
 # above a named path swapped for a link is not followed: the set stays
-# with the directory it began with.
+# with the directory it began with. A lock set's files take at most half
+# of vm.max_map_count mappings.
 . "$(dirname "$0")/lib.sh"
 cd "$T_DIR"
 PS=$(getconf PAGESIZE)
@@ -231,6 +232,54 @@ t_ok "  root's file behind the link is not mapped" not_mapped "$U" "$(ino rs/t/s
 t_ok "  the tree's file stays locked" mapped "$U" "$held"
 t_is "  nothing replaced or released" "$(( $(evn u.out replaced u/) + $(evn u.out released u/) ))" 0
 t_kill "$U"
+
+# ---- the set's budget of mappings: half of vm.max_map_count ----
+# Each piece of data mlocked splits a mapping: files whose data lies one
+# page in two (1024 pieces each, the most a file is locked in) would take
+# 2047 mappings each. A lock set takes at most half of vm.max_map_count;
+# a file past that is refused with the reason, the others are locked, and
+# the process keeps mappings of its own (on main the set took them all).
+mmc=$(cat /proc/sys/vm/max_map_count)
+if [ "$mmc" -gt 300000 ]; then
+	t_skip "the budget of mappings" "vm.max_map_count is $mmc: too many files to fill half"
+else
+	nfrag=$(( mmc / 2 / 2047 + 2 ))
+	# frag FILE...: a page of data every other page, 1024 of them
+	frag() { perl -e 'my $ps = shift; my $b = "x" x $ps;
+		for my $f (@ARGV) { open(my $h, ">", $f) or die;
+			for my $i (0..1023) { sysseek($h, 2 * $i * $ps, 0); syswrite($h, $b) } }' \
+		"$PS" "$@"; }
+	mkdir frag
+	frag $(seq -f frag/f%g "$nfrag")
+	mkfile legit 64
+	"$PAGECACHE" lock --json=short -j1 frag legit >m.out 2>m.err &
+	M=$!
+	T_CLEANUP+=("t_kill $M")
+	t_wait 30 started m.out
+	fragmaps=$(grep -c "$T_DIR/frag/" "/proc/$M/maps")
+	t_ok "files in many pieces take at most half of vm.max_map_count ($fragmaps of $mmc)" \
+		test "$fragmaps" -le $(( mmc / 2 ))
+	t_ok "  the file that needs one mapping is locked" mapped "$M" "$(ino legit)"
+	t_is "  those past the budget are refused, the rest locked" \
+		"$(jq -c '.total? // empty | [.files, .failures]' m.out)" \
+		"[$(( mmc / 2 / 2047 + 1 )),$(( nfrag - mmc / 2 / 2047 ))]"
+	t_ok "  with the reason" grep -q "mappings would pass the lock set's budget of them" m.err
+	t_ok "  no mapping failed (ENOMEM)" eval '! grep -q "Cannot allocate memory" m.err'
+	t_kill "$M"
+	# --watch: a file in many pieces arriving once the budget is spent is refused, said
+	mkdir fw; mv frag/* fw/
+	"$PAGECACHE" lock --watch --json=short --max-mem 1G -j1 fw >n.out 2>n.err &
+	N=$!
+	T_CLEANUP+=("t_kill $N")
+	t_wait 30 started n.out
+	frag stage/f1new; mv stage/f1new fw/
+	t_ok "a new file past the budget of mappings is refused" t_wait 10 ev n.out refused fw/f1new
+	t_is "  its reason on its line" \
+		"$(jq -s -c '[.[] | select(.watch.event? == "refused" and .watch.path? == "fw/f1new")][0].watch.reason' n.out)" \
+		'"pieces"'
+	t_kill "$N"
+	rm -rf fw frag
+fi
 
 # ---- SIGTERM: everything released, exit 0 (a supervisor's child) ----
 mkfile h 64

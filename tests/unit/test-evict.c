@@ -39,6 +39,22 @@ off_t lseek(int fd, off_t off, int whence)
 	return (off_t)syscall(SYS_lseek, fd, off, whence);
 }
 
+/* The mappings (VMAs) /proc/self/maps shows within a lock's mapping. */
+static unsigned vmas_of(const struct pc_lock *l)
+{
+	uintptr_t lo = (uintptr_t)l->addr, hi = lo + l->len, a, b;
+	unsigned n = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &a, &b) == 2 && a >= lo && b <= hi)
+			n++;
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /* Back to the faults the environment asks for (make check's second pass). */
 static void faults_reset(void)
 {
@@ -148,6 +164,7 @@ int main(void)
 	{
 		uint64_t size = 4096 * ps, data = 0, locked = 0;
 		struct pc_lock l = { 0 };
+		uint64_t maps = 0;
 		char sp[512];
 		int sfd, rc;
 
@@ -164,15 +181,24 @@ int main(void)
 			rc = pc_fd_data_bytes(sfd, size, 0, 0, &data);
 			ok(rc == 0 && data == 2 * ps, "the data of a sparse file is its two pages "
 			   "(%d, %llu bytes)", rc, (unsigned long long)data);
+			rc = pc_fd_data_maps(sfd, size, 0, 0, &data, &maps);
+			ok(rc == 0 && data == 2 * ps && maps == 3, "their lock takes 3 mappings: "
+			   "two pieces and the gap (%d, %llu)", rc, (unsigned long long)maps);
 			rc = pc_fd_lock_max(sfd, size, 0, 0, 0, &l, &locked);
 			ok(rc == 0 && locked == 2 * ps, "only they are locked (%d, %llu bytes)", rc,
 			   (unsigned long long)locked);
+			ok(l.maps == 3 && vmas_of(&l) == 3, "the lock says its 3 mappings, as "
+			   "/proc/self/maps shows them (%llu, %u)", (unsigned long long)l.maps,
+			   vmas_of(&l));
 			pc_fd_residency(sfd, size, 0, 0, &res);
 			is_u64(res.cached, 2, "no page of a hole is brought in");
 			pc_unlock(&l);
+			ok(l.maps == 0, "an unlock takes its mappings back");
 			rc = pc_fd_lock_max(sfd, size, 0, 0, ps, &l, &locked);
 			ok(rc == 0 && locked == ps, "a lock stops at its max (%llu bytes)",
 			   (unsigned long long)locked);
+			ok(l.maps == 2 && vmas_of(&l) == 2, "then: the piece locked and the rest "
+			   "(%llu, %u)", (unsigned long long)l.maps, vmas_of(&l));
 			pc_unlock(&l);
 			ok(pc_fd_data_bytes(sfd, size, ps, 16 * ps, &data) == 0 && data == 0,
 			   "a range of holes has no data");
@@ -184,10 +210,11 @@ int main(void)
 				pwrite(sfd, buf, ps, (off_t)(2 * i * ps));
 			fsync(sfd);
 			size = 2 * (PC_LOCK_MAX_RANGES + 50) * ps;
-			rc = pc_fd_data_bytes(sfd, size, 0, 0, &data);
+			rc = pc_fd_data_maps(sfd, size, 0, 0, &data, &maps);
 			ok(rc == 1 && data == PC_LOCK_MAX_RANGES * ps,
 			   "data in %d pieces: the first %d counted, more said (%d, %llu bytes)",
 			   PC_LOCK_MAX_RANGES + 50, PC_LOCK_MAX_RANGES, rc, (unsigned long long)data);
+			is_u64(maps, 2 * PC_LOCK_MAX_RANGES - 1, "  their lock's mappings: 2 a piece, less 1");
 		}
 		/* a filesystem whose answers go backwards: refused, not looped on */
 		seek_broken = 1;
