@@ -10,6 +10,11 @@
  *
  * stallfs MOUNTPOINT CTL: it mounts, runs in the foreground, and ends when
  * it is unmounted or killed (which aborts whatever is held).
+ *
+ * --any-user (t-daemon-hostile): a hostile user's server, as the daemon
+ * meets it: mounted allow_other (any user may ask, as under a user's
+ * fusermount3 mount with user_allow_other), and once armed its lookups
+ * are held too, so a stat or open of MOUNTPOINT/NAME hangs.
  */
 #define _GNU_SOURCE
 #define FUSE_USE_VERSION 312
@@ -21,6 +26,7 @@
 #include <unistd.h>
 
 static const char *ctl;
+static int any_user;		/* --any-user: allow_other, lookups held too */
 
 static int ctl_has(const char *name)
 {
@@ -28,6 +34,22 @@ static int ctl_has(const char *name)
 
 	snprintf(p, sizeof(p), "%s/%s", ctl, name);
 	return access(p, F_OK) == 0;
+}
+
+/* armed: say so in CTL/stalled, and hold the request until CTL/release */
+static void hold(void)
+{
+	char p[4096];
+	FILE *f;
+
+	if (!ctl_has("arm"))
+		return;
+	snprintf(p, sizeof(p), "%s/stalled", ctl);
+	f = fopen(p, "w");
+	if (f)
+		fclose(f);
+	while (!ctl_has("release"))
+		usleep(20000);
 }
 
 static void sf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -39,17 +61,7 @@ static void sf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (ctl_has("arm")) {
-		char p[4096];
-		FILE *f;
-
-		snprintf(p, sizeof(p), "%s/stalled", ctl);
-		f = fopen(p, "w");
-		if (f)
-			fclose(f);
-		while (!ctl_has("release"))
-			usleep(20000);
-	}
+	hold();
 	st.st_ino = FUSE_ROOT_ID;
 	st.st_mode = S_IFDIR | 0755;
 	st.st_nlink = 2;
@@ -60,6 +72,8 @@ static void sf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	(void)parent;
 	(void)name;
+	if (any_user)
+		hold();
 	fuse_reply_err(req, ENOENT);
 }
 
@@ -86,8 +100,14 @@ int main(int argc, char **argv)
 	struct fuse_session *se;
 	int rc;
 
+	if (argc == 4 && !strcmp(argv[1], "--any-user")) {
+		any_user = 1;
+		fargv[2] = "fsname=pc-stallfs,subtype=pc-stallfs,allow_other";
+		argv++;
+		argc--;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: stallfs MOUNTPOINT CTL\n");
+		fprintf(stderr, "usage: stallfs [--any-user] MOUNTPOINT CTL\n");
 		return 2;
 	}
 	ctl = argv[2];
