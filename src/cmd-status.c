@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,8 +44,9 @@ const struct cli_spec status_spec = {
 	"Ask the running `pagecache daemon` how its services stand: the last\n"
 	"snapshot (when, written or kept, pages, bytes), the next one due, the\n"
 	"start-up restore (how long, pages read) and the lock set. Root sees every\n"
-	"service; any other user only those whose every path it owns or could open for\n"
-	"writing (the kernel's own rule for seeing a file's residency).\n"
+	"service; any other user only those whose last snapshot read only files it\n"
+	"owns or could open for writing (the kernel's own rule for seeing a file's\n"
+	"residency), as that snapshot recorded them. The exchange has 5 s in all.\n"
 	"\n",
 	.footer =
 	"\n"
@@ -76,8 +78,22 @@ static char *ask(const char *path, int *ret_err)
 	}
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/*
+	 * The limit covers the connect too: a daemon that stopped accepting
+	 * (hung, or its listen backlog full) would hold a plain connect()
+	 * forever. A Unix socket's connect waits for room in the backlog for
+	 * SO_SNDTIMEO at most, then says EAGAIN.
+	 */
+	if (fd >= 0) {
+		struct timeval tv = { .tv_sec = 5 };
+
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		*ret_err = errno;
+		*ret_err = errno == EAGAIN || errno == EINPROGRESS ? ETIMEDOUT : errno;
 		if (fd >= 0)
 			close(fd);
 		free(buf);
@@ -180,6 +196,7 @@ int cmd_status(int argc, char **argv)
 			     err == ENOENT || err == ECONNREFUSED
 				     ? "it is not running (pagecache daemon, or systemctl start pagecache)"
 				     : err == EPERM ? "the program there is neither root's nor yours"
+				     : err == ETIMEDOUT ? "it did not answer within 5 s (hung, or too busy to accept)"
 						    : strerror(err));
 		out_flush();
 		return EXIT_PARTIAL;
