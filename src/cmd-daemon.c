@@ -28,8 +28,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <linux/capability.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -100,6 +98,7 @@ enum job_kind { JOB_NONE, JOB_SNAPSHOT, JOB_RESTORE };
  */
 #define STOP_SECONDS 90
 #define KILL_GRACE 5		/* SIGTERM, then SIGKILL this much later */
+#define GONE_GRACE 2		/* still there this long after SIGKILL: let go */
 
 /* what the daemon knows of a service, kept across reloads by name */
 struct svc {
@@ -113,6 +112,14 @@ struct svc {
 	const char *snap_result;	/* "written", "kept", "failed" (static) */
 	uint64_t snap_files, snap_pages, snap_bytes, snapshots, snap_failures;
 	double snap_secs;
+	/*
+	 * Who owns the files the last written snapshot read (its --owners,
+	 * from the fstat of each fd it read): a non-root peer is judged on
+	 * these, so the figures it sees are of files it may see.
+	 */
+	struct downer owners[DAEMON_MAX_OWNERS];
+	size_t nowners;
+	bool owners_known;		/* false: none written yet, or too many kinds */
 	/* the start-up restore */
 	time_t rest_time;
 	const char *rest_result;	/* "done", "budget", "failed", "no-snapshot" */
@@ -135,6 +142,7 @@ struct job {
 	time_t wall0;
 	double deadline;		/* SIGTERM it then (the service's timeout) */
 	double killed;			/* when it was sent SIGTERM; 0: not */
+	bool sigkilled;			/* and SIGKILL, KILL_GRACE later */
 };
 
 static struct {
@@ -154,7 +162,6 @@ static struct {
 	bool journal;			/* stderr is the journal: <N> prefixes */
 	pid_t self;
 	bool quiet_pidfile;		/* the pid-file warning said once */
-	unsigned gen;			/* configurations adopted (visible()'s cache) */
 } D = { .sfd = -1, .lfd = -1, .job = { .fd = -1 } };
 
 /* ---- logging and sd_notify ------------------------------------------------ */
@@ -407,9 +414,6 @@ static pid_t spawn(char **argv, int *ret_fd)
 		if (null >= 0)
 			dup2(null, 0);
 		dup2(ret_fd ? p[1] : null, 1);
-		/* the peer check's, kept by the daemon alone (pagecache.service) */
-		prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_SETUID, 0, 0);
-		prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_SETGID, 0, 0);
 		unsetenv("NOTIFY_SOCKET");
 		unsetenv("LISTEN_FDS");
 		unsetenv("LISTEN_PID");
@@ -452,6 +456,9 @@ static void start_job(struct svc *s, enum job_kind kind)
 		up = svc_up(c, &pid);
 		arg(&a, "snapshot");
 		arg(&a, "--kv");
+		/* who owns what it read (status's peers); no user's link to elsewhere */
+		arg(&a, "--owners");
+		arg(&a, "--safe-links");
 		arg(&a, "-o");
 		arg(&a, c->snapshot);
 		/* empty never replaces; much smaller only while it is up */
@@ -539,8 +546,8 @@ static void start_job(struct svc *s, enum job_kind kind)
 	     kind == JOB_SNAPSHOT ? "snapshot" : "restore", (int)D.job.pid);
 }
 
-/* a value of the child's --kv total line: numbers and yes/no only */
-static bool kv_get(const char *line, const char *key, uint64_t *ret)
+/* where KEY's unquoted value starts in the child's --kv total line; NULL: not there */
+static const char *kv_find(const char *line, const char *key)
 {
 	size_t klen = strlen(key);
 	const char *p = line;
@@ -563,15 +570,7 @@ static bool kv_get(const char *line, const char *key, uint64_t *ret)
 			if (*p)
 				p++;
 		} else if ((size_t)(eq - k) == klen && !strncmp(k, key, klen)) {
-			char *end;
-
-			if (!strncmp(p, "yes", 3) && (p[3] == ' ' || !p[3]))
-				return *ret = 1, true;
-			if (!strncmp(p, "no", 2) && (p[2] == ' ' || !p[2]))
-				return *ret = 0, true;
-			errno = 0;
-			*ret = strtoull(p, &end, 10);
-			return !errno && end != p && (*end == ' ' || *end == '.' || !*end);
+			return p;
 		} else {
 			while (*p && *p != ' ')
 				p++;
@@ -579,7 +578,67 @@ static bool kv_get(const char *line, const char *key, uint64_t *ret)
 		while (*p == ' ')
 			p++;
 	}
-	return false;
+	return NULL;
+}
+
+/* a value of the child's --kv total line: numbers and yes/no only */
+static bool kv_get(const char *line, const char *key, uint64_t *ret)
+{
+	const char *p = kv_find(line, key);
+	char *end;
+
+	if (!p)
+		return false;
+	if (!strncmp(p, "yes", 3) && (p[3] == ' ' || !p[3]))
+		return *ret = 1, true;
+	if (!strncmp(p, "no", 2) && (p[2] == ' ' || !p[2]))
+		return *ret = 0, true;
+	errno = 0;
+	*ret = strtoull(p, &end, 10);
+	return !errno && end != p && (*end == ' ' || *end == '.' || !*end);
+}
+
+/*
+ * The snapshot's owners= ("uid:gid:bits,...", "none" or "many") into
+ * s->owners; anything else, or more than fit, leaves them unknown: such
+ * a service is root's alone to see.
+ */
+static void owners_parse(struct svc *s, const char *line)
+{
+	const char *p = kv_find(line, "owners");
+	char *end;
+
+	s->nowners = 0;
+	s->owners_known = false;
+	if (!p)
+		return;
+	if (!strncmp(p, "none", 4) && (p[4] == ' ' || !p[4])) {
+		s->owners_known = true;
+		return;
+	}
+	while (s->nowners < DAEMON_MAX_OWNERS) {
+		struct downer o;
+		unsigned long v[3];
+
+		for (int k = 0; k < 3; k++) {
+			if (*p < '0' || *p > '9')
+				return;
+			errno = 0;
+			v[k] = strtoul(p, &end, k == 2 ? 8 : 10);
+			if (errno || end == p || v[k] > UINT32_MAX || (k < 2 && *end != ':'))
+				return;
+			p = end + (k < 2);
+		}
+		o = (struct downer){ (uint32_t)v[0], (uint32_t)v[1], (unsigned)v[2] & (S_IWGRP | S_IWOTH) };
+		s->owners[s->nowners++] = o;
+		if (*p == ' ' || !*p) {
+			s->owners_known = true;
+			return;
+		}
+		if (*p++ != ',')
+			break;
+	}
+	s->nowners = 0;
 }
 
 static void write_metrics(void);
@@ -634,6 +693,7 @@ static void job_done(int status)
 			kv_get(D.job.out, "files", &s->snap_files);
 			kv_get(D.job.out, "pages", &s->snap_pages);
 			kv_get(D.job.out, "bytes", &s->snap_bytes);
+			owners_parse(s, D.job.out);
 			dlog(LOG_INFO, "[service %s]: snapshot written: %llu files, %llu pages in %.1f s%s",
 			     s->c->name, (unsigned long long)s->snap_files,
 			     (unsigned long long)s->snap_pages, secs,
@@ -766,7 +826,6 @@ static void adopt(struct dconf *nc, bool startup)
 	D.conf = *nc;
 	D.svc = ns;
 	D.nsvc = nc->nsvc;
-	D.gen++;
 	/* the services now point into D.conf */
 	for (size_t i = 0; i < D.nsvc; i++)
 		D.svc[i].c = &D.conf.svc[i];
@@ -836,26 +895,27 @@ static int listen_on(const char *path)
 
 /*
  * Which services may this peer see? Root: all. Anyone else: those that
- * name only regular files (no tree, pid-file or cgroup: their files are
- * many and change, and the kernel's residency rule is per file), each of
- * which it owns or could open for writing - mincore's and cachestat's
- * own rule, asked of the kernel: a child takes the peer's groups, gid and
- * uid as its effective ids (faccessat AT_EACCESS then judges modes, ACLs,
- * LSMs, read-only mounts), keeping uid 0 as its real and saved ids, so
- * the peer cannot signal it. It gets 2 s (a hung filesystem). Answers are
- * kept 1 s per (uid, gid, groups) and configuration, so a flood of
- * connections costs a fork a second, not one each.
+ * name paths (no pid-file or cgroup: their files are a process's) and
+ * whose last written snapshot read only files the peer may see, judged
+ * on what that snapshot recorded of each file it read (the fstat of the
+ * very fd: a link swapped in for one snapshot is judged as what it led
+ * to). The rule approximates mincore's and cachestat's (the owner, or
+ * who may open the file for writing) and is never more permissive: the
+ * owner; else, where the peer's gid or groups hold the file's group, the
+ * group write bit; else the other write bit; those bits only where no ACL,
+ * read-only mount or immutable flag has a say (snapshot --owners zeroes
+ * them there). No path is looked at here, as the peer or as root: a
+ * user's hung filesystem cannot stop the daemon through its status.
  */
-struct vis_cache {
-	uid_t uid;
-	gid_t gid;
-	uint64_t ghash;
-	unsigned gen;
-	double at;
-	size_t n;
-	bool vis[DAEMON_MAX_SERVICES];
-};
-static struct vis_cache vcache[8];
+static bool in_groups(gid_t g, gid_t gid, const gid_t *groups, int n)
+{
+	if (g == gid)
+		return true;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == g)
+			return true;
+	return false;
+}
 
 static void visible(int cfd, bool *ret)
 {
@@ -863,11 +923,7 @@ static void visible(int cfd, bool *ret)
 	socklen_t len = sizeof(cr);
 	gid_t groups[256];
 	socklen_t glen = sizeof(groups);
-	uint64_t ghash = 1469598103934665603ull;
-	struct vis_cache *slot = &vcache[0];
-	int ngroups, p[2];
-	double now = pc_now();
-	pid_t pid;
+	int ngroups;
 
 	memset(ret, 0, D.nsvc * sizeof(*ret));
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
@@ -879,65 +935,18 @@ static void visible(int cfd, bool *ret)
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) < 0)
 		return;	/* too many groups, or none known: nothing shown */
 	ngroups = (int)(glen / sizeof(gid_t));
-	for (int i = 0; i < ngroups; i++)
-		ghash = (ghash ^ groups[i]) * 1099511628211ull;
-	for (size_t i = 0; i < sizeof(vcache) / sizeof(vcache[0]); i++) {
-		struct vis_cache *v = &vcache[i];
+	for (size_t i = 0; i < D.nsvc; i++) {
+		const struct svc *s = &D.svc[i];
+		bool ok = s->c->npaths > 0 && s->owners_known && s->nowners > 0;
 
-		if (v->at && v->uid == cr.uid && v->gid == cr.gid && v->ghash == ghash &&
-		    v->gen == D.gen && v->n == D.nsvc && now - v->at < 1) {
-			memcpy(ret, v->vis, D.nsvc * sizeof(*ret));
-			return;
+		for (size_t k = 0; ok && k < s->nowners; k++) {
+			const struct downer *o = &s->owners[k];
+
+			ok = o->uid == cr.uid ||
+			     (o->w & (in_groups(o->gid, cr.gid, groups, ngroups) ? S_IWGRP : S_IWOTH));
 		}
-		if (v->at < slot->at)
-			slot = v;	/* the oldest is replaced */
+		ret[i] = ok;
 	}
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return;
-	pid = fork();
-	if (pid == 0) {
-		close(p[0]);
-		if (setgroups((size_t)ngroups, groups) < 0 || setresgid(-1, cr.gid, -1) < 0 ||
-		    setresuid(-1, cr.uid, -1) < 0 || geteuid() != cr.uid)
-			_exit(1);
-		for (size_t i = 0; i < D.nsvc; i++) {
-			char ok = D.svc[i].c->npaths > 0;
-
-			for (size_t k = 0; ok && k < D.svc[i].c->npaths; k++) {
-				const char *path = D.svc[i].c->paths[k];
-				struct stat st;
-
-				/* a file it owns, or may write */
-				ok = stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-				     (st.st_uid == cr.uid ||
-				      faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0);
-			}
-			if (write(p[1], &ok, 1) != 1)
-				_exit(1);
-		}
-		_exit(0);
-	}
-	close(p[1]);
-	if (pid > 0) {
-		struct pollfd pf = { .fd = p[0], .events = POLLIN };
-		size_t got = 0;
-		double end = pc_now() + 2;
-
-		while (got < D.nsvc) {
-			int left = (int)((end - pc_now()) * 1000);
-			char c;
-
-			if (left <= 0 || poll(&pf, 1, left) <= 0 || read(p[0], &c, 1) != 1)
-				break;
-			ret[got++] = c == 1;
-		}
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		*slot = (struct vis_cache){ .uid = cr.uid, .gid = cr.gid, .ghash = ghash, .gen = D.gen,
-					    .at = now, .n = D.nsvc };
-		memcpy(slot->vis, ret, D.nsvc * sizeof(*ret));
-	}
-	close(p[0]);
 }
 
 static void put_u64(FILE *o, bool have, uint64_t v)
@@ -1154,6 +1163,25 @@ static void reap(void)
 	}
 }
 
+/*
+ * A job still there GONE_GRACE after SIGKILL sleeps in the kernel (D
+ * state: a hung filesystem, a FUSE server that stopped answering): the
+ * daemon goes on without it, counted as past its time (a snapshot queued
+ * or a stop is not held up by it); reap() takes it whenever it ends.
+ */
+static void job_abandon(void)
+{
+	dlog(LOG_ERR, "[service %s]: its %s (pid %d) is still there after SIGKILL (a hung "
+		      "filesystem?): going on without it", D.job.name,
+	     D.job.kind == JOB_SNAPSHOT ? "snapshot" : "restore", (int)D.job.pid);
+	if (D.job.fd >= 0)
+		close(D.job.fd);
+	D.job.fd = -1;
+	D.job.pid = 0;
+	job_done(SIGKILL);	/* a wait status: killed by SIGKILL */
+	set_status();
+}
+
 static void next_job(void)
 {
 	while (!D.job.kind && D.nq) {
@@ -1339,13 +1367,21 @@ static int run_loop(void)
 				kill(D.job.pid, SIGTERM);
 				kill(D.job.pid, SIGCONT);
 				D.job.killed = now;
-			} else if (D.job.killed && now >= D.job.killed + KILL_GRACE) {
+			} else if (D.job.sigkilled && now >= D.job.killed + KILL_GRACE + GONE_GRACE) {
+				job_abandon();
+				continue;
+			} else if (D.job.killed && !D.job.sigkilled && now >= D.job.killed + KILL_GRACE) {
 				kill(D.job.pid, SIGKILL);
+				D.job.sigkilled = true;
 			}
 			if (due && !D.job.killed && due < wake)
 				wake = due;
-			if (D.job.killed && D.job.killed + KILL_GRACE < wake)
-				wake = D.job.killed + KILL_GRACE;
+			if (D.job.killed) {
+				double next = D.job.killed + KILL_GRACE + (D.job.sigkilled ? GONE_GRACE : 0);
+
+				if (next < wake)
+					wake = next;
+			}
 		}
 		/* a long restore at start-up: tell systemd not to give up */
 		if (!D.ready && D.job.kind == JOB_RESTORE) {
@@ -1477,8 +1513,20 @@ int cmd_daemon(int argc, char **argv)
 	rc = run_loop();
 	stop_all_locks();
 	if (D.job.pid > 0) {
+		/*
+		 * Not waited for without end: a job in D state on a hung
+		 * filesystem outlives SIGKILL (it is reaped by init, or by
+		 * systemd's stop of the unit's cgroup).
+		 */
+		double end = pc_now() + KILL_GRACE;
+
 		kill(D.job.pid, SIGKILL);
-		waitpid(D.job.pid, NULL, 0);
+		while (waitpid(D.job.pid, NULL, WNOHANG) == 0 && pc_now() < end)
+			usleep(20000);
+		if (waitpid(D.job.pid, NULL, WNOHANG) == 0)
+			dlog(LOG_WARN, "[service %s]: its %s (pid %d) does not end (a hung filesystem?): "
+				       "leaving it", D.job.name,
+			     D.job.kind == JOB_SNAPSHOT ? "snapshot" : "restore", (int)D.job.pid);
 	}
 	write_metrics();
 	unlink(D.sock_path);

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "daemon.h"
 #include "metadata.h"
 
 #include <errno.h>
@@ -19,6 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +38,10 @@ struct snap_ctx {
 	size_t n, cap;
 	uint64_t empty, active_pages, active_failed, active_tried;
 	int active_err;			/* the first probe's errno */
+	bool owners_on;			/* --owners: who owns what was read */
+	bool owners_many;		/* more than DAEMON_MAX_OWNERS kinds: not said */
+	struct downer owners[DAEMON_MAX_OWNERS];
+	size_t nowners;
 };
 
 static const struct cli_opt snapshot_opts[] = {
@@ -47,6 +55,12 @@ static const struct cli_opt snapshot_opts[] = {
 	{ "metadata", 0, 0, 'E', NULL, CC_NONE, NULL,
 	  "also record the cache of the block device under\neach filesystem of the files (metadata: inodes,\n"
 	  "directories; and whatever was read through /dev/X);\nroot only", 0 },
+	{ "safe-links", 0, 0, 'S', NULL, CC_NONE, NULL,
+	  "follow a symbolic link in a PATH only if the link\nand every directory before it are root's and\n"
+	  "writable by nobody else (systemd's PIDFile= rule);\nrefuse the PATH otherwise", 0 },
+	{ "owners", 0, 0, 'W', NULL, CC_NONE, NULL,
+	  "say in the total who owns the files read (uid:gid:\nwrite bits, from the fstat of the very fd read):\n"
+	  "pagecache daemon judges its status peers on it", 0 },
 	{ 0 }
 };
 
@@ -135,6 +149,174 @@ static char *canonical(const char *path)
 	return out;
 }
 
+/*
+ * --owners: who owns each file read, as its fd's fstat says, with the
+ * group and other write bits kept only where the kernel's write check
+ * would rest on them alone: none is kept for a file with a POSIX ACL, on
+ * a read-only mount, or immutable (there the kernel says no, or says it
+ * by rules these bits do not show). The daemon shows a non-root peer a
+ * service only if the peer may see every file so recorded.
+ */
+static void owners_add(struct snap_ctx *c, int fd, const struct stat *st)
+{
+	struct downer o = { st->st_uid, st->st_gid, st->st_mode & (S_IWGRP | S_IWOTH) };
+
+	if (o.w) {
+		struct statvfs sv;
+		int flags = 0;
+
+		if (fgetxattr(fd, "system.posix_acl_access", NULL, 0) >= 0 || errno == ERANGE ||
+		    fstatvfs(fd, &sv) < 0 || (sv.f_flag & ST_RDONLY) ||
+		    (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_IMMUTABLE_FL)))
+			o.w = 0;
+	}
+	pthread_mutex_lock(&c->lock);
+	for (size_t i = 0; i < c->nowners; i++)
+		if (c->owners[i].uid == o.uid && c->owners[i].gid == o.gid && c->owners[i].w == o.w)
+			goto out;
+	if (c->nowners < DAEMON_MAX_OWNERS)
+		c->owners[c->nowners++] = o;
+	else
+		c->owners_many = true;
+out:
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* the total's owners: "uid:gid:bits,...", "none" (no file read) or "many" */
+static char *owners_text(const struct snap_ctx *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&buf, &len);
+
+	if (!o)
+		return NULL;
+	if (c->owners_many)
+		fputs("many", o);
+	else if (!c->nowners)
+		fputs("none", o);
+	for (size_t i = 0; i < c->nowners && !c->owners_many; i++)
+		fprintf(o, "%s%u:%u:%o", i ? "," : "", (unsigned)c->owners[i].uid,
+			(unsigned)c->owners[i].gid, c->owners[i].w);
+	if (fclose(o) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* a directory nobody but root can change: root's, and not writable by others unless sticky */
+static bool dir_trusted(const struct stat *st)
+{
+	return S_ISDIR(st->st_mode) && st->st_uid == 0 &&
+	       (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_mode & S_ISVTX));
+}
+
+/*
+ * --safe-links: is every symbolic link on the way to path one that only
+ * root could have made or changed (owned by root, in directories that
+ * are all trusted from / down)? systemd's rule for PIDFile=. Root's
+ * snapshot of a path a user owns then records what the path names, not
+ * what the user pointed it at (a link swapped in to /root/secret/f.bin).
+ * 0: yes, or the path is not there (the walk says so); -EPERM: no, with
+ * the link in ret_link; -ELOOP: too many links. Judged before the walk:
+ * a link swapped in after it is followed, which the daemon's status
+ * judges on what the walk read (--owners), not on this.
+ */
+static int links_trusted(const char *path, char *ret_link, size_t len)
+{
+	char done[PATH_MAX] = "", rest[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+	bool trusted;
+	int links = 0;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(rest))
+		return 0;	/* relative: the caller's own business (the daemon gives absolute ones) */
+	snprintf(rest, sizeof(rest), "%s", path);
+	trusted = lstat("/", &st) == 0 && dir_trusted(&st);
+	for (char *p = rest;;) {
+		char comp[NAME_MAX + 1], next[PATH_MAX];
+		size_t n;
+		ssize_t tl;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			return 0;
+		n = strcspn(p, "/");
+		if (n > NAME_MAX)
+			return 0;
+		memcpy(comp, p, n);
+		comp[n] = 0;
+		p += n;
+		if (!strcmp(comp, "."))
+			continue;
+		if (!strcmp(comp, "..")) {
+			char *slash = strrchr(done, '/');
+
+			if (slash)
+				*slash = 0;
+			continue;
+		}
+		if ((size_t)snprintf(next, sizeof(next), "%s/%s", done, comp) >= sizeof(next) ||
+		    lstat(next, &st) < 0)
+			return 0;
+		if (!S_ISLNK(st.st_mode)) {
+			if (S_ISDIR(st.st_mode))
+				trusted = trusted && dir_trusted(&st);
+			snprintf(done, sizeof(done), "%s", next);
+			continue;
+		}
+		if (!trusted || st.st_uid != 0) {
+			snprintf(ret_link, len, "%s", next);
+			return -EPERM;
+		}
+		tl = readlink(next, target, sizeof(target) - 1);
+		if (tl < 0)
+			return 0;
+		target[tl] = 0;
+		if (++links > 40)
+			return -ELOOP;
+		/* the link's target, then what was left after the link */
+		if (strlen(target) + 1 + strlen(p) >= sizeof(rest))
+			return -ENAMETOOLONG;
+		memmove(rest + tl + 1, p, strlen(p) + 1);
+		memcpy(rest, target, (size_t)tl);
+		rest[tl] = '/';
+		p = rest;
+		if (target[0] == '/')
+			done[0] = 0;
+	}
+}
+
+/* --safe-links: drop each PATH whose links are not root's alone, said and counted */
+static void drop_untrusted(struct targets *t)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < t->npaths; i++) {
+		char link[PATH_MAX];
+		int rc = strncmp(t->paths[i], "/proc/", 6) ? links_trusted(t->paths[i], link,
+									  sizeof(link)) : 0;
+
+		if (rc == -EPERM) {
+			char why[PATH_MAX + 128];
+
+			snprintf(why, sizeof(why), "the link %s is not root's, or is in a directory "
+				 "others may change (--safe-links)", link);
+			cli_fail_msg(t->paths[i], "not following", why);
+		} else if (rc < 0) {
+			cli_fail(t->paths[i], -rc, "not following");
+		}
+		if (rc < 0) {
+			free((char *)t->paths[i]);
+			continue;
+		}
+		t->paths[k++] = t->paths[i];
+	}
+	t->npaths = k;
+}
+
 static int snap_file(struct pc_walk_entry *e, void *arg)
 {
 	struct snap_ctx *c = arg;
@@ -144,6 +326,8 @@ static int snap_file(struct pc_walk_entry *e, void *arg)
 	char *abs;
 	int rc;
 
+	if (c->owners_on)
+		owners_add(c, e->fd, &e->st);
 	rc = pc_fd_residency(e->fd, size, c->t.off, c->t.len, &r);
 	if (rc < 0) {
 		cli_fail(e->path, -rc, "cannot read residency of");
@@ -251,7 +435,7 @@ int cmd_snapshot(int argc, char **argv)
 	uint64_t pages = 0, runs = 0;
 	double guard = -1;
 	int64_t old_pages = -1;
-	bool no_active, kept = false, metadata = false;
+	bool no_active, kept = false, metadata = false, safe_links = false;
 	struct meta_set ms = { 0 };
 	char *end;
 	struct orec rec = { 0 };
@@ -275,6 +459,12 @@ int cmd_snapshot(int argc, char **argv)
 			break;
 		case 'E':
 			metadata = true;
+			break;
+		case 'S':
+			safe_links = true;
+			break;
+		case 'W':
+			c.owners_on = true;
 			break;
 		case 'g':
 			errno = 0;
@@ -330,6 +520,8 @@ int cmd_snapshot(int argc, char **argv)
 		c.active = false;
 		c.active_denied = true;
 	}
+	if (safe_links)
+		drop_untrusted(&c.t);
 	t0 = pc_now();
 	rc = targets_walk(&c.t, snap_file, &c);
 	if (rc < 0)
@@ -405,6 +597,15 @@ int cmd_snapshot(int argc, char **argv)
 	orec_str(&rec, "root", root, 0);
 	orec_u64(&rec, "failures", cli_failures(), 0);
 	orec_f64(&rec, "elapsed", pc_now() - t0);
+	if (c.owners_on) {
+		char *ow = owners_text(&c);
+
+		if (ow)
+			orec_str(&rec, "owners", ow, 0);
+		else
+			orec_null(&rec, "owners");
+		free(ow);
+	}
 	out_object("total", &rec);
 	if (co.fmt == OUT_HUMAN) {
 		char a[32], act[48] = "active pages not recorded";

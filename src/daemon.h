@@ -17,6 +17,18 @@
 #define DAEMON_MAX_SERVICES 256
 #define DAEMON_MAX_PATHS 1024
 
+/*
+ * Who owns a file a snapshot read (snapshot --owners, the daemon's
+ * status peers are judged on them): uid, gid, and the group and other
+ * write bits (S_IWGRP, S_IWOTH) where they alone rule. At most
+ * DAEMON_MAX_OWNERS kinds a snapshot; more are said as "many".
+ */
+#define DAEMON_MAX_OWNERS 32
+struct downer {
+	uint32_t uid, gid;
+	unsigned w;
+};
+
 /* one [service NAME] section */
 struct dsvc {
 	char *name;

@@ -180,22 +180,28 @@ cat >>good.conf <<EOF
 [service nobodys]
 paths = $T_DIR/pub/mine
 snapshot = $T_DIR/state/nobodys.snap
-interval = 0
+interval = 1
 restore = no
 EOF
 kill -HUP $DPID
 t_wait 5 sh -c "[ \$(\"$PAGECACHE\" status --socket run/pc.sock --json | jq '.services | length') = 3 ]"
-nobody_pc status --socket run/pc.sock --json >nb.json 2>nb.err
-t_is "nobody sees exactly the service of its own file" "$(jq -r '[.services[].service] | join(",")' nb.json)" nobodys
-chmod 444 pub/mine; sleep 1.1	# the daemon keeps an answer 1 s
-t_is "nobody still sees it with the file read-only (it owns it: mincore's rule)" \
-	"$(nobody_pc status --socket run/pc.sock --json 2>/dev/null | jq -r '[.services[].service] | join(",")')" nobodys
-chown 0:0 pub/mine; chmod 666 pub/mine; sleep 1.1
-t_is "or root's file that anyone may write" \
-	"$(nobody_pc status --socket run/pc.sock --json 2>/dev/null | jq -r '[.services[].service] | join(",")')" nobodys
-chmod 644 pub/mine; sleep 1.1
-t_is "but not root's file it may not write" \
-	"$(nobody_pc status --socket run/pc.sock --json 2>/dev/null | jq '.services | length')" 0
+# judged on what its last snapshot recorded of each file it read: so each
+# change below is seen once two more snapshots were taken
+nobodys_snaps() { st | jq '.services[] | select(.service == "nobodys") | .snapshots'; }
+nobodys_ge() { [ "$(nobodys_snaps)" -ge "$1" ]; }
+nb_after() {	# nb_after: nobody's services, once two more snapshots of nobodys ended
+	t_wait 10 nobodys_ge $(($(nobodys_snaps) + 2))
+	nobody_pc status --socket run/pc.sock --json 2>/dev/null | jq -r '[.services[].service] | join(",")'
+}
+t_is "nobody sees exactly the service of its own file" "$(nb_after)" nobodys
+chmod 444 pub/mine
+t_is "nobody still sees it with the file read-only (it owns it: mincore's rule)" "$(nb_after)" nobodys
+chown 0:0 pub/mine; chmod 666 pub/mine
+t_is "or root's file that anyone may write" "$(nb_after)" nobodys
+chgrp 65534 pub/mine; chmod 646 pub/mine
+t_is "but not root's file of its group with no group write bit (the kernel's rule)" "$(nb_after)" ""
+chgrp 0 pub/mine; chmod 644 pub/mine
+t_is "nor root's file it may not write" "$(nb_after)" ""
 t_is "root sees all three" "$(st | jq '.services | length')" 3
 
 # ---- SIGTERM: the final snapshot ----

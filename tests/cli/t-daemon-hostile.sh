@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# pagecache daemon and status against a hostile local user (issue 21): a
+# configured path on a FUSE file system that stops answering must not
+# freeze the daemon through a user's status; a path its user swaps for a
+# link to root's secret file must not show that file's residency through
+# status; and status's time limit covers its connect (a daemon that never
+# accepts, its backlog full). Each failed before its fix.
+. "$(dirname "$0")/lib.sh"
+cd "$T_DIR"
+PS=$(getconf PAGESIZE)
+
+t_root || { t_skip "the daemon, hostile" "not root (tests need root)"; t_done; exit; }
+t_have python3 jq setpriv || { t_skip "the daemon, hostile" "$T_WHY"; t_done; exit; }
+STALLFS=${STALLFS:-$(dirname "$PAGECACHE")/tests/stallfs}
+chmod 755 "$T_DIR"
+mkdir -p run state
+st() { pc status --socket run/pc.sock --json "$@"; }
+nb() { nobody_pc status --socket run/pc.sock --json "$@"; }
+snaps() {	# snaps SERVICE: its snapshot count, as root sees it
+	st | jq --arg s "$1" '.services[] | select(.service == $s) | .snapshots'
+}
+snaps_ge() { [ "$(snaps "$1")" -ge "$2" ]; }
+
+# every directory from / down to $1 is root's and writable by nobody else
+# (a sticky one aside): where a link root makes may be followed
+trusted_chain() {
+	local d=$1 u m
+	while :; do
+		read -r u m < <(stat -c '%u %a' "$d") || return 1
+		[ "$u" = 0 ] || return 1
+		(( (8#$m & 8#22) == 0 || (8#$m & 8#1000) )) || return 1
+		[ "$d" = / ] && return 0
+		d=$(dirname "$d")
+	done
+}
+
+# ---- the files: a user's, and root's secret in a directory only root enters ----
+mkdir -m 700 secret
+mkfile secret/f.bin 2048; chmod 600 secret/f.bin; cat secret/f.bin >/dev/null
+mkdir usr; chown 65534:65534 usr
+mkfile usr/f 64; chown 65534:65534 usr/f; cat usr/f >/dev/null
+user_pages=$((64 * 1024 / PS))
+ln -s "$T_DIR/secret/f.bin" rootlink	# root's link, in root's directories
+
+have_fuse=yes
+if [ ! -c /dev/fuse ] || ! grep -qw fuse /proc/filesystems; then
+	have_fuse="this kernel has no FUSE (/dev/fuse)"
+elif [ ! -x "$STALLFS" ]; then
+	have_fuse="no stallfs at '$STALLFS' (make check builds it)"
+fi
+mkdir stall ctl
+if [ "$have_fuse" = yes ]; then
+	# a user's FUSE server that stops answering: once armed, every lookup
+	# (and the root's getattr) is held until ctl/release
+	T_CLEANUP+=("umount -l $T_DIR/stall")
+	"$STALLFS" --any-user "$T_DIR/stall" "$T_DIR/ctl" &
+	SFPID=$!
+	T_CLEANUP+=("t_kill $SFPID" "touch $T_DIR/ctl/release")
+	if t_wait 5 grep -q " $T_DIR/stall fuse.pc-stallfs " /proc/mounts; then
+		touch ctl/arm
+	else
+		have_fuse="stallfs did not mount"
+	fi
+fi
+
+# ---- 1. a user's status while a configured path hangs ----
+# Before: a non-root status forked a check that stat()ed every configured
+# path as the peer, then waited for it without end (waitpid); on a hung
+# FUSE mount the check sat in D state past SIGKILL, and the daemon froze:
+# no status, no signal, no snapshot. And a job in D state was waited for
+# without end when the daemon stopped.
+if [ "$have_fuse" = yes ]; then
+	cat >h.conf <<EOF2
+[daemon]
+socket = $T_DIR/run/pc.sock
+[service hung]
+paths = $T_DIR/stall/f
+snapshot = $T_DIR/state/hung.snap
+interval = 0
+restore = no
+timeout = 1
+[service other]
+paths = $T_DIR/usr/f
+snapshot = $T_DIR/state/other.snap
+interval = 1
+restore = no
+EOF2
+	chmod 644 h.conf
+	"$PAGECACHE" daemon --config h.conf 2>hung.log &
+	DPID=$!
+	T_CLEANUP+=("kill -9 $DPID")
+	t_wait 10 test -S run/pc.sock
+	as_nobody true	# its copy of the binary made first
+	timeout 30 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$T_DIR/.pagecache-nobody" status --socket run/pc.sock --json >nb.json 2>nb.err; rc=$?
+	t_is "a user's status answers while a configured path hangs (exit 0)" "$rc" 0
+	timeout 30 "$PAGECACHE" status --socket run/pc.sock --json >root.json 2>root.err; rc=$?
+	t_is "and root's status after it answers too (exit 0)" "$rc" 0
+	t_is "root sees both services" "$(jq '.services | length' root.json 2>/dev/null)" 2
+	kill -HUP $DPID
+	t_ok "a SIGHUP after it is taken at once" t_wait 5 grep -q 'SIGHUP: reading' hung.log
+	n=$(grep -c "\[service other\]: snapshot started" hung.log)
+	t_ok "and the snapshots go on" t_wait 10 sh -c "[ \$(grep -c '\[service other\]: snapshot started' hung.log) -ge $((n + 2)) ]"
+	# the final snapshot of hung hangs in the kernel past SIGKILL (timeout = 1)
+	kill -TERM $DPID
+	t_ok "SIGTERM while a snapshot hangs there: the daemon stops all the same" t_wait 30 t_gone $DPID
+	t_ok "letting that job go, and saying so" grep -q 'still there after SIGKILL' hung.log
+	touch ctl/release
+	t_kill $SFPID $DPID
+	umount -l "$T_DIR/stall" 2>/dev/null
+	rm -f run/pc.sock
+else
+	t_skip "a user's status while a configured path hangs" "$have_fuse"
+fi
+
+cat >d.conf <<EOF2
+[daemon]
+socket = $T_DIR/run/pc.sock
+[service swap]
+paths = $T_DIR/usr/f
+snapshot = $T_DIR/state/swap.snap
+interval = 1
+restore = no
+[service rootlink]
+paths = $T_DIR/rootlink
+snapshot = $T_DIR/state/rootlink.snap
+interval = 1
+restore = no
+EOF2
+chmod 644 d.conf
+cat usr/f secret/f.bin >/dev/null	# cached now, whatever part 1 took
+"$PAGECACHE" daemon --config d.conf 2>daemon.log &
+DPID=$!
+T_CLEANUP+=("kill -9 $DPID")
+t_ok "the daemon starts" t_wait 10 test -S run/pc.sock
+
+# ---- 2. a user swaps its configured path for a link to root's secret ----
+# Before: the snapshot followed the link and recorded root's file, and
+# status, judging the path as it was when asked (swapped back), showed
+# the user the residency of a file it cannot even list.
+t_ok "the user's file is snapshotted" t_wait 10 sh -c \
+	"[ \"\$(\"$PAGECACHE\" status --socket run/pc.sock --json | jq '.services[] | select(.service == \"swap\") | .snapshot_result')\" = '\"written\"' ]"
+t_is "the user sees its own service, its pages" \
+	"$(nb 2>/dev/null | jq '.services[] | select(.service == "swap") | .snapshot_pages')" "$user_pages"
+as_nobody sh -c "mv '$T_DIR/usr/f' '$T_DIR/usr/f.real' && ln -s '$T_DIR/secret/f.bin' '$T_DIR/usr/f'"
+n=$(snaps swap)
+t_ok "two snapshots while the link is there" t_wait 10 snaps_ge swap $((n + 2))
+as_nobody sh -c "rm '$T_DIR/usr/f' && mv '$T_DIR/usr/f.real' '$T_DIR/usr/f'"
+drop usr/f	# the next one is empty: kept, so the figures stay the link's, if any
+n=$(snaps swap)
+t_wait 10 snaps_ge swap $((n + 2))
+nb >nb.json 2>nb.err
+t_is "the user sees no residency of root's secret file (no row with more than its own $user_pages pages)" \
+	"$(jq --argjson p "$user_pages" '[.services[] | select(.snapshot_pages > $p)] | length' nb.json)" 0
+t_is "its service still shows its own file's pages" \
+	"$(jq '.services[] | select(.service == "swap") | .snapshot_pages' nb.json)" "$user_pages"
+t_ok "the snapshot did not follow the user's link, and said so" \
+	grep -q "not following '$T_DIR/usr/f': the link $T_DIR/usr/f is not root's" daemon.log
+if trusted_chain "$T_DIR"; then
+	t_ok "a link root made in root's directories is followed (root's file recorded)" \
+		test "$(st | jq '.services[] | select(.service == "rootlink") | .snapshot_pages')" -gt "$user_pages"
+	t_is "and the user does not see what it recorded (root's file, 0600)" \
+		"$(jq '[.services[] | select(.service == "rootlink")] | length' nb.json)" 0
+else
+	t_skip "a link root made is followed" "$T_DIR is under a directory not root's alone"
+	t_skip "and the user does not see what it recorded" "as above"
+fi
+
+kill -TERM $DPID
+t_ok "SIGTERM: the daemon stops" t_wait 20 t_gone $DPID
+wait $DPID; rc=$?
+t_is "and exits 0" "$rc" 0
+
+# ---- 3. status's time limit covers its connect ----
+# Before: connect() had no limit; with the daemon's backlog full (it was
+# frozen) root's status hung for as long as the daemon did.
+cat >full.py <<'PY'
+import socket, sys, time
+path, ready = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(0)
+held = []
+for _ in range(64):		# fill the backlog: it never accepts
+    c = socket.socket(socket.AF_UNIX); c.setblocking(False)
+    try:
+        c.connect(path)
+    except BlockingIOError:
+        open(ready, "w").write("full\n")
+        break
+    held.append(c)
+time.sleep(600)
+PY
+python3 full.py "$T_DIR/full.sock" full.ready &
+FPID=$!
+T_CLEANUP+=("kill $FPID")
+t_ok "a socket whose backlog is full" t_wait 5 test -s full.ready
+timeout 30 "$PAGECACHE" status --socket full.sock >o 2>e; rc=$?
+t_is "status against it gives up within its limit (exit 1, not killed)" "$rc" 1
+t_ok "saying it did not answer in time" grep -q "did not answer within" e
+t_kill $FPID
+
+t_done
