@@ -165,7 +165,9 @@ static void owners_add(struct snap_ctx *c, int fd, const struct stat *st)
 		struct statvfs sv;
 		int flags = 0;
 
-		if (fgetxattr(fd, "system.posix_acl_access", NULL, 0) >= 0 || errno == ERANGE ||
+		/* an ACL, or no telling: the owner alone */
+		if ((fgetxattr(fd, "system.posix_acl_access", NULL, 0) >= 0 ||
+		     (errno != ENODATA && errno != ENOTSUP)) ||
 		    fstatvfs(fd, &sv) < 0 || (sv.f_flag & ST_RDONLY) ||
 		    (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_IMMUTABLE_FL)))
 			o.w = 0;
