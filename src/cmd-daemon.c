@@ -162,6 +162,7 @@ static struct {
 	bool journal;			/* stderr is the journal: <N> prefixes */
 	pid_t self;
 	bool quiet_pidfile;		/* the pid-file warning said once */
+	bool quiet_fuse;		/* and the one of a pid-file on FUSE */
 } D = { .sfd = -1, .lfd = -1, .job = { .fd = -1 } };
 
 /* ---- logging and sd_notify ------------------------------------------------ */
@@ -242,6 +243,121 @@ static struct svc *svc_find(const char *name)
 	return NULL;
 }
 
+/* is the fd (O_PATH) on a FUSE mount? Asked of /proc, never of the file system */
+static bool fd_on_fuse(int fd)
+{
+	char name[64], line[256], *mi = NULL;
+	size_t milen = 0;
+	long mnt = -1;
+	bool fuse = false;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/self/fdinfo/%d", fd);
+	if (!(f = fopen(name, "re")))
+		return true;	/* no telling: not looked into */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "mnt_id: %ld", &mnt) == 1)
+			break;
+	fclose(f);
+	if (mnt < 0 || !(f = fopen("/proc/self/mountinfo", "re")))
+		return true;
+	while (getline(&mi, &milen, f) > 0) {	/* a line may be long (overlay's options) */
+		const char *sep = strstr(mi, " - ");
+
+		if (atol(mi) == mnt) {
+			fuse = !sep || !strncmp(sep + 3, "fuse", 4);
+			break;
+		}
+	}
+	free(mi);
+	fclose(f);
+	return fuse;
+}
+
+/*
+ * open(path, O_PATH | O_NOFOLLOW) without asking a FUSE server anything:
+ * any user may mount one on a directory it owns and stop answering, and
+ * a lookup there would hang the daemon's loop. Each directory on the way
+ * is checked not to be on a FUSE mount before a name is looked up in it
+ * (its fd's mount, from /proc); links on the way are followed (/var/run),
+ * 40 at most, the last component is not. -EREMOTE: a FUSE mount on the way.
+ */
+static int open_nofuse(const char *path)
+{
+	char rest[PATH_MAX], target[PATH_MAX];
+	int dfd, links = 0;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(rest))
+		return -EINVAL;
+	snprintf(rest, sizeof(rest), "%s", path);
+	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	for (char *p = rest;;) {
+		char comp[NAME_MAX + 1];
+		struct stat st;
+		size_t n;
+		ssize_t tl;
+		int fd;
+		bool last;
+
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (!n || n > NAME_MAX) {
+			close(dfd);
+			return n ? -ENAMETOOLONG : -EISDIR;
+		}
+		memcpy(comp, p, n);
+		comp[n] = 0;
+		p += n;
+		last = !p[strspn(p, "/")];
+		fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			int err = -errno;
+
+			close(dfd);
+			return err;
+		}
+		if (fd_on_fuse(fd)) {
+			close(fd);
+			close(dfd);
+			return -EREMOTE;
+		}
+		if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+			int err = -errno;
+
+			close(fd);
+			close(dfd);
+			return err;
+		}
+		if (S_ISLNK(st.st_mode) && !last) {
+			tl = readlinkat(fd, "", target, sizeof(target) - 1);
+			close(fd);
+			if (tl <= 0 || ++links > 40 || strlen(p) + (size_t)tl + 1 >= sizeof(rest)) {
+				close(dfd);
+				return tl < 0 ? -errno : -ELOOP;
+			}
+			target[tl] = 0;
+			memmove(rest + tl + 1, p, strlen(p) + 1);
+			memcpy(rest, target, (size_t)tl);
+			rest[tl] = '/';
+			p = rest;
+			if (target[0] == '/') {
+				close(dfd);
+				dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+				if (dfd < 0)
+					return -errno;
+			}
+			continue;
+		}
+		close(dfd);
+		if (last)
+			return fd;
+		dfd = fd;
+	}
+}
+
 /*
  * Is the service running? 1 yes, 0 no, -1 unknown (paths only). Its
  * pid-file is read as hostile: no link followed, no FIFO opened, a
@@ -256,8 +372,13 @@ static int svc_up(const struct dsvc *c, pid_t *ret_pid)
 		long pid;
 		ssize_t n = -1;
 		/* O_PATH first: a FIFO is never opened (its writer would learn when) */
-		int pfd = open(c->pid_file, O_PATH | O_NOFOLLOW | O_CLOEXEC), fd = -1;
+		int pfd = open_nofuse(c->pid_file), fd = -1;
 
+		if (pfd == -EREMOTE && !D.quiet_fuse) {
+			dlog(LOG_WARN, "[service %s]: %s is on a FUSE mount: not read (counted as "
+				       "down; its server could hang the daemon)", c->name, c->pid_file);
+			D.quiet_fuse = true;
+		}
 		if (pfd < 0)
 			return 0;
 		if (fstat(pfd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < 4096) {

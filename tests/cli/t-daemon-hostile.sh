@@ -69,7 +69,8 @@ fi
 # path as the peer, then waited for it without end (waitpid); on a hung
 # FUSE mount the check sat in D state past SIGKILL, and the daemon froze:
 # no status, no signal, no snapshot. And a job in D state was waited for
-# without end when the daemon stopped.
+# without end when the daemon stopped, and a pid-file there was read by
+# the daemon itself for every status.
 if [ "$have_fuse" = yes ]; then
 	cat >h.conf <<EOF2
 [daemon]
@@ -85,6 +86,11 @@ paths = $T_DIR/usr/f
 snapshot = $T_DIR/state/other.snap
 interval = 1
 restore = no
+[service pidf]
+pid-file = $T_DIR/stall/svc.pid
+snapshot = $T_DIR/state/pidf.snap
+interval = 0
+restore = no
 EOF2
 	chmod 644 h.conf
 	"$PAGECACHE" daemon --config h.conf 2>hung.log &
@@ -97,7 +103,10 @@ EOF2
 	t_is "a user's status answers while a configured path hangs (exit 0)" "$rc" 0
 	timeout 30 "$PAGECACHE" status --socket run/pc.sock --json >root.json 2>root.err; rc=$?
 	t_is "and root's status after it answers too (exit 0)" "$rc" 0
-	t_is "root sees both services" "$(jq '.services | length' root.json 2>/dev/null)" 2
+	t_is "root sees the three services" "$(jq '.services | length' root.json 2>/dev/null)" 3
+	t_is "a pid-file on the hung mount is not read: the service counts as down" \
+		"$(jq -r '.services[] | select(.service == "pidf") | .up' root.json 2>/dev/null)" false
+	t_ok "saying why" grep -q 'svc.pid is on a FUSE mount: not read' hung.log
 	kill -HUP $DPID
 	t_ok "a SIGHUP after it is taken at once" t_wait 5 grep -q 'SIGHUP: reading' hung.log
 	n=$(grep -c "\[service other\]: snapshot started" hung.log)
