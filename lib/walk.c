@@ -19,7 +19,7 @@
  * opens O_PATH there, and only a regular file is reopened); where only
  * they may, nobody else can swap one in (the batch's open is O_NONBLOCK
  * all the same, judged by its fd's fstat: file_opened; what is mounted on
- * a name is judged before it is opened); named as roots
+ * a name is reached O_PATH and reopened, wherever it is); named as roots
  * they are refused unopened (a block device too: opening a device can
  * have effects, and its buffer cache is not a file's page cache). d_type
  * avoids a stat per directory entry; without -L the regular files of one
@@ -670,6 +670,7 @@ static void file_opened(struct worker *wk, const struct dnode *d, const char *na
 	struct walker *w = wk->w;
 	char *path = join(wk, d->path, name);
 	bool opath = flags & O_PATH;	/* fd is an O_PATH fd */
+	bool mounted = false;		/* ... of what is mounted on the name */
 	struct stat st;
 	int rc;
 
@@ -693,21 +694,16 @@ static void file_opened(struct worker *wk, const struct dnode *d, const char *na
 	if (fd == -EXDEV) {
 		/*
 		 * Something is mounted on the name (a file bind-mounted over
-		 * it, as runtimes mask files with /dev/null): what is there is
-		 * looked at before it is opened, and only a regular file is.
+		 * it, as runtimes mask files with /dev/null; FUSE that a user
+		 * mounted on a file of its own): reached O_PATH across the
+		 * mount and judged by that fd, as a shared directory's names
+		 * are, in every directory. Never by name after a look: a FUSE
+		 * server holding root's getattr can detach its mount and
+		 * exchange the name with a FIFO before it answers "regular
+		 * file" (issue 21; t-stat-uring).
 		 */
-		if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			event(w, errno == ENOENT ? PC_WALK_VANISHED : PC_WALK_ERROR, path, errno);
-			return;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			event(w, S_ISLNK(st.st_mode) ? PC_WALK_SKIP_SYMLINK : PC_WALK_SKIP_SPECIAL,
-			      path, 0);
-			return;
-		}
-		/* (a mount point cannot be renamed or exchanged: EBUSY) */
-		fd = pc_sys_openat(d->fd, name, FILE_FLAGS | O_NOFOLLOW);
-		opath = false;
+		fd = pc_sys_openat(d->fd, name, PATH_FLAGS);
+		opath = mounted = true;
 	}
 	if (fd == -ELOOP) {
 		event(w, PC_WALK_SKIP_SYMLINK, path, 0);	/* a link now */
@@ -744,6 +740,17 @@ static void file_opened(struct worker *wk, const struct dnode *d, const char *na
 		int pfd = fd;
 		struct stat pst = st;
 
+		/* what -x or the kind of filesystem rules out is not opened at all */
+		if (w->o->one_fs && st.st_dev != d->root_dev) {
+			pc_openq_close(wk->q, pfd);
+			event(w, PC_WALK_SKIP_MOUNT, path, 0);
+			return;
+		}
+		if (mounted && pc_fd_kernel_fs(pfd)) {	/* /proc/kmsg bound there, say */
+			pc_openq_close(wk->q, pfd);
+			event(w, PC_WALK_SKIP_SPECIAL, path, 0);
+			return;
+		}
 		fd = reopen_file(w, pfd, &pst, d->fd, name, &st);
 		if (fd == -EMFILE || fd == -ENFILE) {	/* as for the batch's opens */
 			pc_openq_flush(wk->q);

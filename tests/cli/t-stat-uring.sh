@@ -207,6 +207,43 @@ else
 	t_skip "a device mounted on a name" "needs root and mknod (a container without CAP_MKNOD)"
 fi
 
+# FUSE mounted on a regular file its owner may exchange (issue 21): while it
+# holds root's getattr, the server detaches its mount and exchanges the name
+# with a FIFO, then answers "regular file" (stallfs --swap). What is mounted
+# on a name is reached O_PATH and reopened as that inode, never by name: a
+# writer blocked opening a second link of the FIFO would get through if the
+# walk opened it (it did on main, every time).
+STALLFS=${STALLFS:-$(dirname "$PAGECACHE")/tests/stallfs}
+if ! t_root; then
+	t_skip "FUSE on a name, swapped for a FIFO" "needs root (mount)"
+elif [ ! -x "$STALLFS" ] || [ ! -c /dev/fuse ]; then
+	t_skip "FUSE on a name, swapped for a FIFO" "no stallfs ($STALLFS) or no /dev/fuse"
+else
+	mkdir -p ftree fctl; : >ftree/f; mkfifo ftree/f.fifo; ln ftree/f.fifo keep.fifo
+	chown -R 65534:65534 ftree
+	"$STALLFS" --swap "$T_DIR/ftree/f" "$T_DIR/ftree/f.fifo" fctl 2>fuse.err & sf=$!
+	T_CLEANUP+=("umount -l '$T_DIR/ftree/f'; t_kill $sf")
+	if t_wait 10 test -e fctl/mounted; then
+		(exec 8>keep.fifo; touch fifo.opened) & fw=$!	# blocks until a reader opens it
+		T_CLEANUP+=("t_kill $fw")
+		touch fctl/arm
+		"$PAGECACHE" stat -v --json ftree >fuse.json 2>>fuse.err
+		t_is "FUSE on a name: the walk exits 0 ($(head -c 100 fuse.err))" "$?" 0
+		t_ok "FUSE on a name: its server swapped the name during root's getattr" \
+			test -e fctl/swapped
+		t_wait 2 test -e fifo.opened
+		t_is "FUSE on a name: the FIFO swapped in is never opened" "$?" 1
+		t_is "FUSE on a name: what answered is counted, the FIFO skipped" \
+			"$(jq -c '[.total.files, .total.skipped]' fuse.json)" "[1,1]"
+		: <>keep.fifo	# lets the writer go, if it is still waiting
+		t_kill "$fw"
+	else
+		t_skip "FUSE on a name, swapped for a FIFO" "stallfs could not mount ($(head -c 100 fuse.err))"
+	fi
+	umount -l ftree/f 2>/dev/null	# not there once swapped and let go
+	t_kill "$sf"
+fi
+
 # Out of descriptors: a hard limit below warm's own files in flight and the
 # batches' opens together; the batch is halved and the open tried again, so
 # no file fails (8,000 files in one directory at 160: 2,602 failed before)
