@@ -98,7 +98,9 @@ int pc_reopen_checked(int pfd, const struct stat *st, int extra_flags, struct st
  * fddir < 0: as pc_reopen_checked. ret_st NULL: no fstat after the open,
  * *st stands for it (the magic link opens the very file pfd holds; a walk
  * saves a system call a file). pc_proc_fd_dir: an O_PATH fd of
- * /proc/self/fd, checked to be procfs, or -errno (-ENOENT: no /proc).
+ * /proc/self/fd, checked to be procfs; where /proc is not mounted, of
+ * self/fd in a procfs of our own mounted nowhere (root only); or -errno
+ * (-ENOENT: no /proc).
  */
 int pc_reopen_at(int fddir, int pfd, const struct stat *st, int extra_flags, struct stat *ret_st);
 int pc_proc_fd_dir(void);

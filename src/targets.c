@@ -662,6 +662,8 @@ static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg
 				     "(procfs, sysfs, ...), not data in the page cache");
 		else if (err == ELOOP)
 			cli_fail_msg(path, "cannot follow", "symbolic link loop");
+		else if (err == ENOMEDIUM)	/* a shared directory's file, no procfs */
+			cli_fail_msg(path, "cannot reopen safely", "/proc is not mounted");
 		else
 			cli_fail(path, err, "cannot open");
 		break;

@@ -93,8 +93,10 @@ if t_root && command -v strace >/dev/null; then
 	strace -y -f -qq -e trace=openat -o st.shared "$PAGECACHE" stat -j1 tree >/dev/null 2>&1
 	t_is "a tree nobody owns: each regular file reopened through /proc/self/fd" \
 		"$(grep -Ec '/fd>, "[0-9]+", O_RDONLY|"/proc/self/fd/[0-9]+"' st.shared)" 156
-	# without /proc (a mount namespace of its own): the name is opened again,
-	# O_NOFOLLOW, and kept only if the same inode (docs/security.md: its window)
+	# without /proc (a mount namespace of its own): root reopens through a
+	# procfs of its own, mounted nowhere (fsmount), never by name (that raced:
+	# a FIFO swapped in between was opened in 53 of 1,000 walks); a caller
+	# that cannot mount one names the files of a shared directory as errors
 	if unshare -m true 2>/dev/null; then
 		unshare -m sh -c 'umount -l /proc && exec "$0" stat -v --json -j2 tree' "$PAGECACHE" \
 			>noproc.raw 2>noproc.err
@@ -103,6 +105,22 @@ if t_root && command -v strace >/dev/null; then
 			.files[].writeback, .files[].evicted, .files[].recently_evicted, .total)
 			| .files |= sort_by(.path) | .errors |= sort_by(.path)' noproc.raw >noproc.json
 		t_ok "a tree nobody owns, no /proc: the same files and sizes" cmp -s mine.json noproc.json
+		unshare -m sh -c 'umount -l /proc && exec strace -qq -f -e trace=openat -o st.noproc \
+			"$0" stat -j1 tree' "$PAGECACHE" >/dev/null 2>&1
+		t_is "no /proc: each regular file reopened through a procfs of root's own" \
+			"$(grep -Ec 'openat\([0-9]+, "[0-9]+", O_RDONLY' st.noproc)" 156
+		t_is "no /proc: and none opened again by name" \
+			"$(grep -Ec 'openat\([0-9]+, "[^"]*", O_RDONLY\|O_NOCTTY\|O_NONBLOCK\|O_NOFOLLOW' st.noproc)" 0
+		mkdir ptree; mkfile ptree/a 4; mkfile ptree/b 4; chown -R 1:1 ptree	# daemon's
+		as_nobody true
+		unshare -m sh -c 'umount -l /proc && exec setpriv --reuid=65534 --regid=65534 \
+			--clear-groups --inh-caps=-all "$0" stat --json ptree' "$T_DIR/.pagecache-nobody" \
+			>pnoproc.json 2>pnoproc.err
+		t_is "nobody, no /proc, daemon's tree: exit 1" "$?" 1
+		t_is "nobody, no /proc: each file named, not opened by name" \
+			"$(grep -c "cannot reopen safely 'ptree/[ab]': /proc is not mounted" pnoproc.err)" 2
+		t_is "nobody, no /proc: and counted as failures, none as a file" \
+			"$(jq -c '[.total.files, (.errors | length)]' pnoproc.json)" "[0,2]"
 	else
 		t_skip "a tree nobody owns, no /proc" "unshare -m refused here"
 	fi
