@@ -629,11 +629,20 @@ struct linux_dirent64 {
  *     and group entry: a write granted to anyone there sets it);
  *   - its others write bit is set, sticky or not (/tmp: anyone may put a
  *     name there and exchange it with one of its own);
- *   - it is on FUSE, SMB/CIFS or 9p, whose mode bits do not bind what a
- *     lookup answers (a FUSE server, another client, the server itself).
+ *   - it is on FUSE, SMB/CIFS, 9p or a network or cluster filesystem
+ *     (NFS, AFS, CephFS, Lustre, GPFS, OCFS2, GFS2), whose mode bits do not
+ *     bind what a lookup answers: a FUSE server, another client or node,
+ *     the server itself, a root squashed or mapped to another uid there.
  * Root counts as the caller: a user namespace's root is another uid
  * here, but a container that runs as the host's root is root.
  */
+/* not in linux/magic.h: GFS2_MAGIC is linux/gfs2_ondisk.h's; Lustre's
+   LL_SUPER_MAGIC (lustre_user.h) and GPFS's are out of tree (coreutils'
+   stat.c knows them as S_MAGIC_LUSTRE and S_MAGIC_GPFS) */
+#define GFS2_SUPER_MAGIC 0x01161970
+#define LUSTRE_SUPER_MAGIC 0x0BD00BD0
+#define GPFS_SUPER_MAGIC 0x47504653
+
 bool pc_dir_others_write(const struct stat *st, unsigned long f_type, uid_t euid)
 {
 	switch (f_type) {
@@ -642,6 +651,14 @@ bool pc_dir_others_write(const struct stat *st, unsigned long f_type, uid_t euid
 	case CIFS_SUPER_MAGIC:
 	case SMB2_SUPER_MAGIC:
 	case V9FS_MAGIC:
+	case NFS_SUPER_MAGIC:		/* v2, v3 and v4 alike */
+	case AFS_SUPER_MAGIC:		/* OpenAFS */
+	case AFS_FS_MAGIC:		/* kAFS */
+	case CEPH_SUPER_MAGIC:
+	case LUSTRE_SUPER_MAGIC:
+	case GPFS_SUPER_MAGIC:
+	case OCFS2_SUPER_MAGIC:
+	case GFS2_SUPER_MAGIC:
 		return true;
 	}
 	if (st->st_mode & (S_IWGRP | S_IWOTH))

@@ -405,6 +405,15 @@ static void others_write_test(void)
 		{ 0, 040755, 0x65735546, true, "root's 0755 on FUSE (its server answers)" },
 		{ 0, 040755, 0xFE534D42, true, "root's 0755 on SMB2" },
 		{ 0, 040755, 0x01021997, true, "root's 0755 on 9p" },
+		{ 0, 040755, 0x6969, true, "root's 0755 on NFS (another client writes)" },
+		{ 0, 040755, 0x5346414F, true, "root's 0755 on OpenAFS" },
+		{ 0, 040755, 0x6B414653, true, "root's 0755 on kAFS" },
+		{ 0, 040755, 0x00C36400, true, "root's 0755 on CephFS" },
+		{ 0, 040755, 0x0BD00BD0, true, "root's 0755 on Lustre" },
+		{ 0, 040755, 0x47504653, true, "root's 0755 on GPFS" },
+		{ 0, 040755, 0x7461636F, true, "root's 0755 on OCFS2 (another node writes)" },
+		{ 0, 040755, 0x01161970, true, "root's 0755 on GFS2" },
+		{ 0, 040755, 0x58465342, false, "root's 0755 on XFS (local)" },
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
