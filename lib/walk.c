@@ -59,6 +59,7 @@
 #include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DENTS_BUF (64 * 1024)
@@ -66,6 +67,7 @@
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK)
 #define FILE_FLAGS (O_RDONLY | O_NOATIME | O_NONBLOCK | O_NOCTTY)
 #define PATH_FLAGS (O_PATH | O_NOFOLLOW)	/* a shared directory's files, first */
+#define EMFILE_TRIES 40			/* one file's opens out of descriptors */
 
 /* A directory entered, kept while anything beneath it is queued. */
 struct dnode {
@@ -126,6 +128,7 @@ struct worker {
 	int *fds;		/* ... opened: fd or -errno */
 	unsigned nb;
 	unsigned batch;		/* this worker's batch now (w->batch, halved at EMFILE) */
+	bool starved;		/* out of fds for EMFILE_TRIES: no more waiting till one comes */
 	char *pbuf;		/* the path being handed over */
 	size_t pcap;
 };
@@ -227,6 +230,19 @@ static void pin(struct walker *w, struct dnode *d)
 	idle_remove(w, d);
 }
 
+/* Close idle fds, the oldest first, until at most keep are open. */
+static void evict_idle(struct walker *w, unsigned keep)
+{
+	while (w->nopen > keep && w->idle_tail) {
+		struct dnode *old = w->idle_tail;
+
+		idle_remove(w, old);
+		close(old->fd);
+		old->fd = -1;
+		w->nopen--;
+	}
+}
+
 /* Done with d's fd: a root keeps it; others go idle, the oldest closed. */
 static void unpin(struct walker *w, struct dnode *d)
 {
@@ -239,14 +255,7 @@ static void unpin(struct walker *w, struct dnode *d)
 		w->idle_tail = d;
 	w->idle_head = d;
 	d->idle = true;
-	while (w->nopen > w->maxopen && w->idle_tail) {
-		struct dnode *old = w->idle_tail;
-
-		idle_remove(w, old);
-		close(old->fd);
-		old->fd = -1;
-		w->nopen--;
-	}
+	evict_idle(w, w->maxopen);
 }
 
 static void unref(struct walker *w, struct dnode *d)
@@ -688,13 +697,75 @@ bool pc_dir_others_write(const struct stat *st, unsigned long f_type, uid_t euid
  * batch on a tree of small files (docs/security.md), so it is kept to
  * shared directories. fd: the open's fd or -errno; this takes it.
  */
-static void file_opened(struct worker *wk, const struct dnode *d, const char *name, int fd,
-			int flags)
+static bool no_fds(int fd)
+{
+	return fd == -EMFILE || fd == -ENFILE;
+}
+
+/*
+ * Out of descriptors (a low hard limit, and a caller such as warm keeping
+ * its own in flight): the closes queued are made and the idle directory
+ * fds closed (re-derived when needed); while the other workers hold the
+ * rest (each for one file or directory at a time), a pause that grows
+ * with *tries, staggered by worker so that they do not meet again. False
+ * once EMFILE_TRIES opens were out of descriptors: the open fails, and
+ * until an open of this worker succeeds again each is tried once more
+ * only, without a pause (the caller may hold every fd there is: a walk
+ * must not wait on each of its files then).
+ */
+static bool may_retry(struct worker *wk, unsigned tries)
+{
+	if (tries < (wk->starved ? 1 : EMFILE_TRIES))
+		return true;
+	wk->starved = true;
+	return false;
+}
+
+static bool wait_for_fds(struct worker *wk, unsigned *tries)
 {
 	struct walker *w = wk->w;
+
+	if (!may_retry(wk, *tries))
+		return false;
+	pc_openq_flush(wk->q);
+	pthread_mutex_lock(&w->nlock);
+	evict_idle(w, 0);
+	pthread_mutex_unlock(&w->nlock);
+	if ((*tries)++)
+		nanosleep(&(struct timespec){ .tv_nsec = *tries * 1000000L + wk->id % 8 * 125000L },
+			  NULL);
+	return true;
+}
+
+/*
+ * The same for the open of the batch's file i; first the batch's fds after
+ * i, opened and not yet looked at, are closed, to be opened again one by
+ * one as their turn comes (in a shared directory they are O_PATH fds, each
+ * wanting a second fd for its reopen: kept, they made the retry fail
+ * again), and this worker's batches are halved.
+ */
+static bool make_room(struct worker *wk, unsigned i, unsigned *tries)
+{
+	for (unsigned j = i + 1; j < wk->nb; j++) {
+		if (wk->fds[j] >= 0) {
+			pc_openq_close(wk->q, wk->fds[j]);
+			wk->fds[j] = -EMFILE;
+		}
+	}
+	if (wk->batch > 1)
+		wk->batch /= 2;
+	return wait_for_fds(wk, tries);
+}
+
+static void file_opened(struct worker *wk, const struct dnode *d, unsigned i, int flags)
+{
+	struct walker *w = wk->w;
+	const char *name = wk->names[i];
+	int fd = wk->fds[i];
 	char *path = join(wk, d->path, name);
 	bool opath = flags & O_PATH;	/* fd is an O_PATH fd */
 	bool mounted = false;		/* ... of what is mounted on the name */
+	unsigned tries = 0;		/* opens out of descriptors */
 	struct stat st;
 	int rc;
 
@@ -703,17 +774,13 @@ static void file_opened(struct worker *wk, const struct dnode *d, const char *na
 		pc_openq_close(wk->q, fd);
 		return;
 	}
-	if (fd == -EMFILE || fd == -ENFILE) {
-		/*
-		 * Out of descriptors with the batch's (a low hard limit, and a
-		 * caller such as warm keeping its own in flight): the closes
-		 * queued are made, the batches of this worker halved, and this
-		 * one tried again, now that those before it are handed over.
-		 */
-		pc_openq_flush(wk->q);
-		if (wk->batch > 1)
-			wk->batch /= 2;
-		fd = pc_openq_open_one(d->fd, name, flags);
+again:
+	if (no_fds(fd)) {
+		/* out of descriptors, or one the batch gave back (make_room) */
+		while (no_fds(fd) && make_room(wk, i, &tries))
+			fd = pc_openq_open_one(d->fd, name, flags);
+		opath = flags & O_PATH;
+		mounted = false;
 	}
 	if (fd == -EXDEV) {
 		/*
@@ -776,11 +843,12 @@ static void file_opened(struct worker *wk, const struct dnode *d, const char *na
 			return;
 		}
 		fd = reopen_file(w, pfd, &pst, d->fd, name, d->shared, &st);
-		if (fd == -EMFILE || fd == -ENFILE) {	/* as for the batch's opens */
-			pc_openq_flush(wk->q);
-			if (wk->batch > 1)
-				wk->batch /= 2;
-			fd = reopen_file(w, pfd, &pst, d->fd, name, d->shared, &st);
+		if (no_fds(fd) && may_retry(wk, tries)) {
+			/* from the O_PATH open again, that fd let go meanwhile:
+			   two workers each holding one and waiting for a second
+			   would wait each other out */
+			close(pfd);
+			goto again;
 		}
 		pc_openq_close(wk->q, pfd);
 		if (fd == -ENOENT || fd == -ESTALE) {
@@ -792,6 +860,7 @@ static void file_opened(struct worker *wk, const struct dnode *d, const char *na
 			return;
 		}
 	}
+	wk->starved = false;	/* fds came back, if they were short */
 	hand_over(wk, fd, &st, path, d->root_dev, false, d);
 }
 
@@ -808,7 +877,7 @@ static void flush_files(struct worker *wk, const struct dnode *d)
 		if (w->stop)
 			pc_openq_close(wk->q, wk->fds[i]);
 		else
-			file_opened(wk, d, wk->names[i], wk->fds[i], flags);
+			file_opened(wk, d, i, flags);
 	}
 	wk->nb = 0;
 }
@@ -965,17 +1034,23 @@ static void do_dir(struct worker *wk, struct item *it)
 {
 	struct walker *w = wk->w;
 	struct dnode *parent = it->parent;
+	unsigned tries = 0;	/* opens out of descriptors */
 	struct stat st;
 	int pfd, fd;
 
-	pfd = node_fd(wk, parent);
+	while (no_fds(pfd = node_fd(wk, parent)) && wait_for_fds(wk, &tries))
+		;
 	if (pfd < 0) {
 		/* an ancestor was removed, or replaced by another directory or a link */
-		event(w, pfd == -ENOMEM ? PC_WALK_ERROR : PC_WALK_VANISHED, it->path,
-		      pfd == -ENOMEM ? ENOMEM : ENOENT);
+		bool gone = pfd != -ENOMEM && !no_fds(pfd);
+
+		event(w, gone ? PC_WALK_VANISHED : PC_WALK_ERROR, it->path, gone ? ENOENT : -pfd);
 		return;
 	}
-	fd = open_dir_at(w, pfd, it->name);
+	while (no_fds(fd = open_dir_at(w, pfd, it->name)) && wait_for_fds(wk, &tries))
+		;
+	if (fd >= 0)
+		wk->starved = false;
 	node_unpin(w, parent);
 	if (fd < 0) {
 		/* ENOTDIR, or ELOOP without -L: replaced by a file or a symlink */
