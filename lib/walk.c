@@ -43,6 +43,8 @@
  * few roots in flight at once. So open fds stay below the cap plus two
  * per worker, and a batch of files and a ring per worker (a quarter of
  * RLIMIT_NOFILE in all, batch_size), whatever the tree's width or depth.
+ * Out of descriptors all the same (a low limit, a caller's own), a worker
+ * makes room and waits for the others' (make_room, wait_for_fds).
  */
 #define _GNU_SOURCE
 #include "internal.h"
