@@ -585,7 +585,7 @@ static void do_root_file(struct worker *wk, const char *path, int rootfd, const 
 	else if (pc_fd_kernel_fs(rootfd))
 		fd = -EREMOTEIO;
 	else
-		fd = reopen_file(w, rootfd, st, AT_FDCWD, path, false, &fst);
+		fd = reopen_file(w, rootfd, st, AT_FDCWD, path, true, &fst);	/* path: a name only */
 
 	if (fd < 0) {
 		/* swapped since the stat: not a file (EINVAL), or another one */
