@@ -29,6 +29,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "state.h"
+#include "spanset.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -122,21 +123,11 @@ static const struct ometric metrics[] = {
 
 /* ---- what was seen ---- */
 
-struct span {
-	uint64_t first, last;		/* pages, inclusive */
-	uint32_t ms;			/* after the start */
-};
-
-struct spans {
-	struct span *v;
-	size_t n, cap;
-};
-
 struct rfile {
 	uint64_t dev, ino;
-	struct spans used;		/* get_pages, fault */
-	struct spans mapped;		/* map_pages: requested */
-	struct spans added;		/* add_to_page_cache */
+	struct pc_spanset used;		/* get_pages, fault */
+	struct pc_spanset mapped;	/* map_pages: requested */
+	struct pc_spanset added;	/* add_to_page_cache */
 	char *seen;			/* its path, as seen while it was used */
 	bool gone;			/* seen deleted while it was used */
 	int pfd;			/* at the end: an O_PATH fd of it, -1 */
@@ -203,92 +194,11 @@ static struct rfile *lookup(struct rec *r, uint64_t dev, uint64_t ino, bool crea
 	r->tab[i]->dev = dev;
 	r->tab[i]->ino = ino;
 	r->tab[i]->pfd = -1;
+	pc_spanset_init(&r->tab[i]->used);	/* a file's pages as sets (lib/spanset.c) */
+	pc_spanset_init(&r->tab[i]->mapped);
+	pc_spanset_init(&r->tab[i]->added);
 	r->files[r->nfiles++] = r->tab[i];
 	return r->tab[i];
-}
-
-/*
- * A file's pages as a set: spans sorted, disjoint, each page at the
- * earliest time it was seen, touching spans of one time merged. A page
- * seen again adds nothing, however often and in whatever order (events of
- * several CPUs come slightly out of order): memory follows the pages
- * recorded and their times, not the events (a million re-reads of two
- * pages are two spans).
- */
-static void span_push(struct span *t, size_t *k, uint64_t first, uint64_t last, uint32_t ms)
-{
-	if (*k && t[*k - 1].ms == ms && t[*k - 1].last + 1 == first)
-		t[*k - 1].last = last;
-	else
-		t[(*k)++] = (struct span){ first, last, ms };
-}
-
-static int spans_add(struct spans *s, uint64_t first, uint64_t last, uint32_t ms)
-{
-	struct span *v = s->v, *t;
-	size_t lo = 0, hi = s->n, i, j, i0, j0, k = 0, need;
-	uint64_t pos = first;
-
-	while (lo < hi) {	/* the first span that ends at or after first */
-		size_t mid = (lo + hi) / 2;
-
-		if (v[mid].last < first)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	i = lo;
-	if (i < s->n && v[i].first <= first && v[i].last >= last && v[i].ms <= ms)
-		return 0;	/* seen, and no later */
-	if (i == s->n) {	/* past the end: appended, or the last one grown */
-		if (s->n && v[s->n - 1].ms == ms && v[s->n - 1].last + 1 == first) {
-			v[s->n - 1].last = last;
-			return 0;
-		}
-		if (cli_grow(&s->v, &s->cap, s->n, sizeof(*s->v)) < 0)
-			return -ENOMEM;
-		s->v[s->n++] = (struct span){ first, last, ms };
-		return 0;
-	}
-	/* v[i, j) meet [first, last]; v[i0] and v[j0 - 1] are neighbours, to merge with */
-	for (j = i; j < s->n && v[j].first <= last; j++)
-		;
-	i0 = i ? i - 1 : i;
-	j0 = j < s->n ? j + 1 : j;
-	t = malloc((3 * (j0 - i0) + 4) * sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	if (i0 < i)
-		span_push(t, &k, v[i0].first, v[i0].last, v[i0].ms);
-	for (size_t x = i; x < j; x++) {
-		const struct span c = v[x];
-
-		if (c.first < first)
-			span_push(t, &k, c.first, first - 1, c.ms);
-		if (c.first > pos)
-			span_push(t, &k, pos, c.first - 1, ms);
-		span_push(t, &k, c.first > first ? c.first : first, c.last < last ? c.last : last,
-			  c.ms < ms ? c.ms : ms);
-		if (c.last > last)
-			span_push(t, &k, last + 1, c.last, c.ms);
-		pos = c.last + 1;
-	}
-	if (pos <= last)
-		span_push(t, &k, pos, last, ms);
-	if (j0 > j)
-		span_push(t, &k, v[j].first, v[j].last, v[j].ms);
-	need = s->n - (j0 - i0) + k;
-	while (s->cap < need)
-		if (cli_grow(&s->v, &s->cap, s->cap, sizeof(*s->v)) < 0) {
-			free(t);
-			return -ENOMEM;
-		}
-	v = s->v;
-	memmove(v + i0 + k, v + j0, (s->n - j0) * sizeof(*v));
-	memcpy(v + i0, t, k * sizeof(*v));
-	s->n = need;
-	free(t);
-	return 0;
 }
 
 static void want_scan(struct rec *r, pid_t pid)
@@ -319,14 +229,14 @@ static int on_event(const struct pc_trace_event *e, void *arg)
 	switch (e->kind) {
 	case PC_TR_ADD:
 		r->added_pages += e->last - e->first + 1;
-		rc = spans_add(&f->added, e->first, e->last, ms);
+		rc = pc_spanset_add(&f->added, e->first, e->last, ms);
 		break;
 	case PC_TR_GET_PAGES:
 	case PC_TR_FAULT:
-		rc = spans_add(&f->used, e->first, e->last, ms);
+		rc = pc_spanset_add(&f->used, e->first, e->last, ms);
 		break;
 	case PC_TR_MAP_PAGES:
-		rc = spans_add(&f->mapped, e->first, e->last, ms);
+		rc = pc_spanset_add(&f->mapped, e->first, e->last, ms);
 		break;
 	}
 	if (rc)
@@ -455,7 +365,7 @@ static void scan_round(struct rec *r)
 
 static int by_first(const void *a, const void *b)
 {
-	const struct span *x = a, *y = b;
+	const struct pc_span *x = a, *y = b;
 
 	return x->first < y->first ? -1 : x->first > y->first;
 }
@@ -467,20 +377,21 @@ static int by_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Sorted, merged (first, last) of s's spans and of pairs (first, count). */
-static struct span *present_set(const struct spans *s, const uint64_t *runs, size_t nruns,
-				size_t *ret_n)
+/* Sorted, merged (first, last) of spans sp[0..n) and of pairs (first, count); sp is used up. */
+static struct pc_span *present_set(struct pc_span *sp, size_t nsp, const uint64_t *runs,
+				   size_t nruns, size_t *ret_n)
 {
-	size_t n = s->n + nruns, k = 0;
-	struct span *v = malloc((n ? n : 1) * sizeof(*v));
+	size_t n = nsp + nruns, k = 0;
+	struct pc_span *v = realloc(sp, (n ? n : 1) * sizeof(*v));
 
-	if (!v)
+	if (!v) {
+		free(sp);
 		return NULL;
-	for (size_t i = 0; i < s->n; i++)
-		v[k++] = s->v[i];
+	}
+	k = nsp;
 	for (size_t i = 0; i < nruns; i++)
 		if (runs[2 * i + 1])
-			v[k++] = (struct span){ runs[2 * i], runs[2 * i] + runs[2 * i + 1] - 1, 0 };
+			v[k++] = (struct pc_span){ runs[2 * i], runs[2 * i] + runs[2 * i + 1] - 1, 0 };
 	if (k)
 		qsort(v, k, sizeof(*v), by_first);
 	n = 0;
@@ -509,7 +420,7 @@ struct result {
  * gave it: elementary segments between all span boundaries, each taking
  * the least ms of the spans over it.
  */
-static int resolve_times(struct span *sp, size_t n, uint64_t npages, struct result *res)
+static int resolve_times(struct pc_span *sp, size_t n, uint64_t npages, struct result *res)
 {
 	uint64_t *b = NULL;
 	uint32_t *t = NULL;
@@ -608,59 +519,60 @@ out:
  * added counts). Those were mapped around a fault, not known to be used:
  * the event names the window, not the page touched (pagecache-record(1)).
  */
-static int used_spans(const struct rfile *f, int rfd, uint64_t size, struct span **ret,
+static int used_spans(const struct rfile *f, int rfd, uint64_t size, struct pc_span **ret,
 		      size_t *ret_n, size_t *ret_nused)
 {
-	struct span *v, *present = NULL;
-	size_t n = 0, np = 0, cap = f->used.n + 1;
+	struct pc_span *v = NULL, *mapped = NULL, *present = NULL, *added;
+	size_t n = 0, nm = 0, np = 0, nadded;
 	uint64_t *runs = NULL;
 	size_t nruns = 0;
+	int rc = -ENOMEM;
 
+	if (pc_spanset_array(&f->used, &v, &n) < 0)
+		return -ENOMEM;
 	if (f->mapped.n) {
+		if (pc_spanset_array(&f->mapped, &mapped, &nm) < 0 ||
+		    pc_spanset_array(&f->added, &added, &nadded) < 0)
+			goto out;
 		if (rfd >= 0 && pc_fd_resident_runs(rfd, size, 0, 0, &runs, &nruns) < 0) {
 			runs = NULL;
 			nruns = 0;
 		}
-		present = present_set(&f->added, runs, nruns, &np);
+		present = present_set(added, nadded, runs, nruns, &np);
 		free(runs);
 		if (!present)
-			return -ENOMEM;
-		cap += f->mapped.n + np;
-	}
-	v = malloc(cap * sizeof(*v));
-	if (!v) {
-		free(present);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < f->used.n; i++)
-		v[n++] = f->used.v[i];
-	for (size_t i = 0; i < f->mapped.n; i++) {
-		const struct span *m = &f->mapped.v[i];
+			goto out;
+		/* both sorted and disjoint: one walk meets each pair that overlaps */
+		{
+			struct pc_span *g = realloc(v, (n + nm + np + 1) * sizeof(*v));
 
-		for (size_t j = 0; j < np; j++) {
-			uint64_t a = m->first > present[j].first ? m->first : present[j].first;
-			uint64_t b = m->last < present[j].last ? m->last : present[j].last;
+			if (!g)
+				goto out;
+			v = g;
+		}
+		for (size_t i = 0, j = 0; i < nm && j < np;) {
+			uint64_t a = mapped[i].first > present[j].first ? mapped[i].first
+									 : present[j].first;
+			uint64_t b = mapped[i].last < present[j].last ? mapped[i].last : present[j].last;
 
-			if (a > b)
-				continue;
-			if (n == cap) {
-				struct span *g = realloc(v, (cap *= 2) * sizeof(*v));
-
-				if (!g) {
-					free(v);
-					free(present);
-					return -ENOMEM;
-				}
-				v = g;
-			}
-			v[n++] = (struct span){ a, b, m->ms };
+			if (a <= b)
+				v[n++] = (struct pc_span){ a, b, mapped[i].ms };
+			if (mapped[i].last < present[j].last)
+				i++;
+			else
+				j++;
 		}
 	}
-	free(present);
 	*ret = v;
 	*ret_n = n;
 	*ret_nused = f->used.n;
-	return 0;
+	v = NULL;
+	rc = 0;
+out:
+	free(v);
+	free(mapped);
+	free(present);
+	return rc;
 }
 
 /* ---- the recording's end: files, paths, the snapshot ---- */
@@ -703,8 +615,8 @@ static void finish_bdev(struct rfile *f, struct outcome *o, const char *name, ui
 {
 	struct pc_profile_file pf = { 0 };
 	struct result res;
-	struct span *v;
-	size_t n = f->used.n + f->added.n;
+	struct pc_span *v, *u = NULL, *ad = NULL;
+	size_t n = f->used.n + f->added.n, nu, nad;
 	uint64_t npages = size ? (size + pc_page_size() - 1) / pc_page_size() : UINT64_MAX;
 
 	v = malloc((n ? n : 1) * sizeof(*v));
@@ -713,10 +625,18 @@ static void finish_bdev(struct rfile *f, struct outcome *o, const char *name, ui
 		return;
 	}
 	/* metadata is read through buffer heads: pages added are the pages used */
-	if (f->used.n)	/* memcpy from NULL is undefined, even of 0 bytes */
-		memcpy(v, f->used.v, f->used.n * sizeof(*v));
-	if (f->added.n)
-		memcpy(v + f->used.n, f->added.v, f->added.n * sizeof(*v));
+	if (pc_spanset_array(&f->used, &u, &nu) < 0 || pc_spanset_array(&f->added, &ad, &nad) < 0) {
+		free(u);
+		free(v);
+		cli_fail(name, ENOMEM, "cannot record metadata of");
+		return;
+	}
+	if (nu)	/* memcpy from NULL is undefined, even of 0 bytes */
+		memcpy(v, u, nu * sizeof(*v));
+	if (nad)
+		memcpy(v + nu, ad, nad * sizeof(*v));
+	free(u);
+	free(ad);
 	if (resolve_times(v, n, npages, &res) < 0) {
 		free(v);
 		cli_fail(name, ENOMEM, "cannot record metadata of");
@@ -749,7 +669,7 @@ static void finish_file(struct rfile *f, struct outcome *o, const char *root, si
 	struct pc_profile_file pf = { 0 };
 	char link[64], path[PATH_MAX + 16];
 	struct result res, ures;
-	struct span *v = NULL;
+	struct pc_span *v = NULL;
 	struct stat st;
 	size_t n = 0, nused = 0;
 	uint64_t npages;
@@ -993,9 +913,9 @@ static void rec_free(struct rec *r)
 		if (f->pfd >= 0)
 			close(f->pfd);
 		free(f->seen);
-		free(f->used.v);
-		free(f->mapped.v);
-		free(f->added.v);
+		pc_spanset_release(&f->used);
+		pc_spanset_release(&f->mapped);
+		pc_spanset_release(&f->added);
 		free(f);
 	}
 	free(r->files);

@@ -375,6 +375,31 @@ else
 	t_skip "restore reads it back" "no loop device or mkfs.ext4 here"
 fi
 
+# 10. many random single pages of a big sparse file (no readahead): each
+# is a span of its own; the recorder's set of them must keep up (a sorted
+# array moved its tail on each, fell behind the events and lost some), and
+# every page read is recorded
+truncate -s 2G data/sparse
+cat >bin/random.py <<'EOF'
+import os, random, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+ps = os.sysconf("SC_PAGE_SIZE")
+pages = list(set(random.randrange(os.fstat(fd).st_size // ps) for _ in range(int(sys.argv[2]))))
+random.shuffle(pages)	# a set's order is nearly sorted: appends, which were never slow
+for p in pages:
+    os.pread(fd, ps, p * ps)
+print(len(pages))
+EOF
+drop data/sparse
+pc record -o rs.snap --root data --json -- python3 bin/random.py data/sparse 150000 >rs.json 2>rs.err
+echo "# $(jq -c '.total | [.events, .lost_events, .pages_used, .duration]' rs.json) (events, lost, used, s)"
+t_is "150,000 random pages: no event lost" "$(jq .total.lost_events rs.json)" 0
+t_is "every page read is recorded as used" \
+	"$(pc show --json rs.snap | jq '.files[] | select(.path == "sparse") | .used')" \
+	"$(head -1 rs.err)"
+rm -f data/sparse
+
 # 8. usage and privilege
 # a CMD that cannot be run is a failure, and replaces no snapshot
 cp r1.snap old.snap
