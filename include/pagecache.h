@@ -804,10 +804,10 @@ void pc_profile_file_release(struct pc_profile_file *f);
 struct pc_profile_writer;
 /*
  * Whether a snapshot may be written at path: 0 if nothing is there, or a
- * regular file or a symbolic link (replaced as a link by the rename,
- * never written through); -EISDIR for a directory, -EEXIST for anything
- * else (a device, FIFO or socket is never replaced: `-o /dev/null` must
- * not turn the system's /dev/null into a root-only file). create and
+ * regular file; -ELOOP for a symbolic link (neither written through nor
+ * replaced: `-o /dev/stdout` must not turn the system's link into a
+ * root-only file), -EISDIR for a directory, -EEXIST for anything else (a
+ * device, FIFO or socket is never replaced: nor must `-o /dev/null`). create and
  * commit both check; a command checks first too, before its long work.
  */
 int pc_profile_check_target(const char *path);

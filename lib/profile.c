@@ -409,8 +409,14 @@ int pc_profile_check_target(const char *path)
 		return errno == ENOENT ? 0 : -errno;	/* a missing parent: mkostemp says */
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
-	/* a link is replaced as a link (rename), never written through */
-	return S_ISREG(st.st_mode) || S_ISLNK(st.st_mode) ? 0 : -EEXIST;
+	/*
+	 * A link is refused, neither written through nor replaced: renamed
+	 * over, /dev/stdout (-o /dev/stdout, as root) became a 0600 file in
+	 * /dev, the system's link gone. pull -o refuses one too.
+	 */
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	return S_ISREG(st.st_mode) ? 0 : -EEXIST;
 }
 
 int pc_profile_probe_target(const char *path)

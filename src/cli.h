@@ -367,8 +367,8 @@ int cmd_top(int argc, char **argv);
 
 /*
  * Why a snapshot cannot be written where -o points (pc_profile_check_target
- * and the writer's errors), for people.
+ * and the writer's errors), for people; a link is named with its target.
  */
-const char *cli_snapshot_target_why(int err);
+const char *cli_snapshot_target_why(const char *path, int err);
 
 #endif

@@ -1088,7 +1088,7 @@ int cmd_record(int argc, char **argv)
 	rc = pc_profile_probe_target(out);
 	if (rc < 0) {
 		free(root);
-		cli_fail_msg(out, "cannot write recording", cli_snapshot_target_why(-rc));
+		cli_fail_msg(out, "cannot write recording", cli_snapshot_target_why(out, -rc));
 		out_flush();
 		return EXIT_PARTIAL;
 	}
@@ -1372,7 +1372,7 @@ int cmd_record(int argc, char **argv)
 			 "not in the snapshot)",
 			 (unsigned long long)o.cut);
 	if (rc < 0)
-		cli_fail_msg(out, "cannot write recording", cli_snapshot_target_why(-rc));
+		cli_fail_msg(out, "cannot write recording", cli_snapshot_target_why(out, -rc));
 	if (lost)
 		cli_warn("%llu events were lost: the kernel's ring buffer was full, so the "
 			 "recording misses pages (a bigger ring: PAGECACHE_TRACE_RING=PAGES, now %u "

@@ -494,7 +494,7 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	rc = pc_profile_check_target(out);	/* before the walk, not after it */
 	if (rc < 0) {
-		cli_fail_msg(out, "cannot write snapshot", cli_snapshot_target_why(-rc));
+		cli_fail_msg(out, "cannot write snapshot", cli_snapshot_target_why(out, -rc));
 		out_flush();
 		targets_release(&c.t);
 		return EXIT_PARTIAL;
@@ -567,7 +567,7 @@ int cmd_snapshot(int argc, char **argv)
 	else
 		pc_profile_abort(w);
 	if (rc < 0 && rc != -ENODATA)
-		cli_fail_msg(out, "cannot write snapshot", cli_snapshot_target_why(-rc));
+		cli_fail_msg(out, "cannot write snapshot", cli_snapshot_target_why(out, -rc));
 	if (c.active_denied)
 		cli_warn("active pages not recorded: %s", pc_kpage_reason(EPERM, false));
 	else if (c.active && c.active_failed)

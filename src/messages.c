@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -133,9 +134,20 @@ int cli_trace_ring_env(unsigned *ret_pages)
 	return 0;
 }
 
-const char *cli_snapshot_target_why(int err)
+const char *cli_snapshot_target_why(const char *path, int err)
 {
+	static char why[PATH_MAX + 128];
+	char to[PATH_MAX];
+	ssize_t k;
+
 	switch (err) {
+	case ELOOP:
+		k = readlink(path, to, sizeof(to) - 1);
+		to[k > 0 ? k : 0] = 0;
+		snprintf(why, sizeof(why), "it is a symbolic link%s%s%s (neither written through "
+			 "nor replaced: name the file itself)", k > 0 ? " to '" : "", to,
+			 k > 0 ? "'" : "");
+		return why;
 	case EEXIST:
 		return "it is there and is not a regular file (a device, FIFO or socket is "
 		       "never replaced)";

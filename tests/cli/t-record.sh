@@ -420,6 +420,22 @@ t_is "-o in no directory: exit 1" "$?" 1
 t_is "and CMD never ran" "$(ls ran 2>/dev/null)" ""
 t_is "in JSON: the error names -o" "$(jq -c '[.errors[0].path, .errors[0].error]' d.json)" \
 	'["no-such-dir/x.snap","cannot write recording"]'
+# -o at a symbolic link: refused, the link left as it was (as root,
+# `-o /dev/stdout` renamed a 0600 file over the system's link); in a
+# private mount namespace, on a /dev of its own
+if unshare -m --propagation private true 2>/dev/null; then
+	unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /dev &&
+		ln -s /proc/self/fd/1 /dev/stdout &&
+		{ "$1" record -o /dev/stdout -- touch ran-dev | cat >dev.out; } 2>dev.err
+		echo "$(stat -c %F /dev/stdout) $(ls /dev | tr "\n" " ")" >dev.ls' sh "$PAGECACHE"
+	t_is "-o /dev/stdout (a link): /dev/stdout is still the link, nothing beside it" \
+		"$(cat dev.ls)" "symbolic link stdout "
+	t_ok "  refused, naming the link's target" \
+		grep -q "cannot write recording '/dev/stdout': it is a symbolic link to '/proc/self/fd/1'" dev.err
+	t_is "  before CMD ran" "$(ls ran-dev 2>/dev/null)" ""
+else
+	t_skip "-o at a symbolic link in a private /dev" "no mount namespace (unshare -m)"
+fi
 pc record -o x.snap --pid 1 -- true >/dev/null 2>&1
 t_is "-- CMD and --pid together: usage error" "$?" 2
 pc record -- true >/dev/null 2>&1

@@ -260,7 +260,9 @@ t_is "the device node is still a device node, 0666" "$(stat -c '%F %a' tgt/null)
 t_is "the FIFO is still a FIFO" "$(stat -c %F tgt/fifo)" "fifo"
 t_is "nothing left beside them" "$(ls tgt | tr '\n' ' ')" "dir fifo null "
 ln -s s.snap tgt/link
-pc snapshot -o tgt/link db >/dev/null 2>&1; rc=$?
-t_is "-o at a symbolic link: written (the link replaced, not followed)" "$rc.$(stat -c %F tgt/link)" "0.regular file"
+pc snapshot -o tgt/link db >/dev/null 2>tgt.err; rc=$?
+t_is "-o at a symbolic link: refused, the link left (not replaced, not followed)" \
+	"$rc.$(stat -c %F tgt/link)" "1.symbolic link"
+t_ok "  naming its target" grep -q "it is a symbolic link to 's.snap'" tgt.err
 
 t_done

@@ -1030,6 +1030,17 @@ int main(void)
 		ok(mkfifo(fifo, 0644) == 0 && mkdir(dir, 0755) == 0, "target: a FIFO and a directory");
 		ok(pc_profile_check_target(fifo) == -EEXIST, "target: a FIFO is refused");
 		ok(pc_profile_check_target(dir) == -EISDIR, "target: a directory is refused");
+		{
+			char lnk[600];
+
+			snprintf(lnk, sizeof(lnk), "%s/alink", scratch_dir());
+			ok(symlink("/proc/self/fd/1", lnk) == 0 &&
+			   pc_profile_check_target(lnk) == -ELOOP &&
+			   pc_profile_probe_target(lnk) == -ELOOP &&
+			   pc_profile_create(lnk, &m, &w) == -ELOOP,
+			   "target: a symbolic link is refused (check, probe, create)");
+			unlink(lnk);
+		}
 		ok(pc_profile_create(fifo, &m, &w) == -EEXIST, "target: create refuses the FIFO");
 		unlink(fifo);
 		ok(pc_profile_create(fifo, &m, &w) == 0, "target: create where it was");
