@@ -405,6 +405,8 @@ int pc_profile_check_target(const char *path)
 {
 	struct stat st;
 
+	if (!*path)
+		return -ENOENT;	/* "" is no file (its ".tmp.XXXXXX" would be) */
 	if (lstat(path, &st) < 0)
 		return errno == ENOENT ? 0 : -errno;	/* a missing parent: mkostemp says */
 	if (S_ISDIR(st.st_mode))

@@ -1023,7 +1023,8 @@ int cmd_record(int argc, char **argv)
 	struct walk_set bdevs = { 0 };
 	struct stat st;
 	uint64_t lost = 0, t_end;
-	double started;
+	double started = pc_now();
+	const char *ended = NULL;	/* what ended the recording; NULL: it never began */
 
 	cli_parser_init(&p, &record_spec, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
@@ -1077,21 +1078,6 @@ int cmd_record(int argc, char **argv)
 		free(root);
 		return cli_usage_error("--root '%s' is not a directory", rootarg);
 	}
-	if (pid > 0 && pid_gone(pid)) {
-		free(root);
-		snprintf(why, sizeof(why), "%d", (int)pid);
-		cli_fail_msg(why, "cannot record process", "no such process");
-		out_flush();
-		return EXIT_PARTIAL;
-	}
-	/* where the snapshot goes is tried now, not after CMD ran (its temporary file, made and removed) */
-	rc = pc_profile_probe_target(out);
-	if (rc < 0) {
-		free(root);
-		cli_fail_msg(out, "cannot write recording", cli_snapshot_target_why(out, -rc));
-		out_flush();
-		return EXIT_PARTIAL;
-	}
 	r.self = (uint32_t)getpid();
 
 	/* SIGINT, SIGTERM end the recording (what was seen is written); SIGCHLD: CMD ended */
@@ -1103,12 +1089,26 @@ int cmd_record(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, &oldmask);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
+	/* failures from here on still report (--json's total, written false) */
+	if (pid > 0 && pid_gone(pid)) {
+		snprintf(why, sizeof(why), "%d", (int)pid);
+		cli_fail_msg(why, "cannot record process", "no such process");
+		rc = -ESRCH;
+		goto report;
+	}
+	/* where the snapshot goes is tried now, not after CMD ran (its temporary file, made and removed) */
+	rc = pc_profile_probe_target(out);
+	if (rc < 0) {
+		cli_fail_msg(out, "cannot write recording", cli_snapshot_target_why(out, -rc));
+		goto report;
+	}
+
 	if (cgroup) {
 		to.cgroup_fd = pc_trace_cgroup_open(cgroup, why, sizeof(why));
 		if (to.cgroup_fd < 0) {
 			cli_fail_msg(cgroup, "cannot record cgroup", why);
 			rc = to.cgroup_fd;
-			goto done;
+			goto report;
 		}
 	}
 	if (cmd) {
@@ -1120,7 +1120,7 @@ int cmd_record(int argc, char **argv)
 		if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ex, O_CLOEXEC) < 0) {
 			cli_warn("cannot make a pipe: %s", strerror(errno));
 			rc = -errno;
-			goto done;
+			goto report;
 		}
 		fflush(stdout);
 		fflush(stderr);
@@ -1155,7 +1155,7 @@ int cmd_record(int argc, char **argv)
 		if (child < 0) {
 			rc = -errno;
 			cli_warn("cannot fork: %s", strerror(-rc));
-			goto done;
+			goto report;
 		}
 		setpgid(child, child);	/* as the child does: whichever runs first */
 		/* a terminal's foreground is CMD's (it may read it; ^C goes to it) */
@@ -1170,7 +1170,7 @@ int cmd_record(int argc, char **argv)
 	if (rc < 0) {
 		cli_fail_msg(cmd ? argv[optind] : pid ? "pid" : cgroup ? cgroup : "system",
 			     "cannot record", err);
-		goto done;
+		goto report;
 	}
 	r.t0_ns = mono_ns();
 	started = pc_now();
@@ -1194,6 +1194,8 @@ int cmd_record(int argc, char **argv)
 			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) {
 				stop_signal = true;
 				ending = true;
+				if (!ended)
+					ended = "signal";
 				if (child > 0 && !cmd_done)	/* CMD ends with us */
 					kill(-child, (int)si.ssi_signo);
 			}
@@ -1207,13 +1209,16 @@ int cmd_record(int argc, char **argv)
 				cmd_status = ci.si_code == CLD_EXITED ? ci.si_status : 128 + ci.si_status;
 				cmd_done = true;
 				ending = true;
+				if (!ended)
+					ended = "command";
 				tty_back(&tty);
 			}
 		}
-		if (pid > 0 && pid_gone(pid))
-			ending = true;
-		if (t_end && mono_ns() >= t_end)
-			ending = true;
+		if (pid > 0 && pid_gone(pid) && !ended)
+			ended = "process";
+		if (t_end && mono_ns() >= t_end && !ended)
+			ended = "duration";
+		ending = ending || ended;
 		rc = pc_trace_drain(t, on_event, &r);
 		scan_round(&r);
 		if (ending)
@@ -1399,8 +1404,10 @@ report:
 	orec_u64(&rec, "events", r.events, 0);
 	orec_u64(&rec, "lost_events", lost, 0);
 	orec_f64(&rec, "duration", pc_now() - started);
-	orec_str(&rec, "ended", stop_signal ? "signal" : cmd ? "command" : pid ? "process"
-				: duration > 0 ? "duration" : "signal", 0);
+	if (ended)
+		orec_str(&rec, "ended", ended, 0);
+	else
+		orec_null(&rec, "ended");	/* it never began */
 	if (cmd && cmd_status >= 0)
 		orec_u64(&rec, "command_status", (uint64_t)cmd_status, 0);
 	else if (cmd)
@@ -1408,12 +1415,12 @@ report:
 	orec_str(&rec, "root", root, 0);
 	orec_u64(&rec, "failures", cli_failures(), 0);
 	out_object("total", &rec);
-	if (co.fmt == OUT_HUMAN) {
+	if (co.fmt == OUT_HUMAN && ended) {	/* else the failure said it all */
 		char a[32];
 
 		out_human_line("%s %s: %llu files, %llu pages used (%s) and %llu mapped around "
 			       "them, %llu pages of metadata on %llu devices",
-			       rc == 0 ? "Wrote" : "Did not write", out, (unsigned long long)o.files,
+			       written ? "Wrote" : "Did not write", out, (unsigned long long)o.files,
 			       (unsigned long long)o.pages,
 			       fmt_size(o.pages * pc_page_size(), a, sizeof(a)),
 			       (unsigned long long)o.mapped,
@@ -1428,7 +1435,7 @@ report:
 				       (unsigned long long)o.deleted, (unsigned long long)o.outside,
 				       root);
 	}
-done:
+
 	if (t)
 		pc_trace_close(t);
 	if (child > 0) {

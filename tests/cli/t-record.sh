@@ -275,6 +275,8 @@ t_kill "$kid"
 pc record -o r8b.snap --duration 0.5 --json -- sh -c 'echo CMDOUT; sleep 60 & echo $! >gkid
 	echo $$ >kid; exec sleep 60' >r8b.json 2>r8b.err
 t_is "--json: stdout is JSON alone" "$(jq -c .total.written r8b.json)" true
+t_is "ended by --duration, not by CMD" "$(jq -c '[.total.ended, .total.command_status]' r8b.json)" \
+	'["duration",null]'
 t_ok "CMD's stdout went to stderr" grep -qx CMDOUT r8b.err
 T_CLEANUP+=("t_kill $(cat kid) $(cat gkid)")
 t_ok "--duration over: CMD is ended" t_gone "$(cat kid)"
@@ -410,9 +412,21 @@ t_is "JSON: not written, a failure naming CMD" \
 	'[false,1,"./no-such-command","cannot run"]'
 t_ok "the old snapshot is left as it was" cmp -s old.snap r1.snap
 touch noexec
-pc record -o old.snap -- ./noexec >/dev/null 2>f2.err
+pc record -o old.snap -- ./noexec >f2.out 2>f2.err
 t_is "CMD not executable: exit 1" "$?" 1
 t_ok "stderr says why" grep -q "cannot run './noexec': Permission denied" f2.err
+t_is "and stdout does not say it wrote" "$(grep -c '^Wrote' f2.out)" 0
+# a failure before the recording begins: --json still has the total,
+# written false (scripts read .total.written)
+pc record -o '' --json -- touch ran-empty >e.json 2>e.err
+t_is "-o '': exit 1, CMD never ran" "$?.$(ls ran-empty 2>/dev/null)" 1.
+t_is "  JSON: the total, not written, a failure naming -o" \
+	"$(jq -c '[.total.written, .total.ended, .total.failures, .errors[0].error]' e.json)" \
+	'[false,null,1,"cannot write recording"]'
+t_is "  and nothing made in the working directory" "$(ls -a | grep -c '^\.tmp\.')" 0
+pc record -o nopid.snap --pid 999999999 --json >np.json 2>/dev/null
+t_is "--pid of no process: JSON total, not written" "$(jq -c '[.total.written, .total.failures]' np.json)" \
+	'[false,1]'
 # -o in a directory that is not there: refused before CMD runs (its
 # temporary file is tried first), not after the whole recording
 pc record -o no-such-dir/x.snap --json -- touch ran >d.json 2>d.err
