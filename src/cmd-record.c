@@ -40,9 +40,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -135,6 +139,8 @@ struct rfile {
 	unsigned scans;			/* looked for among the processes' handles */
 	struct statx_timestamp born;	/* its birth time, seen while it was used */
 	bool has_born;			/* (where its filesystem keeps one) */
+	uint32_t gen;			/* else its inode generation */
+	bool has_gen;
 };
 
 struct rec {
@@ -258,16 +264,59 @@ static bool birth_of(int fd, struct statx_timestamp *ret)
 }
 
 /*
+ * An O_PATH fd's inode generation (FS_IOC_GETVERSION), on ext2/3/4 only,
+ * for inodes that keep no birth time (128-byte inodes, mkfs.ext4 -I 128).
+ * The ioctl needs a real open, so only a regular file on a local
+ * filesystem is opened: elsewhere an open could wait on a server (FUSE,
+ * NFS) while the events pile up.
+ */
+static bool gen_of(int fd, uint32_t *ret)
+{
+	struct statfs sf;
+	struct stat st;
+	char link[64];
+	int rfd, gen;
+	bool ok;
+
+	if (fstatfs(fd, &sf) < 0 || sf.f_type != EXT4_SUPER_MAGIC || fstat(fd, &st) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return false;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	rfd = open(link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOATIME | O_CLOEXEC);
+	if (rfd < 0)
+		rfd = open(link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (rfd < 0)
+		return false;
+	ok = ioctl(rfd, FS_IOC_GETVERSION, &gen) == 0;
+	close(rfd);
+	if (ok)
+		*ret = (uint32_t)gen;
+	return ok;
+}
+
+/* What tells f's inode from a later one of the same number: its birth time, else its generation. */
+static void note_identity(struct rfile *f, int fd)
+{
+	f->has_born = birth_of(fd, &f->born);
+	f->has_gen = !f->has_born && gen_of(fd, &f->gen);
+}
+
+/*
  * Is fd (same dev and inode number) still f? An inode number is reused
  * once the file is deleted and closed: another file born since is not it
- * (a deleted file's pages would be recorded under its path).
+ * (a deleted file's pages would be recorded under its path). Where the
+ * filesystem keeps no birth time, the generation tells (ext4 gives each
+ * new inode another).
  */
 static bool same_birth(const struct rfile *f, int fd)
 {
 	struct statx_timestamp b;
+	uint32_t g;
 
-	return !f->has_born || !birth_of(fd, &b) ||
-	       (b.tv_sec == f->born.tv_sec && b.tv_nsec == f->born.tv_nsec);
+	if (f->has_born)
+		return !birth_of(fd, &b) ||
+		       (b.tv_sec == f->born.tv_sec && b.tv_nsec == f->born.tv_nsec);
+	return !f->has_gen || !gen_of(fd, &g) || g == f->gen;
 }
 
 /*
@@ -292,7 +341,7 @@ static void note_path(struct rfile *f, int fd)
 		else if (path[0] == '/' && stat(path, &pst) == 0 && pst.st_dev == f->dev &&
 			 pst.st_ino == f->ino) {
 			f->seen = strdup(path);
-			f->has_born = birth_of(fd, &f->born);
+			note_identity(f, fd);
 		}
 	}
 	close(fd);

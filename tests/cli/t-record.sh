@@ -377,6 +377,27 @@ else
 	t_skip "restore reads it back" "no loop device or mkfs.ext4 here"
 fi
 
+# 9b. an inode number reused where the filesystem keeps no birth time
+# (ext4's 128-byte inodes): the generation tells the files apart (main
+# recorded the newcomer with the deleted file's pages)
+if t_have mkfs.ext4 losetup && truncate -s 16M fs128.img && mkfs.ext4 -q -F -I 128 fs128.img >/dev/null 2>&1 &&
+	L128=$(losetup -f --show fs128.img 2>/dev/null); then
+	T_CLEANUP+=("losetup -d $L128")
+	mkdir m128 && mount "$L128" m128 && T_CLEANUP+=("umount $T_DIR/m128")
+	mkfile m128/g1 64
+	ino1=$(stat -c %i m128/g1)
+	pc record -o r9b.snap --root m128 --json -- sh -c "$R m128/g1:0:1 --hold 0.3 --delete m128/g1
+		head -c 65536 /dev/zero >m128/g2" >r9b.json
+	if [ "$(stat -c %i m128/g2)" = "$ino1" ] && [ "$(stat -c %W m128/g2)" = 0 ]; then
+		t_is "no birth time, an inode number reused: the deleted file is counted, the new one not recorded" \
+			"$(jq -c '[.total.deleted, .total.files]' r9b.json)" '[1,0]'
+	else
+		t_skip "no birth time, an inode number reused" "ext4 gave g2 another inode number, or a birth time"
+	fi
+else
+	t_skip "no birth time, an inode number reused" "no loop device or mkfs.ext4 here"
+fi
+
 # 10. many random single pages of a big sparse file (no readahead): each
 # is a span of its own; the recorder's set of them must keep up (a sorted
 # array moved its tail on each, fell behind the events and lost some), and
