@@ -1021,11 +1021,11 @@ static void tty_back(bool *tty)
  * left once CMD has exited or 5 s have passed; then CMD is reaped (a
  * zombie until now, so the group's id could not be anyone else's).
  */
-static void end_group(pid_t pgid, bool exited)
+static void end_group(pid_t pgid, bool group, bool exited)
 {
 	siginfo_t ci;
 
-	kill(-pgid, SIGTERM);
+	kill(group ? -pgid : pgid, SIGTERM);
 	for (int i = 0; i < 100 && !exited; i++) {
 		memset(&ci, 0, sizeof(ci));
 		if (waitid(P_PID, (id_t)pgid, &ci, WEXITED | WNOHANG | WNOWAIT) == 0 &&
@@ -1034,8 +1034,55 @@ static void end_group(pid_t pgid, bool exited)
 		else
 			usleep(50000);
 	}
-	kill(-pgid, SIGKILL);
+	kill(group ? -pgid : pgid, SIGKILL);
 	waitpid(pgid, NULL, 0);
+}
+
+/*
+ * Is record alone in its process group? A shell puts a pipeline's members
+ * in one group: handing the terminal to CMD's group would put the others
+ * in the background (a reader of /dev/tty stopped by SIGTTIN).
+ */
+static bool alone_in_group(void)
+{
+	pid_t self = getpid(), pgrp = getpgrp();
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	bool alone = d != NULL;
+
+	while (alone && (de = readdir(d))) {
+		char path[64], buf[512], *p;
+		long pid = strtol(de->d_name, &p, 10);
+		int g;
+
+		if (*p || pid <= 0 || pid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		if (pc_read_text(path, buf, sizeof(buf)) < 0)
+			continue;
+		p = strrchr(buf, ')');	/* then: state, ppid, pgrp */
+		if (p && sscanf(p + 1, " %*c %*d %d", &g) == 1 && g == pgrp)
+			alone = false;
+	}
+	if (d)
+		closedir(d);
+	return alone;
+}
+
+/*
+ * CMD, holding the terminal, was stopped (^Z): the terminal comes back to
+ * record's group and record stops too, so the shell sees its job stopped
+ * (record waited on, CMD stopped: the shell hung). Continued (fg, or bg),
+ * it gives the terminal back if it is in the foreground again, and
+ * continues CMD's group.
+ */
+static void stop_with(pid_t child, bool *tty)
+{
+	tty_back(tty);
+	raise(SIGSTOP);
+	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp())
+		*tty = tcsetpgrp(STDIN_FILENO, child) == 0;
+	kill(-child, SIGCONT);
 }
 
 static uint64_t mono_ns(void)
@@ -1066,6 +1113,8 @@ int cmd_record(int argc, char **argv)
 	int opt, rc, go[2] = { -1, -1 }, ex[2] = { -1, -1 }, sfd = -1, cmd_status = -1;
 	int exec_err = 0;		/* CMD could not be run: errno */
 	bool cmd = false, stop_signal = false, written = false, cmd_done = false, tty = false;
+	bool fg = false, own_group = true;	/* CMD in a process group of its own */
+	bool handover = false;			/* the terminal was given to CMD's group */
 	sigset_t mask, oldmask;
 	struct orec rec = { 0 };
 	struct walk_set walk = { 0 };
@@ -1171,6 +1220,13 @@ int cmd_record(int argc, char **argv)
 			rc = -errno;
 			goto report;
 		}
+		/*
+		 * On a terminal, in its foreground: CMD gets a group of its own
+		 * and the terminal only where record is alone in its group; in a
+		 * pipeline, CMD stays in the foreground group with the others.
+		 */
+		fg = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+		own_group = !fg || alone_in_group();
 		fflush(stdout);
 		fflush(stderr);
 		self = getpid();
@@ -1182,7 +1238,8 @@ int cmd_record(int argc, char **argv)
 			/* CMD dies with record, even by kill -9 (checked: record may be gone already) */
 			if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
 				_exit(127);
-			setpgid(0, 0);	/* a group of its own, which record ends with it */
+			if (own_group)
+				setpgid(0, 0);	/* a group of its own, which record ends with it */
 			/* stdout is record's --json (or --prom, ...): CMD writes to stderr */
 			if (co.fmt != OUT_HUMAN && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 				_exit(127);
@@ -1206,10 +1263,11 @@ int cmd_record(int argc, char **argv)
 			cli_warn("cannot fork: %s", strerror(-rc));
 			goto report;
 		}
-		setpgid(child, child);	/* as the child does: whichever runs first */
+		if (own_group)
+			setpgid(child, child);	/* as the child does: whichever runs first */
 		/* a terminal's foreground is CMD's (it may read it; ^C goes to it) */
-		if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp())
-			tty = tcsetpgrp(STDIN_FILENO, child) == 0;
+		if (own_group && fg)
+			tty = handover = tcsetpgrp(STDIN_FILENO, child) == 0;
 		to.pid = child;
 		to.children = true;
 	} else if (pid > 0) {
@@ -1246,8 +1304,15 @@ int cmd_record(int argc, char **argv)
 				if (!ended)
 					ended = "signal";
 				if (child > 0 && !cmd_done)	/* CMD ends with us */
-					kill(-child, (int)si.ssi_signo);
+					kill(own_group ? -child : child, (int)si.ssi_signo);
 			}
+		}
+		if (child > 0 && !cmd_done && handover) {
+			siginfo_t ci = { 0 };
+
+			if (waitid(P_PID, (id_t)child, &ci, WSTOPPED | WNOHANG) == 0 &&
+			    ci.si_pid == child && ci.si_code == CLD_STOPPED)
+				stop_with(child, &tty);
 		}
 		if (child > 0 && !cmd_done) {
 			siginfo_t ci = { 0 };
@@ -1274,7 +1339,7 @@ int cmd_record(int argc, char **argv)
 			break;
 	}
 	if (child > 0 && !cmd_done && !stop_signal)
-		kill(-child, SIGTERM);	/* --duration is over: CMD ends too (end_group) */
+		kill(own_group ? -child : child, SIGTERM);	/* --duration is over: CMD ends too */
 	if (ex[0] >= 0 && cmd_status >= 0)	/* it ended before poll saw its pipe */
 		exec_err = exec_result(&ex[0]);
 	lost = pc_trace_lost(t);
@@ -1494,7 +1559,7 @@ report:
 			go[1] = -1;
 		}
 		tty_back(&tty);
-		end_group(child, cmd_done);
+		end_group(child, own_group, cmd_done);
 	}
 	if (go[0] >= 0)
 		close(go[0]);

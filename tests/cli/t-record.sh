@@ -423,6 +423,36 @@ t_is "every page read is recorded as used" \
 	"$(head -1 rs.err)"
 rm -f data/sparse
 
+# 11. on a terminal (script(1) gives one, an interactive bash job control):
+# in a pipeline, CMD does not take the terminal from the pipeline's other
+# members (main's reader of /dev/tty was stopped, SIGTTIN); and a CMD
+# stopped by ^Z (SIGTSTP) stops record's job too, which fg continues
+# (main hung: record waited, CMD stopped)
+if t_have script && script -qec true /dev/null >/dev/null 2>&1; then
+	cat >tty3.sh <<EOF
+"$PAGECACHE" record -o tty3.snap -- sleep 0.5 | (read -t 3 x </dev/tty; echo "read:\$?" >tty3.out)
+echo "pipeline:\$?" >>tty3.out
+kill %% 2>/dev/null
+EOF
+	cat >tty4.sh <<EOF
+"$PAGECACHE" record -o tty4.snap -- sh -c 'echo \$\$ >tty4.pid; kill -TSTP \$\$; echo resumed >tty4.res'
+echo "stopped:\$?" >tty4.out
+fg >/dev/null
+echo "fg:\$?" >>tty4.out
+EOF
+	timeout -k 2 15 script -qec "bash --norc --noprofile -i tty3.sh" /dev/null >/dev/null 2>&1
+	t_is "a pipeline on a terminal: its reader of /dev/tty is not stopped" \
+		"$(sed -n 's/:.*//p' tty3.out 2>/dev/null | tr '\n' ' ')" "read pipeline "
+	timeout -k 2 15 script -qec "bash --norc --noprofile -i tty4.sh" /dev/null >/dev/null 2>&1
+	[ -s tty4.pid ] && T_CLEANUP+=("t_kill $(cat tty4.pid)")
+	t_is "CMD stopped by SIGTSTP: record's job stops (148 or 147), fg ends it (0)" \
+		"$(sed 's/:14[78]$/:stopped/' tty4.out 2>/dev/null | tr '\n' ' ')" "stopped:stopped fg:0 "
+	t_is "  CMD went on after fg, the recording was written" \
+		"$(cat tty4.res 2>/dev/null).$(ls tty4.snap 2>/dev/null)" "resumed.tty4.snap"
+else
+	t_skip "on a terminal: pipelines and ^Z" "no script(1) (util-linux) to make a terminal"
+fi
+
 # 8. usage and privilege
 # a CMD that cannot be run is a failure, and replaces no snapshot
 cp r1.snap old.snap
