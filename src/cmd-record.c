@@ -47,6 +47,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1039,6 +1040,60 @@ static void end_group(pid_t pgid, bool group, bool exited)
 }
 
 /*
+ * CMD must not outlive record, even by kill -9: PR_SET_PDEATHSIG does it
+ * until CMD changes its credentials (setpriv, a set-user-ID program: the
+ * kernel clears the death signal then). So a warden, a child of record
+ * that does nothing else, holds a pidfd of CMD and the read end of a
+ * pipe only record writes to: at its end of file (record gone, however),
+ * if CMD has not exited, it kills CMD's group (SIGKILL), or CMD alone where
+ * CMD shares record's group. The pidfd says CMD is still there, so the
+ * group's id is still CMD's. record closes the pipe at its exit, after
+ * CMD was reaped, and reaps the warden. Returns its pid, or -1.
+ */
+static pid_t start_warden(pid_t child, bool group, int *ret_fd)
+{
+	int p[2], pidfd, devnull;
+	pid_t w;
+	char b;
+
+	pidfd = (int)syscall(__NR_pidfd_open, child, 0);
+	if (pidfd < 0 || pipe2(p, O_CLOEXEC) < 0) {
+		if (pidfd >= 0)
+			close(pidfd);
+		return -1;
+	}
+	w = fork();
+	if (w == 0) {
+		struct pollfd pf = { pidfd, POLLIN, 0 };
+
+		/* SIGINT and SIGTERM stay blocked (record's mask): only the pipe ends it */
+		prctl(PR_SET_NAME, "pagecache-wrdn");
+		devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+		for (int fd = 0; fd < 3 && devnull >= 0; fd++)
+			dup2(devnull, fd);	/* not a holder of record's stdout */
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != p[0] && fd != pidfd)
+				close(fd);
+		while (read(p[0], &b, 1) < 0 && errno == EINTR)
+			;
+		if (poll(&pf, 1, 0) == 0) {	/* CMD not exited: record died first */
+			if (group)
+				kill(-child, SIGKILL);
+			syscall(__NR_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+		}
+		_exit(0);
+	}
+	close(p[0]);
+	close(pidfd);
+	if (w < 0) {
+		close(p[1]);
+		return -1;
+	}
+	*ret_fd = p[1];
+	return w;
+}
+
+/*
  * Is record alone in its process group? A shell puts a pipeline's members
  * in one group: handing the terminal to CMD's group would put the others
  * in the background (a reader of /dev/tty stopped by SIGTTIN).
@@ -1115,6 +1170,8 @@ int cmd_record(int argc, char **argv)
 	bool cmd = false, stop_signal = false, written = false, cmd_done = false, tty = false;
 	bool fg = false, own_group = true;	/* CMD in a process group of its own */
 	bool handover = false;			/* the terminal was given to CMD's group */
+	pid_t warden = -1;			/* ends CMD if record dies (start_warden) */
+	int warden_fd = -1;
 	sigset_t mask, oldmask;
 	struct orec rec = { 0 };
 	struct walk_set walk = { 0 };
@@ -1268,6 +1325,10 @@ int cmd_record(int argc, char **argv)
 		/* a terminal's foreground is CMD's (it may read it; ^C goes to it) */
 		if (own_group && fg)
 			tty = handover = tcsetpgrp(STDIN_FILENO, child) == 0;
+		warden = start_warden(child, own_group, &warden_fd);
+		if (warden < 0)
+			cli_warn("cannot start the process that ends '%s' if record is killed: %s",
+				 argv[optind], strerror(errno));
 		to.pid = child;
 		to.children = true;
 	} else if (pid > 0) {
@@ -1560,6 +1621,10 @@ report:
 		}
 		tty_back(&tty);
 		end_group(child, own_group, cmd_done);
+	}
+	if (warden > 0) {	/* CMD reaped: the warden sees it exited and leaves */
+		close(warden_fd);
+		waitpid(warden, NULL, 0);
 	}
 	if (go[0] >= 0)
 		close(go[0]);

@@ -252,7 +252,7 @@ t_is "--cgroup of no cgroup: exit 1" "$?" 1
 "$PAGECACHE" record -o r7.snap --root data --json -- sh -c "$R data/f1:5:1; exec sleep 60" >r7.json &
 rec=$!
 t_wait 10 pgrep -P "$rec" -x sleep
-kid=$(pgrep -P "$rec")
+kid=$(pgrep -P "$rec" -x sleep)
 kill -INT "$rec"
 wait "$rec"
 t_is "SIGINT: exit 0" "$?" 0
@@ -262,7 +262,7 @@ t_ok "SIGINT: CMD got it too" t_wait 10 t_gone "$kid"
 "$PAGECACHE" record -o r8.snap -- sleep 60 &
 rec=$!
 t_wait 10 pgrep -P "$rec" -x sleep
-kid=$(pgrep -P "$rec")
+kid=$(pgrep -P "$rec" -x sleep)
 T_CLEANUP+=("t_kill $kid")
 t_is "CMD holds no perf fd of ours" "$(ls -l /proc/$kid/fd 2>/dev/null | grep -c perf_event)" 0
 kill -KILL "$rec"
@@ -270,6 +270,22 @@ wait "$rec" 2>/dev/null
 t_is "kill -9: no snapshot half-written" "$(ls r8.snap* 2>/dev/null)" ""
 t_ok "kill -9: CMD does not outlive record (PDEATHSIG)" t_wait 10 t_gone "$kid"
 t_kill "$kid"
+# a CMD that changes its credentials (setpriv: the kernel clears its
+# PR_SET_PDEATHSIG then) is still killed with record: the warden, a child
+# of record, kills its group when record is gone (main left it running)
+if t_have setpriv; then
+	"$PAGECACHE" record -o r8c.snap -- setpriv --reuid=65534 --regid=65534 --clear-groups \
+		sleep 61 >/dev/null 2>&1 &
+	rec=$!
+	t_wait 10 pgrep -P "$rec" -x sleep
+	kid=$(pgrep -P "$rec" -x sleep)
+	T_CLEANUP+=("t_kill $kid")
+	kill -KILL "$rec"
+	wait "$rec" 2>/dev/null
+	t_ok "kill -9: a CMD that changed its credentials does not outlive record" t_wait 10 t_gone "$kid"
+else
+	t_skip "kill -9: a CMD that changed its credentials" "$T_WHY"
+fi
 # CMD's output is not in the --json stream (it goes to stderr), and CMD,
 # with what it started in its process group, ends with record (--duration)
 pc record -o r8b.snap --duration 0.5 --json -- sh -c 'echo CMDOUT; sleep 60 & echo $! >gkid
@@ -292,7 +308,7 @@ ns=$(unshare -m --propagation private bash -c '
 	"$1" record -o "$2/ns2.snap" -- sleep 60 >/dev/null 2>&1 &
 	rec=$!
 	for i in $(seq 100); do ls -l /proc/$rec/fd 2>/dev/null | grep -q perf_event && break; sleep 0.1; done
-	kid=$(pgrep -P $rec)
+	kid=$(pgrep -P $rec -x sleep)
 	kill -KILL $rec; wait $rec 2>/dev/null; kill $kid 2>/dev/null
 	grep -c " - tracefs " /proc/self/mountinfo' ns "$PAGECACHE" "$T_DIR")
 t_is "tracefs not mounted: a recording (and a kill -9 of one) leaves none mounted" "$ns" 0
