@@ -815,11 +815,16 @@ int pc_profile_check_target(const char *path);
  * pc_profile_check_target, and a temporary file made beside path as the
  * writer makes it (then removed): a missing or read-only directory, or
  * one the caller may not write, is -errno now, before a long recording,
- * not at its end.
+ * not at its end. With ret_dfd, path's directory (O_PATH) on success, for
+ * pc_profile_createat: the snapshot goes where it was probed, even if the
+ * directory is renamed or a link put at its path meanwhile. Close it.
  */
-int pc_profile_probe_target(const char *path);
+int pc_profile_probe_target(const char *path, int *ret_dfd);
 int pc_profile_create(const char *path, const struct pc_profile_meta *m,
 		      struct pc_profile_writer **ret);
+/* pc_profile_create in dfd, path's directory as pc_profile_probe_target gave it (-1: path's) */
+int pc_profile_createat(int dfd, const char *path, const struct pc_profile_meta *m,
+			struct pc_profile_writer **ret);
 /*
  * The file is created 0600. A path already added is -EEXIST, active runs
  * that are not inside the cached runs -EINVAL: readers refuse both; so

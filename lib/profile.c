@@ -292,7 +292,9 @@ struct colbuf {
 
 struct pc_profile_writer {
 	int fd;
-	char *path, *tmp;
+	int dfd;			/* path's directory (O_PATH), pinned */
+	char *path, *tmp;		/* tmp: a name in dfd */
+	const char *base;		/* path's last name, in dfd */
 	uint8_t *raw;			/* a section's contents, as written */
 	size_t rawlen, rawcap;
 	struct colbuf col[NCOLS];	/* the section being made, column by column */
@@ -421,29 +423,115 @@ int pc_profile_check_target(const char *path)
 	return S_ISREG(st.st_mode) ? 0 : -EEXIST;
 }
 
-int pc_profile_probe_target(const char *path)
+/* path's last name (in path), and its directory opened O_PATH (or -errno) */
+static int target_dir(const char *path, const char **ret_base)
 {
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int dfd;
+
+	if (!slash) {
+		*ret_base = path;
+		dfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		return dfd < 0 ? -errno : dfd;
+	}
+	dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+	if (!dir)
+		return -ENOMEM;
+	*ret_base = slash + 1;
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		dfd = -errno;
+	free(dir);
+	return dfd;
+}
+
+/* pc_profile_check_target, of name in directory dfd */
+static int check_target_at(int dfd, const char *name)
+{
+	struct stat st;
+
+	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EISDIR;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	return S_ISREG(st.st_mode) ? 0 : -EEXIST;
+}
+
+/*
+ * A fresh file NAME.tmp.XXXXXX in dfd, mode 0600: a name nobody could
+ * plant a link at (O_EXCL, O_NOFOLLOW). Its fd, its name in *ret; -errno.
+ */
+static int create_tmp(int dfd, const char *name, char **ret)
+{
+	static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+	for (int i = 0; i < 100; i++) {
+		uint8_t r[6];
+		char *t;
+		int fd;
+
+		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+			uint64_t x = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid() << 16 ^
+				     (uint64_t)i;
+
+			memcpy(r, &x, sizeof(r));
+		}
+		if (asprintf(&t, "%s.tmp.%c%c%c%c%c%c", name, set[r[0] % 62], set[r[1] % 62],
+			     set[r[2] % 62], set[r[3] % 62], set[r[4] % 62], set[r[5] % 62]) < 0)
+			return -ENOMEM;
+		fd = openat(dfd, t, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			*ret = t;
+			return fd;
+		}
+		free(t);
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+int pc_profile_probe_target(const char *path, int *ret_dfd)
+{
+	const char *base;
 	char *tmp;
-	int rc = pc_profile_check_target(path), fd;
+	int rc = pc_profile_check_target(path), fd, dfd;
 
 	if (rc < 0)
 		return rc;
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0)
-		return -ENOMEM;
+	dfd = target_dir(path, &base);
+	if (dfd < 0)
+		return dfd;
+	rc = check_target_at(dfd, base);
 	/* the writer's own way: a fresh name (O_EXCL), beside path, 0600 */
-	fd = mkostemp(tmp, O_CLOEXEC);
+	fd = rc < 0 ? rc : create_tmp(dfd, base, &tmp);
 	if (fd < 0) {
-		rc = -errno;
+		rc = fd;
 	} else {
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 		close(fd);
+		free(tmp);
 	}
-	free(tmp);
+	if (rc < 0 || !ret_dfd)
+		close(dfd);
+	else
+		*ret_dfd = dfd;
 	return rc;
 }
 
 int pc_profile_create(const char *path, const struct pc_profile_meta *m,
 		      struct pc_profile_writer **ret)
+{
+	return pc_profile_createat(-1, path, m, ret);
+}
+
+int pc_profile_createat(int dfd, const char *path, const struct pc_profile_meta *m,
+			struct pc_profile_writer **ret)
 {
 	struct pc_profile_writer *w = calloc(1, sizeof(*w));
 	uint8_t hdr[HDR_LEN] = { 0 };
@@ -453,26 +541,40 @@ int pc_profile_create(const char *path, const struct pc_profile_meta *m,
 	if (!w)
 		return -ENOMEM;
 	w->fd = -1;
+	w->dfd = -1;
 	rc = pc_profile_check_target(path);
 	if (rc < 0) {
 		free(w);
 		return rc;
 	}
 	w->path = strdup(path);
-	if (!w->path || asprintf(&w->tmp, "%s.tmp.XXXXXX", path) < 0) {
-		w->tmp = NULL;
+	if (!w->path) {
 		rc = -ENOMEM;
 		goto fail;
 	}
+	if (dfd >= 0) {	/* the directory the caller pinned (pc_profile_probe_target) */
+		const char *slash = strrchr(w->path, '/');
+
+		w->base = slash ? slash + 1 : w->path;
+		w->dfd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+		if (w->dfd < 0)
+			rc = -errno;
+	} else {
+		w->dfd = target_dir(w->path, &w->base);
+		rc = w->dfd < 0 ? w->dfd : 0;
+	}
+	if (rc == 0)
+		rc = check_target_at(w->dfd, w->base);
+	if (rc < 0)
+		goto fail;
 	/*
 	 * A fresh name nobody could plant a link at (O_EXCL), mode 0600: a
 	 * snapshot says what is cached in files its reader may not be allowed
 	 * to ask about, so it is its writer's alone (chmod to share it).
 	 */
-	w->fd = mkostemp(w->tmp, O_CLOEXEC);
+	w->fd = create_tmp(w->dfd, w->base, &w->tmp);
 	if (w->fd < 0) {
-		rc = -errno;
-		free(w->tmp);
+		rc = w->fd;
 		w->tmp = NULL;	/* not ours to unlink */
 		goto fail;
 	}
@@ -651,7 +753,6 @@ int pc_profile_commit(struct pc_profile_writer *w)
 	uint8_t end[32];
 	size_t n;
 	int rc = 0, dfd;
-	char *dcopy;
 
 	rc = flush_files(w);
 	n = put_varint(end, w->nfiles);
@@ -665,22 +766,18 @@ int pc_profile_commit(struct pc_profile_writer *w)
 		w->fd = -1;
 	}
 	if (rc == 0)	/* again: a device or FIFO put there since is not replaced either */
-		rc = pc_profile_check_target(w->path);
-	if (rc == 0)
-		rc = pc_sys_renameat(AT_FDCWD, w->tmp, AT_FDCWD, w->path);
+		rc = check_target_at(w->dfd, w->base);
+	if (rc == 0)	/* in the directory pinned at the start, wherever its path leads now */
+		rc = pc_sys_renameat(w->dfd, w->tmp, w->dfd, w->base);
 	if (rc < 0) {
 		pc_profile_abort(w);
 		return rc;
 	}
 	/* the rename itself must reach the disk */
-	dcopy = strdup(w->path);
-	if (dcopy) {
-		dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-		free(dcopy);
+	dfd = openat(w->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
 	}
 	free(w->tmp);
 	w->tmp = NULL;
@@ -695,7 +792,9 @@ void pc_profile_abort(struct pc_profile_writer *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	if (w->tmp)
-		unlink(w->tmp);
+		unlinkat(w->dfd, w->tmp, 0);
+	if (w->dfd >= 0)
+		close(w->dfd);
 	free(w->tmp);
 	free(w->path);
 	free(w->raw);

@@ -1171,6 +1171,7 @@ int cmd_record(int argc, char **argv)
 	bool fg = false, own_group = true;	/* CMD in a process group of its own */
 	bool handover = false;			/* the terminal was given to CMD's group */
 	pid_t warden = -1;			/* ends CMD if record dies (start_warden) */
+	int out_dfd = -1;			/* -o's directory, as probed */
 	int warden_fd = -1;
 	sigset_t mask, oldmask;
 	struct orec rec = { 0 };
@@ -1252,7 +1253,7 @@ int cmd_record(int argc, char **argv)
 		goto report;
 	}
 	/* where the snapshot goes is tried now, not after CMD ran (its temporary file, made and removed) */
-	rc = pc_profile_probe_target(out);
+	rc = pc_profile_probe_target(out, &out_dfd);	/* its directory pinned till the end */
 	if (rc < 0) {
 		cli_fail_msg(out, "cannot write recording", cli_snapshot_target_why(out, -rc));
 		goto report;
@@ -1521,7 +1522,7 @@ int cmd_record(int argc, char **argv)
 	meta.lost = lost;
 	meta.duration_ms = (uint64_t)((pc_now() - started) * 1000);
 	end_signals_hold(true);	/* a second signal from here abandons it before the rename */
-	rc = pc_profile_create(out, &meta, &w);
+	rc = pc_profile_createat(out_dfd, out, &meta, &w);
 	for (size_t i = 0; i < o.npf && rc == 0; i++) {
 		rc = pc_profile_add(w, &o.pf[i]);
 		if (rc == -EEXIST) {	/* two inodes at one path: the first is kept */
@@ -1635,6 +1636,8 @@ report:
 			close(ex[i]);
 	if (to.cgroup_fd >= 0)
 		close(to.cgroup_fd);
+	if (out_dfd >= 0)
+		close(out_dfd);
 	if (sfd >= 0)
 		close(sfd);
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);

@@ -517,6 +517,13 @@ if unshare -m --propagation private true 2>/dev/null; then
 else
 	t_skip "-o at a symbolic link in a private /dev" "no mount namespace (unshare -m)"
 fi
+# -o's directory is pinned when it is probed: swapped for a link while CMD
+# runs, the recording still goes where it was probed (main wrote through
+# the link)
+mkdir -p pin pinto
+pc record -o pin/x.snap -- sh -c 'mv pin pin.moved && ln -s pinto pin' >/dev/null 2>&1
+t_is "-o's directory swapped for a link during the recording: written where it was probed" \
+	"$(ls pin.moved | tr '\n' ' ')/$(ls pinto | tr '\n' ' ')" "x.snap /"
 pc record -o x.snap --pid 1 -- true >/dev/null 2>&1
 t_is "-- CMD and --pid together: usage error" "$?" 2
 pc record -- true >/dev/null 2>&1

@@ -1036,7 +1036,7 @@ int main(void)
 			snprintf(lnk, sizeof(lnk), "%s/alink", scratch_dir());
 			ok(symlink("/proc/self/fd/1", lnk) == 0 &&
 			   pc_profile_check_target(lnk) == -ELOOP &&
-			   pc_profile_probe_target(lnk) == -ELOOP &&
+			   pc_profile_probe_target(lnk, NULL) == -ELOOP &&
 			   pc_profile_create(lnk, &m, &w) == -ELOOP,
 			   "target: a symbolic link is refused (check, probe, create)");
 			unlink(lnk);
@@ -1061,9 +1061,9 @@ int main(void)
 		snprintf(good, sizeof(good), "%s/x.snap", dir);
 		snprintf(nodir, sizeof(nodir), "%s/none/x.snap", dir);
 		ok(mkdir(dir, 0755) == 0, "probe: a directory");
-		ok(pc_profile_probe_target(good) == 0, "probe: a path in it may be written");
-		ok(pc_profile_probe_target(nodir) == -ENOENT, "probe: a missing directory is -ENOENT");
-		ok(pc_profile_probe_target(dir) == -EISDIR, "probe: a directory as target is refused");
+		ok(pc_profile_probe_target(good, NULL) == 0, "probe: a path in it may be written");
+		ok(pc_profile_probe_target(nodir, NULL) == -ENOENT, "probe: a missing directory is -ENOENT");
+		ok(pc_profile_probe_target(dir, NULL) == -EISDIR, "probe: a directory as target is refused");
 		d = opendir(dir);
 		while (d && (de = readdir(d)))
 			left += de->d_name[0] != '.';
@@ -1071,6 +1071,34 @@ int main(void)
 			closedir(d);
 		ok(d && left == 0, "probe: leaves nothing behind");
 		rmdir(dir);
+	}
+	/* the directory probed is the one written, whatever its path leads to by then */
+	{
+		char dir[600], moved[600], other[600], path[700], inmoved[700], inother[700];
+		struct stat st;
+		int dfd = -1;
+
+		snprintf(dir, sizeof(dir), "%s/pin", scratch_dir());
+		snprintf(moved, sizeof(moved), "%s/pin.moved", scratch_dir());
+		snprintf(other, sizeof(other), "%s/other", scratch_dir());
+		snprintf(path, sizeof(path), "%s/x.snap", dir);
+		snprintf(inmoved, sizeof(inmoved), "%s/x.snap", moved);
+		snprintf(inother, sizeof(inother), "%s/x.snap", other);
+		ok(mkdir(dir, 0755) == 0 && mkdir(other, 0755) == 0 &&
+		   pc_profile_probe_target(path, &dfd) == 0 && dfd >= 0,
+		   "pin: probed, its directory held");
+		ok(rename(dir, moved) == 0 && symlink(other, dir) == 0,
+		   "pin: the directory renamed, a link to another put at its path");
+		ok(pc_profile_createat(dfd, path, &m, &w) == 0 && pc_profile_commit(w) == 0,
+		   "pin: written");
+		ok(stat(inmoved, &st) == 0 && S_ISREG(st.st_mode) && lstat(inother, &st) < 0,
+		   "pin: in the directory probed, not through the link");
+		if (dfd >= 0)
+			close(dfd);
+		unlink(inmoved);
+		unlink(dir);
+		rmdir(moved);
+		rmdir(other);
 	}
 	rm_scratch();
 	return done_testing();
