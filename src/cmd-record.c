@@ -246,7 +246,7 @@ static int on_event(const struct pc_trace_event *e, void *arg)
 		rc = pc_spanset_add(&f->mapped, e->first, e->last, ms);
 		break;
 	}
-	if (rc)
+	if (rc == -ENOMEM)
 		r->nomem = true;
 	if (!f->seen && !f->gone && f->scans < REC_SCAN_TRIES && major(e->dev) + minor(e->dev))
 		want_scan(r, (pid_t)e->pid);
