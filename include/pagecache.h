@@ -134,6 +134,31 @@ int pc_open_beneath(int rootfd, const char *path, int extra_flags, struct stat *
  */
 int pc_path_beneath(int rootfd, const char *path, struct stat *ret_st);
 /*
+ * An absolute path reached the way systemd reads a PIDFile=, one component
+ * at a time with O_PATH | O_NOFOLLOW: a symbolic link is followed only
+ * where nobody but root (or the caller's euid) could have made or changed
+ * it, that is the link is theirs and every directory before it is theirs
+ * and writable by nobody else unless sticky; the last component is
+ * followed only with PC_TRUSTED_FOLLOW_LAST. With PC_TRUSTED_NO_FUSE no
+ * name is looked up on a FUSE mount and no file there is fstat()ed (the
+ * mount of each fd is asked of /proc, never of the filesystem, whose
+ * server may never answer). At most PC_TRUSTED_MAX_COMPONENTS components
+ * and 40 links. Returns an O_PATH fd of what the path names, or -EPERM (a
+ * link others could change: ret->link names it), -EREMOTE (a FUSE mount
+ * on the way), -ELOOP (too many links or components), -ENOENT, ...
+ * ret->dirs_trusted: every directory walked (the last one included, where
+ * the path names one) is root's or the caller's and writable by nobody
+ * else unless sticky.
+ */
+#define PC_TRUSTED_FOLLOW_LAST 1u
+#define PC_TRUSTED_NO_FUSE 2u
+#define PC_TRUSTED_MAX_COMPONENTS 256
+struct pc_trusted {
+	bool dirs_trusted;		/* the directories on the way: nobody else's to change */
+	char link[4096];		/* -EPERM: the link not followed */
+};
+int pc_path_trusted(const char *path, unsigned flags, struct pc_trusted *ret);
+/*
  * Is fd (O_PATH will do) on a filesystem of kernel interfaces (procfs,
  * sysfs, debugfs, tracefs, cgroupfs, configfs, mqueue, hugetlbfs, ...)?
  * Their regular files are interfaces, not data: a read can act (a sysfs

@@ -20,10 +20,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -257,4 +259,226 @@ int pc_reopen_at(int fddir, int pfd, const struct stat *st, int extra_flags, str
 int pc_reopen_checked(int pfd, const struct stat *st, int extra_flags, struct stat *ret_st)
 {
 	return pc_reopen_at(-1, pfd, st, extra_flags, ret_st);
+}
+
+/*
+ * pc_path_trusted: an absolute path opened one component at a time
+ * (O_PATH | O_NOFOLLOW) the way systemd reads a PIDFile=: a symbolic link
+ * is followed only where nobody but root (or the caller) could have made
+ * or changed it, the link root's and every directory before it root's and
+ * writable by nobody else unless sticky. With PC_TRUSTED_NO_FUSE, nothing
+ * is looked up on a FUSE mount: each fd's mount is asked of /proc (its
+ * fdinfo's mnt_id, against mountinfo read once a lookup), never of the
+ * filesystem, before it is fstat()ed or a name is looked up in it (a user
+ * may mount one on a directory it owns and stop answering).
+ */
+
+/* the mounts, by ID, and which are FUSE (read once a lookup) */
+struct mounts {
+	int *id;
+	bool *fuse;
+	size_t n, cap;
+};
+
+static void mounts_read(struct mounts *m)
+{
+	char *line = NULL;
+	size_t len = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	m->n = 0;
+	if (!f)
+		return;
+	while (getline(&line, &len, f) > 0) {	/* a line may be long (overlay's options) */
+		const char *sep = strstr(line, " - ");
+
+		if (m->n == m->cap) {
+			size_t cap = m->cap ? 2 * m->cap : 64;
+			int *id = realloc(m->id, cap * sizeof(*id));
+			bool *fuse;
+
+			if (id)
+				m->id = id;
+			fuse = realloc(m->fuse, cap * sizeof(*fuse));
+			if (fuse)
+				m->fuse = fuse;
+			if (!id || !fuse)
+				break;
+			m->cap = cap;
+		}
+		m->id[m->n] = atoi(line);
+		m->fuse[m->n++] = !sep || !strncmp(sep + 3, "fuse", 4);
+	}
+	free(line);
+	fclose(f);
+}
+
+/* is fd on a FUSE mount? true where there is no telling */
+static bool mounts_fuse(struct mounts *m, int fd)
+{
+	char name[64], line[256];
+	int mnt = -1;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/self/fdinfo/%d", fd);
+	if (!(f = fopen(name, "re")))
+		return true;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "mnt_id: %d", &mnt) == 1)
+			break;
+	fclose(f);
+	if (mnt < 0)
+		return true;
+	/* a mount made since the last read: read again, once */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < m->n; i++)
+			if (m->id[i] == mnt)
+				return m->fuse[i];
+		if (!pass)
+			mounts_read(m);
+	}
+	return true;
+}
+
+static bool owner_trusted(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+/* a directory nobody but root (or the caller) can change */
+static bool dir_trusted(const struct stat *st)
+{
+	return S_ISDIR(st->st_mode) && owner_trusted(st->st_uid) &&
+	       (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_mode & S_ISVTX));
+}
+
+int pc_path_trusted(const char *path, unsigned flags, struct pc_trusted *ret)
+{
+	char rest[PATH_MAX], target[PATH_MAX], done[PATH_MAX] = "";
+	struct mounts m = { 0 };
+	bool trusted = true;
+	int dfd = -1, rc, links = 0, comps = 0;
+
+	ret->link[0] = 0;
+	ret->dirs_trusted = false;
+	if (path[0] != '/' || strlen(path) >= sizeof(rest))
+		return -EINVAL;
+	snprintf(rest, sizeof(rest), "%s", path);
+	if (flags & PC_TRUSTED_NO_FUSE)
+		mounts_read(&m);
+	for (char *p = rest;;) {
+		char comp[NAME_MAX + 1];
+		struct stat st;
+		size_t n;
+		ssize_t tl;
+		int fd;
+		bool last;
+
+		if (dfd < 0) {	/* "/", at the start and after an absolute link */
+			fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			done[0] = 0;
+			if (fd < 0) {
+				rc = -errno;
+				goto out;
+			}
+		} else {
+			while (*p == '/')
+				p++;
+			n = strcspn(p, "/");
+			if (n > NAME_MAX) {
+				rc = -ENAMETOOLONG;
+				goto out;
+			}
+			/* a bound on the work one lookup may cost (./././...) */
+			if (++comps > PC_TRUSTED_MAX_COMPONENTS) {
+				rc = -ELOOP;
+				goto out;
+			}
+			memcpy(comp, p, n);
+			comp[n] = 0;
+			p += n;
+			fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0) {
+				rc = -errno;
+				goto out;
+			}
+			if (!strcmp(comp, "..")) {
+				char *slash = strrchr(done, '/');
+
+				if (slash)
+					*slash = 0;
+			} else if (strcmp(comp, ".") &&
+				   strlen(done) + 1 + n < sizeof(done)) {
+				strcat(done, "/");
+				strcat(done, comp);
+			}
+		}
+		if ((flags & PC_TRUSTED_NO_FUSE) && mounts_fuse(&m, fd)) {
+			close(fd);
+			rc = -EREMOTE;
+			goto out;
+		}
+		if (fstat(fd, &st) < 0) {
+			rc = -errno;
+			close(fd);
+			goto out;
+		}
+		while (*p == '/')
+			p++;
+		last = !*p;
+		if (S_ISLNK(st.st_mode) && (!last || (flags & PC_TRUSTED_FOLLOW_LAST))) {
+			if (!trusted || !owner_trusted(st.st_uid)) {
+				snprintf(ret->link, sizeof(ret->link), "%s", *done ? done : "/");
+				close(fd);
+				rc = -EPERM;
+				goto out;
+			}
+			tl = readlinkat(fd, "", target, sizeof(target) - 1);
+			close(fd);
+			if (tl <= 0 || ++links > 40 || strlen(p) + (size_t)tl + 1 >= sizeof(rest)) {
+				rc = tl < 0 ? -errno : tl == 0 ? -ENOENT :
+				     links > 40 ? -ELOOP : -ENAMETOOLONG;
+				goto out;
+			}
+			target[tl] = 0;
+			/* the link's target, then what was left after it */
+			memmove(rest + tl + 1, p, strlen(p) + 1);
+			memcpy(rest, target, (size_t)tl);
+			rest[tl] = '/';
+			p = rest;
+			/* its directory again: the link's name came off "done" */
+			{
+				char *slash = strrchr(done, '/');
+
+				if (slash)
+					*slash = 0;
+			}
+			if (target[0] == '/') {
+				close(dfd);
+				dfd = -1;
+			}
+			continue;
+		}
+		if (S_ISDIR(st.st_mode))
+			trusted = trusted && dir_trusted(&st);
+		if (dfd >= 0)
+			close(dfd);
+		dfd = fd;
+		if (last) {
+			ret->dirs_trusted = trusted;
+			rc = dfd;
+			dfd = -1;
+			goto out;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			rc = -ENOTDIR;
+			goto out;
+		}
+	}
+out:
+	if (dfd >= 0)
+		close(dfd);
+	free(m.id);
+	free(m.fuse);
+	return rc;
 }

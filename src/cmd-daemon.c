@@ -163,6 +163,7 @@ static struct {
 	pid_t self;
 	bool quiet_pidfile;		/* the pid-file warning said once */
 	bool quiet_fuse;		/* and the one of a pid-file on FUSE */
+	bool quiet_link;		/* and the one of a user's link on its way */
 } D = { .sfd = -1, .lfd = -1, .job = { .fd = -1 } };
 
 /* ---- logging and sd_notify ------------------------------------------------ */
@@ -243,121 +244,6 @@ static struct svc *svc_find(const char *name)
 	return NULL;
 }
 
-/* is the fd (O_PATH) on a FUSE mount? Asked of /proc, never of the file system */
-static bool fd_on_fuse(int fd)
-{
-	char name[64], line[256], *mi = NULL;
-	size_t milen = 0;
-	long mnt = -1;
-	bool fuse = false;
-	FILE *f;
-
-	snprintf(name, sizeof(name), "/proc/self/fdinfo/%d", fd);
-	if (!(f = fopen(name, "re")))
-		return true;	/* no telling: not looked into */
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "mnt_id: %ld", &mnt) == 1)
-			break;
-	fclose(f);
-	if (mnt < 0 || !(f = fopen("/proc/self/mountinfo", "re")))
-		return true;
-	while (getline(&mi, &milen, f) > 0) {	/* a line may be long (overlay's options) */
-		const char *sep = strstr(mi, " - ");
-
-		if (atol(mi) == mnt) {
-			fuse = !sep || !strncmp(sep + 3, "fuse", 4);
-			break;
-		}
-	}
-	free(mi);
-	fclose(f);
-	return fuse;
-}
-
-/*
- * open(path, O_PATH | O_NOFOLLOW) without asking a FUSE server anything:
- * any user may mount one on a directory it owns and stop answering, and
- * a lookup there would hang the daemon's loop. Each directory on the way
- * is checked not to be on a FUSE mount before a name is looked up in it
- * (its fd's mount, from /proc); links on the way are followed (/var/run),
- * 40 at most, the last component is not. -EREMOTE: a FUSE mount on the way.
- */
-static int open_nofuse(const char *path)
-{
-	char rest[PATH_MAX], target[PATH_MAX];
-	int dfd, links = 0;
-
-	if (path[0] != '/' || strlen(path) >= sizeof(rest))
-		return -EINVAL;
-	snprintf(rest, sizeof(rest), "%s", path);
-	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	for (char *p = rest;;) {
-		char comp[NAME_MAX + 1];
-		struct stat st;
-		size_t n;
-		ssize_t tl;
-		int fd;
-		bool last;
-
-		while (*p == '/')
-			p++;
-		n = strcspn(p, "/");
-		if (!n || n > NAME_MAX) {
-			close(dfd);
-			return n ? -ENAMETOOLONG : -EISDIR;
-		}
-		memcpy(comp, p, n);
-		comp[n] = 0;
-		p += n;
-		last = !p[strspn(p, "/")];
-		fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0) {
-			int err = -errno;
-
-			close(dfd);
-			return err;
-		}
-		if (fd_on_fuse(fd)) {
-			close(fd);
-			close(dfd);
-			return -EREMOTE;
-		}
-		if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
-			int err = -errno;
-
-			close(fd);
-			close(dfd);
-			return err;
-		}
-		if (S_ISLNK(st.st_mode) && !last) {
-			tl = readlinkat(fd, "", target, sizeof(target) - 1);
-			close(fd);
-			if (tl <= 0 || ++links > 40 || strlen(p) + (size_t)tl + 1 >= sizeof(rest)) {
-				close(dfd);
-				return tl < 0 ? -errno : -ELOOP;
-			}
-			target[tl] = 0;
-			memmove(rest + tl + 1, p, strlen(p) + 1);
-			memcpy(rest, target, (size_t)tl);
-			rest[tl] = '/';
-			p = rest;
-			if (target[0] == '/') {
-				close(dfd);
-				dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-				if (dfd < 0)
-					return -errno;
-			}
-			continue;
-		}
-		close(dfd);
-		if (last)
-			return fd;
-		dfd = fd;
-	}
-}
-
 /*
  * Is the service running? 1 yes, 0 no, -1 unknown (paths only). Its
  * pid-file is read as hostile: no link followed, no FIFO opened, a
@@ -371,13 +257,25 @@ static int svc_up(const struct dsvc *c, pid_t *ret_pid)
 		struct stat st, pst;
 		long pid;
 		ssize_t n = -1;
-		/* O_PATH first: a FIFO is never opened (its writer would learn when) */
-		int pfd = open_nofuse(c->pid_file), fd = -1;
+		struct pc_trusted tr;
+		/*
+		 * O_PATH first: a FIFO is never opened (its writer would learn
+		 * when). Nothing looked up on FUSE (its server could hang the
+		 * loop), and a link on the way followed only where only root
+		 * could have made it: the rule below trusts a root's pid-file,
+		 * which a user's link could otherwise lead to.
+		 */
+		int pfd = pc_path_trusted(c->pid_file, PC_TRUSTED_NO_FUSE, &tr), fd = -1;
 
 		if (pfd == -EREMOTE && !D.quiet_fuse) {
 			dlog(LOG_WARN, "[service %s]: %s is on a FUSE mount: not read (counted as "
 				       "down; its server could hang the daemon)", c->name, c->pid_file);
 			D.quiet_fuse = true;
+		} else if (pfd == -EPERM && !D.quiet_link) {
+			dlog(LOG_WARN, "[service %s]: not reading %s: the link %s is not root's, or is "
+				       "in a directory others may change (counted as down)", c->name,
+			     c->pid_file, tr.link);
+			D.quiet_link = true;
 		}
 		if (pfd < 0)
 			return 0;
@@ -429,17 +327,26 @@ static int svc_up(const struct dsvc *c, pid_t *ret_pid)
 }
 
 /*
- * Root writes the snapshot of others' files: its directory must be one
- * nobody else can change (a planted link or a swapped directory would
- * steer root's writes and its restores). The default one is made 0700.
+ * Root writes the snapshot of others' files, and the metrics: FILE's
+ * directory must be one nobody else can change (a planted link or a
+ * swapped directory would steer root's writes and its restores) and no
+ * FUSE mount (its server could stop answering and hang the loop, SIGTERM
+ * included): root's, writable by nobody else even if sticky (a user could
+ * plant FILE there first), and every directory above it root's and
+ * writable by nobody else unless sticky (/var/tmp), a link on the way
+ * only root's (pc_path_trusted). Looked at without asking a FUSE server
+ * anything. The default snapshot directory is made 0700. false: said.
  */
-static bool snapshot_dir_safe(const struct dsvc *c)
+static bool dir_safe(const char *file, const char *who, const char *what)
 {
 	char dir[PATH_MAX];
 	char *slash;
 	struct stat st;
+	struct pc_trusted tr;
+	const char *why = NULL;
+	int fd;
 
-	snprintf(dir, sizeof(dir), "%s", c->snapshot);
+	snprintf(dir, sizeof(dir), "%s", file);
 	slash = strrchr(dir, '/');
 	if (!slash)
 		return false;
@@ -447,37 +354,45 @@ static bool snapshot_dir_safe(const struct dsvc *c)
 	if (!*dir)
 		snprintf(dir, sizeof(dir), "/");
 	if (!strcmp(dir, DAEMON_STATE_DIR) && mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		dlog(LOG_ERR, "[service %s]: cannot make %s: %s", c->name, dir, strerror(errno));
+		dlog(LOG_ERR, "%s: cannot make %s: %s", who, dir, strerror(errno));
 		return false;
 	}
-	for (bool parent = true;; parent = false) {
-		if (lstat(dir, &st) < 0) {
-			dlog(LOG_ERR, "[service %s]: the snapshot's directory %s: %s", c->name, dir,
-			     strerror(errno));
-			return false;
-		}
-		/*
-		 * Its own directory: writable by no one else, sticky or not (a
-		 * user could plant the snapshot there first). Above it a
-		 * sticky one (/var/tmp) is fine: nobody else can rename what
-		 * is ours in it.
-		 */
-		if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
-		    ((st.st_mode & 022) && (parent || !(st.st_mode & S_ISVTX)))) {
-			dlog(LOG_ERR, "[service %s]: not using %s for its snapshot: %s is %s", c->name,
-			     c->snapshot, dir,
-			     !S_ISDIR(st.st_mode) ? "not a directory (a link?)"
-						  : "writable by others, or not root's");
-			return false;
-		}
-		if (!strcmp(dir, "/"))
-			return true;
-		slash = strrchr(dir, '/');
-		if (slash == dir)
-			slash[1] = 0;
-		else
-			*slash = 0;
-	}
+	fd = pc_path_trusted(dir, PC_TRUSTED_NO_FUSE | PC_TRUSTED_FOLLOW_LAST, &tr);
+	if (fd == -EREMOTE)
+		why = "on a FUSE mount";
+	else if (fd == -EPERM)
+		why = "reached through a link others may change";
+	else if (fd < 0)
+		why = strerror(-fd);
+	else if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
+		why = "not a directory";
+	else if (!tr.dirs_trusted || (st.st_mode & 022))
+		why = "writable by others, or not root's (it or a directory above it)";
+	if (fd >= 0)
+		close(fd);
+	if (why)
+		dlog(LOG_ERR, "%s: not using %s for its %s: %s is %s", who, file, what, dir, why);
+	return !why;
+}
+
+static bool snapshot_dir_safe(const struct dsvc *c)
+{
+	char who[96];
+
+	snprintf(who, sizeof(who), "[service %s]", c->name);
+	return dir_safe(c->snapshot, who, "snapshot");
+}
+
+/*
+ * The metrics are written from the loop, every job: their directory is
+ * held to the snapshots' rule (a user's directory, or a FUSE mount a
+ * user made there, would hang the daemon at its first write, SIGTERM
+ * included). Judged at start and at each SIGHUP; only root can change
+ * what passed.
+ */
+static bool metrics_safe(const struct dconf *c)
+{
+	return !c->metrics || dir_safe(c->metrics, "[daemon]", "metrics");
 }
 
 /* ---- jobs ----------------------------------------------------------------- */
@@ -1364,6 +1279,10 @@ static void on_signal(void)
 			if (dconf_load(D.conf.path, &nc) < 0) {
 				dlog(LOG_ERR, "%s is not valid (above): keeping the running configuration",
 				     D.conf.path);
+			} else if (!metrics_safe(&nc)) {
+				dlog(LOG_ERR, "%s: metrics = is refused (above): keeping the running "
+					      "configuration", D.conf.path);
+				dconf_free(&nc);
 			} else {
 				char *path = strdup(D.sock_path);
 
@@ -1595,6 +1514,10 @@ int cmd_daemon(int argc, char **argv)
 		return cli_usage_error("no operands: the services are in the configuration file");
 	if (dconf_load(config, &conf) < 0)
 		return EXIT_PARTIAL;
+	if (!metrics_safe(&conf)) {
+		dconf_free(&conf);
+		return EXIT_PARTIAL;
+	}
 	if (sock) {
 		free(conf.socket);
 		conf.socket = strdup(sock);

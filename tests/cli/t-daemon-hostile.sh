@@ -93,6 +93,12 @@ interval = 0
 restore = no
 EOF2
 	chmod 644 h.conf
+	# metrics = on the hung mount: before, the daemon wrote there from its
+	# loop and froze at the first write (SIGTERM included)
+	sed "s|^socket = .*|&\nmetrics = $T_DIR/stall/m.prom|" h.conf >m.conf
+	timeout -k 2 10 "$PAGECACHE" daemon --check --config m.conf >m.out 2>m.err; rc=$?
+	t_is "metrics = on a FUSE mount is refused (exit 1)" "$rc" 1
+	t_ok "saying why" grep -q "not using $T_DIR/stall/m.prom for its metrics: .* is on a FUSE mount" m.err
 	"$PAGECACHE" daemon --config h.conf 2>hung.log &
 	DPID=$!
 	T_CLEANUP+=("kill -9 $DPID")
@@ -136,8 +142,20 @@ paths = $T_DIR/rootlink
 snapshot = $T_DIR/state/rootlink.snap
 interval = 1
 restore = no
+[service pidlink]
+pid-file = $T_DIR/usr/run/app.pid
+snapshot = $T_DIR/state/pidlink.snap
+interval = 0
+restore = no
 EOF2
 chmod 644 d.conf
+# root's pid-file, in root's directory, naming root's process; the
+# user's run/ is about to become a link to it
+mkdir rootrun usr/run; chown 65534:65534 usr/run
+sleep 300 &
+RPID=$!
+T_CLEANUP+=("t_kill $RPID")
+echo $RPID >rootrun/app.pid
 cat usr/f secret/f.bin >/dev/null	# cached now, whatever part 1 took
 "$PAGECACHE" daemon --config d.conf 2>daemon.log &
 DPID=$!
@@ -176,10 +194,31 @@ else
 	t_skip "and the user does not see what it recorded" "as above"
 fi
 
+# ---- 2b. a user's link to root's pid-file ----
+# Before: links on the way to a pid-file were followed whoever made them,
+# and a pid-file that is root's may name any process: the user's service
+# was "up" as root's process, whose files root's snapshot then recorded.
+as_nobody sh -c "rmdir '$T_DIR/usr/run' && ln -s '$T_DIR/rootrun' '$T_DIR/usr/run'"
+t_is "a pid-file reached through a user's link is not read: the service counts as down" \
+	"$(st | jq -r '.services[] | select(.service == "pidlink") | .up')" false
+t_ok "saying why" grep -q "not reading $T_DIR/usr/run/app.pid: the link $T_DIR/usr/run is not root's" daemon.log
+t_kill $RPID
+
 kill -TERM $DPID
 t_ok "SIGTERM: the daemon stops" t_wait 20 t_gone $DPID
 wait $DPID; rc=$?
 t_is "and exits 0" "$rc" 0
+
+# ---- 4. a metrics directory a user owns ----
+# Before: only "absolute" was asked of metrics =; the daemon wrote there
+# from its loop, so the directory's owner could mount FUSE on it (or plant
+# a link) and freeze the daemon at the next write.
+mkdir usr/mdir; chown 65534:65534 usr/mdir
+sed "s|^socket = .*|&\nmetrics = $T_DIR/usr/mdir/m.prom|" d.conf >m2.conf
+timeout -k 2 5 "$PAGECACHE" daemon --config m2.conf 2>m2.err; rc=$?
+t_is "a daemon with metrics = in a user's directory does not start (exit 1)" "$rc" 1
+t_ok "saying why" grep -q "not using $T_DIR/usr/mdir/m.prom for its metrics: .*not root's" m2.err
+rm -f run/pc.sock
 
 # ---- 3. status's time limit covers its connect ----
 # Before: connect() had no limit; with the daemon's backlog full (it was
