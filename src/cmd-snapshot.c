@@ -207,116 +207,50 @@ static char *owners_text(const struct snap_ctx *c)
 	return buf;
 }
 
-/* a directory nobody but root can change: root's, and not writable by others unless sticky */
-static bool dir_trusted(const struct stat *st)
-{
-	return S_ISDIR(st->st_mode) && st->st_uid == 0 &&
-	       (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_mode & S_ISVTX));
-}
-
 /*
- * --safe-links: is every symbolic link on the way to path one that only
- * root could have made or changed (owned by root, in directories that
- * are all trusted from / down)? systemd's rule for PIDFile=. Root's
- * snapshot of a path a user owns then records what the path names, not
- * what the user pointed it at (a link swapped in to /root/secret/f.bin).
- * 0: yes, or the path is not there (the walk says so); -EPERM: no, with
- * the link in ret_link; -ELOOP: too many links. Judged before the walk:
- * a link swapped in after it is followed, which the daemon's status
- * judges on what the walk read (--owners), not on this.
+ * --safe-links: each PATH reached once, the way systemd reads PIDFile=
+ * (pc_path_trusted: a symbolic link on the way, or the path itself, is
+ * followed only where it is root's and every directory before it is
+ * root's and writable by nobody else unless sticky), and the walk handed
+ * that fd (root_fds), so a link swapped in after the check leads nowhere.
+ * Root's snapshot of a path a user owns then records what the path names,
+ * not what the user pointed it at (a link to /root/secret/f.bin). A PATH
+ * through a link others may change is dropped, said and counted; one
+ * that cannot be reached is left to the walk to say (fd -1). *ret_fds:
+ * one per PATH kept, for pc_walk_opts.root_fds; NULL on no memory (then
+ * the paths are walked by name, after the check).
  */
-static int links_trusted(const char *path, char *ret_link, size_t len)
+static int *drop_untrusted(struct targets *t)
 {
-	char done[PATH_MAX] = "", rest[PATH_MAX], target[PATH_MAX];
-	struct stat st;
-	bool trusted;
-	int links = 0;
-
-	if (path[0] != '/' || strlen(path) >= sizeof(rest))
-		return 0;	/* relative: the caller's own business (the daemon gives absolute ones) */
-	snprintf(rest, sizeof(rest), "%s", path);
-	trusted = lstat("/", &st) == 0 && dir_trusted(&st);
-	for (char *p = rest;;) {
-		char comp[NAME_MAX + 1], next[PATH_MAX];
-		size_t n;
-		ssize_t tl;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			return 0;
-		n = strcspn(p, "/");
-		if (n > NAME_MAX)
-			return 0;
-		memcpy(comp, p, n);
-		comp[n] = 0;
-		p += n;
-		if (!strcmp(comp, "."))
-			continue;
-		if (!strcmp(comp, "..")) {
-			char *slash = strrchr(done, '/');
-
-			if (slash)
-				*slash = 0;
-			continue;
-		}
-		if ((size_t)snprintf(next, sizeof(next), "%s/%s", done, comp) >= sizeof(next) ||
-		    lstat(next, &st) < 0)
-			return 0;
-		if (!S_ISLNK(st.st_mode)) {
-			if (S_ISDIR(st.st_mode))
-				trusted = trusted && dir_trusted(&st);
-			snprintf(done, sizeof(done), "%s", next);
-			continue;
-		}
-		if (!trusted || st.st_uid != 0) {
-			snprintf(ret_link, len, "%s", next);
-			return -EPERM;
-		}
-		tl = readlink(next, target, sizeof(target) - 1);
-		if (tl < 0)
-			return 0;
-		target[tl] = 0;
-		if (++links > 40)
-			return -ELOOP;
-		/* the link's target, then what was left after the link */
-		if (strlen(target) + 1 + strlen(p) >= sizeof(rest))
-			return -ENAMETOOLONG;
-		memmove(rest + tl + 1, p, strlen(p) + 1);
-		memcpy(rest, target, (size_t)tl);
-		rest[tl] = '/';
-		p = rest;
-		if (target[0] == '/')
-			done[0] = 0;
-	}
-}
-
-/* --safe-links: drop each PATH whose links are not root's alone, said and counted */
-static void drop_untrusted(struct targets *t)
-{
+	int *fds = calloc(t->npaths ? t->npaths : 1, sizeof(*fds));
 	size_t k = 0;
 
 	for (size_t i = 0; i < t->npaths; i++) {
-		char link[PATH_MAX];
-		int rc = strncmp(t->paths[i], "/proc/", 6) ? links_trusted(t->paths[i], link,
-									  sizeof(link)) : 0;
+		struct pc_trusted tr;
+		int fd = strncmp(t->paths[i], "/proc/", 6) && t->paths[i][0] == '/'
+				 ? pc_path_trusted(t->paths[i], PC_TRUSTED_FOLLOW_LAST, &tr) : -ENOENT;
 
-		if (rc == -EPERM) {
+		if (fd == -EPERM) {
 			char why[PATH_MAX + 128];
 
 			snprintf(why, sizeof(why), "the link %s is not root's, or is in a directory "
-				 "others may change (--safe-links)", link);
+				 "others may change (--safe-links)", tr.link);
 			cli_fail_msg(t->paths[i], "not following", why);
-		} else if (rc < 0) {
-			cli_fail(t->paths[i], -rc, "not following");
+		} else if (fd == -ELOOP) {
+			cli_fail(t->paths[i], ELOOP, "not following");
 		}
-		if (rc < 0) {
+		if (fd == -EPERM || fd == -ELOOP) {
 			free((char *)t->paths[i]);
 			continue;
 		}
+		if (fds)
+			fds[k] = fd < 0 ? -1 : fd;
+		else if (fd >= 0)
+			close(fd);
 		t->paths[k++] = t->paths[i];
 	}
 	t->npaths = k;
+	return fds;
 }
 
 static int snap_file(struct pc_walk_entry *e, void *arg)
@@ -438,6 +372,7 @@ int cmd_snapshot(int argc, char **argv)
 	double guard = -1;
 	int64_t old_pages = -1;
 	bool no_active, kept = false, metadata = false, safe_links = false;
+	int *root_fds = NULL;
 	struct meta_set ms = { 0 };
 	char *end;
 	struct orec rec = { 0 };
@@ -523,9 +458,15 @@ int cmd_snapshot(int argc, char **argv)
 		c.active_denied = true;
 	}
 	if (safe_links)
-		drop_untrusted(&c.t);
+		root_fds = drop_untrusted(&c.t);
+	c.t.walk.root_fds = root_fds;
 	t0 = pc_now();
 	rc = targets_walk(&c.t, snap_file, &c);
+	c.t.walk.root_fds = NULL;
+	for (size_t i = 0; root_fds && i < c.t.npaths; i++)
+		if (root_fds[i] >= 0)
+			close(root_fds[i]);
+	free(root_fds);
 	if (rc < 0)
 		cli_warn("walk failed: %s", strerror(-rc));
 	if (c.n)	/* qsort(NULL, 0) is undefined: UBSan stops there */
