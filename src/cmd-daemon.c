@@ -953,7 +953,7 @@ static bool in_groups(gid_t g, gid_t gid, const gid_t *groups, int n)
 	return false;
 }
 
-static void visible(int cfd, bool *ret)
+static bool visible(int cfd, bool *ret)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
@@ -963,13 +963,13 @@ static void visible(int cfd, bool *ret)
 
 	memset(ret, 0, D.nsvc * sizeof(*ret));
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
-		return;
+		return false;
 	if (cr.uid == 0) {
 		memset(ret, 1, D.nsvc * sizeof(*ret));
-		return;
+		return true;
 	}
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) < 0)
-		return;	/* too many groups, or none known: nothing shown */
+		return false;	/* too many groups, or none known: nothing shown */
 	ngroups = (int)(glen / sizeof(gid_t));
 	for (size_t i = 0; i < D.nsvc; i++) {
 		const struct svc *s = &D.svc[i];
@@ -983,6 +983,7 @@ static void visible(int cfd, bool *ret)
 		}
 		ret[i] = ok;
 	}
+	return false;
 }
 
 static void put_u64(FILE *o, bool have, uint64_t v)
@@ -1010,7 +1011,7 @@ static void put_str(FILE *o, const char *s)
 static void serve(void)
 {
 	int cfd = accept4(D.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	bool *see;
+	bool *see, root;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *o;
@@ -1027,7 +1028,7 @@ static void serve(void)
 		close(cfd);
 		return;
 	}
-	visible(cfd, see);
+	root = visible(cfd, see);
 	fprintf(o, "pagecache-status 1\nfields");
 	for (size_t i = 0; i < ndfields; i++)
 		fprintf(o, "\t%s", dfields[i].name);
@@ -1036,6 +1037,7 @@ static void serve(void)
 		struct svc *s = &D.svc[i];
 		pid_t pid;
 		int up;
+		bool rest, figs;
 
 		if (!see[i])
 			continue;
@@ -1057,13 +1059,18 @@ static void serve(void)
 		put_u64(o, s->due > 0 && !s->refused, (uint64_t)s->due_wall);
 		put_u64(o, true, s->snapshots);
 		put_u64(o, true, s->snap_failures);
-		put_u64(o, s->rest_result, (uint64_t)s->rest_time);
-		put_str(o, s->rest_result);
-		put_f64(o, s->rest_result && strcmp(s->rest_result, "no-snapshot"), s->rest_secs);
-		put_u64(o, s->rest_result && strcmp(s->rest_result, "no-snapshot"), s->rest_pages);
-		put_u64(o, s->rest_result && strcmp(s->rest_result, "no-snapshot"), s->rest_read);
-		put_u64(o, s->rest_result && strcmp(s->rest_result, "no-snapshot"),
-			s->rest_read * pc_page_size());
+		/*
+		 * The start-up restore read the previous run's snapshot, whose
+		 * owners were never judged (they are this run's): root's alone.
+		 */
+		rest = root && s->rest_result;
+		figs = rest && strcmp(s->rest_result, "no-snapshot");
+		put_u64(o, rest, (uint64_t)s->rest_time);
+		put_str(o, rest ? s->rest_result : NULL);
+		put_f64(o, figs, s->rest_secs);
+		put_u64(o, figs, s->rest_pages);
+		put_u64(o, figs, s->rest_read);
+		put_u64(o, figs, s->rest_read * pc_page_size());
 		if (s->c->nlock)
 			fprintf(o, "\t%s", s->lock_pid > 0 ? "yes" : "no");
 		else

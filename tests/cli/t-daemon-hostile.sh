@@ -142,6 +142,11 @@ paths = $T_DIR/rootlink
 snapshot = $T_DIR/state/rootlink.snap
 interval = 1
 restore = no
+[service rest]
+paths = $T_DIR/usr/g
+snapshot = $T_DIR/state/rest.snap
+interval = 1
+restore = yes
 [service pidlink]
 pid-file = $T_DIR/usr/run/app.pid
 snapshot = $T_DIR/state/pidlink.snap
@@ -157,6 +162,9 @@ RPID=$!
 T_CLEANUP+=("t_kill $RPID")
 echo $RPID >rootrun/app.pid
 cat usr/f secret/f.bin >/dev/null	# cached now, whatever part 1 took
+# the previous run's snapshot of a user's file, restored at start
+mkfile usr/g 64; chown 65534:65534 usr/g; cat usr/g >/dev/null
+"$PAGECACHE" snapshot -o state/rest.snap "$T_DIR/usr/g" >/dev/null 2>&1
 "$PAGECACHE" daemon --config d.conf 2>daemon.log &
 DPID=$!
 T_CLEANUP+=("kill -9 $DPID")
@@ -193,6 +201,20 @@ else
 	t_skip "a link root made is followed" "$T_DIR is under a directory not root's alone"
 	t_skip "and the user does not see what it recorded" "as above"
 fi
+
+# ---- 2c. the start-up restore's figures ----
+# Before: a peer that may see a service saw its restore figures too, but
+# they come from the previous run's snapshot, whose owners were never
+# judged (a link followed then, a file since chmod-ed).
+t_wait 10 sh -c "[ \"\$(\"$PAGECACHE\" status --socket run/pc.sock --json | jq -r '.services[] | select(.service == \"rest\") | .snapshot_result')\" = written ]"
+t_ok "root sees the restore's figures" \
+	test "$(st | jq '.services[] | select(.service == "rest") | .restore_pages')" -gt 0
+nb >nb.json 2>nb.err
+t_is "the user sees the service" \
+	"$(jq '[.services[] | select(.service == "rest")] | length' nb.json)" 1
+t_is "but none of its restore's figures" \
+	"$(jq -c '.services[] | select(.service == "rest") | [.restore_result, .restore_pages, .restore_read_pages]' nb.json)" \
+	'[null,null,null]'
 
 # ---- 2b. a user's link to root's pid-file ----
 # Before: links on the way to a pid-file were followed whoever made them,
