@@ -92,13 +92,17 @@ const struct cli_spec daemon_spec = {
 enum job_kind { JOB_NONE, JOB_SNAPSHOT, JOB_RESTORE };
 
 /*
- * After SIGTERM, the final snapshots end within this (pagecache.service
- * gives 2 minutes before SIGKILL, which would lose them all): a job still
- * running then is stopped, and the snapshots not taken are said.
+ * After SIGTERM, the final snapshots end within stop-timeout (90 s;
+ * pagecache.service gives 2 minutes before SIGKILL, which would lose them
+ * all): a job still running then is stopped, and the snapshots not taken
+ * are said. Each final snapshot gets its share of what is left (divided
+ * by the snapshots left, less the grace a stopped one may take, at least
+ * STOP_MIN_SHARE), so one hung on a user's FUSE mount cannot spend the
+ * whole budget; a service whose last snapshot ran out of time goes last.
  */
-#define STOP_SECONDS 90
 #define KILL_GRACE 5		/* SIGTERM, then SIGKILL this much later */
 #define GONE_GRACE 2		/* still there this long after SIGKILL: let go */
+#define STOP_MIN_SHARE 2
 
 /* what the daemon knows of a service, kept across reloads by name */
 struct svc {
@@ -141,6 +145,7 @@ struct job {
 	double t0;
 	time_t wall0;
 	double deadline;		/* SIGTERM it then (the service's timeout) */
+	double stop_due;		/* and at stop, then (its share); 0: none */
 	double killed;			/* when it was sent SIGTERM; 0: not */
 	bool sigkilled;			/* and SIGKILL, KILL_GRACE later */
 };
@@ -480,6 +485,15 @@ static void arg(struct argv *a, const char *s)
 	a->v[a->n] = NULL;
 }
 
+/* at stop: when a final snapshot started now must end (its share of what is left) */
+static double stop_share(size_t left)
+{
+	double now = pc_now(), share = (D.stop_by - now) / (double)(left ? left : 1) -
+					 KILL_GRACE - GONE_GRACE;
+
+	return now + (share > STOP_MIN_SHARE ? share : STOP_MIN_SHARE);
+}
+
 static void start_job(struct svc *s, enum job_kind kind)
 {
 	struct dsvc *c = s->c;
@@ -569,6 +583,8 @@ static void start_job(struct svc *s, enum job_kind kind)
 	}
 	D.job = (struct job){ .kind = kind, .fd = -1, .t0 = pc_now(), .wall0 = time(NULL) };
 	D.job.deadline = c->timeout ? D.job.t0 + c->timeout : 0;
+	if (D.stopping)
+		D.job.stop_due = stop_share(D.nq + 1);
 	snprintf(D.job.name, sizeof(D.job.name), "%s", c->name);
 	D.job.pid = spawn(a.v, &D.job.fd);
 	if (D.job.pid < 0) {
@@ -697,6 +713,10 @@ static void job_done(int status)
 	}
 	s->state = "idle";
 	if (D.job.killed) {	/* past its timeout, or the stop's */
+		if (D.stopping && D.job.kind == JOB_SNAPSHOT)
+			dlog(LOG_ERR, "[service %s]: its final snapshot was not taken (out of its "
+				      "share of the stop's time): %s is the last one", s->c->name,
+			     s->c->snapshot);
 		if (D.job.kind == JOB_SNAPSHOT) {
 			s->snapshots++;
 			s->snap_failures++;
@@ -1320,11 +1340,13 @@ static void on_signal(void)
 			notify("STOPPING=1");
 			dlog(LOG_INFO, "%s: final snapshots, then stopping", strsignal((int)si.ssi_signo));
 			D.nq = 0;
-			D.stop_by = pc_now() + STOP_SECONDS;
+			D.stop_by = pc_now() + D.conf.stop_timeout;
 			if (D.job.kind == JOB_RESTORE && D.job.pid > 0)
 				kill(D.job.pid, SIGTERM);	/* a snapshot under way finishes */
-			for (size_t i = 0; i < D.nsvc; i++) {
-				struct svc *s = &D.svc[i];
+			/* first the services whose last snapshot ended in time, then the others */
+			for (size_t k = 0; k < 2 * D.nsvc; k++) {
+				struct svc *s = &D.svc[k % D.nsvc];
+				bool late = s->snap_result && !strcmp(s->snap_result, "timeout");
 				bool restoring = D.job.kind == JOB_RESTORE &&
 						 !strcmp(D.job.name, s->c->name);
 
@@ -1333,6 +1355,8 @@ static void on_signal(void)
 				 * a cold cache: its snapshot is what the next start
 				 * needs, not what is cached now.
 				 */
+				if (late != (k >= D.nsvc))
+					continue;
 				if (s->restore_pending || restoring) {
 					dlog(LOG_INFO, "[service %s]: its restore did not end: keeping %s "
 						       "as it is", s->c->name, s->c->snapshot);
@@ -1343,6 +1367,9 @@ static void on_signal(void)
 				    !(D.job.kind == JOB_SNAPSHOT && !strcmp(D.job.name, s->c->name)))
 					queue(s->c->name, JOB_SNAPSHOT);
 			}
+			/* a snapshot under way (hung, perhaps) gets its share too */
+			if (D.job.kind == JOB_SNAPSHOT)
+				D.job.stop_due = stop_share(D.nq + 1);
 			set_status();
 			break;
 		}
@@ -1377,8 +1404,13 @@ static int run_loop(void)
 		if (D.stopping && !D.job.kind && !D.nq)
 			break;
 		if (D.stopping && now >= D.stop_by && !D.hurry) {
-			dlog(LOG_ERR, "out of time (%d s) for the final snapshots: %zu not taken%s%s",
-			     STOP_SECONDS, D.nq, D.job.kind ? ", stopping the one of " : "",
+			char names[512] = "";
+
+			for (size_t i = 0; i < D.nq; i++)
+				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+					 i ? ", " : ": ", D.q[i].name);
+			dlog(LOG_ERR, "out of time (%u s) for the final snapshots: %zu not taken%s%s%s",
+			     D.conf.stop_timeout, D.nq, names, D.job.kind ? "; stopping the one of " : "",
 			     D.job.kind ? D.job.name : "");
 			D.nq = 0;
 			D.hurry = true;
@@ -1406,6 +1438,8 @@ static int run_loop(void)
 		if (D.job.kind && D.job.pid > 0) {
 			double due = D.job.deadline;
 
+			if (D.stopping && D.job.stop_due && (!due || due > D.job.stop_due))
+				due = D.job.stop_due;
 			if (D.stopping && (!due || due > D.stop_by))
 				due = D.stop_by;
 			if (due && now >= due && !D.job.killed) {

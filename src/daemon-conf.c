@@ -197,9 +197,20 @@ static void daemon_key(struct pstate *p, const char *key, const char *val)
 		set_str(p, key, &p->c->socket, v);
 	else if (!strcmp(key, "metrics") && absolute(p, key, v))
 		set_str(p, key, &p->c->metrics, v);
-	else {
+	else if (!strcmp(key, "stop-timeout")) {
+		char *end;
+		unsigned long n;
+
+		errno = 0;
+		n = strtoul(v, &end, 10);
+		if (errno || end == v || *end || v[0] == '-' || n < 1 || n > 3600)
+			perr(p, "stop-timeout: whole seconds, 1 to 3600, not '%s'", v);
+		else
+			p->c->stop_timeout = (unsigned)n;
+		free(v);
+	} else {
 		if (strcmp(key, "socket") && strcmp(key, "metrics"))
-			perr(p, "unknown key '%s' in [daemon] (socket, metrics)", key);
+			perr(p, "unknown key '%s' in [daemon] (socket, metrics, stop-timeout)", key);
 		free(v);
 	}
 }
@@ -493,6 +504,7 @@ int dconf_load(const char *path, struct dconf *ret)
 		return -1;
 	}
 	ret->path = strdup(path);
+	ret->stop_timeout = DAEMON_STOP_TIMEOUT;
 	for (line = buf; line; line = next) {
 		char *eq, *l;
 

@@ -50,10 +50,13 @@ struct dsvc {
 	int line;			/* where the section starts, for messages */
 };
 
+#define DAEMON_STOP_TIMEOUT 90	/* the default stop-timeout */
+
 struct dconf {
 	char *path;
 	char *socket;
 	char *metrics;			/* node-exporter textfile; NULL: none */
+	unsigned stop_timeout;		/* SIGTERM: the final snapshots end within this */
 	struct dsvc *svc;
 	size_t nsvc;
 };

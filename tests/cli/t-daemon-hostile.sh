@@ -72,15 +72,16 @@ fi
 # without end when the daemon stopped, and a pid-file there was read by
 # the daemon itself for every status.
 if [ "$have_fuse" = yes ]; then
+	# hung: no timeout =, its final snapshot first in the file
 	cat >h.conf <<EOF2
 [daemon]
 socket = $T_DIR/run/pc.sock
+stop-timeout = 20
 [service hung]
 paths = $T_DIR/stall/f
 snapshot = $T_DIR/state/hung.snap
 interval = 0
 restore = no
-timeout = 1
 [service other]
 paths = $T_DIR/usr/f
 snapshot = $T_DIR/state/other.snap
@@ -95,7 +96,8 @@ EOF2
 	chmod 644 h.conf
 	# metrics = on the hung mount: before, the daemon wrote there from its
 	# loop and froze at the first write (SIGTERM included)
-	sed "s|^socket = .*|&\nmetrics = $T_DIR/stall/m.prom|" h.conf >m.conf
+	printf '[daemon]\nmetrics = %s\n[service m]\npaths = %s\nsnapshot = %s\n' \
+		"$T_DIR/stall/m.prom" "$T_DIR/usr/f" "$T_DIR/state/m.snap" >m.conf
 	timeout -k 2 10 "$PAGECACHE" daemon --check --config m.conf >m.out 2>m.err; rc=$?
 	t_is "metrics = on a FUSE mount is refused (exit 1)" "$rc" 1
 	t_ok "saying why" grep -q "not using $T_DIR/stall/m.prom for its metrics: .* is on a FUSE mount" m.err
@@ -117,10 +119,15 @@ EOF2
 	t_ok "a SIGHUP after it is taken at once" t_wait 5 grep -q 'SIGHUP: reading' hung.log
 	n=$(grep -c "\[service other\]: snapshot started" hung.log)
 	t_ok "and the snapshots go on" t_wait 10 sh -c "[ \$(grep -c '\[service other\]: snapshot started' hung.log) -ge $((n + 2)) ]"
-	# the final snapshot of hung hangs in the kernel past SIGKILL (timeout = 1)
+	# the final snapshot of hung hangs in the kernel past SIGKILL, and it
+	# has no timeout =. Before: it took the whole stop budget (90 s) and
+	# the final snapshots after it were not taken.
 	kill -TERM $DPID
 	t_ok "SIGTERM while a snapshot hangs there: the daemon stops all the same" t_wait 30 t_gone $DPID
 	t_ok "letting that job go, and saying so" grep -q 'still there after SIGKILL' hung.log
+	t_ok "its final snapshot said not taken" grep -q '\[service hung\]: its final snapshot was not taken' hung.log
+	t_ok "the other service's final snapshot taken all the same" \
+		sh -c "sed -n '/final snapshots, then stopping/,\$p' hung.log | grep -q '\[service other\]: snapshot written'"
 	touch ctl/release
 	t_kill $SFPID $DPID
 	umount -l "$T_DIR/stall" 2>/dev/null
