@@ -249,6 +249,39 @@ t_is "a daemon with metrics = in a user's directory does not start (exit 1)" "$r
 t_ok "saying why" grep -q "not using $T_DIR/usr/mdir/m.prom for its metrics: .*not root's" m2.err
 rm -f run/pc.sock
 
+# ---- 5. a link swapped in between --safe-links's check and the walk ----
+# Before: the path was judged, then walked again by name; a user
+# exchanging its file and a link to root's secret (RENAME_EXCHANGE in a
+# loop) had root's file recorded in about 1 of 4 snapshots. Now the walk
+# starts from the fd the check reached.
+PY=/usr/bin/python3	# not root's pyenv shim, which nobody cannot run
+[ -x "$PY" ] || PY=$(command -v python3)
+if as_nobody "$PY" -c 'import ctypes; ctypes.CDLL(None).renameat2' 2>/dev/null; then
+	mkdir race; mkfile race/f 64; ln -s "$T_DIR/secret/f.bin" race/alt
+	chown -R -h 65534:65534 race
+	cat >race.py <<'PY'
+import ctypes, sys
+libc = ctypes.CDLL(None)
+a, b = sys.argv[1].encode(), sys.argv[2].encode()
+while True:
+    libc.renameat2(-100, a, -100, b, 2)	# RENAME_EXCHANGE
+PY
+	# setpriv execs it: $! is the racer itself
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$PY" race.py "$T_DIR/race/f" "$T_DIR/race/alt" >/dev/null 2>&1 &
+	RACER=$!
+	T_CLEANUP+=("kill $RACER")
+	n=0
+	for i in $(seq 30); do
+		"$PAGECACHE" snapshot --safe-links --owners --kv -o race.snap -- "$T_DIR/race/f" \
+			2>/dev/null | grep -q 'owners=0:' && n=$((n + 1))
+	done
+	kill $RACER; wait $RACER 2>/dev/null
+	t_is "30 snapshots of a user's path it swaps for a link: none records root's file" "$n" 0
+else
+	t_skip "a link swapped in after the check" "no python3 with renameat2 for nobody"
+fi
+
 # ---- 3. status's time limit covers its connect ----
 # Before: connect() had no limit; with the daemon's backlog full (it was
 # frozen) root's status hung for as long as the daemon did.
