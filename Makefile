@@ -247,11 +247,13 @@ $(B)/pagecache.pc: Makefile include/pagecache.h FORCE
 # pagecache.h declares); run it from the build tree with LD_LIBRARY_PATH=build.
 # pagecache-bench uses lib/'s internals (stats.h, json.h): always the .a.
 ifeq ($(LINK),shared)
-# pull reads manifests with lib/json.c, which the .so keeps hidden: its
-# object goes into pagecache itself.
+# pull reads manifests with lib/json.c, record keeps its spans with
+# lib/spanset.c, which the .so keeps hidden: their objects go into
+# pagecache itself.
+CLI_HIDDEN_OBJ := $(B)/lib/json.o $(B)/lib/spanset.o
 RUN_PAGECACHE = LD_LIBRARY_PATH=$(B)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} $(B)/pagecache
-$(B)/pagecache: $(CLI_OBJ) $(B)/lib/json.o $(B)/libpagecache.so
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/lib/json.o -L$(B) -lpagecache $(CLI_LIBS) -lm
+$(B)/pagecache: $(CLI_OBJ) $(CLI_HIDDEN_OBJ) $(B)/libpagecache.so
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CLI_HIDDEN_OBJ) -L$(B) -lpagecache $(CLI_LIBS) -lm
 else
 RUN_PAGECACHE = $(B)/pagecache
 $(B)/pagecache: $(CLI_OBJ) $(B)/libpagecache.a
