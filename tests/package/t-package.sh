@@ -32,6 +32,8 @@ has() { test -e "x/$1/$2" || test -L "x/$1/$2"; }
 t_ok "pagecache has the program" has pagecache usr/bin/pagecache
 t_ok "and its helper" has pagecache usr/libexec/pagecache/pagecache-bench
 t_ok "and the man pages" has pagecache usr/share/man/man1/pagecache-stat.1.gz
+t_ok "and the daemon's (8) and its configuration's (5)" sh -c \
+	"test -e x/pagecache/usr/share/man/man8/pagecache-daemon.8.gz && test -e x/pagecache/usr/share/man/man5/pagecache.conf.5.gz"
 t_ok "and bash completion" has pagecache usr/share/bash-completion/completions/pagecache
 t_ok "and zsh completion" has pagecache usr/share/zsh/vendor-completions/_pagecache
 for u in pagecache.service pagecache-restore@.service pagecache-snapshot@.service pagecache-snapshot@.timer; do
