@@ -316,17 +316,8 @@ static void mounts_read(struct mounts *m)
 /* is fd on a FUSE mount? true where there is no telling */
 static bool mounts_fuse(struct mounts *m, int fd)
 {
-	char name[64], line[256];
-	int mnt = -1;
-	FILE *f;
+	int mnt = pc_fdinfo_mnt_id(fd);
 
-	snprintf(name, sizeof(name), "/proc/self/fdinfo/%d", fd);
-	if (!(f = fopen(name, "re")))
-		return true;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "mnt_id: %d", &mnt) == 1)
-			break;
-	fclose(f);
 	if (mnt < 0)
 		return true;
 	/* a mount made since the last read: read again, once */

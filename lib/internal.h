@@ -133,6 +133,12 @@ int pc_fd_real(int fd);
 /* For the tests: one line of mountinfo text for mount `id`; lookups in it. */
 struct ovl_mount;
 int pc_ovl_parse_mountinfo_line(char *line, int id, struct ovl_mount **ret);
+/*
+ * overlay.c: fd's mount ID as /proc/self/fdinfo says it (mountinfo's),
+ * never asking the filesystem (beneath.c: a FUSE server may not answer);
+ * -errno, -ENOENT where fdinfo has none.
+ */
+int pc_fdinfo_mnt_id(int fd);
 struct stat;
 int pc_ovl_lookup_in(const struct ovl_mount *m, const char *path, uint64_t size,
 		     const struct stat *ost);	/* ost NULL: no identity check */

@@ -138,14 +138,11 @@ int pc_fd_data_bytes(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t
 
 uint64_t pc_max_map_count(void)
 {
+	char buf[32];
 	unsigned long long v = 0;
-	FILE *f = fopen("/proc/sys/vm/max_map_count", "re");
 
-	if (f) {
-		if (fscanf(f, "%llu", &v) != 1)
-			v = 0;
-		fclose(f);
-	}
+	if (pc_read_text("/proc/sys/vm/max_map_count", buf, sizeof(buf)) == 0)
+		v = strtoull(buf, NULL, 10);
 	return v ? (uint64_t)v : 65530;	/* DEFAULT_MAX_MAP_COUNT */
 }
 

@@ -277,17 +277,11 @@ static uint64_t mount_unique_id(int fd)
 	return 0;
 }
 
-/* The mount's ID as mountinfo shows it (reused after an unmount). */
-static int mount_id_of(int fd)
+int pc_fdinfo_mnt_id(int fd)
 {
 	char path[64], line[128];
 	FILE *f;
 	int id = -1;
-	struct statx stx;
-
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
-	    (stx.stx_mask & STATX_MNT_ID))
-		return (int)stx.stx_mnt_id;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	f = fopen(path, "re");
@@ -298,6 +292,17 @@ static int mount_id_of(int fd)
 			break;
 	fclose(f);
 	return id >= 0 ? id : -ENOENT;
+}
+
+/* The mount's ID as mountinfo shows it (reused after an unmount). */
+static int mount_id_of(int fd)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID))
+		return (int)stx.stx_mnt_id;
+	return pc_fdinfo_mnt_id(fd);
 }
 
 /*
