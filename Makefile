@@ -285,7 +285,7 @@ PROVE := tests/prove.sh
 # t-overlay skips its nested runs of four other scripts there
 # (PC_CHECK_PASS). Both passes run; check fails if either does.
 NOCS_FAULT := cachestat:ENOSYS
-NOCS_UNIT := $(addprefix $(B)/tests/,test-evict test-residency test-prefetch)
+NOCS_UNIT := $(addprefix $(B)/tests/,test-evict test-residency test-prefetch test-bdev test-overlay)
 # and not the scripts that count no page: the licence, the option tables,
 # the install, the units, the manifests, the registry transport (with them
 # the two passes took 8.3 minutes of the 10 make check may take); top, whose

@@ -41,7 +41,7 @@ static uint64_t run_pages(const uint64_t *runs, size_t n)
 
 int main(void)
 {
-	uint64_t ps = pc_page_size(), pages = 256;
+	uint64_t ps = pc_page_size(), pages = 256, batch;
 	char *path = make_file("f", (size_t)(pages * ps));
 	uint64_t all[2] = { 0, pages }, *act = NULL;
 	size_t nact = 0;
@@ -70,9 +70,18 @@ int main(void)
 	drop_file(path);
 	cache_file(path);
 	rc = pc_fd_probe_pages(fd, pages * ps, all, 1, false, tally_cb, &once);
-	ok(rc == 0 && once.seen == pages && once.lru == pages,
-	   "read once: every page probed, on an LRU (%llu seen, %llu on an LRU)",
-	   (unsigned long long)once.seen, (unsigned long long)once.lru);
+	/*
+	 * A page just read waits in its CPU's lru_add batch, on no LRU, until
+	 * the batch fills or is drained: up to 15 a CPU on 6.1 (PAGEVEC_SIZE,
+	 * seen in a Debian 12 guest); 31 a CPU allows for later trees' larger
+	 * folio batches. 6.18 here shows none waiting.
+	 */
+	batch = 31 * (uint64_t)sysconf(_SC_NPROCESSORS_CONF);
+	ok(rc == 0 && once.seen == pages && once.lru <= pages && once.lru + batch >= pages,
+	   "read once: every page probed, on an LRU or in a CPU's batch "
+	   "(%llu seen, %llu on an LRU, at most %llu batched)",
+	   (unsigned long long)once.seen, (unsigned long long)once.lru,
+	   (unsigned long long)batch);
 	cache_file(path);
 	rc = pc_fd_probe_pages(fd, pages * ps, all, 1, false, tally_cb, &twice);
 	rc = rc ? rc : pc_fd_active_runs(fd, pages * ps, all, 1, &act, &nact);
