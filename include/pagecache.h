@@ -63,6 +63,7 @@ enum pc_sys_call {
 	PC_SYS_FSTAT,
 	PC_SYS_URING_ENTER,
 	PC_SYS_URING_CACHED,
+	PC_SYS_TRACE_USE,	/* "filemap_get_pages": the 6.12 use events (ENOENT: missing) */
 	PC_SYS_NCALLS
 };
 
@@ -703,6 +704,8 @@ enum pc_trace_kind {
 	PC_TR_DIRTY     = 32, /* writeback:writeback_dirty_folio: a page dirtied (dev may be 0) */
 };
 #define PC_TR_ALL	63u
+/* The use events (Linux 6.12); add and delete are there since 4.x, writeback_dirty_folio 5.17. */
+#define PC_TR_USE	(PC_TR_GET_PAGES | PC_TR_MAP_PAGES | PC_TR_FAULT)
 struct pc_trace_event {
 	unsigned kind;          /* one PC_TR_ */
 	uint64_t time_ns;       /* perf's clock (CLOCK_MONOTONIC: use_clockid) */
@@ -718,6 +721,8 @@ struct pc_trace_opts {
 	bool children;          /* ... and the children it forks later (perf inherit) */
 	int cgroup_fd;          /* -1, or an open cgroup directory: only its tasks (PERF_FLAG_PID_CGROUP) */
 	unsigned ring_pages;    /* data pages per CPU ring (power of two); 0: a default */
+	unsigned optional;      /* kinds of `kinds` this kernel may lack: opened without them
+				   (pc_trace_kinds says which are open); 0: all are needed */
 };
 struct pc_trace;
 /*
@@ -733,6 +738,13 @@ int pc_trace_open(const struct pc_trace_opts *o, struct pc_trace **ret, char *er
  * wakes readers at a watermark, not per event: drain on a timer too).
  */
 int pc_trace_fd(const struct pc_trace *t);
+/*
+ * The kinds open: opts.kinds less the optional ones this kernel lacks.
+ * Before 6.12 there is no PC_TR_USE: what was brought in (ADD) and dropped
+ * (DELETE) is all the kernel says, so a use of a page already cached (a
+ * hit) is not seen; from a cold cache, the misses are the pages used.
+ */
+unsigned pc_trace_kinds(const struct pc_trace *t);
 /* Hand every event now in the rings to fn (per CPU in order); fn's nonzero return stops and is
    returned. >= 0: events handed; -errno. Never blocks. */
 int pc_trace_drain(struct pc_trace *t, int (*fn)(const struct pc_trace_event *e, void *arg), void *arg);

@@ -94,6 +94,7 @@ static const struct {
 	{ "open_by_handle_at", PC_SYS_OPEN_HANDLE },
 	{ "fstat", PC_SYS_FSTAT },	   { "uring_enter", PC_SYS_URING_ENTER },
 	{ "uring_cached", PC_SYS_URING_CACHED },
+	{ "filemap_get_pages", PC_SYS_TRACE_USE },
 };
 
 static const struct {
@@ -104,7 +105,7 @@ static const struct {
 	{ "EINTR", EINTR },   { "ENOSYS", ENOSYS }, { "EACCES", EACCES },
 	{ "EAGAIN", EAGAIN }, { "EINVAL", EINVAL }, { "short", -1 },
 	{ "EXDEV", EXDEV },   { "ELOOP", ELOOP },   { "ENOSPC", ENOSPC },
-	{ "ESTALE", ESTALE },
+	{ "ESTALE", ESTALE },  { "ENOENT", ENOENT },
 };
 
 int pc_sys_inject_env(const char *spec)

@@ -25,6 +25,12 @@
  * ring to be mapped: we always open per CPU) so that threads started later
  * are followed; without `children`, samples of other processes (inherit
  * follows fork too) are dropped here by their tgid.
+ *
+ * Kernels before 6.12 have no use events (get_pages, map_pages, fault):
+ * a caller that can do without them marks them optional and learns from
+ * pc_trace_kinds what it got: add and delete (4.x) say what was brought in
+ * and dropped, not what was used from the cache. The tests pretend to be
+ * such a kernel with PAGECACHE_FAULT=filemap_get_pages:ENOENT.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -90,6 +96,7 @@ struct pc_trace {
 	struct tep_handle *tep;
 	struct tr_event ev[TR_NKINDS];
 	int nev;
+	unsigned kinds;			/* the PC_TR_ kinds open */
 	struct tr_ring *rings;
 	int nrings;
 	int *fds;			/* every event fd, the rings' included */
@@ -339,13 +346,14 @@ static int read_formats(const char *dir, const unsigned *want, char **bufs, int 
 	return rc;
 }
 
-static int setup_events(struct pc_trace *t, unsigned kinds, char *err, size_t errlen)
+static int setup_events(struct pc_trace *t, unsigned kinds, unsigned optional, char *err,
+			size_t errlen)
 {
 	unsigned want[TR_NKINDS] = { 0 };
 	char *bufs[TR_NKINDS] = { NULL };
 	int rcs[TR_NKINDS] = { 0 };
 	char dir[4096];
-	int rc = 0;
+	int rc = 0, pretend;
 
 	for (int i = 0; i < TR_NKINDS; i++) {
 		if (!(kinds & tr_names[i].kind))
@@ -361,6 +369,14 @@ static int setup_events(struct pc_trace *t, unsigned kinds, char *err, size_t er
 			  err, errlen);
 	if (rc)
 		goto out;
+	/* the tests' kernel before 6.12 (PAGECACHE_FAULT=filemap_get_pages:ENOENT) */
+	pretend = pc_sys_injected(PC_SYS_TRACE_USE);
+	for (int i = 0; i < TR_NKINDS && pretend > 0; i++)
+		if (want[i] && (tr_names[i].kind & PC_TR_USE))
+			rcs[i] = -pretend;
+	for (int i = 0; i < TR_NKINDS; i++)
+		if (want[i] && rcs[i] == -ENOENT && (optional & tr_names[i].kind))
+			want[i] = 0;	/* not on this kernel, and not needed */
 	tep_set_loglevel(TEP_LOG_NONE);
 	t->tep = tep_alloc();
 	if (!t->tep) {
@@ -376,9 +392,11 @@ static int setup_events(struct pc_trace *t, unsigned kinds, char *err, size_t er
 		if (rcs[i]) {
 			rc = rcs[i] == -ENOENT ? -ENOENT : rcs[i];
 			if (rcs[i] == -ENOENT)
-				snprintf(err, errlen, "the event %s:%s is missing on this kernel "
-					 "(the filemap use events came in Linux 6.12)",
-					 tr_names[i].sys, tr_names[i].name);
+				snprintf(err, errlen, "the event %s:%s is missing on this kernel%s",
+					 tr_names[i].sys, tr_names[i].name,
+					 tr_names[i].kind & PC_TR_USE
+						 ? " (the filemap use events came in Linux 6.12)"
+						 : "");
 			else
 				snprintf(err, errlen, "cannot read the format of %s:%s: %s",
 					 tr_names[i].sys, tr_names[i].name, strerror(-rcs[i]));
@@ -409,7 +427,12 @@ static int setup_events(struct pc_trace *t, unsigned kinds, char *err, size_t er
 				 "(ino, dev, index or last_index)", tr_names[i].sys, tr_names[i].name);
 			goto out;
 		}
+		t->kinds |= e->kind;
 		t->nev++;
+	}
+	if (!rc && !t->nev) {
+		rc = -ENOENT;
+		snprintf(err, errlen, "none of the events asked for is on this kernel");
 	}
 out:
 	for (int i = 0; i < TR_NKINDS; i++)
@@ -579,7 +602,7 @@ int pc_trace_open(const struct pc_trace_opts *o, struct pc_trace **ret, char *er
 		return -ENOMEM;
 	t->epfd = -1;
 	t->pid = o->pid > 0 && !o->children ? o->pid : 0;
-	rc = setup_events(t, o->kinds, err, errlen);
+	rc = setup_events(t, o->kinds, o->optional & o->kinds, err, errlen);
 	if (rc)
 		goto fail;
 	ncpu = rc = online_cpus(&cpus);
@@ -627,6 +650,11 @@ int pc_trace_open(const struct pc_trace_opts *o, struct pc_trace **ret, char *er
 
 				a.config = (uint64_t)t->ev[e].id;
 				fd = perf_event_open(&a, who, r->cpu, -1, fl);
+				if (fd < 0 && errno == EINVAL && a.read_format) {
+					/* before 6.0 no PERF_FORMAT_LOST: the rings' count only */
+					a.read_format = 0;
+					fd = perf_event_open(&a, who, r->cpu, -1, fl);
+				}
 				if (fd < 0 && errno == ESRCH && o->pid > 0 && th > 0)
 					continue;	/* a thread that ended meanwhile */
 				if (fd < 0 && errno == ENODEV && th == 0 && e == 0)
@@ -696,6 +724,11 @@ fail:
 int pc_trace_fd(const struct pc_trace *t)
 {
 	return t->epfd;
+}
+
+unsigned pc_trace_kinds(const struct pc_trace *t)
+{
+	return t->kinds;
 }
 
 /*
