@@ -777,6 +777,10 @@ struct pc_profile_meta {
 	uint32_t flags;			/* PC_META_ */
 	uint64_t lost;			/* record: events lost (ring overflow) */
 	uint64_t duration_ms;		/* record: how long it recorded */
+	/* appended to META after version 4's fields (older files: 0, old readers skip it) */
+#define PC_META_SRC_USE 1u		/* record saw every use: the 6.12 use events */
+#define PC_META_SRC_MISSES 2u		/* record saw misses only (pages brought in): hits unseen */
+	uint32_t source;		/* record: PC_META_SRC_; 0 unknown (a file of before) */
 };
 
 struct pc_profile_file {

@@ -609,6 +609,8 @@ int pc_profile_createat(int dfd, const char *path, const struct pc_profile_meta 
 	w->rawlen += put_varint(w->raw + w->rawlen, m->flags);
 	w->rawlen += put_varint(w->raw + w->rawlen, m->lost);
 	w->rawlen += put_varint(w->raw + w->rawlen, m->duration_ms);
+	if (m->source)	/* appended: a reader of before skips it */
+		w->rawlen += put_varint(w->raw + w->rawlen, m->source);
 	rc = write_section(w, SECT_META, w->raw, w->rawlen);
 	w->rawlen = 0;
 	if (rc < 0)
@@ -1100,6 +1102,13 @@ static int open_common(struct pc_profile_reader *r)
 		if (fl & ~(uint64_t)META_FLAGS_ALL)
 			return bad(r, "unknown meta flags %#llx", (unsigned long long)fl);
 		r->meta.flags = (uint32_t)fl;
+		if (r->pos < r->end) {	/* appended later: record's source */
+			uint64_t src;
+
+			if ((rc = get_varint(r, &src)) < 0)
+				return rc;
+			r->meta.source = src <= UINT32_MAX ? (uint32_t)src : 0;
+		}
 	}
 	r->pos = r->end;	/* later fields are for later versions */
 	return rc;

@@ -57,6 +57,10 @@
 #define REC_TICK_MS 100		/* drain at least this often */
 #define REC_SCAN_TRIES 3	/* a file's processes' handles looked at, at most */
 
+#define REC_COLD_PATHS 64	/* --cold-path given, at most */
+
+enum { OPT_COLD = 512, OPT_COLD_PATH = 513 };
+
 static const struct cli_opt record_opts[] = {
 	{ "output", 'o', 0, 'o', "FILE", CC_FILE, NULL, "the snapshot to write (required)", 0 },
 	{ "pid", 0, 0, OPT_PID, "PID", CC_PID, NULL,
@@ -70,6 +74,11 @@ static const struct cli_opt record_opts[] = {
 	  "stop after SECONDS (else at CMD's exit, when PID\nexits, or at SIGINT/SIGTERM)", 0 },
 	{ "root", 0, 0, 'R', "DIR", CC_DIR, NULL,
 	  "store paths relative to DIR (default /); files\noutside it are counted, not kept", 0 },
+	{ "cold", 0, 0, OPT_COLD, NULL, CC_NONE, NULL,
+	  "first evict the files the snapshot at -o lists (the\nlast recording of this workload) "
+	  "and those of\n--cold-path: a start from a cold cache", 0 },
+	{ "cold-path", 0, 0, OPT_COLD_PATH, "PATH", CC_FILE, NULL,
+	  "with --cold, evict this file or tree too (again\nfor more)", 0 },
 	{ 0 }
 };
 
@@ -89,11 +98,16 @@ const struct cli_spec record_spec = {
 	"workload read (inode tables, directories) is kept as the block device's own\n"
 	"pages. It ends when CMD exits, when PID exits, after --duration, or at\n"
 	"SIGINT/SIGTERM, and always writes what it has (atomically, mode 0600).\n"
-	"It reads the kernel's filemap tracepoints (Linux 6.12 or later) through\n"
-	"perf_event_open: it needs root (CAP_PERFMON, CAP_SYS_ADMIN for tracefs if it\n"
-	"is not mounted, CAP_DAC_READ_SEARCH to find files by inode) and leaves no\n"
-	"tracing state behind. Events the kernel could not hand over in time (a full\n"
-	"ring) are counted and warned about, never silently missing.\n"
+	"It reads the kernel's filemap tracepoints through perf_event_open: it needs\n"
+	"root (CAP_PERFMON, CAP_SYS_ADMIN for tracefs if it is not mounted,\n"
+	"CAP_DAC_READ_SEARCH to find files by inode) and leaves no tracing state\n"
+	"behind. Events the kernel could not hand over in time (a full ring) are\n"
+	"counted and warned about, never silently missing.\n"
+	"Before Linux 6.12 the kernel has no use events: record sees misses only,\n"
+	"the pages brought into the cache (readahead included), not the uses of pages\n"
+	"already there (hits). From a cold cache those are the pages the start used,\n"
+	"as ureadahead and iorap record it: --cold evicts the workload's files first.\n"
+	"It says so (source \"misses\", hits_seen false, and in the snapshot).\n"
 	"\n",
 	.footer =
 	"\n"
@@ -124,6 +138,8 @@ static const struct ometric metrics[] = {
 	{ "total", "deleted", "deleted_files", 0, "Files used and deleted before the end." },
 	{ "total", "lost_events", "lost_events", 0, "Events lost to a full ring (0: none)." },
 	{ "total", "duration", "duration_seconds", 0, "How long it recorded." },
+	{ "total", "hits_seen", "hits_seen", 0,
+	  "1 if the kernel showed uses of cached pages (Linux 6.12 use events), 0: misses only." },
 };
 
 /* ---- what was seen ---- */
@@ -153,6 +169,7 @@ struct rec {
 	uint32_t self;
 	uint64_t added_pages, events;
 	bool nomem;
+	bool misses;			/* no use events (before 6.12): what is added is used */
 	pid_t *scan;			/* pids with files to pin, this round */
 	size_t nscan, scancap;
 	size_t scanned_upto;		/* files before this were tried by handle */
@@ -236,7 +253,8 @@ static int on_event(const struct pc_trace_event *e, void *arg)
 	switch (e->kind) {
 	case PC_TR_ADD:
 		r->added_pages += e->last - e->first + 1;
-		rc = pc_spanset_add(&f->added, e->first, e->last, ms);
+		/* misses only: from a cold cache, a page brought in is one the workload used */
+		rc = pc_spanset_add(r->misses ? &f->used : &f->added, e->first, e->last, ms);
 		break;
 	case PC_TR_GET_PAGES:
 	case PC_TR_FAULT:
@@ -1140,6 +1158,80 @@ static void stop_with(pid_t child, bool *tty)
 	kill(-child, SIGCONT);
 }
 
+/* ---- --cold: the workload's files evicted first ---- */
+
+struct cold {
+	uint64_t files, pages, stayed;	/* evicted; their pages; pages that stayed */
+	bool previous;			/* -o held a snapshot */
+};
+
+static void cold_one(struct cold *c, int fd, const struct stat *st, const char *path)
+{
+	struct pc_evict_result er;
+	int rc = pc_fd_evict(fd, (uint64_t)st->st_size, 0, 0, &er);
+
+	if (rc < 0) {
+		cli_fail(path, -rc, "cannot evict (--cold)");
+		return;
+	}
+	__atomic_add_fetch(&c->files, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c->pages, er.after.pages, __ATOMIC_RELAXED);
+	if (er.after.source != PC_SRC_NONE)
+		__atomic_add_fetch(&c->stayed, er.after.cached, __ATOMIC_RELAXED);
+}
+
+static int cold_walked(struct pc_walk_entry *e, void *arg)
+{
+	cold_one(arg, e->fd, &e->st, e->path);
+	return 0;
+}
+
+static void cold_walk_event(enum pc_walk_event ev, const char *path, int err, void *arg)
+{
+	(void)arg;
+	if (ev == PC_WALK_ERROR)
+		cli_fail(path, err, "cannot evict (--cold)");
+}
+
+/*
+ * The files of the snapshot at `out` (the last recording of this workload:
+ * what it will use again), beneath its root, as restore opens them (no
+ * link followed); then the trees of --cold-path. Metadata records (block
+ * devices) are left: evicting a disk's whole cache is not this workload's.
+ */
+static void cold_evict(const char *out, const char *const *paths, size_t npaths, struct cold *c)
+{
+	struct pc_profile_reader *rd = NULL;
+	struct pc_profile_file pf;
+	char err[512];
+	int rootfd = -1, rc;
+
+	if (pc_profile_open(out, &rd, err, sizeof(err)) == 0) {
+		c->previous = true;
+		rootfd = open(pc_profile_get_meta(rd)->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		while (rootfd >= 0 && (rc = pc_profile_next(rd, &pf)) == 1) {
+			struct stat st;
+			int fd = pf.ident & PC_IDENT_BDEV ? -ENODEV
+							  : pc_open_beneath(rootfd, pf.path, 0, &st);
+
+			if (fd >= 0) {
+				if (S_ISREG(st.st_mode))
+					cold_one(c, fd, &st, pf.path);
+				close(fd);
+			}
+			pc_profile_file_release(&pf);
+		}
+		if (rootfd >= 0)
+			close(rootfd);
+		pc_profile_close(rd);
+	}
+	if (npaths) {
+		struct pc_walk_opts wo = { .file = cold_walked, .event = cold_walk_event, .arg = c };
+
+		pc_walk(paths, npaths, &wo);
+	}
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -1152,9 +1244,13 @@ int cmd_record(int argc, char **argv)
 {
 	struct cli_parser p;
 	struct cli_opts co = { OUT_HUMAN };
-	struct pc_trace_opts to = { .kinds = PC_TR_ADD | PC_TR_GET_PAGES | PC_TR_MAP_PAGES |
-					     PC_TR_FAULT,
+	/* before 6.12 without the use events: misses only */
+	struct pc_trace_opts to = { .kinds = PC_TR_ADD | PC_TR_USE, .optional = PC_TR_USE,
 				    .cgroup_fd = -1, .ring_pages = REC_RING_PAGES };
+	struct cold cold = { 0 };
+	bool cold_asked = false;
+	const char *cold_paths[REC_COLD_PATHS];	/* into argv: nothing to free on any return */
+	size_t ncold = 0;
 	struct pc_trace *t = NULL;
 	struct rec r = { 0 };
 	struct outcome o = { 0 };
@@ -1190,6 +1286,15 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'R':
 			rootarg = p.arg;
+			break;
+		case OPT_COLD:
+			cold_asked = true;
+			break;
+		case OPT_COLD_PATH:
+			if (ncold == REC_COLD_PATHS)
+				return cli_usage_error("--cold-path: at most %d (name a directory above "
+						       "them)", REC_COLD_PATHS);
+			cold_paths[ncold++] = p.arg;
 			break;
 		case OPT_PID:
 			if (cli_parse_pid("--pid", p.arg, &pid))
@@ -1227,6 +1332,8 @@ int cmd_record(int argc, char **argv)
 				       "none, the whole system)");
 	if (to.children && !pid)
 		return cli_usage_error("--children goes with --pid");
+	if (ncold && !cold_asked)
+		return cli_usage_error("--cold-path goes with --cold");
 	if ((rc = cli_trace_ring_env(&to.ring_pages)))
 		return rc;
 	root = realpath(rootarg, NULL);
@@ -1259,6 +1366,12 @@ int cmd_record(int argc, char **argv)
 		goto report;
 	}
 
+	if (cold_asked) {
+		cold_evict(out, cold_paths, ncold, &cold);
+		if (!cold.previous && !ncold)
+			cli_warn("--cold: no recording at '%s' yet and no --cold-path: nothing evicted "
+				 "(evict the workload's files with --cold-path, or drop the caches)", out);
+	}
 	if (cgroup) {
 		to.cgroup_fd = pc_trace_cgroup_open(cgroup, why, sizeof(why));
 		if (to.cgroup_fd < 0) {
@@ -1341,6 +1454,7 @@ int cmd_record(int argc, char **argv)
 			     "cannot record", err);
 		goto report;
 	}
+	r.misses = !(pc_trace_kinds(t) & PC_TR_GET_PAGES);
 	r.t0_ns = mono_ns();
 	started = pc_now();
 	t_end = duration > 0 ? r.t0_ns + (uint64_t)(duration * 1e9) : 0;
@@ -1519,6 +1633,7 @@ int cmd_record(int argc, char **argv)
 	snprintf(meta.root, sizeof(meta.root), "%s", root);
 	gethostname(meta.host, sizeof(meta.host) - 1);
 	meta.flags = PC_META_RECORDED;
+	meta.source = r.misses ? PC_META_SRC_MISSES : PC_META_SRC_USE;
 	meta.lost = lost;
 	meta.duration_ms = (uint64_t)((pc_now() - started) * 1000);
 	end_signals_hold(true);	/* a second signal from here abandons it before the rename */
@@ -1579,6 +1694,20 @@ report:
 	orec_u64(&rec, "cut_short", o.cut, 0);
 	orec_u64(&rec, "events", r.events, 0);
 	orec_u64(&rec, "lost_events", lost, 0);
+	if (ended) {	/* what the kernel let it see, once it began */
+		orec_str(&rec, "source", r.misses ? "misses" : "use", 0);
+		orec_bool(&rec, "hits_seen", !r.misses);
+	} else {
+		orec_null(&rec, "source");
+		orec_null(&rec, "hits_seen");
+	}
+	if (cold_asked) {
+		orec_u64(&rec, "cold_files", cold.files, 0);
+		orec_u64(&rec, "cold_pages_stayed", cold.stayed, OF_PAGES);
+	} else {
+		orec_null(&rec, "cold_files");
+		orec_null(&rec, "cold_pages_stayed");
+	}
 	orec_f64(&rec, "duration", pc_now() - started);
 	if (ended)
 		orec_str(&rec, "ended", ended, 0);
@@ -1610,6 +1739,15 @@ report:
 				       "outside %s", (unsigned long long)o.unresolved,
 				       (unsigned long long)o.deleted, (unsigned long long)o.outside,
 				       root);
+		if (cold_asked)
+			out_human_line("Evicted first (--cold): %llu files, %llu of their pages stayed "
+				       "cached", (unsigned long long)cold.files,
+				       (unsigned long long)cold.stayed);
+		if (r.misses)
+			out_human_line("Misses only: this kernel has no filemap use events (Linux "
+				       "6.12), so the pages brought in count as used (readahead "
+				       "included) and uses of pages already cached (hits) are not "
+				       "seen%s", cold_asked ? "" : "; --cold starts from a cold cache");
 	}
 
 	if (t)

@@ -222,6 +222,11 @@ static uint64_t used_pages(const struct pc_profile_file *f)
 static void meta_fields(struct orec *rec, const struct pc_profile_meta *m)
 {
 	orec_bool(rec, "recorded", m->flags & PC_META_RECORDED);
+	/* what record saw: every use (6.12's events), or misses only; null: not said */
+	if (m->source == PC_META_SRC_USE || m->source == PC_META_SRC_MISSES)
+		orec_str(rec, "record_source", m->source == PC_META_SRC_USE ? "use" : "misses", 0);
+	else
+		orec_null(rec, "record_source");
 	orec_u64(rec, "lost_events", m->lost, 0);
 	orec_u64(rec, "duration_ms", m->duration_ms, 0);
 }
@@ -330,6 +335,9 @@ int cmd_show(int argc, char **argv)
 					       (unsigned long long)m->lost,
 					       m->lost ? " (the ring overflowed: some pages used are not listed)"
 						       : "");
+			if ((m->flags & PC_META_RECORDED) && m->source == PC_META_SRC_MISSES)
+				out_human_line("Misses only (a kernel before 6.12): the pages brought "
+					       "into the cache, not uses of pages already cached");
 			if (mrecs)
 				out_human_line("Metadata: %llu block device%s, %llu pages (%s) of their own "
 					       "cache", (unsigned long long)mrecs, mrecs == 1 ? "" : "s",
