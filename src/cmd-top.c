@@ -18,6 +18,10 @@
  *             invalidate), charged to whoever ran when it happened
  *             (often kswapd): meaningful per file and per cgroup;
  *   dirtied   writeback:writeback_dirty_folio.
+ * Before Linux 6.12 there are no use events: top runs on add and delete
+ * alone (misses and evictions), says so ("source": "misses"), and shows
+ * accesses and the hit ratio as unknown (null, "-"), never as 0; where
+ * writeback_dirty_folio is missing (before 5.17), dirtied likewise.
  * get_pages reports the whole rest of a read() in each of its batches
  * ([0,255], [31,255], [62,255] ... for one 1 MiB read: 4.6 times the
  * pages, measured on 6.18): consecutive events of one thread on one file
@@ -308,6 +312,8 @@ struct top {
 	unsigned ring_pages;		/* pages a CPU: PAGECACHE_TRACE_RING, else 256 */
 
 	struct pc_trace *trace;
+	unsigned kinds;			/* the events the kernel gave (pc_trace_kinds) */
+	bool sorted;			/* --sort given */
 	struct table cur, shown;
 	struct map pending;		/* tid -> get_pages event not counted yet (+1) */
 	struct pc_trace_event *pend;
@@ -982,18 +988,30 @@ static struct meminfo read_meminfo(void)
 	return m;
 }
 
-static void counts_rec(struct orec *r, const struct counts *c)
+/* Accesses (and so hits) are known: the kernel has the use events (6.12). */
+static bool uses_seen(const struct top *t)
 {
-	double h = ratio(c);
+	return t->kinds & PC_TR_GET_PAGES;
+}
 
-	orec_u64(r, "accesses", c->acc, 0);
+static void counts_rec(const struct top *t, struct orec *r, const struct counts *c)
+{
+	double h = uses_seen(t) ? ratio(c) : NAN;
+
+	if (uses_seen(t))
+		orec_u64(r, "accesses", c->acc, 0);
+	else
+		orec_null(r, "accesses");
 	orec_u64(r, "misses", c->miss, 0);
 	if (isnan(h))
 		orec_null(r, "hit_ratio");
 	else
 		orec_f64(r, "hit_ratio", h);
 	orec_u64(r, "evicted", c->evict, 0);
-	orec_u64(r, "dirtied", c->dirty, 0);
+	if (t->kinds & PC_TR_DIRTY)
+		orec_u64(r, "dirtied", c->dirty, 0);
+	else
+		orec_null(r, "dirtied");
 }
 
 static int render_json(struct top *t, struct table *tb, const struct meminfo *mi)
@@ -1014,6 +1032,8 @@ static int render_json(struct top *t, struct table *tb, const struct meminfo *mi
 	}
 	orec_f64(&rec, "interval", round(tb->seconds * 1000) / 1000);
 	orec_str(&rec, "by", by_names[t->by], 0);
+	/* what the kernel gives: every use (6.12), or misses and evictions only */
+	orec_str(&rec, "source", uses_seen(t) ? "use" : "misses", 0);
 	orec_list_add(&rec, "rows", NULL);
 	for (size_t i = 0; i < shown; i++) {
 		struct row *r = &tb->v[i];
@@ -1036,10 +1056,10 @@ static int render_json(struct top *t, struct table *tb, const struct meminfo *mi
 		} else {
 			orec_str(&item, "key", row_name(r), 0);
 		}
-		counts_rec(&item, &r->c);
+		counts_rec(t, &item, &r->c);
 		orec_list_add(&rec, "rows", &item);
 	}
-	counts_rec(&tot, &tb->total);
+	counts_rec(t, &tot, &tb->total);
 	orec_u64(&tot, "rows", tb->n, 0);
 	orec_u64(&tot, "events", tb->events, 0);
 	orec_u64(&tot, "lost", tb->lost, 0);
@@ -1062,6 +1082,15 @@ static void fmt_ratio(const struct counts *c, char *buf, size_t len)
 		snprintf(buf, len, "-");
 	else	/* never rounds a partial ratio up to 100% */
 		snprintf(buf, len, "%.1f%%", floor(h * 1000) / 10);
+}
+
+/* A count, or '-' where the kernel has no event for it. */
+static void fmt_count(bool known, uint64_t n, char *buf, size_t len)
+{
+	if (known)
+		snprintf(buf, len, "%llu", (unsigned long long)n);
+	else
+		snprintf(buf, len, "-");
 }
 
 /* One line of text, cut to the screen's width on a terminal. */
@@ -1104,10 +1133,18 @@ static void render_text(struct top *t, struct table *tb, const struct meminfo *m
 		 t->reverse ? " reversed" : "", t->screen ? "   [a m h e d k r b q]" : "");
 	put_line(t, line);
 	fmt_ratio(&tb->total, hit, sizeof(hit));
-	snprintf(line, sizeof(line),
-		 "Total: %llu accesses, %llu misses, hit %s, %llu evicted, %llu dirtied (pages)",
-		 (unsigned long long)tb->total.acc, (unsigned long long)tb->total.miss, hit,
-		 (unsigned long long)tb->total.evict, (unsigned long long)tb->total.dirty);
+	fmt_count(t->kinds & PC_TR_DIRTY, tb->total.dirty, dirty, sizeof(dirty));
+	if (uses_seen(t))
+		snprintf(line, sizeof(line),
+			 "Total: %llu accesses, %llu misses, hit %s, %llu evicted, %s dirtied (pages)",
+			 (unsigned long long)tb->total.acc, (unsigned long long)tb->total.miss, hit,
+			 (unsigned long long)tb->total.evict, dirty);
+	else	/* before 6.12 */
+		snprintf(line, sizeof(line),
+			 "Total: %llu misses, %llu evicted, %s dirtied (pages); misses only: no "
+			 "use events before Linux 6.12, accesses and hits unknown",
+			 (unsigned long long)tb->total.miss, (unsigned long long)tb->total.evict,
+			 dirty);
 	put_line(t, line);
 	if (mi->ok) {
 		fmt_size(mi->cached, cached, sizeof(cached));
@@ -1137,13 +1174,18 @@ static void render_text(struct top *t, struct table *tb, const struct meminfo *m
 		char *esc = out_escape(row_name(r));
 		char pid[32] = "";
 
+		char acc[32], dirt[32];
+
 		fmt_ratio(&r->c, hit, sizeof(hit));
+		if (!uses_seen(t))
+			snprintf(hit, sizeof(hit), "-");
+		fmt_count(uses_seen(t), r->c.acc, acc, sizeof(acc));
+		fmt_count(t->kinds & PC_TR_DIRTY, r->c.dirty, dirt, sizeof(dirt));
 		if (t->by == BY_PROCESS)
 			snprintf(pid, sizeof(pid), "%7llu ", (unsigned long long)r->a);
-		snprintf(line, sizeof(line), "%10llu %10llu %6s %10llu %10llu %s%s",
-			 (unsigned long long)r->c.acc, (unsigned long long)r->c.miss, hit,
-			 (unsigned long long)r->c.evict, (unsigned long long)r->c.dirty, pid,
-			 esc ? esc : "?");
+		snprintf(line, sizeof(line), "%10s %10llu %6s %10llu %10s %s%s", acc,
+			 (unsigned long long)r->c.miss, hit, (unsigned long long)r->c.evict, dirt,
+			 pid, esc ? esc : "?");
 		free(esc);
 		put_line(t, line);
 	}
@@ -1290,8 +1332,9 @@ static int open_trace(struct top *t)
 	char err[512] = "", why[8192] = "", dir[4096], mount[64];
 	int rc, v, cgfd = -1;
 
-	o.kinds = PC_TR_ADD | PC_TR_DELETE | PC_TR_GET_PAGES | PC_TR_MAP_PAGES | PC_TR_FAULT |
-		  PC_TR_DIRTY;
+	o.kinds = PC_TR_ADD | PC_TR_DELETE | PC_TR_USE | PC_TR_DIRTY;
+	/* before 6.12: misses and evictions; before 5.17: no writeback_dirty_folio */
+	o.optional = PC_TR_USE | PC_TR_DIRTY;
 	o.pid = t->pid;
 	o.children = t->children;
 	o.cgroup_fd = -1;
@@ -1330,6 +1373,9 @@ static int open_trace(struct top *t)
 				 : "");
 		return top_fail("filemap tracepoints", "cannot trace", msg);
 	}
+	t->kinds = pc_trace_kinds(t->trace);
+	if (!uses_seen(t) && !t->sorted)
+		t->sort = S_MISSES;	/* accesses are unknown */
 	return 0;
 }
 
@@ -1546,6 +1592,7 @@ int cmd_top(int argc, char **argv)
 				return cli_usage_error("--sort takes accesses, misses, hit_ratio, evicted, "
 						       "dirtied or key, not '%s'", p.arg);
 			t.sort = (int)v;
+			t.sorted = true;
 			break;
 		case OPT_TOP_PID:
 			if (cli_parse_pid("--pid", p.arg, &t.pid))

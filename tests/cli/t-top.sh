@@ -10,6 +10,10 @@
 # and rows in place, a key that sorts, q exits 0 with the terminal as it
 # was (icanon, echo), and so does SIGTERM; refused without privilege; no
 # tracefs mount left. Everything made here is removed at the end.
+# Before Linux 6.12 (for real, or PAGECACHE_FAULT=filemap_get_pages:ENOENT
+# here): misses and evictions only, "source": "misses", accesses and hit
+# ratios null, sorted by misses; the rest, which needs the use events, is
+# skipped there.
 . "$(dirname "$0")/lib.sh"
 cd "$T_DIR"
 
@@ -53,11 +57,33 @@ R=$!
 T_CLEANUP+=("t_kill $R")
 t_wait 10 grep -qx pc-top-reader "/proc/$R/comm"
 
+# ---- before 6.12: misses and evictions (this kernel's, or pretended) ----
+pc top --json --count 1 --interval 0.1 >src.json 2>&1
+if [ "$(jq -r .source src.json 2>/dev/null)" = misses ]; then
+	OLD=""	# the kernel lacks the use events: no pretending needed
+else
+	OLD="PAGECACHE_FAULT=filemap_get_pages:ENOENT"
+fi
+env $OLD "$PAGECACHE" top --json --by file --count 2 --interval 0.5 >m.json 2>m.err
+t_is "before 6.12: top runs, saying its source is the misses" "$? $(jq -r .source m.json | sort -u)" "0 misses"
+t_is "  accesses and hit ratios are null (unknown), never 0" \
+	"$(jq '[.rows[], .total] | map(.accesses == null and .hit_ratio == null) | all' m.json | sort -u)" true
+t_is "  the reader's file: misses and evictions (it drops and reads again)" \
+	"$(jq -r --arg f "$F" '.rows[] | select(.key == $f) | (.misses > 0 and .evicted > 0)' m.json |
+		sort -u | tail -1)" true
+env $OLD "$PAGECACHE" top --count 1 --interval 0.3 >m.txt 2>&1
+t_ok "  the text says misses only, hits unknown, sorted by misses" \
+	sh -c 'grep -q "sort misses" m.txt && grep -q "accesses and hits unknown" m.txt'
+if [ -z "$OLD" ]; then
+	t_skip "top's use-event checks" "this kernel lacks the filemap use events (Linux 6.12)"
+	t_done; exit
+fi
+
 # ---- JSON lines ----
 pc top --json --count 2 --interval 0.5 >p.json 2>p.err
 t_is "--json --count 2: exit 0, two lines" "$? $(wc -l <p.json)" "0 2"
-t_is "each line one object with time, interval, by, rows, total" \
-	"$(jq -c '[keys_unsorted[]]' p.json | sort -u)" '["time","interval","by","rows","total"]'
+t_is "each line one object with time, interval, by, source, rows, total" \
+	"$(jq -c '[keys_unsorted[]]' p.json | sort -u)" '["time","interval","by","source","rows","total"]'
 t_is "time is RFC 3339 UTC, interval about 0.5 s, by process" \
 	"$(jq -r '[(.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\\.[0-9]{3}Z$")),
 		   (.interval > 0.3 and .interval < 5), .by] | @tsv' p.json | sort -u)" "true	true	process"
