@@ -569,7 +569,7 @@ static void record_probe(const char *exe, char *why, char *acc_why, char *cut_wh
  * own query times in q. 0, or -EIO and why (record's last words).
  */
 static int record_run(const char *exe, const char *db, const char *rec, double q[NQ],
-		      double *lost, char *why, size_t whylen)
+		      double *lost, char *source, size_t srclen, char *why, size_t whylen)
 {
 	char self[PATH_MAX], *out = NULL, *err = NULL, *save = NULL, *js;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -595,8 +595,15 @@ static int record_run(const char *exe, const char *db, const char *rec, double q
 	if (js) {
 		struct pc_json *root = NULL;
 
-		if (pc_json_parse(js, strlen(js), NULL, &root, NULL) == 0)
+		if (pc_json_parse(js, strlen(js), NULL, &root, NULL) == 0) {
+			const char *src;
+
 			*lost = pc_json_number(pc_json_get(pc_json_get(root, "total"), "lost_events"), -1);
+			/* "misses" before 6.12: what the start brought into the dropped cache */
+			src = pc_json_string(pc_json_get(pc_json_get(root, "total"), "source"), NULL);
+			if (src)
+				snprintf(source, srclen, "%s", src);
+		}
 		pc_json_free(root);
 	}
 	/* the worker's times: the one line of three numbers among record's words */
@@ -628,6 +635,7 @@ struct cond {
 	double pre_ms[64], pre_mib[64], cut_s[64];
 	int npre, ncut, nstopped;
 	double lost;			/* recording: events record lost, all trials */
+	char source[16];		/* recording: what record saw ("use", "misses"); "" unsaid */
 };
 
 int bench_warmup(const struct warmup_opts *o)
@@ -766,8 +774,8 @@ int bench_warmup(const struct warmup_opts *o)
 					bench_drop_caches();
 					double lost;
 
-					if (record_run(exe, db, rec, kr->q[kr->n], &lost, rwhy,
-						       sizeof(rwhy)) < 0) {
+					if (record_run(exe, db, rec, kr->q[kr->n], &lost, kr->source,
+						       sizeof(kr->source), rwhy, sizeof(rwhy)) < 0) {
 						if (!nrec_ok) {	/* never worked: left out, and why */
 							snprintf(rec_why, sizeof(rec_why), "record failed: %s",
 								 rwhy);
@@ -888,6 +896,10 @@ int bench_warmup(const struct warmup_opts *o)
 				orec_u64(&rec, "lost_events", (uint64_t)k->lost, 0);
 			else
 				orec_null(&rec, "lost_events");
+			if (k->source[0])
+				orec_str(&rec, "record_source", k->source, 0);
+			else
+				orec_null(&rec, "record_source");
 		}
 		if (k->ncut) {
 			orec_f64(&rec, "max_time_s", median(k->cut_s, k->ncut));

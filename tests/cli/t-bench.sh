@@ -58,6 +58,17 @@ t_ok "the restored condition reports its prefetch" \
 t_ok "the database is kept for the next run" test -s "$T_DIR/wu/warmup-20000.db"
 t_is "a link planted where it writes is replaced, never written through" "$(cat victim)" precious
 t_ok "the ids are a file of their own" test -f wu/warmup-20000.db.ids -a ! -L wu/warmup-20000.db.ids
+if [ $have_record = 1 ]; then
+	# before 6.12 (pretended): the recorded conditions still run, record seeing the misses
+	PAGECACHE_FAULT=filemap_get_pages:ENOENT pc bench warmup --rows 20000 --trials 1 \
+		--dir "$T_DIR/wu" --json >wm.json 2>wm.err
+	t_is "before 6.12: the recording runs, record seeing the misses" \
+		"$(jq -c '[.conditions[] | select(.condition == "recording") | .record_source]' wm.json)" \
+		'["misses"]'
+	t_is "  and every recorded condition is there" \
+		"$(jq -r '[.conditions[].condition] | join(" ")' wm.json)" \
+		"$(jq -r '[.conditions[].condition] | join(" ")' w.json)"
+fi
 t_is "setup names the rows" "$(jq .setup.rows w.json)" 20000
 t_ok "and the load average before and after" jq -e '[.setup.load_average_start, .setup.load_average_end] | map(test("^[0-9.]+ [0-9.]+ [0-9.]+$")) | all' w.json
 t_is "the document names its bench" "$(jq -r .bench w.json)" warmup
