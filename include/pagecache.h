@@ -723,6 +723,8 @@ struct pc_trace_opts {
 	unsigned ring_pages;    /* data pages per CPU ring (power of two); 0: a default */
 	unsigned optional;      /* kinds of `kinds` this kernel may lack: opened without them
 				   (pc_trace_kinds says which are open); 0: all are needed */
+	bool count_accessed;    /* where get_pages is asked for but missing (before 6.12): count
+				   pages marked accessed instead, if kprobes exist (pc_trace_accessed) */
 };
 struct pc_trace;
 /*
@@ -745,6 +747,17 @@ int pc_trace_fd(const struct pc_trace *t);
  * hit) is not seen; from a cold cache, the misses are the pages used.
  */
 unsigned pc_trace_kinds(const struct pc_trace *t);
+/*
+ * With count_accessed, before 6.12: the calls of folio_mark_accessed (else
+ * mark_page_accessed) so far, one a folio read (a hit or a miss), as bcc's
+ * cachestat counts them: a kprobe through perf's kprobe PMU, counted, not
+ * sampled, so totals only (no file, no process). ret_func: the function.
+ * 0, or -errno: -ENOENT none (not asked for, the use events are there,
+ * or no kprobe PMU: a kernel without CONFIG_KPROBES), or neither function
+ * could be probed. A kprobe is no ABI: an approximation where the use
+ * events (6.12) are missing.
+ */
+int pc_trace_accessed(const struct pc_trace *t, uint64_t *ret_count, const char **ret_func);
 /* Hand every event now in the rings to fn (per CPU in order); fn's nonzero return stops and is
    returned. >= 0: events handed; -errno. Never blocks. */
 int pc_trace_drain(struct pc_trace *t, int (*fn)(const struct pc_trace_event *e, void *arg), void *arg);

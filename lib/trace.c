@@ -104,6 +104,10 @@ struct pc_trace {
 	int epfd;
 	uint64_t lost;
 	pid_t pid;			/* pid mode without children: keep only this tgid */
+	int *acc_fds;			/* count_accessed: the kprobe counters */
+	int nacc;
+	int acc_err;			/* 0, or why there are none (-errno) */
+	const char *acc_func;		/* the function probed */
 	unsigned char *tmp;		/* a record that wraps around the ring's end */
 	size_t tmplen;
 };
@@ -568,6 +572,84 @@ static int map_ring(struct tr_ring *r, unsigned pages)
 	return 0;
 }
 
+/*
+ * Pages marked accessed, counted (no samples: a hot function) by a kprobe
+ * through perf's kprobe PMU, where the kernel has one (CONFIG_KPROBES;
+ * Debian's do): folio_mark_accessed (5.16), else mark_page_accessed, what
+ * bcc's cachestat counts. It tells no file, only how many: totals. No
+ * tracefs, nothing left behind (the probe goes with the fd). 0 or -errno.
+ */
+static int open_accessed(struct pc_trace *t, const struct pc_trace_opts *o, const int *cpus,
+			 int ncpu, const pid_t *tids, int nthr)
+{
+	static const char *const funcs[] = { "folio_mark_accessed", "mark_page_accessed" };
+	struct perf_event_attr a;
+	char text[32];
+	int type, rc, n;
+
+	if (pc_read_text("/sys/bus/event_source/devices/kprobe/type", text, sizeof(text)) < 0)
+		return -ENOENT;	/* no kprobe PMU (no CONFIG_KPROBES, or before 4.17) */
+	type = atoi(text);
+	n = o->pid > 0 ? nthr : ncpu;
+	t->acc_fds = calloc((size_t)n, sizeof(*t->acc_fds));
+	if (!t->acc_fds)
+		return -ENOMEM;
+	for (size_t f = 0; f < sizeof(funcs) / sizeof(funcs[0]); f++) {
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = (uint32_t)type;
+		a.config1 = (uint64_t)(uintptr_t)funcs[f];	/* kprobe_func */
+		a.config2 = 0;					/* probe_offset */
+		a.inherit = o->pid > 0;
+		rc = 0;
+		for (int i = 0; i < n && !rc; i++) {
+			int fd;
+
+			if (o->pid > 0)	/* a thread's count, its children's added as they end */
+				fd = perf_event_open(&a, tids[i], -1, -1, PERF_FLAG_FD_CLOEXEC);
+			else
+				fd = perf_event_open(&a, o->cgroup_fd >= 0 ? o->cgroup_fd : -1, cpus[i],
+						     -1, PERF_FLAG_FD_CLOEXEC |
+						     (o->cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0));
+			if (fd < 0 && (errno == ESRCH || errno == ENODEV))
+				continue;	/* a thread gone, a CPU offline */
+			if (fd < 0)
+				rc = -errno;
+			else
+				t->acc_fds[t->nacc++] = fd;
+		}
+		if (!rc && t->nacc) {
+			t->acc_func = funcs[f];
+			return 0;
+		}
+		while (t->nacc)
+			close(t->acc_fds[--t->nacc]);
+		if (rc != -ENOENT && rc != -EINVAL)
+			break;	/* not "no such function": the next will not do better */
+	}
+	free(t->acc_fds);
+	t->acc_fds = NULL;
+	return rc ? rc : -ENODEV;
+}
+
+int pc_trace_accessed(const struct pc_trace *t, uint64_t *ret_count, const char **ret_func)
+{
+	uint64_t sum = 0;
+
+	if (t->acc_err)
+		return t->acc_err;
+	for (int i = 0; i < t->nacc; i++) {
+		uint64_t v;
+
+		if (read(t->acc_fds[i], &v, sizeof(v)) == (ssize_t)sizeof(v))
+			sum += v;
+	}
+	*ret_count = sum;
+	if (ret_func)
+		*ret_func = t->acc_func;
+	return 0;
+}
+
 int pc_trace_open(const struct pc_trace_opts *o, struct pc_trace **ret, char *err, size_t errlen)
 {
 	struct pc_trace *t;
@@ -707,6 +789,11 @@ next_cpu:;
 		snprintf(err, errlen, "no CPU to trace on");
 		goto fail;
 	}
+	/* the hits' fallback, only where get_pages was wanted and is missing (a hot probe) */
+	if (o->count_accessed && (o->kinds & PC_TR_GET_PAGES) && !(t->kinds & PC_TR_GET_PAGES))
+		t->acc_err = open_accessed(t, o, cpus, ncpu, tids, nthr);
+	else
+		t->acc_err = -ENOENT;
 	free(cpus);
 	free(tids);
 	*ret = t;
@@ -763,6 +850,9 @@ void pc_trace_close(struct pc_trace *t)
 			munmap(t->rings[i].meta, t->rings[i].map_len);
 	for (size_t i = 0; i < t->nfds; i++)
 		close(t->fds[i]);
+	for (int i = 0; i < t->nacc; i++)
+		close(t->acc_fds[i]);
+	free(t->acc_fds);
 	if (t->epfd >= 0)
 		close(t->epfd);
 	if (t->tep)

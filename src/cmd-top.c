@@ -2,8 +2,8 @@
 /*
  * cmd-top.c: `pagecache top`: the page cache live, per process, file or
  * cgroup, from the filemap tracepoints (lib/trace.c: perf_event_open, no
- * BPF, no kprobe), so it keeps working across kernels where bcc's and
- * libbpf-tools' cachetop broke.
+ * BPF, no kprobe from 6.12 on), so it keeps working across kernels where
+ * bcc's and libbpf-tools' cachetop broke.
  *
  * What a row counts, per interval, in pages:
  *   accesses  pages used: mm_filemap_get_pages (read, splice),
@@ -20,8 +20,10 @@
  *   dirtied   writeback:writeback_dirty_folio.
  * Before Linux 6.12 there are no use events: top runs on add and delete
  * alone (misses and evictions), says so ("source": "misses"), and shows
- * accesses and the hit ratio as unknown (null, "-"), never as 0; where
- * writeback_dirty_folio is missing (before 5.17), dirtied likewise.
+ * accesses and the hit ratio as unknown (null, "-"), never as 0, but for
+ * the total's, counted by a kprobe on folio_mark_accessed where the kernel
+ * has kprobes ("misses+kprobe"); where writeback_dirty_folio is missing
+ * (before 5.17), dirtied likewise.
  * get_pages reports the whole rest of a read() in each of its batches
  * ([0,255], [31,255], [62,255] ... for one 1 MiB read: 4.6 times the
  * pages, measured on 6.18): consecutive events of one thread on one file
@@ -107,9 +109,11 @@ const struct cli_spec top_spec = {
 	"(accesses), brought in (misses), evicted and dirtied in each interval, the\n"
 	"hit ratio, and a system line like cachestat(8) with /proc/meminfo's Cached\n"
 	"and Dirty. From the kernel's filemap tracepoints through perf_event_open:\n"
-	"no BPF, no kprobe. Needs root or CAP_PERFMON. Before Linux 6.12 the kernel\n"
-	"has no use events: misses and evictions only, accesses and hits unknown ('-',\n"
-	"null), sorted by misses; it says so (\"source\": \"misses\").\n"
+	"no BPF, and from 6.12 on no kprobe. Needs root or CAP_PERFMON. Before 6.12\n"
+	"the kernel has no use events: misses and evictions only, accesses and hits\n"
+	"unknown ('-', null), sorted by misses, saying so (\"source\": \"misses\"); the\n"
+	"total's accesses are counted by a kprobe where there are kprobes\n"
+	"(\"misses+kprobe\").\n"
 	"\n"
 	"accesses  pages read (read, splice), faulted, or mapped by fault-around\n"
 	"misses    pages added to the cache, readahead included\n"
@@ -315,6 +319,9 @@ struct top {
 
 	struct pc_trace *trace;
 	unsigned kinds;			/* the events the kernel gave (pc_trace_kinds) */
+	bool acc_kprobe;		/* before 6.12: total accesses from a kprobe counter */
+	uint64_t acc_before;		/* its count at the interval's start */
+	const char *acc_func;		/* the function it probes */
 	bool sorted;			/* --sort given */
 	struct table cur, shown;
 	struct map pending;		/* tid -> get_pages event not counted yet (+1) */
@@ -996,11 +1003,17 @@ static bool uses_seen(const struct top *t)
 	return t->kinds & PC_TR_GET_PAGES;
 }
 
-static void counts_rec(const struct top *t, struct orec *r, const struct counts *c)
+static const char *source_name(const struct top *t)
 {
-	double h = uses_seen(t) ? ratio(c) : NAN;
+	return uses_seen(t) ? "use" : t->acc_kprobe ? "misses+kprobe" : "misses";
+}
 
-	if (uses_seen(t))
+static void counts_rec(const struct top *t, struct orec *r, const struct counts *c, bool total)
+{
+	bool known = uses_seen(t) || (total && t->acc_kprobe);
+	double h = known ? ratio(c) : NAN;
+
+	if (known)
 		orec_u64(r, "accesses", c->acc, 0);
 	else
 		orec_null(r, "accesses");
@@ -1035,7 +1048,7 @@ static int render_json(struct top *t, struct table *tb, const struct meminfo *mi
 	orec_f64(&rec, "interval", round(tb->seconds * 1000) / 1000);
 	orec_str(&rec, "by", by_names[t->by], 0);
 	/* what the kernel gives: every use (6.12), or misses and evictions only */
-	orec_str(&rec, "source", uses_seen(t) ? "use" : "misses", 0);
+	orec_str(&rec, "source", source_name(t), 0);
 	orec_list_add(&rec, "rows", NULL);
 	for (size_t i = 0; i < shown; i++) {
 		struct row *r = &tb->v[i];
@@ -1058,10 +1071,10 @@ static int render_json(struct top *t, struct table *tb, const struct meminfo *mi
 		} else {
 			orec_str(&item, "key", row_name(r), 0);
 		}
-		counts_rec(t, &item, &r->c);
+		counts_rec(t, &item, &r->c, false);
 		orec_list_add(&rec, "rows", &item);
 	}
-	counts_rec(t, &tot, &tb->total);
+	counts_rec(t, &tot, &tb->total, true);
 	orec_u64(&tot, "rows", tb->n, 0);
 	orec_u64(&tot, "events", tb->events, 0);
 	orec_u64(&tot, "lost", tb->lost, 0);
@@ -1141,6 +1154,13 @@ static void render_text(struct top *t, struct table *tb, const struct meminfo *m
 			 "Total: %llu accesses, %llu misses, hit %s, %llu evicted, %s dirtied (pages)",
 			 (unsigned long long)tb->total.acc, (unsigned long long)tb->total.miss, hit,
 			 (unsigned long long)tb->total.evict, dirty);
+	else if (t->acc_kprobe)	/* before 6.12, with kprobes: the total's hits */
+		snprintf(line, sizeof(line),
+			 "Total: %llu accesses (kprobe %s), %llu misses, hit %s, %llu evicted, %s "
+			 "dirtied (pages); per row misses only: no use events before Linux 6.12",
+			 (unsigned long long)tb->total.acc, t->acc_func,
+			 (unsigned long long)tb->total.miss, hit, (unsigned long long)tb->total.evict,
+			 dirty);
 	else	/* before 6.12 */
 		snprintf(line, sizeof(line),
 			 "Total: %llu misses, %llu evicted, %s dirtied (pages); misses only: no "
@@ -1242,6 +1262,14 @@ static void end_interval(struct top *t, double seconds)
 	t->cur.lost = lost - t->lost_before;
 	t->lost_before = lost;
 	t->lost_total = lost;
+	if (t->acc_kprobe) {	/* before 6.12: the total's accesses, counted by a kprobe */
+		uint64_t n;
+
+		if (pc_trace_accessed(t->trace, &n, NULL) == 0) {
+			t->cur.total.acc = n - t->acc_before;
+			t->acc_before = n;
+		}
+	}
 	t->cur.seconds = seconds;
 	clock_gettime(CLOCK_REALTIME, &t->cur.when);
 	tmp = t->shown;
@@ -1337,6 +1365,7 @@ static int open_trace(struct top *t)
 	o.kinds = PC_TR_ADD | PC_TR_DELETE | PC_TR_USE | PC_TR_DIRTY;
 	/* before 6.12: misses and evictions; before 5.17: no writeback_dirty_folio */
 	o.optional = PC_TR_USE | PC_TR_DIRTY;
+	o.count_accessed = true;	/* before 6.12: the total's accesses by a kprobe, if any */
 	o.pid = t->pid;
 	o.children = t->children;
 	o.cgroup_fd = -1;
@@ -1376,6 +1405,7 @@ static int open_trace(struct top *t)
 		return top_fail("filemap tracepoints", "cannot trace", msg);
 	}
 	t->kinds = pc_trace_kinds(t->trace);
+	t->acc_kprobe = pc_trace_accessed(t->trace, &t->acc_before, &t->acc_func) == 0;
 	if (!uses_seen(t) && !t->sorted)
 		t->sort = S_MISSES;	/* accesses are unknown */
 	return 0;

@@ -194,6 +194,25 @@ static void before_612(int fd, const struct stat *st)
 		   (unsigned long long)s.add_hi);
 		pc_trace_close(t);
 	}
+	/* the hits' fallback: a kprobe counter where the kernel has kprobes */
+	o.count_accessed = true;
+	rc = pc_trace_open(&o, &t, err, sizeof(err));
+	if (!rc) {
+		uint64_t n0 = 0, n1 = 0;
+		const char *func = "?";
+		int arc = pc_trace_accessed(t, &n0, &func);
+
+		if (access("/sys/bus/event_source/devices/kprobe", F_OK) < 0) {
+			ok(arc == -ENOENT, "no kprobe PMU: no count of pages accessed, -ENOENT (%d)", arc);
+		} else if (ok(arc == 0, "a kprobe counts pages accessed (%s: %d)", func, arc)) {
+			read_pages(fd, 44, 3);	/* cached now: three hits */
+			pc_trace_accessed(t, &n1, NULL);
+			ok(n1 - n0 >= 3, "  our read of 3 cached pages counts 3 or more (%llu)",
+			   (unsigned long long)(n1 - n0));
+		}
+		pc_trace_close(t);
+	}
+	o.count_accessed = false;
 	o.kinds = o.optional = PC_TR_USE;
 	rc = pc_trace_open(&o, &t, err, sizeof(err));
 	ok(rc == -ENOENT, "before 6.12: nothing left to open: -ENOENT (%s)", err);
