@@ -586,6 +586,12 @@ struct pc_cgroup_events {
 	bool has_oom_kills;		/* v1 before Linux 4.13 does not count them */
 };
 int pc_cgroup_events_read(const char *dir, int version, struct pc_cgroup_events *ret);
+/*
+ * Has the cgroup `dir` a process in it or beneath it? 1 yes, 0 no, or
+ * -errno (-ENOENT: gone, as systemd removes a stopped unit's). v2 reads
+ * cgroup.events' populated; v1, which has none, each cgroup.procs down.
+ */
+int pc_cgroup_populated(const char *dir, int version);
 
 /* ---- vmstat.c: /proc/vmstat, and the swap readahead controller -------- */
 

@@ -682,6 +682,60 @@ int pc_cgroup_events_read(const char *dir, int version, struct pc_cgroup_events 
 	return 0;
 }
 
+/*
+ * v1 has no populated flag: a process in the cgroup or in one beneath it
+ * (a service that makes its own children), 16 levels down at most.
+ */
+static int populated_v1(const char *dir, int depth)
+{
+	char path[PATH_MAX], buf[16];
+	struct dirent *d;
+	DIR *dp;
+	int rc;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	rc = pc_read_text(path, buf, sizeof(buf));
+	if (rc < 0)
+		return rc;
+	if (buf[0])
+		return 1;
+	if (depth >= 16 || !(dp = opendir(dir)))
+		return 0;
+	rc = 0;
+	while (rc != 1 && (d = readdir(dp))) {
+		if (d->d_type != DT_DIR || d->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, d->d_name) >= sizeof(path))
+			continue;
+		rc = populated_v1(path, depth + 1) == 1;	/* one gone meanwhile: empty */
+	}
+	closedir(dp);
+	return rc;
+}
+
+int pc_cgroup_populated(const char *dir, int version)
+{
+	char path[PATH_MAX], buf[512];
+	bool found = false;
+	uint64_t v;
+	int rc;
+
+	if (version == 1)
+		return populated_v1(dir, 0);
+	if (version != 2)
+		return -EINVAL;
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.events", dir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	rc = pc_read_text(path, buf, sizeof(buf));
+	if (rc < 0)
+		return rc;
+	v = kv(buf, "populated", &found);
+	if (!found)
+		return -EBADMSG;
+	return v != 0;
+}
+
 /* The caller's own memory cgroup directory, C. Never a guess: no C, no answer. */
 static int self_dir(char *ret, size_t len, int *ret_version)
 {

@@ -321,12 +321,13 @@ static int svc_up(const struct dsvc *c, pid_t *ret_pid)
 		return 1;
 	}
 	if (c->cgroup) {
-		char dir[PATH_MAX], procs[PATH_MAX + 16], buf[16];
+		char dir[PATH_MAX], root[64];
+		int version;
 
-		if (pc_cgroup_dir(c->cgroup, dir, sizeof(dir)) < 0)
+		if (pc_cgroup_root(root, sizeof(root), &version) < 0 ||
+		    pc_cgroup_dir(c->cgroup, dir, sizeof(dir)) < 0)
 			return 0;	/* systemd removes a stopped unit's cgroup */
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
-		return pc_read_text(procs, buf, sizeof(buf)) > 0 && buf[0] ? 1 : 0;
+		return pc_cgroup_populated(dir, version) == 1;
 	}
 	return -1;
 }

@@ -433,4 +433,37 @@ else
 	t_skip "active = no" "$T_WHY"
 fi
 
+# ---- a `cgroup =` service (issue 22): up while a process is in its cgroup ----
+CGROOT=""
+if [ -d /sys/fs/cgroup/memory ]; then
+	CGROOT=/sys/fs/cgroup/memory
+elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+	CGROOT=/sys/fs/cgroup
+fi
+SLICE=pc-test-daemon-$$.slice	# a slice of ours, as system.slice is systemd's
+T_WHY="no memory cgroup controller"
+if [ -n "$CGROOT" ] && t_writable "$CGROOT" &&
+   { mkdir "$CGROOT/$SLICE" 2>cg.err || { T_WHY="cannot make $CGROOT/$SLICE: $(head -1 cg.err)"; false; }; }; then
+	T_CLEANUP+=("rmdir '$CGROOT/$SLICE'")
+	mkdir "$CGROOT/$SLICE/up.service"
+	T_CLEANUP+=("rmdir '$CGROOT/$SLICE/up.service'")
+	sleep 1000 &
+	UPID=$!
+	T_CLEANUP+=("kill $UPID")
+	echo $UPID >"$CGROOT/$SLICE/up.service/cgroup.procs"
+	printf '[daemon]\nsocket = %s/run/pc.sock\nmetrics = %s/run/cg.prom\n[service up]\ncgroup = %s/up.service\nsnapshot = %s/state/up.snap\nrestore = no\ninterval = 0\n' \
+		"$T_DIR" "$T_DIR" "$SLICE" "$T_DIR" >cg1.conf; chmod 644 cg1.conf
+	"$PAGECACHE" daemon --config cg1.conf 2>cg1.log &
+	RPID=$!
+	T_CLEANUP+=("kill -9 $RPID")
+	t_wait 10 test -S run/pc.sock
+	t_is "cgroup =: up while a process is in its cgroup" "$(st | jq -r '.services[0].up')" true
+	t_ok "cgroup =: pagecache_service_up 1" t_wait 10 grep -q '^pagecache_service_up{service="up"} 1$' run/cg.prom
+	t_kill $UPID
+	t_is "cgroup =: down once its cgroup is empty" "$(st | jq -r '.services[0].up')" false
+	t_kill $RPID
+else
+	t_skip "a cgroup = service" "$T_WHY"
+fi
+
 t_done

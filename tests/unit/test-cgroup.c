@@ -519,6 +519,75 @@ static void test_limit_files(void)
 		fprintf(stderr, "# could not remove %s\n", top);
 }
 
+/* pc_cgroup_populated on made-up v1 and v2 directories. */
+static void test_populated_files(void)
+{
+	char top[64] = "/tmp/pc-test-pop-XXXXXX", v1[160], v1c[200], v2[160], buf[200];
+
+	if (!mkdtemp(top)) {
+		skip("cannot make a temporary directory", "populated");
+		return;
+	}
+	snprintf(v1, sizeof(v1), "%s/pop-v1", top);
+	snprintf(v1c, sizeof(v1c), "%s/child", v1);
+	snprintf(v2, sizeof(v2), "%s/pop-v2", top);
+	mkdir(v1, 0755);
+	mkdir(v1c, 0755);
+	mkdir(v2, 0755);
+	/* v2: the kernel's cgroup.events of a running service, then of a stopped one */
+	fake_file(v2, "cgroup.procs", "");	/* its processes in a child (Delegate=yes) */
+	fake_file(v2, "cgroup.events", "populated 1\nfrozen 0\n");
+	ok(pc_cgroup_populated(v2, 2) == 1, "v2: populated 1 is up, even with no process of its own");
+	fake_file(v2, "cgroup.events", "populated 0\nfrozen 0\n");
+	ok(pc_cgroup_populated(v2, 2) == 0, "v2: populated 0 is down");
+	fake_file(v2, "cgroup.events", "frozen 0\n");
+	ok(pc_cgroup_populated(v2, 2) == -EBADMSG, "v2: cgroup.events without populated is refused");
+	fake_file(v1, "cgroup.procs", "4242\n");
+	fake_file(v1c, "cgroup.procs", "");
+	ok(pc_cgroup_populated(v1, 1) == 1, "v1: a process in cgroup.procs is up");
+	fake_file(v1, "cgroup.procs", "");
+	ok(pc_cgroup_populated(v1, 1) == 0, "v1: no process in it or beneath it is down");
+	fake_file(v1c, "cgroup.procs", "4243\n");
+	ok(pc_cgroup_populated(v1, 1) == 1, "v1: a process in a child is up");
+	snprintf(buf, sizeof(buf), "%s/gone", top);
+	ok(pc_cgroup_populated(buf, 1) == -ENOENT && pc_cgroup_populated(buf, 2) == -ENOENT,
+	   "a cgroup that is not there: -ENOENT");
+	ok(pc_cgroup_populated(v1, 3) == -EINVAL, "an unknown version is refused");
+	snprintf(buf, sizeof(buf), "rm -rf '%s'", top);
+	if (system(buf) != 0)
+		fprintf(stderr, "# could not remove %s\n", top);
+}
+
+/* As root: a live child of ours, empty, then with a process in it. */
+static void test_live_populated(void)
+{
+	char parent[700], dir[800], name[64];
+	int version, st;
+	pid_t pid;
+
+	if (pc_cgroup_child_parent(parent, sizeof(parent), &version) < 0 || access(parent, W_OK) < 0) {
+		skip("no memory cgroup of ours to make children in", "live populated");
+		return;
+	}
+	snprintf(name, sizeof(name), "pc-test-pop-%d", getpid());
+	if (pc_cgroup_create(parent, name, dir, sizeof(dir)) < 0) {
+		skip("cannot make a child cgroup", "live populated");
+		return;
+	}
+	ok(pc_cgroup_populated(dir, version) == 0, "live v%d: a new cgroup is empty", version);
+	pid = fork();
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	ok(pc_cgroup_enter(dir, pid) == 0 && pc_cgroup_populated(dir, version) == 1,
+	   "live v%d: with a process in it, populated", version);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	ok(pc_cgroup_populated(dir, version) == 0, "live v%d: and empty once it ended", version);
+	ok(rmdir(dir) == 0, "live populated: the child is removed");
+}
+
 /* As root: a limit on a live child of ours, read back, and its counters. */
 static void test_live_limit(void)
 {
@@ -661,6 +730,8 @@ int main(void)
 	test_limit_files();
 	test_live_nest();
 	test_live_limit();
+	test_populated_files();
+	test_live_populated();
 	test_real_v2();
 	return done_testing();
 }
