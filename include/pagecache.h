@@ -488,6 +488,14 @@ struct pc_cgroup_fs {
 };
 int pc_cgroup_resolve_in(const struct pc_cgroup_fs *fs, const char *spec, char *ret, size_t len,
 			 char *why, size_t whylen);
+/*
+ * Where to watch (inotify) for the cgroup `spec` names to appear: the
+ * nearest directory that exists at or above where it would be, inside
+ * the memory hierarchy. -EINVAL: a bare name (looked for anywhere, so no
+ * one place), or '..'; -EXDEV: a link leads out of the hierarchy.
+ */
+int pc_cgroup_watch_dir(const char *spec, char *ret, size_t len);
+int pc_cgroup_watch_dir_in(const struct pc_cgroup_fs *fs, const char *spec, char *ret, size_t len);
 /* pc_cgroup_resolve without the reason. */
 int pc_cgroup_dir(const char *path, char *ret, size_t len);
 /* Move the calling process into it (cgroup.procs). */

@@ -243,11 +243,80 @@ found:
 	return 0;
 }
 
+/*
+ * Where a spec with a '/' names its cgroup, relative to fs->root: the
+ * cgroupfs directory, another hierarchy's directory (cpu, systemd,
+ * unified: the same path in memory's), or a path below the root. form
+ * says which, for messages.
+ */
+static const char *spec_rel(const struct pc_cgroup_fs *fs, const char *spec, const char **form)
+{
+	size_t rootl = strlen(fs->root), basel = fs->base ? strlen(fs->base) : 0;
+	const char *rel;
+
+	if (!strncmp(spec, fs->root, rootl) && (!spec[rootl] || spec[rootl] == '/')) {
+		*form = "the directory";
+		return spec + rootl;
+	}
+	if (basel && !strncmp(spec, fs->base, basel) && spec[basel] == '/' &&
+	    strcmp(fs->root, fs->base)) {
+		*form = "the same cgroup in the memory hierarchy,";
+		rel = strchr(spec + basel + 1, '/');
+		return rel ? rel : "";
+	}
+	*form = "the memory cgroup";
+	return spec;
+}
+
+int pc_cgroup_watch_dir_in(const struct pc_cgroup_fs *fs, const char *spec, char *ret, size_t len)
+{
+	char dir[4200], real[PATH_MAX], realroot[PATH_MAX], *slash;
+	const char *rel, *form;
+	size_t rl, rootl = strlen(fs->root);
+
+	if (!strchr(spec, '/') || strstr(spec, ".."))
+		return -EINVAL;	/* a name is looked for anywhere: no one place to watch */
+	rel = spec_rel(fs, spec, &form);
+	while (*rel == '/')
+		rel++;
+	if ((size_t)snprintf(dir, sizeof(dir), "%s%s%s", fs->root, *rel ? "/" : "", rel) >=
+	    sizeof(dir))
+		return -ENAMETOOLONG;
+	if (!realpath(fs->root, realroot))
+		return -ENOENT;
+	rl = strlen(realroot);
+	/* up from the cgroup itself to the first directory there is */
+	while (!realpath(dir, real)) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			return -errno;
+		slash = strrchr(dir, '/');
+		if (!slash || (size_t)(slash - dir) < rootl)
+			return -ENOENT;
+		*slash = 0;
+	}
+	if (strncmp(real, realroot, rl) || (real[rl] && real[rl] != '/'))
+		return -EXDEV;
+	if ((size_t)snprintf(ret, len, "%s%s", fs->root, real + rl) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int pc_cgroup_watch_dir(const char *spec, char *ret, size_t len)
+{
+	struct pc_cgroup_fs fs = { .base = "/sys/fs/cgroup" };
+	char root[64];
+	int rc = pc_cgroup_root(root, sizeof(root), &fs.version);
+
+	if (rc < 0)
+		return rc;
+	fs.root = root;
+	return pc_cgroup_watch_dir_in(&fs, spec, ret, len);
+}
+
 int pc_cgroup_resolve_in(const struct pc_cgroup_fs *fs, const char *spec, char *ret, size_t len,
 			 char *why, size_t whylen)
 {
-	size_t rootl = strlen(fs->root), basel = fs->base ? strlen(fs->base) : 0;
-	const char *rel = spec, *form;
+	const char *rel, *form;
 	struct cg_search *s;
 	bool nomem, bare;
 	int rc;
@@ -261,18 +330,7 @@ int pc_cgroup_resolve_in(const struct pc_cgroup_fs *fs, const char *spec, char *
 		return -EINVAL;
 	}
 	bare = !strchr(spec, '/');
-	if (!strncmp(spec, fs->root, rootl) && (!spec[rootl] || spec[rootl] == '/')) {
-		rel = spec + rootl;	/* the cgroupfs directory */
-		form = "the directory";
-	} else if (basel && !strncmp(spec, fs->base, basel) && spec[basel] == '/' &&
-		   strcmp(fs->root, fs->base)) {
-		/* another hierarchy's directory (cpu, systemd, unified): the same path in memory's */
-		rel = strchr(spec + basel + 1, '/');
-		rel = rel ? rel : "";
-		form = "the same cgroup in the memory hierarchy,";
-	} else {
-		form = "the memory cgroup";
-	}
+	rel = spec_rel(fs, spec, &form);
 	rc = check_dir(fs, rel, ret, len, &nomem);
 	if (rc == 0)
 		return 0;

@@ -34,6 +34,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -111,6 +112,8 @@ struct svc {
 	double due;			/* monotonic time of the next snapshot; 0: none */
 	time_t due_wall;
 	bool restore_pending;		/* its start-up restore has not ended yet */
+	bool cg_waiting;		/* its restore waits for its cgroup to appear */
+	double cg_until;		/* monotonic: until then; 0: not waited yet */
 	/* the last snapshot */
 	time_t snap_time;
 	const char *snap_result;	/* "written", "kept", "failed" (static) */
@@ -126,13 +129,20 @@ struct svc {
 	bool owners_known;		/* false: none written yet, or too many kinds */
 	/* the start-up restore */
 	time_t rest_time;
-	const char *rest_result;	/* "done", "budget", "failed", "no-snapshot" */
+	/*
+	 * "done" (read pages), "budget", "cached" (all it wanted was), "empty"
+	 * (the snapshot wanted nothing), "nothing-read" (its files are gone or
+	 * changed), "failed", "timeout", "no-snapshot", "no-cgroup" (the
+	 * service's cgroup did not appear within cgroup-wait): a restore that
+	 * read nothing is never "done"
+	 */
+	const char *rest_result;
 	double rest_secs;
 	uint64_t rest_pages, rest_read;
 	/* the lock set */
 	pid_t lock_pid;
 	double lock_retry;		/* monotonic time to try again; 0: no */
-	const char *state;		/* "idle", "snapshot", "restore", "queued" */
+	const char *state;		/* "idle", "snapshot", "restore", "queued", "waiting" */
 };
 
 struct job {
@@ -156,6 +166,8 @@ static struct {
 	size_t nsvc;
 	int sfd;			/* signalfd */
 	int lfd;			/* the listening socket */
+	int ifd;			/* inotify: cgroups waited for; -1 none */
+	double cg_next_check;		/* and looked at again then (bare names, missed events) */
 	char sock_path[108];
 	struct job job;
 	/* the queue: service names and kinds, in order */
@@ -169,7 +181,7 @@ static struct {
 	bool quiet_pidfile;		/* the pid-file warning said once */
 	bool quiet_fuse;		/* and the one of a pid-file on FUSE */
 	bool quiet_link;		/* and the one of a user's link on its way */
-} D = { .sfd = -1, .lfd = -1, .job = { .fd = -1 } };
+} D = { .sfd = -1, .lfd = -1, .ifd = -1, .job = { .fd = -1 } };
 
 /* ---- logging and sd_notify ------------------------------------------------ */
 
@@ -495,6 +507,107 @@ static double stop_share(size_t left)
 	return now + (share > STOP_MIN_SHARE ? share : STOP_MIN_SHARE);
 }
 
+/*
+ * The start-up restore of a service whose memory cgroup is not there yet
+ * (ordered After=pagecache.service, it starts once we are ready): it
+ * waits for the cgroup, up to cgroup-wait, without holding READY=1 (the
+ * service waits for that) or the other services' jobs, and reads into
+ * the cgroup once it appears, so the pages are charged where the service
+ * will want them. The cgroup's parent directory is watched with inotify
+ * (the nearest one there is: the slice may come later too); a bare name,
+ * which may appear anywhere, is looked for every CG_RECHECK seconds, as
+ * everything waited for is (an event missed is not a restore lost).
+ */
+#define CG_RECHECK 5
+
+static void cg_watch_all(void);
+
+/* true: its restore is not started now (waiting, or given up: said) */
+static bool cg_missing(struct svc *s)
+{
+	char dir[PATH_MAX], why[512];
+	double now = pc_now();
+	int rc = pc_cgroup_resolve(s->c->cgroup, dir, sizeof(dir), why, sizeof(why));
+
+	if (rc != -ENOENT)
+		return false;	/* there, or another problem: the restore says it */
+	if (!s->cg_until)
+		s->cg_until = now + s->c->cgroup_wait;
+	if (now < s->cg_until && !D.stopping) {
+		if (!s->cg_waiting)
+			dlog(LOG_INFO, "[service %s]: its memory cgroup '%s' is not there yet: its "
+				       "restore waits up to %.0f s for it, then reads into it", s->c->name,
+			     s->c->cgroup, s->cg_until - now);
+		s->cg_waiting = true;
+		s->state = "waiting";
+		D.cg_next_check = now + CG_RECHECK;
+		cg_watch_all();
+		return true;
+	}
+	s->cg_waiting = false;
+	s->rest_time = time(NULL);
+	s->rest_result = "no-cgroup";
+	s->rest_pages = s->rest_read = 0;
+	dlog(LOG_WARN, "[service %s]: not restored: its memory cgroup is not there%s (%s)",
+	     s->c->name, s->c->cgroup_wait ? " after cgroup-wait" : " (cgroup-wait = 0)", why);
+	return true;
+}
+
+/* a watch on the nearest directory of each cgroup waited for; none waited: none */
+static void cg_watch_all(void)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < D.nsvc; i++) {
+		char dir[PATH_MAX];
+
+		if (!D.svc[i].cg_waiting)
+			continue;
+		any = true;
+		if (D.ifd < 0)
+			D.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (D.ifd >= 0 && pc_cgroup_watch_dir(D.svc[i].c->cgroup, dir, sizeof(dir)) == 0)
+			inotify_add_watch(D.ifd, dir, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+	}
+	if (!any && D.ifd >= 0) {
+		close(D.ifd);
+		D.ifd = -1;
+	}
+}
+
+static void queue(const char *name, enum job_kind kind);
+static void set_status(void);
+
+/* an event, or CG_RECHECK passed: a cgroup that appeared gets its restore */
+static void cg_check(void)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	double now = pc_now();
+
+	while (D.ifd >= 0 && read(D.ifd, buf, sizeof(buf)) > 0)
+		;
+	cg_watch_all();	/* first: what appears from now on is an event */
+	for (size_t i = 0; i < D.nsvc; i++) {
+		struct svc *s = &D.svc[i];
+		char dir[PATH_MAX];
+
+		if (!s->cg_waiting)
+			continue;
+		if (pc_cgroup_dir(s->c->cgroup, dir, sizeof(dir)) == 0) {
+			s->cg_waiting = false;
+			dlog(LOG_INFO, "[service %s]: its memory cgroup is there (%s): restoring into it",
+			     s->c->name, dir);
+			queue(s->c->name, JOB_RESTORE);
+		} else if (now >= s->cg_until) {
+			cg_missing(s);	/* said, and given up */
+			s->state = "idle";
+		}
+	}
+	cg_watch_all();
+	D.cg_next_check = now + CG_RECHECK;
+	set_status();
+}
+
 static void start_job(struct svc *s, enum job_kind kind)
 {
 	struct dsvc *c = s->c;
@@ -564,6 +677,8 @@ static void start_job(struct svc *s, enum job_kind kind)
 						  : "not root's, or writable by others");
 			return;
 		}
+		if (c->cgroup && cg_missing(s))
+			return;
 		arg(&a, "restore");
 		arg(&a, "--kv");
 		arg(&a, "--quiet");
@@ -769,16 +884,27 @@ static void job_done(int status)
 			     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 		}
 	} else {
-		uint64_t stopped = 0;
+		uint64_t stopped = 0, failures = 0, cached = 0;
 
 		s->rest_time = D.job.wall0;
 		s->rest_secs = secs;
+		s->rest_pages = 0;
 		if (ok && kv_get(D.job.out, "read", &s->rest_read)) {
 			kv_get(D.job.out, "pages", &s->rest_pages);
 			kv_get(D.job.out, "budget_stopped", &stopped);
-			s->rest_result = stopped ? "budget" : "done";
-			dlog(LOG_INFO, "[service %s]: restored: %llu pages wanted, %llu read, in %.1f s%s",
-			     s->c->name, (unsigned long long)s->rest_pages,
+			kv_get(D.job.out, "failures", &failures);
+			kv_get(D.job.out, "cached_before", &cached);
+			/* what it read says it: nothing read is never "done" */
+			s->rest_result = stopped		? "budget"
+					 : s->rest_read	? "done"
+					 : failures		? "failed"
+					 : !s->rest_pages	? "empty"
+					 : cached >= s->rest_pages ? "cached"
+								   : "nothing-read";
+			dlog(!s->rest_read && failures ? LOG_ERR : LOG_INFO,
+			     "[service %s]: restore %s: %llu pages wanted, %llu already cached, "
+			     "%llu read, in %.1f s%s", s->c->name, s->rest_result,
+			     (unsigned long long)s->rest_pages, (unsigned long long)cached,
 			     (unsigned long long)s->rest_read, secs,
 			     stopped ? ", stopped at the memory budget" : "");
 		} else {
@@ -1007,6 +1133,12 @@ static bool visible(int cfd, bool *ret)
 	return false;
 }
 
+/* did the start-up restore run (so its figures mean something)? */
+static bool rest_ran(const struct svc *s)
+{
+	return strcmp(s->rest_result, "no-snapshot") && strcmp(s->rest_result, "no-cgroup");
+}
+
 static void put_u64(FILE *o, bool have, uint64_t v)
 {
 	if (have)
@@ -1085,7 +1217,7 @@ static void serve(void)
 		 * owners were never judged (they are this run's): root's alone.
 		 */
 		rest = root && s->rest_result;
-		figs = rest && strcmp(s->rest_result, "no-snapshot");
+		figs = rest && rest_ran(s);
 		put_u64(o, rest, (uint64_t)s->rest_time);
 		put_str(o, rest ? s->rest_result : NULL);
 		put_f64(o, figs, s->rest_secs);
@@ -1147,7 +1279,7 @@ static void write_metrics(void)
 			orec_f64(&r, "snapshot_seconds", s->snap_secs);
 		orec_u64(&r, "snapshots", s->snapshots, 0);
 		orec_u64(&r, "snapshot_failures", s->snap_failures, 0);
-		if (s->rest_result && strcmp(s->rest_result, "no-snapshot")) {
+		if (s->rest_result && rest_ran(s)) {
 			orec_f64(&r, "restore_seconds", s->rest_secs);
 			orec_u64(&r, "restore_read_pages", s->rest_read, OF_PAGES);
 		}
@@ -1191,6 +1323,10 @@ static void set_status(void)
 		snprintf(st, sizeof(st), "Snapshot of %s, %zu services", D.job.name, D.nsvc);
 	else
 		snprintf(st, sizeof(st), "Watching %zu services", D.nsvc);
+	for (size_t i = 0, n = 0; i < D.nsvc; i++)
+		if (D.svc[i].cg_waiting && strlen(st) + 80 < sizeof(st))
+			snprintf(st + strlen(st), sizeof(st) - strlen(st), "%s%s", n++ ? ", " :
+				 "; restores waiting for the cgroup of ", D.svc[i].c->name);
 	notify("STATUS=%s", st);
 }
 
@@ -1260,7 +1396,7 @@ static void next_job(void)
 		if (!s || s->refused)
 			continue;
 		start_job(s, kind);
-		if (!D.job.kind)	/* nothing to run after all */
+		if (!D.job.kind && !s->cg_waiting)	/* nothing to run after all */
 			s->state = "idle";
 		set_status();
 	}
@@ -1358,10 +1494,12 @@ static void on_signal(void)
 				 */
 				if (late != (k >= D.nsvc))
 					continue;
-				if (s->restore_pending || restoring) {
+				if (s->restore_pending || restoring || s->cg_waiting) {
 					dlog(LOG_INFO, "[service %s]: its restore did not end: keeping %s "
 						       "as it is", s->c->name, s->c->snapshot);
 					s->restore_pending = false;
+					s->cg_waiting = false;
+					s->state = "idle";
 					continue;
 				}
 				if (!s->refused &&
@@ -1380,10 +1518,12 @@ static void on_signal(void)
 static int run_loop(void)
 {
 	for (;;) {
-		struct pollfd pf[3] = { { .fd = D.sfd, .events = POLLIN },
+		struct pollfd pf[4] = { { .fd = D.sfd, .events = POLLIN },
 					{ .fd = D.lfd, .events = POLLIN },
-					{ .fd = D.job.fd, .events = POLLIN } };
+					{ .fd = D.job.fd, .events = POLLIN },
+					{ .fd = -1, .events = POLLIN } };
 		double now = pc_now(), wake = now + 3600;
+		bool cg_wait = false;
 		int timeout;
 
 		if (D.hurry) {
@@ -1434,6 +1574,18 @@ static int run_loop(void)
 					wake = s->lock_retry;
 			}
 		}
+		for (size_t i = 0; i < D.nsvc; i++)
+			if (D.svc[i].cg_waiting) {
+				cg_wait = true;
+				if (D.svc[i].cg_until < wake)
+					wake = D.svc[i].cg_until;
+			}
+		if (cg_wait && !D.stopping) {
+			if (now >= D.cg_next_check || now >= wake)
+				cg_check();
+			if (D.cg_next_check < wake)
+				wake = D.cg_next_check;
+		}
 		next_job();
 		/* a job past its time (a hung filesystem): stopped, counted as failed */
 		if (D.job.kind && D.job.pid > 0) {
@@ -1480,7 +1632,8 @@ static int run_loop(void)
 		    (D.stopping && !D.job.kind))
 			timeout = 0;	/* the top of the loop has work */
 		pf[2].fd = D.job.kind ? D.job.fd : -1;
-		if (poll(pf, 3, timeout) < 0 && errno != EINTR) {
+		pf[3].fd = D.ifd;
+		if (poll(pf, 4, timeout) < 0 && errno != EINTR) {
 			dlog(LOG_ERR, "poll: %s", strerror(errno));
 			return 1;
 		}
@@ -1488,6 +1641,8 @@ static int run_loop(void)
 			on_signal();
 		if (pf[1].revents & POLLIN)
 			serve();
+		if (pf[3].fd >= 0 && (pf[3].revents & POLLIN))
+			cg_check();
 		if (pf[2].fd >= 0 && (pf[2].revents & (POLLIN | POLLHUP))) {
 			ssize_t n = read(D.job.fd, D.job.out + D.job.len,
 					 sizeof(D.job.out) - 1 - D.job.len);
@@ -1615,6 +1770,8 @@ int cmd_daemon(int argc, char **argv)
 			     D.job.kind == JOB_SNAPSHOT ? "snapshot" : "restore", (int)D.job.pid);
 	}
 	write_metrics();
+	if (D.ifd >= 0)
+		close(D.ifd);
 	unlink(D.sock_path);
 	dlog(LOG_INFO, "stopped");
 	for (size_t i = 0; i < D.nsvc; i++)

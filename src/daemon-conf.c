@@ -266,7 +266,8 @@ static void service_key(struct pstate *p, const char *key, const char *val)
 	} else if (!strcmp(key, "root")) {
 		if (absolute(p, key, v))
 			return set_str(p, key, &s->root, v);
-	} else if (!strcmp(key, "interval") || !strcmp(key, "timeout")) {
+	} else if (!strcmp(key, "interval") || !strcmp(key, "timeout") ||
+		   !strcmp(key, "cgroup-wait")) {
 		char *end;
 		unsigned long n;
 
@@ -274,11 +275,14 @@ static void service_key(struct pstate *p, const char *key, const char *val)
 		n = strtoul(v, &end, 10);
 		if (errno || end == v || *end || v[0] == '-' || n > 86400 * 365)
 			perr(p, "%s: whole seconds (0: %s), not '%s'", key,
-			     !strcmp(key, "interval") ? "only when the daemon stops" : "none", v);
+			     !strcmp(key, "interval") ? "only when the daemon stops"
+			     : !strcmp(key, "timeout") ? "none" : "do not wait", v);
 		else if (!strcmp(key, "interval"))
 			s->interval = (unsigned)n;
-		else
+		else if (!strcmp(key, "timeout"))
 			s->timeout = (unsigned)n;
+		else
+			s->cgroup_wait = (unsigned)n;
 	} else if (!strcmp(key, "restore")) {
 		yesno(p, key, v, &s->restore);
 	} else if (!strcmp(key, "active")) {
@@ -318,7 +322,8 @@ static void service_key(struct pstate *p, const char *key, const char *val)
 			s->guard = g;
 	} else {
 		perr(p, "unknown key '%s' in [service %s] (paths, pid-file, cgroup, snapshot, root, "
-			"interval, timeout, restore, active, max-mem, rate, guard, lock, lock-max)", key,
+			"interval, timeout, restore, active, max-mem, rate, guard, lock, lock-max, "
+			"cgroup-wait)", key,
 		     s->name);
 	}
 	free(v);
@@ -385,6 +390,7 @@ static void section(struct pstate *p, char *h)
 		p->s = &grown[p->c->nsvc++];
 		*p->s = (struct dsvc){ .name = strdup(name), .interval = 300, .restore = true,
 				       .guard = 0.5, .timeout = 1800, .active = true,
+				       .cgroup_wait = DAEMON_CGROUP_WAIT,
 				       .line = p->line };
 		return;
 	}
@@ -615,6 +621,7 @@ bool dsvc_same(const struct dsvc *a, const struct dsvc *b)
 	       same_str(a->pid_file, b->pid_file) && same_str(a->cgroup, b->cgroup) &&
 	       same_str(a->snapshot, b->snapshot) && same_str(a->root, b->root) &&
 	       a->interval == b->interval && a->timeout == b->timeout && a->restore == b->restore &&
+	       a->cgroup_wait == b->cgroup_wait &&
 	       a->active == b->active &&
 	       same_str(a->max_mem, b->max_mem) && same_str(a->rate, b->rate) &&
 	       a->guard == b->guard && dsvc_same_lock(a, b);

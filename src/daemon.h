@@ -36,6 +36,7 @@ struct dsvc {
 	size_t npaths;
 	char *pid_file;			/* select the files of this process and its children */
 	char *cgroup;			/* select by (when no paths/pid-file) and charge restores to */
+	unsigned cgroup_wait;		/* seconds the start-up restore waits for cgroup to appear */
 	char *snapshot;			/* default DAEMON_STATE_DIR/NAME.snap */
 	char *root;			/* --root for snapshot and restore; NULL: / */
 	unsigned interval;		/* seconds between snapshots; 0: only at stop */
@@ -51,6 +52,13 @@ struct dsvc {
 };
 
 #define DAEMON_STOP_TIMEOUT 90	/* the default stop-timeout */
+/*
+ * The default cgroup-wait: a service ordered After=pagecache.service
+ * starts once the daemon is ready, seconds later; 5 minutes also covers
+ * a slow boot's later services, and a restore that late is still one
+ * its budget (max-mem, the cgroup's limit) bounds.
+ */
+#define DAEMON_CGROUP_WAIT 300
 
 struct dconf {
 	char *path;

@@ -96,7 +96,7 @@ NOTIFY_SOCKET=$T_DIR/notify.sock "$PAGECACHE" daemon --config good.conf 2>daemon
 DPID=$!
 T_CLEANUP+=("kill -9 $DPID")
 t_ok "READY=1 once the start-up restore is done" t_wait 20 grep -q '^READY=1' notify.log
-t_ok "the restore was logged before READY" grep -q 'restored: .* read' daemon.log
+t_ok "the restore was logged before READY" grep -q 'restore done: .* read' daemon.log
 got=$(resident_pages data/a "$want")
 t_ok "restore at start brought data/a back ($got of $want pages)" test "$got" -ge $((want * 9 / 10))
 t_ok "STATUS= said what it did" grep -q '^STATUS=' notify.log
@@ -433,6 +433,21 @@ else
 	t_skip "active = no" "$T_WHY"
 fi
 
+# ---- a restore that read nothing is never "done" (issue 22) ----
+cat data/a >/dev/null
+pc snapshot -o state/hot.snap data/a >/dev/null 2>&1
+cat data/a >/dev/null
+printf '[daemon]\nsocket = %s/run/pc.sock\n[service hot]\npaths = %s/data/a\nsnapshot = %s/state/hot.snap\ninterval = 0\n' \
+	"$T_DIR" "$T_DIR" "$T_DIR" >hot.conf; chmod 644 hot.conf
+"$PAGECACHE" daemon --config hot.conf 2>hot.log &
+RPID=$!
+T_CLEANUP+=("kill -9 $RPID")
+t_wait 10 test -S run/pc.sock
+hot_ended() { [ "$(st | jq -r '.services[0].restore_result')" != null ]; }
+t_wait 10 hot_ended
+t_is "a restore of pages all cached reads nothing: cached, not done" "$(st | jq -r '.services[0].restore_result')" cached
+t_kill $RPID
+
 # ---- a `cgroup =` service (issue 22): up while a process is in its cgroup ----
 CGROOT=""
 if [ -d /sys/fs/cgroup/memory ]; then
@@ -461,6 +476,46 @@ if [ -n "$CGROOT" ] && t_writable "$CGROOT" &&
 	t_ok "cgroup =: pagecache_service_up 1" t_wait 10 grep -q '^pagecache_service_up{service="up"} 1$' run/cg.prom
 	t_kill $UPID
 	t_is "cgroup =: down once its cgroup is empty" "$(st | jq -r '.services[0].up')" false
+	t_kill $RPID
+
+	# a service ordered After=pagecache.service: its cgroup comes after the
+	# daemon is ready; its restore waits for it, then is charged to it
+	cat data/a >/dev/null
+	pc snapshot -o state/late.snap data/a >/dev/null 2>&1
+	lwant=$(pc show --json state/late.snap | jq .total.pages)
+	drop data/a
+	printf '[daemon]\nsocket = %s/run/pc.sock\n[service late]\npaths = %s/data/a\ncgroup = %s/late.service\nsnapshot = %s/state/late.snap\ninterval = 0\n' \
+		"$T_DIR" "$T_DIR" "$SLICE" "$T_DIR" >cg2.conf; chmod 644 cg2.conf
+	: >notify.log
+	NOTIFY_SOCKET=$T_DIR/notify.sock "$PAGECACHE" daemon --config cg2.conf 2>cg2.log &
+	RPID=$!
+	T_CLEANUP+=("kill -9 $RPID")
+	t_ok "cgroup not there yet: READY=1 all the same (the service waits for it)" t_wait 10 grep -q '^READY=1' notify.log
+	t_is "its restore is waiting" "$(st | jq -r '.services[0].state')" waiting
+	t_ok "STATUS= says so" grep -q '^STATUS=.*restores waiting for the cgroup of late' notify.log
+	t_is "and has no result yet" "$(st | jq -r '.services[0].restore_result')" null
+	t_ok "the log says it waits, and for how long" grep -q "memory cgroup '$SLICE/late.service' is not there yet: its restore waits up to 30[0-9] s" cg2.log
+	t_is "nothing read meanwhile" "$(cached_pages data/a)" 0
+	mkdir "$CGROOT/$SLICE/late.service"
+	T_CLEANUP+=("rmdir '$CGROOT/$SLICE/late.service'")
+	late_done() { [ "$(st | jq -r '.services[0].restore_result')" = done ]; }
+	t_ok "the cgroup appears: the restore runs into it (done)" t_wait 20 late_done
+	t_ok "saying so" grep -q 'its memory cgroup is there' cg2.log
+	got=$(resident_pages data/a "$lwant")
+	t_ok "data/a is back ($got of $lwant pages)" test "$got" -ge $((lwant * 9 / 10))
+	charged=$(awk '$1 == "cache" || $1 == "file" { print $2; exit }' "$CGROOT/$SLICE/late.service/memory.stat")
+	t_ok "charged to the service's cgroup ($charged bytes)" test "$charged" -ge $((lwant * PS * 9 / 10))
+	t_kill $RPID
+	# it never comes: given up after cgroup-wait, and not "done"
+	sed 's/^interval = 0$/interval = 0\ncgroup-wait = 1/; s|/late.service|/never.service|' cg2.conf >cg3.conf; chmod 644 cg3.conf
+	"$PAGECACHE" daemon --config cg3.conf 2>cg3.log &
+	RPID=$!
+	T_CLEANUP+=("kill -9 $RPID")
+	t_wait 10 test -S run/pc.sock
+	never() { [ "$(st | jq -r '.services[0].restore_result')" = no-cgroup ]; }
+	t_ok "a cgroup that never appears: no-cgroup after cgroup-wait" t_wait 10 never
+	t_ok "said in the log" grep -q "\[service late\]: not restored: its memory cgroup is not there after cgroup-wait" cg3.log
+	t_is "and its state is idle again" "$(st | jq -r '.services[0].state')" idle
 	t_kill $RPID
 else
 	t_skip "a cgroup = service" "$T_WHY"

@@ -432,6 +432,26 @@ static void test_resolve(void)
 	rc = res(&fs2, "nomem.service", ret, why);
 	ok(rc == -ENOENT, "v2: a cgroup without memory.max is no memory cgroup");
 
+	/* where the daemon watches for a service's cgroup that is not there yet */
+	ok(pc_cgroup_watch_dir_in(&fs2, "system.slice/late.service", ret, PATH_MAX) == 0 &&
+	   at(ret, v2, "/system.slice"), "v2 watch: a unit's cgroup not there yet: its slice (%s)", ret);
+	ok(pc_cgroup_watch_dir_in(&fs2, "new.slice/late.service", ret, PATH_MAX) == 0 &&
+	   !strcmp(ret, v2), "v2 watch: its slice not there either: the root (%s)", ret);
+	snprintf(spec, sizeof(spec), "%s/system.slice/late.service", v2);
+	ok(pc_cgroup_watch_dir_in(&fs2, spec, ret, PATH_MAX) == 0 && at(ret, v2, "/system.slice"),
+	   "v2 watch: named by its directory (%s)", ret);
+	ok(pc_cgroup_watch_dir_in(&fs2, "system.slice/x.service", ret, PATH_MAX) == 0 &&
+	   at(ret, v2, "/system.slice/x.service"), "v2 watch: one that is there: itself");
+	ok(pc_cgroup_watch_dir_in(&fs2, "late.service", ret, PATH_MAX) == -EINVAL,
+	   "watch: a bare name has no one place (-EINVAL)");
+	ok(pc_cgroup_watch_dir_in(&fs2, "../x/late.service", ret, PATH_MAX) == -EINVAL,
+	   "watch: '..' is refused");
+	ok(pc_cgroup_watch_dir_in(&fs1, "system.slice/late.service", ret, PATH_MAX) == 0 &&
+	   at(ret, v1, "/system.slice"), "v1 watch: its slice in the memory hierarchy (%s)", ret);
+	snprintf(spec, sizeof(spec), "%s/systemd/system.slice/late.service", base);
+	ok(pc_cgroup_watch_dir_in(&fs1, spec, ret, PATH_MAX) == 0 && at(ret, v1, "/system.slice"),
+	   "v1 watch: another hierarchy's directory: the same place in memory's (%s)", ret);
+
 	{
 		char cmd[128];
 
