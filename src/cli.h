@@ -262,6 +262,7 @@ struct targets {
 	int *pids;			/* --pid, repeatable */
 	size_t npids;
 	const char *cgroup;		/* --cgroup: every process in it */
+	bool cgroup_gone_empty;		/* one not there selects nothing (warned), no failure */
 	bool children;			/* --children */
 	struct proc_file *procs;	/* their files, pinned (targets.c) */
 	size_t nprocs;

@@ -51,7 +51,7 @@ static const struct cli_opt snapshot_opts[] = {
 	{ "no-active", 0, 0, 'N', NULL, CC_NONE, NULL, "do not record active pages", 0 },
 	{ "guard", 0, 0, 'g', "RATIO", CC_NONE, NULL,
 	  "keep an existing FILE when the new snapshot is\nempty or holds fewer than RATIO times its pages\n"
-	  "(0 to 1; 0: only never replace with an empty one)", 0 },
+	  "(0 to 1; 0: only never replace with an empty one);\na --cgroup that is not there is empty", 0 },
 	{ "metadata", 0, 0, 'E', NULL, CC_NONE, NULL,
 	  "also record the cache of the block device under\neach filesystem of the files (metadata: inodes,\n"
 	  "directories; and whatever was read through /dev/X);\nroot only", 0 },
@@ -420,6 +420,12 @@ int cmd_snapshot(int argc, char **argv)
 		return p.exit;
 	if (!out)
 		return cli_usage_error("-o FILE is required");
+	/*
+	 * --guard is for snapshots on a schedule: a service that is down has
+	 * no cgroup (systemd removes it), which is an empty snapshot, kept out
+	 * by the guard, not a failure (the timer's unit would fail each tick)
+	 */
+	c.t.cgroup_gone_empty = guard >= 0;
 	if (cli_start(&co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
 	out_prom_metrics("snapshot", metrics, sizeof(metrics) / sizeof(metrics[0]));

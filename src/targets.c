@@ -631,7 +631,11 @@ int targets_finish(struct targets *t, int argc, char **argv)
 		char dir[4096], why[1024];
 		int rc = pc_cgroup_resolve(t->cgroup, dir, sizeof(dir), why, sizeof(why));
 
-		if (rc < 0)
+		if (rc == -ENOENT && t->cgroup_gone_empty)
+			/* systemd removes a stopped unit's cgroup: a service that is down */
+			cli_warn("nothing of '%s' to record: %s (the service is down?)", t->cgroup,
+				 why);
+		else if (rc < 0)
 			cli_fail_msg(t->cgroup, "cannot read memory cgroup", why);
 		else if ((rc = add_cgroup(t, dir)) < 0)
 			cli_fail(t->cgroup, -rc, "cannot read memory cgroup");

@@ -60,6 +60,10 @@ t_is "restore@NAME runs before NAME.service, wanted by it, with it" \
 t_is "only when NAME's snapshot exists" \
 	"$(sed -n 's/^ConditionPathExists=//p' "$U/pagecache-restore@.service")" "%S/pagecache/%i.snap"
 t_is "the timer fires every 5 minutes" "$(sed -n 's/^OnUnitActiveSec=//p' "$U/pagecache-snapshot@.timer")" 5min
+# OnBootSec= already past when the timer starts elapses at once (systemd.timer(5)):
+# `enable --now` on a machine up 5 minutes would snapshot at once
+t_is "its first run is 5 minutes after the timer starts (boot, or enable --now), not at once" \
+	"$(grep -E '^On[A-Za-z]*Sec=' "$U/pagecache-snapshot@.timer" | xargs)" "OnActiveSec=5min OnUnitActiveSec=5min"
 t_is "the daemon is Type=notify" "$(sed -n 's/^Type=//p' "$U/pagecache.service")" notify
 
 # the check can fail: an unknown key (a warning to verify, exit 0), and a
@@ -195,6 +199,17 @@ else
 	t_ok "saying it kept the last snapshot" grep -q "^pagecache: kept .*pcunits-$$.snap" snap.err
 	t_is "and keeps the last good snapshot" \
 		"$(pc show --json "state/pagecache/pcunits-$$.snap" 2>/dev/null | jq -r '[.files[].path] | join(" ")')" "$got"
+	# systemd removes a stopped unit's cgroup: each tick while it is down
+	# must still exit 0 (a failed unit makes the system "degraded")
+	rmdir "$CG"
+	"${cmd[@]}" >snap.out 2>snap.err
+	t_is "with NAME.service's cgroup gone (systemd removed it), it exits 0" "$?" 0
+	t_ok "saying there is nothing to record, and that it kept the snapshot" \
+		sh -c 'grep -q "nothing of .pcunits-[0-9]*.service. to record" snap.err && grep -q "^pagecache: kept " snap.err'
+	t_is "and the last good snapshot is still there" \
+		"$(pc show --json "state/pagecache/pcunits-$$.snap" 2>/dev/null | jq -r '[.files[].path] | join(" ")')" "$got"
+	pc snapshot --cgroup "pcunits-$$.service" -o none.snap >snap.out 2>snap.err
+	t_is "without --guard, a cgroup that is not there is still a failure (exit 1)" "$?" 1
 fi
 if ! pc daemon --help >/dev/null 2>&1; then
 	t_skip "the example config passes daemon --check" "this pagecache has no daemon command yet"
