@@ -460,6 +460,8 @@ T_WHY="no memory cgroup controller"
 if [ -n "$CGROOT" ] && t_writable "$CGROOT" &&
    { mkdir "$CGROOT/$SLICE" 2>cg.err || { T_WHY="cannot make $CGROOT/$SLICE: $(head -1 cg.err)"; false; }; }; then
 	T_CLEANUP+=("rmdir '$CGROOT/$SLICE'")
+	# v2: the slice hands memory on to its services (as systemd's do)
+	[ "$CGROOT" = /sys/fs/cgroup ] && echo +memory >"$CGROOT/$SLICE/cgroup.subtree_control"
 	mkdir "$CGROOT/$SLICE/up.service"
 	T_CLEANUP+=("rmdir '$CGROOT/$SLICE/up.service'")
 	sleep 1000 &
