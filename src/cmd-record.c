@@ -1194,37 +1194,110 @@ static void cold_walk_event(enum pc_walk_event ev, const char *path, int err, vo
 }
 
 /*
- * The files of the snapshot at `out` (the last recording of this workload:
- * what it will use again), beneath its root, as restore opens them (no
- * link followed); then the trees of --cold-path. Metadata records (block
- * devices) are left: evicting a disk's whole cache is not this workload's.
+ * The snapshot at -o, if it may choose what root evicts: opened in the
+ * directory probed (out_dfd), never through a link, a FIFO or a device
+ * put there since the probe, and only if root or the caller owns it (one
+ * another user left there names whatever they like: /etc, others' files).
+ * NULL, having said why where there is one but it is not used.
  */
-static void cold_evict(const char *out, const char *const *paths, size_t npaths, struct cold *c)
+static struct pc_profile_reader *cold_snapshot(int out_dfd, const char *out, struct cold *c)
 {
+	const char *slash = strrchr(out, '/');
 	struct pc_profile_reader *rd = NULL;
-	struct pc_profile_file pf;
-	char err[512];
-	int rootfd = -1, rc;
+	char err[512], proc[64];
+	struct stat st;
+	int fd, rc;
 
-	if (pc_profile_open(out, &rd, err, sizeof(err)) == 0) {
-		c->previous = true;
-		rootfd = open(pc_profile_get_meta(rd)->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		while (rootfd >= 0 && (rc = pc_profile_next(rd, &pf)) == 1) {
-			struct stat st;
-			int fd = pf.ident & PC_IDENT_BDEV ? -ENODEV
-							  : pc_open_beneath(rootfd, pf.path, 0, &st);
-
-			if (fd >= 0) {
-				if (S_ISREG(st.st_mode))
-					cold_one(c, fd, &st, pf.path);
-				close(fd);
-			}
-			pc_profile_file_release(&pf);
-		}
-		if (rootfd >= 0)
-			close(rootfd);
-		pc_profile_close(rd);
+	fd = openat(out_dfd, slash ? slash + 1 : out, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			cli_warn("--cold: cannot open '%s': %s: nothing evicted from it", out,
+				 strerror(errno));
+		return NULL;
 	}
+	c->previous = true;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		cli_warn("--cold: '%s' is not a regular file: nothing evicted from it", out);
+	} else if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		cli_warn("--cold: '%s' is another user's (uid %u), not root's or yours: nothing "
+			 "evicted from it", out, (unsigned)st.st_uid);
+	} else {
+		/* that inode, whatever the name leads to now */
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		if ((rc = pc_profile_open(proc, &rd, err, sizeof(err))) < 0) {
+			cli_warn("--cold: cannot read '%s': %s: nothing evicted from it", out, err);
+			rd = NULL;
+		}
+	}
+	close(fd);
+	return rd;
+}
+
+/*
+ * The files of the snapshot at `out` (the last recording of this workload:
+ * what it will use again), beneath record's root, as restore opens them
+ * (no link followed); then the trees of --cold-path. A snapshot taken
+ * beneath another root is not used (restore refuses it without --root),
+ * and it is read whole before anything is evicted: a corrupt one evicts
+ * nothing. Metadata records (block devices) are left: evicting a disk's
+ * whole cache is not this workload's.
+ */
+static void cold_evict(int out_dfd, const char *out, const char *root, const char *const *paths,
+		       size_t npaths, struct cold *c)
+{
+	struct pc_profile_reader *rd = cold_snapshot(out_dfd, out, c);
+	struct pc_profile_file pf;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rootfd = -1, rc = 0;
+
+	if (rd && strcmp(pc_profile_get_meta(rd)->root, root) != 0) {
+		cli_warn("--cold: '%s' was recorded beneath '%s', not beneath --root '%s': nothing "
+			 "evicted from it", out, pc_profile_get_meta(rd)->root, root);
+		pc_profile_close(rd);
+		rd = NULL;
+	}
+	while (rd && (rc = pc_profile_next(rd, &pf)) == 1) {
+		if (!(pf.ident & PC_IDENT_BDEV)) {
+			if (n == cap) {
+				char **v = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+
+				if (!v) {
+					rc = -ENOMEM;
+					pc_profile_file_release(&pf);
+					break;
+				}
+				names = v;
+			}
+			names[n++] = pf.path;
+			pf.path = NULL;
+		}
+		pc_profile_file_release(&pf);
+	}
+	if (rd && rc < 0) {
+		cli_warn("--cold: cannot read '%s': %s: nothing evicted from it", out,
+			 rc == -ENOMEM ? strerror(ENOMEM) : pc_profile_error(rd));
+		while (n)
+			free(names[--n]);
+	}
+	if (n)
+		rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		int fd = rootfd >= 0 ? pc_open_beneath(rootfd, names[i], 0, &st) : -EBADF;
+
+		if (fd >= 0) {
+			if (S_ISREG(st.st_mode))
+				cold_one(c, fd, &st, names[i]);
+			close(fd);
+		}
+		free(names[i]);
+	}
+	free(names);
+	if (rootfd >= 0)
+		close(rootfd);
+	if (rd)
+		pc_profile_close(rd);
 	if (npaths) {
 		struct pc_walk_opts wo = { .file = cold_walked, .event = cold_walk_event, .arg = c };
 
@@ -1367,7 +1440,7 @@ int cmd_record(int argc, char **argv)
 	}
 
 	if (cold_asked) {
-		cold_evict(out, cold_paths, ncold, &cold);
+		cold_evict(out_dfd, out, root, cold_paths, ncold, &cold);
 		if (!cold.previous && !ncold)
 			cli_warn("--cold: no recording at '%s' yet and no --cold-path: nothing evicted "
 				 "(evict the workload's files with --cold-path, or drop the caches)", out);

@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t-record-cold.sh: record --cold as root evicts only what the user's last
+# recording chose: a snapshot at -o that another user left there, or one
+# taken beneath another root than record's --root, or a corrupt one,
+# evicts nothing (each says why); a good one evicts its files.
+. "$(dirname "$0")/lib.sh"
+cd "$T_DIR"
+
+if ! t_root || ! { t_cap perfmon || t_cap sys_admin; }; then
+	t_skip "record --cold" "needs root with CAP_PERFMON (tracepoints)"
+	t_done; exit
+fi
+mkdir -p app other
+mkfile app/f 64
+mkfile other/secret 64
+warm() { cat "$@" >/dev/null; }
+
+# beneath another root: its files are outside record's --root
+warm other/secret
+pc snapshot -o other.snap --root other other >/dev/null
+pc record --cold --root app -o other.snap -- true >/dev/null 2>other.err
+t_is "a snapshot of another root evicts nothing outside --root" \
+	"$(cached_pages other/secret)" 16
+t_ok "  and says why" grep -q "recorded beneath '$T_DIR/other'" other.err
+
+# another user's snapshot at -o chooses nothing
+warm app/f
+pc snapshot -o nobody.snap --root app app >/dev/null
+chown 65534:65534 nobody.snap
+pc record --cold --root app -o nobody.snap -- true >/dev/null 2>nobody.err
+t_is "another user's snapshot at -o evicts nothing" "$(cached_pages app/f)" 16
+t_ok "  and says why" grep -q "another user's (uid 65534)" nobody.err
+
+# corrupt: said, not taken for "no recording yet"
+warm app/f
+pc snapshot -o bad.snap --root app app >/dev/null
+truncate -s -3 bad.snap
+pc record --cold --root app -o bad.snap -- true >/dev/null 2>bad.err
+t_ok "a corrupt snapshot at -o is said to be unreadable" grep -q "cannot read '.*bad.snap'" bad.err
+t_ok "  not taken for no recording at all" eval '! grep -q "no recording" bad.err'
+
+# root's own, beneath the same root: its files are evicted
+warm app/f
+pc snapshot -o good.snap --root app app >/dev/null
+pc record --cold --root app -o good.snap --json -- true >good.json 2>good.err
+t_is "root's own snapshot beneath --root: its file evicted" \
+	"$(jq .total.cold_files good.json) $(cached_pages app/f)" "1 0"
+t_done
