@@ -1305,6 +1305,13 @@ static void cold_evict(int out_dfd, const char *out, const char *root, const cha
 	}
 }
 
+static int cold_discard(const struct pc_trace_event *e, void *arg)
+{
+	(void)e;
+	(void)arg;
+	return 0;
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -1439,12 +1446,6 @@ int cmd_record(int argc, char **argv)
 		goto report;
 	}
 
-	if (cold_asked) {
-		cold_evict(out_dfd, out, root, cold_paths, ncold, &cold);
-		if (!cold.previous && !ncold)
-			cli_warn("--cold: no recording at '%s' yet and no --cold-path: nothing evicted "
-				 "(evict the workload's files with --cold-path, or drop the caches)", out);
-	}
 	if (cgroup) {
 		to.cgroup_fd = pc_trace_cgroup_open(cgroup, why, sizeof(why));
 		if (to.cgroup_fd < 0) {
@@ -1528,6 +1529,19 @@ int cmd_record(int argc, char **argv)
 		goto report;
 	}
 	r.misses = !(pc_trace_kinds(t) & PC_TR_GET_PAGES);
+	/*
+	 * --cold once the recording can start (evicted for nothing where it
+	 * cannot: no permission, no events), before CMD does; what the rings
+	 * took meanwhile (other processes, the eviction's own) is not the
+	 * workload's.
+	 */
+	if (cold_asked) {
+		cold_evict(out_dfd, out, root, cold_paths, ncold, &cold);
+		if (!cold.previous && !ncold)
+			cli_warn("--cold: no recording at '%s' yet and no --cold-path: nothing evicted "
+				 "(evict the workload's files with --cold-path, or drop the caches)", out);
+		pc_trace_drain(t, cold_discard, NULL);
+	}
 	r.t0_ns = mono_ns();
 	started = pc_now();
 	t_end = duration > 0 ? r.t0_ns + (uint64_t)(duration * 1e9) : 0;

@@ -3,7 +3,8 @@
 # t-record-cold.sh: record --cold as root evicts only what the user's last
 # recording chose: a snapshot at -o that another user left there, or one
 # taken beneath another root than record's --root, or a corrupt one,
-# evicts nothing (each says why); a good one evicts its files.
+# evicts nothing (each says why); a good one evicts its files; and a
+# recording that cannot start (tracing refused) evicts nothing.
 . "$(dirname "$0")/lib.sh"
 cd "$T_DIR"
 
@@ -39,6 +40,17 @@ truncate -s -3 bad.snap
 pc record --cold --root app -o bad.snap -- true >/dev/null 2>bad.err
 t_ok "a corrupt snapshot at -o is said to be unreadable" grep -q "cannot read '.*bad.snap'" bad.err
 t_ok "  not taken for no recording at all" eval '! grep -q "no recording" bad.err'
+
+# a recording that cannot start evicts nothing (nobody: no CAP_PERFMON)
+mkdir -p nb && chown 65534 nb
+warm app/f
+nobody_pc record --cold --cold-path "$T_DIR/app" -o nb/x.snap -- true >/dev/null 2>nb.err
+rc=$?
+if [ "$rc" != 0 ] && grep -q "cannot record" nb.err; then
+	t_is "a recording refused evicts nothing first" "$(cached_pages app/f)" 16
+else
+	t_skip "a recording refused evicts nothing first" "nobody may trace here (rc $rc)"
+fi
 
 # root's own, beneath the same root: its files are evicted
 warm app/f
