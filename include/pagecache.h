@@ -767,8 +767,9 @@ unsigned pc_trace_kinds(const struct pc_trace *t);
  * cachestat counts them: a kprobe through perf's kprobe PMU, counted, not
  * sampled, so totals only (no file, no process). ret_func: the function.
  * 0, or -errno: -ENOENT none (not asked for, the use events are there,
- * or no kprobe PMU: a kernel without CONFIG_KPROBES), or neither function
- * could be probed. A kprobe is no ABI: an approximation where the use
+ * or no kprobe PMU: a kernel without CONFIG_KPROBES), -EOPNOTSUPP in pid
+ * mode without children (the counter follows the processes forked too and
+ * cannot tell them), or neither function could be probed. A kprobe is no ABI: an approximation where the use
  * events (6.12) are missing.
  */
 int pc_trace_accessed(const struct pc_trace *t, uint64_t *ret_count, const char **ret_func);

@@ -791,7 +791,14 @@ next_cpu:;
 	}
 	/* the hits' fallback, only where get_pages was wanted and is missing (a hot probe) */
 	if (o->count_accessed && (o->kinds & PC_TR_GET_PAGES) && !(t->kinds & PC_TR_GET_PAGES))
-		t->acc_err = open_accessed(t, o, cpus, ncpu, tids, nthr);
+		/*
+		 * pid mode without children: the counter, inherited to follow
+		 * the threads started later, follows the processes forked too,
+		 * and a count tells no process (the samples' tgid is checked
+		 * above): it would count the children's hits as this one's.
+		 */
+		t->acc_err = o->pid > 0 && !o->children ? -EOPNOTSUPP
+							: open_accessed(t, o, cpus, ncpu, tids, nthr);
 	else
 		t->acc_err = -ENOENT;
 	free(cpus);

@@ -194,8 +194,33 @@ static void before_612(int fd, const struct stat *st)
 		   (unsigned long long)s.add_hi);
 		pc_trace_close(t);
 	}
-	/* the hits' fallback: a kprobe counter where the kernel has kprobes */
+	/*
+	 * Without children, pid mode keeps this process's events only; the
+	 * kprobe counter is inherited by every process it forks and cannot
+	 * tell them apart: a child's 150 hits must not be counted as ours.
+	 */
 	o.count_accessed = true;
+	rc = pc_trace_open(&o, &t, err, sizeof(err));
+	if (!rc) {
+		uint64_t n0 = 0, n1 = 0;
+		int arc = pc_trace_accessed(t, &n0, NULL);
+		pid_t kid;
+
+		read_pages(fd, 44, 3);	/* cached */
+		if ((kid = fork()) == 0) {
+			for (int i = 0; i < 50; i++)
+				read_pages(fd, 44, 3);
+			_exit(0);
+		}
+		waitpid(kid, NULL, 0);
+		if (arc == 0)
+			pc_trace_accessed(t, &n1, NULL);
+		ok(arc != 0 || n1 - n0 < 150, "pid mode without children: a child's 150 hits are not "
+		   "counted as the process's (%d, %llu)", arc, (unsigned long long)(n1 - n0));
+		pc_trace_close(t);
+	}
+	/* the hits' fallback: a kprobe counter where the kernel has kprobes */
+	o.children = true;
 	rc = pc_trace_open(&o, &t, err, sizeof(err));
 	if (!rc) {
 		uint64_t n0 = 0, n1 = 0;
@@ -213,6 +238,7 @@ static void before_612(int fd, const struct stat *st)
 		pc_trace_close(t);
 	}
 	o.count_accessed = false;
+	o.children = false;
 	o.kinds = o.optional = PC_TR_USE;
 	rc = pc_trace_open(&o, &t, err, sizeof(err));
 	ok(rc == -ENOENT, "before 6.12: nothing left to open: -ENOENT (%s)", err);
