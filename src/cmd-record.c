@@ -104,9 +104,10 @@ const struct cli_spec record_spec = {
 	"behind. Events the kernel could not hand over in time (a full ring) are\n"
 	"counted and warned about, never silently missing.\n"
 	"Before Linux 6.12 the kernel has no use events: record sees misses only,\n"
-	"the pages brought into the cache (readahead included), not the uses of pages\n"
-	"already there (hits). From a cold cache those are the pages the start used,\n"
-	"as ureadahead and iorap record it: --cold evicts the workload's files first.\n"
+	"the pages brought into the cache (readahead and new pages written included),\n"
+	"not the uses of pages already there (hits). From a cold cache those are the\n"
+	"pages the start used, as ureadahead and iorap record it: --cold evicts the\n"
+	"workload's files first.\n"
 	"It says so (source \"misses\", hits_seen false, and in the snapshot).\n"
 	"\n",
 	.footer =
