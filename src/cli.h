@@ -283,6 +283,8 @@ int targets_finish(struct targets *t, int argc, char **argv);
 /* Walk with t's options; event counters are kept in t. */
 int targets_walk(struct targets *t, int (*file)(struct pc_walk_entry *, void *), void *arg);
 void targets_release(struct targets *t);
+/* A PC_WALK_ERROR said as the walking commands say it (a device: "not a regular file ...") */
+void targets_walk_error(const char *path, int err);
 
 /* What every data-printing, file-taking command parses the same way. */
 struct cli_opts {

@@ -1190,8 +1190,8 @@ static int cold_walked(struct pc_walk_entry *e, void *arg)
 static void cold_walk_event(enum pc_walk_event ev, const char *path, int err, void *arg)
 {
 	(void)arg;
-	if (ev == PC_WALK_ERROR)
-		cli_fail(path, err, "cannot evict (--cold)");
+	if (ev == PC_WALK_ERROR)	/* as evict says it: a device is skipped, not "Invalid argument" */
+		targets_walk_error(path, err);
 }
 
 /*

@@ -649,6 +649,21 @@ int targets_finish(struct targets *t, int argc, char **argv)
 	return 0;
 }
 
+void targets_walk_error(const char *path, int err)
+{
+	if (err == EINVAL)
+		cli_fail_msg(path, "skipping", "not a regular file or directory");
+	else if (err == EREMOTEIO)
+		cli_fail_msg(path, "skipping", "on a filesystem of kernel interfaces "
+			     "(procfs, sysfs, ...), not data in the page cache");
+	else if (err == ELOOP)
+		cli_fail_msg(path, "cannot follow", "symbolic link loop");
+	else if (err == ENOMEDIUM)	/* a shared directory's file, no procfs */
+		cli_fail_msg(path, "cannot reopen safely", "/proc is not mounted");
+	else
+		cli_fail(path, err, "cannot open");
+}
+
 static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg)
 {
 	struct targets *t = arg;
@@ -659,17 +674,7 @@ static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg
 
 	switch (ev) {
 	case PC_WALK_ERROR:
-		if (err == EINVAL)
-			cli_fail_msg(path, "skipping", "not a regular file or directory");
-		else if (err == EREMOTEIO)
-			cli_fail_msg(path, "skipping", "on a filesystem of kernel interfaces "
-				     "(procfs, sysfs, ...), not data in the page cache");
-		else if (err == ELOOP)
-			cli_fail_msg(path, "cannot follow", "symbolic link loop");
-		else if (err == ENOMEDIUM)	/* a shared directory's file, no procfs */
-			cli_fail_msg(path, "cannot reopen safely", "/proc is not mounted");
-		else
-			cli_fail(path, err, "cannot open");
+		targets_walk_error(path, err);
 		break;
 	case PC_WALK_VANISHED:
 		t->vanished++;

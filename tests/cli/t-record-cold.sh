@@ -22,7 +22,7 @@ warm other/secret
 pc snapshot -o other.snap --root other other >/dev/null
 pc record --cold --root app -o other.snap -- true >/dev/null 2>other.err
 t_is "a snapshot of another root evicts nothing outside --root" \
-	"$(cached_pages other/secret)" 16
+	"$(resident_pages other/secret 16)" 16
 t_ok "  and says why" grep -q "recorded beneath '$T_DIR/other'" other.err
 
 # another user's snapshot at -o chooses nothing
@@ -30,7 +30,7 @@ warm app/f
 pc snapshot -o nobody.snap --root app app >/dev/null
 chown 65534:65534 nobody.snap
 pc record --cold --root app -o nobody.snap -- true >/dev/null 2>nobody.err
-t_is "another user's snapshot at -o evicts nothing" "$(cached_pages app/f)" 16
+t_is "another user's snapshot at -o evicts nothing" "$(resident_pages app/f 16)" 16
 t_ok "  and says why" grep -q "another user's (uid 65534)" nobody.err
 
 # corrupt: said, not taken for "no recording yet"
@@ -47,10 +47,19 @@ warm app/f
 nobody_pc record --cold --cold-path "$T_DIR/app" -o nb/x.snap -- true >/dev/null 2>nb.err
 rc=$?
 if [ "$rc" != 0 ] && grep -q "cannot record" nb.err; then
-	t_is "a recording refused evicts nothing first" "$(cached_pages app/f)" 16
+	t_is "a recording refused evicts nothing first" "$(resident_pages app/f 16)" 16
 else
 	t_skip "a recording refused evicts nothing first" "nobody may trace here (rc $rc)"
 fi
+
+# --cold-path: a FIFO is skipped as evict skips it; a link in a tree is not followed
+mkfifo fifo
+mkdir -p tree && ln -s "$T_DIR/other/secret" tree/link
+warm other/secret
+timeout 20 "$PAGECACHE" record --cold --cold-path fifo --cold-path tree -o cp.snap -- true \
+	>/dev/null 2>cp.err
+t_ok "--cold-path on a FIFO: skipped, not a regular file" grep -q "skipping 'fifo': not a regular" cp.err
+t_is "  a link in a --cold-path tree is not followed" "$(resident_pages other/secret 16)" 16
 
 # root's own, beneath the same root: its files are evicted
 warm app/f
