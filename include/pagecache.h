@@ -64,6 +64,7 @@ enum pc_sys_call {
 	PC_SYS_URING_ENTER,
 	PC_SYS_URING_CACHED,
 	PC_SYS_TRACE_USE,	/* "filemap_get_pages": the 6.12 use events (ENOENT: missing) */
+	PC_SYS_PERF_LOST,	/* "perf_format_lost": PERF_FORMAT_LOST (6.0; EINVAL: before) */
 	PC_SYS_NCALLS
 };
 

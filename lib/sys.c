@@ -95,6 +95,7 @@ static const struct {
 	{ "fstat", PC_SYS_FSTAT },	   { "uring_enter", PC_SYS_URING_ENTER },
 	{ "uring_cached", PC_SYS_URING_CACHED },
 	{ "filemap_get_pages", PC_SYS_TRACE_USE },
+	{ "perf_format_lost", PC_SYS_PERF_LOST },
 };
 
 static const struct {

@@ -115,6 +115,15 @@ struct pc_trace {
 static int perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
 			   unsigned long flags)
 {
+	/* the tests' kernel before 6.0 (PAGECACHE_FAULT=perf_format_lost:EINVAL) */
+	if (a->read_format & PERF_FORMAT_LOST) {
+		int e = pc_sys_injected(PC_SYS_PERF_LOST);
+
+		if (e > 0) {
+			errno = e;
+			return -1;
+		}
+	}
 	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
 }
 
