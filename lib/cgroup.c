@@ -78,6 +78,7 @@ struct cg_search {
 	char *exact[CG_LISTED], *byid[CG_LISTED];
 	size_t nexact, nbyid;		/* matches (only CG_LISTED kept) */
 	size_t seen;			/* cgroups looked at */
+	size_t others;			/* another user's: not looked beneath */
 	bool stopped;			/* CG_MAX reached */
 };
 
@@ -159,7 +160,18 @@ static void search(struct cg_search *s, int dfd, int depth)
 			else if (s->id && id_match(n, s->name))
 				keep(s->byid, &s->nbyid, s->path);
 		}
-		if (depth + 1 < CG_DEPTH)
+		/*
+		 * A name is root's to give: beneath a cgroup another user owns
+		 * (a delegated user@UID.service, a rootless container) that
+		 * user may mkdir one of any name, and root's restore would
+		 * join it, root's snapshot record its processes (or fail: two
+		 * of the name). That cgroup itself, whose parent root's
+		 * systemd made (a Delegate=yes service), is still a match.
+		 */
+		if (fstat(sub, &st) == 0 && st.st_uid != 0 && st.st_uid != geteuid()) {
+			s->others++;
+			close(sub);
+		} else if (depth + 1 < CG_DEPTH)
 			search(s, sub, depth + 1);
 		else
 			close(sub);
@@ -383,11 +395,13 @@ int pc_cgroup_resolve_in(const struct pc_cgroup_fs *fs, const char *spec, char *
 		rc = -ENOTUNIQ;
 	} else {
 		WHY("no such memory cgroup: tried %s '%s/%s'%s, and no cgroup of that name%s among "
-		    "the %zu under '%s'", form, fs->root, spec,
+		    "the %zu under '%s'%s", form, fs->root, spec,
 		    nomem ? " (a cgroup without the memory controller)" : "",
 		    s->id ? " or for a container whose ID begins so (libpod-, docker-, "
 			    "cri-containerd-, crio-ID.scope; ID)" : "",
-		    s->seen, fs->root);
+		    s->seen, fs->root,
+		    s->others ? " (not beneath a cgroup another user owns: name one there by "
+				"its path)" : "");
 		rc = -ENOENT;
 	}
 	search_free(s);

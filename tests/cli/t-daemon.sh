@@ -519,6 +519,29 @@ if [ -n "$CGROOT" ] && t_writable "$CGROOT" &&
 	t_ok "said in the log" grep -q "\[service late\]: not restored: its memory cgroup is not there after cgroup-wait" cg3.log
 	t_is "and its state is idle again" "$(st | jq -r '.services[0].state')" idle
 	t_kill $RPID
+	# a bare name is root's to give: a user who owns a subtree (a delegated
+	# user@UID.service) makes a cgroup of the service's name there before
+	# the service starts; root's restore must not join it (charged to the
+	# user, under the user's limits, frozen or killed at the user's will)
+	mkdir "$CGROOT/$SLICE/usr.slice"
+	T_CLEANUP+=("rmdir '$CGROOT/$SLICE/usr.slice'")
+	chown nobody "$CGROOT/$SLICE/usr.slice"
+	[ "$CGROOT" = /sys/fs/cgroup ] && echo +memory >"$CGROOT/$SLICE/usr.slice/cgroup.subtree_control"
+	runuser -u nobody -- mkdir "$CGROOT/$SLICE/usr.slice/hij-$$.service"
+	T_CLEANUP+=("rmdir '$CGROOT/$SLICE/usr.slice/hij-$$.service'")
+	drop data/a
+	sed "s|^cgroup = .*|cgroup = hij-$$.service|" cg3.conf >cg4.conf; chmod 644 cg4.conf
+	"$PAGECACHE" daemon --config cg4.conf 2>cg4.log &
+	RPID=$!
+	T_CLEANUP+=("kill -9 $RPID")
+	t_wait 10 test -S run/pc.sock
+	ended() { [ "$(st | jq -r '.services[0].restore_result')" != null ]; }
+	t_wait 10 ended
+	t_is "a user's cgroup of the service's name: root's restore does not join it" \
+		"$(st | jq -r '.services[0].restore_result')" no-cgroup
+	hcharged=$(awk '$1 == "cache" || $1 == "file" { print $2; exit }' "$CGROOT/$SLICE/usr.slice/hij-$$.service/memory.stat")
+	t_is "nothing charged to the user's cgroup" "$hcharged" 0
+	t_kill $RPID
 else
 	t_skip "a cgroup = service" "$T_WHY"
 fi

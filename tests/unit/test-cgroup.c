@@ -432,6 +432,44 @@ static void test_resolve(void)
 	rc = res(&fs2, "nomem.service", ret, why);
 	ok(rc == -ENOENT, "v2: a cgroup without memory.max is no memory cgroup");
 
+	/*
+	 * a name is never found in a subtree another user owns (a delegated
+	 * user@UID.service, a rootless container): that user could make a
+	 * cgroup of a service's name there, and root's restore or snapshot
+	 * would go to it (or fail, two of that name). A cgroup that user owns
+	 * with a parent of root's (a Delegate=yes service) is still found.
+	 */
+	if (geteuid() == 0) {
+		char own[PATH_MAX];
+
+		mkcg("v2/user.slice/user@65534.service/app.slice", "memory.max");
+		mkcg("v2/user.slice/user@65534.service/app.slice/hijack.service", "memory.max");
+		mkcg("v2/user.slice/user@65534.service/x.service", "memory.max");
+		mkcg("v2/system.slice/deleg.service", "memory.max");
+		snprintf(own, sizeof(own), "%s/user.slice/user@65534.service", v2);
+		ok(chown(own, 65534, 65534) == 0, "a delegated subtree: %s is nobody's", own);
+		snprintf(own, sizeof(own), "%s/user.slice/user@65534.service/app.slice", v2);
+		ok(chown(own, 65534, 65534) == 0, "and what it made beneath");
+		snprintf(own, sizeof(own), "%s/user.slice/user@65534.service/app.slice/hijack.service",
+			 v2);
+		ok(chown(own, 65534, 65534) == 0, "its hijack.service too");
+		snprintf(own, sizeof(own), "%s/system.slice/deleg.service", v2);
+		ok(chown(own, 65534, 65534) == 0, "a Delegate=yes service's cgroup is its user's");
+		rc = res(&fs2, "hijack.service", ret, why);
+		ok(rc == -ENOENT && strstr(why, "another user"),
+		   "owners: root's name is not looked for in a user's subtree (%d %s %s)", rc, ret, why);
+		rc = res(&fs2, "x.service", ret, why);
+		ok(rc == 0 && at(ret, v2, "/system.slice/x.service"),
+		   "owners: nor does a user's cgroup of that name make root's ambiguous (%d %s)", rc, why);
+		rc = res(&fs2, "deleg.service", ret, why);
+		ok(rc == 0 && at(ret, v2, "/system.slice/deleg.service"),
+		   "owners: a user's cgroup where root's slice put it is found (%d %s)", rc, why);
+		rc = res(&fs2, "user.slice/user@65534.service/app.slice/hijack.service", ret, why);
+		ok(rc == 0, "owners: a path still names one in a user's subtree (%d %s)", rc, why);
+	} else {
+		skip("not root: cannot give a directory to another user", "cgroup owners");
+	}
+
 	/* where the daemon watches for a service's cgroup that is not there yet */
 	ok(pc_cgroup_watch_dir_in(&fs2, "system.slice/late.service", ret, PATH_MAX) == 0 &&
 	   at(ret, v2, "/system.slice"), "v2 watch: a unit's cgroup not there yet: its slice (%s)", ret);
