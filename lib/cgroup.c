@@ -79,6 +79,7 @@ struct cg_search {
 	size_t nexact, nbyid;		/* matches (only CG_LISTED kept) */
 	size_t seen;			/* cgroups looked at */
 	size_t others;			/* another user's: not looked beneath */
+	size_t nomem;			/* of the name, without the memory controller */
 	bool stopped;			/* CG_MAX reached */
 };
 
@@ -159,6 +160,8 @@ static void search(struct cg_search *s, int dfd, int depth)
 				keep(s->exact, &s->nexact, s->path);
 			else if (s->id && id_match(n, s->name))
 				keep(s->byid, &s->nbyid, s->path);
+		} else if (!strcmp(n, s->name)) {
+			s->nomem++;
 		}
 		/*
 		 * A name is root's to give: beneath a cgroup another user owns
@@ -227,8 +230,9 @@ static int check_dir(const struct pc_cgroup_fs *fs, const char *rel, char *ret, 
 	rl = strlen(dir);
 	while (rl > strlen(fs->root) && dir[rl - 1] == '/')
 		dir[--rl] = 0;
+	/* not there is -ENOENT; not allowed to look (EACCES...) is not that */
 	if (!realpath(dir, real) || !realpath(fs->root, realroot))
-		return -ENOENT;
+		return errno == ENOENT || errno == ENOTDIR ? -ENOENT : -errno;
 	rl = strlen(realroot);
 	if (strncmp(real, realroot, rl) || (real[rl] && real[rl] != '/'))
 		return -EXDEV;
@@ -359,7 +363,8 @@ int pc_cgroup_resolve_in(const struct pc_cgroup_fs *fs, const char *spec, char *
 			rel++;
 		WHY("no such memory cgroup: tried %s '%s%s%s'%s", form, fs->root, *rel ? "/" : "",
 		    rel, nomem ? ", a cgroup without the memory controller" : "");
-		return -ENOENT;
+		/* one there, of the wrong kind, is not one gone (a stopped unit's) */
+		return nomem ? -EMEDIUMTYPE : -ENOENT;
 	}
 
 	/* a unit name or a container ID: looked for by name, anywhere below */
@@ -402,7 +407,10 @@ int pc_cgroup_resolve_in(const struct pc_cgroup_fs *fs, const char *spec, char *
 		    s->seen, fs->root,
 		    s->others ? " (not beneath a cgroup another user owns: name one there by "
 				"its path)" : "");
-		rc = -ENOENT;
+		if (s->nomem && why && whylen)
+			snprintf(why + strlen(why), whylen - strlen(why), "; %zu cgroup%s of that "
+				 "name without the memory controller", s->nomem, s->nomem > 1 ? "s" : "");
+		rc = nomem || s->nomem ? -EMEDIUMTYPE : -ENOENT;
 	}
 	search_free(s);
 	free(s);

@@ -353,8 +353,10 @@ static void test_resolve(void)
 	ok(rc == -ENOENT && strstr(why, "no such memory cgroup") && strstr(why, "nothere.service") &&
 	   strstr(why, v1), "names: none: what was tried (%s)", why);
 	rc = res(&fs1, "nomem.service", ret, why);
-	ok(rc == -ENOENT && strstr(why, "without the memory controller"),
-	   "names: a directory without the memory files is no memory cgroup (%s)", why);
+	ok(rc == -EMEDIUMTYPE && strstr(why, "without the memory controller"),
+	   "names: a directory without the memory files is no memory cgroup, and is not one "
+	   "gone (-EMEDIUMTYPE, not -ENOENT: snapshot --guard takes -ENOENT for a service "
+	   "down) (%d %s)", rc, why);
 	rc = res(&fs1, "no/such", ret, why);
 	ok(rc == -ENOENT && strstr(why, "no/such"), "names: a path that is not there (%s)", why);
 
@@ -430,7 +432,12 @@ static void test_resolve(void)
 	rc = res(&fs2, "/", ret, why);
 	ok(rc == 0 && !strcmp(ret, v2), "v2: the root (memory in cgroup.controllers)");
 	rc = res(&fs2, "nomem.service", ret, why);
-	ok(rc == -ENOENT, "v2: a cgroup without memory.max is no memory cgroup");
+	ok(rc == -EMEDIUMTYPE && strstr(why, "1 cgroup of that name without the memory controller"),
+	   "v2: a cgroup without memory.max is no memory cgroup, and is there (%d %s)", rc, why);
+	rc = res(&fs2, "system.slice/nomem.service", ret, why);
+	ok(rc == -EMEDIUMTYPE, "v2: so named by its path too (%d %s)", rc, why);
+	rc = res(&fs2, "system.slice/gone.service", ret, why);
+	ok(rc == -ENOENT, "v2: one that is not there at all: -ENOENT (%d %s)", rc, why);
 
 	/*
 	 * a name is never found in a subtree another user owns (a delegated
