@@ -970,9 +970,23 @@ static void adopt(struct dconf *nc, bool startup)
 	for (size_t i = 0; i < nc->nsvc; i++) {
 		struct dsvc *c = &nc->svc[i];
 		struct svc *old = svc_find(c->name);
+		bool rewait = false;
 
 		if (old) {
 			ns[i] = *old;
+			/*
+			 * a restore waiting for its cgroup waits on only for the
+			 * same cgroup; else (no cgroup = any more, another one, no
+			 * restore) its wait ends here and it is queued again: the
+			 * wait was for a name the running file no longer has
+			 */
+			if (old->cg_waiting && !(c->restore && c->cgroup && old->c->cgroup &&
+						 !strcmp(c->cgroup, old->c->cgroup))) {
+				ns[i].cg_waiting = false;
+				ns[i].cg_until = 0;
+				ns[i].state = "idle";
+				rewait = c->restore;
+			}
 			if (old->lock_pid && !dsvc_same_lock(old->c, c))
 				lock_stop(old);	/* reaped below; a new one starts */
 			if (old->c->interval != c->interval)
@@ -985,8 +999,14 @@ static void adopt(struct dconf *nc, bool startup)
 		}
 		ns[i].c = c;
 		ns[i].refused = !snapshot_dir_safe(c);
-		if (ns[i].refused)
+		if (ns[i].refused) {
 			ns[i].restore_pending = false;
+			ns[i].cg_waiting = false;
+			ns[i].state = "idle";
+		} else if (rewait) {
+			queue(c->name, JOB_RESTORE);
+			ns[i].state = "queued";	/* queue() marked the old one */
+		}
 		if (c->interval && !ns[i].due) {
 			ns[i].due = now + c->interval;
 			ns[i].due_wall = time(NULL) + c->interval;

@@ -519,6 +519,25 @@ if [ -n "$CGROOT" ] && t_writable "$CGROOT" &&
 	t_ok "said in the log" grep -q "\[service late\]: not restored: its memory cgroup is not there after cgroup-wait" cg3.log
 	t_is "and its state is idle again" "$(st | jq -r '.services[0].state')" idle
 	t_kill $RPID
+	# a reload while a restore waits: the new file names no cgroup (or no
+	# restore); the wait ends, and the restore goes on without one
+	drop data/a
+	sed "s|/late.service|/late2.service|" cg2.conf >cg5.conf; chmod 644 cg5.conf
+	"$PAGECACHE" daemon --config cg5.conf 2>cg5.log &
+	RPID=$!
+	T_CLEANUP+=("kill -9 $RPID")
+	t_wait 10 test -S run/pc.sock
+	waiting() { [ "$(st | jq -r '.services[0].state')" = waiting ]; }
+	t_wait 10 waiting
+	grep -v '^cgroup = ' cg5.conf >cg5.new; chmod 644 cg5.new; mv cg5.new cg5.conf
+	kill -HUP $RPID
+	reloaded() { grep -A5 'SIGHUP: reading' cg5.log | grep -q ' services'; }
+	t_wait 10 reloaded
+	rdone() { [ "$(st | jq -r '.services[0].restore_result')" = done ]; }
+	t_ok "reload to no cgroup = while its restore waited: restored without one" t_wait 20 rdone
+	t_ok "the daemon is still there" kill -0 $RPID
+	t_kill $RPID
+
 	# a bare name is root's to give: a user who owns a subtree (a delegated
 	# user@UID.service) makes a cgroup of the service's name there before
 	# the service starts; root's restore must not join it (charged to the
