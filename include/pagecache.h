@@ -598,8 +598,11 @@ int pc_cgroup_events_read(const char *dir, int version, struct pc_cgroup_events 
 /*
  * Has the cgroup `dir` a process in it or beneath it? 1 yes, 0 no, or
  * -errno (-ENOENT: gone, as systemd removes a stopped unit's). v2 reads
- * cgroup.events' populated; v1, which has none, each cgroup.procs down.
+ * cgroup.events' populated; v1, which has none, each cgroup.procs down,
+ * 16 levels and PC_CGROUP_POPULATED_MAX cgroups at most (past that with
+ * no process found: -E2BIG).
  */
+#define PC_CGROUP_POPULATED_MAX 4096
 int pc_cgroup_populated(const char *dir, int version);
 
 /* ---- vmstat.c: /proc/vmstat, and the swap readahead controller -------- */

@@ -764,15 +764,20 @@ int pc_cgroup_events_read(const char *dir, int version, struct pc_cgroup_events 
 
 /*
  * v1 has no populated flag: a process in the cgroup or in one beneath it
- * (a service that makes its own children), 16 levels down at most.
+ * (a service that makes its own children), 16 levels down and
+ * PC_CGROUP_POPULATED_MAX cgroups at most (*left counts them down): who
+ * may make cgroups beneath it (its user, Delegate=yes) may make 65,535,
+ * and the daemon asks at each status, snapshot and metrics write.
  */
-static int populated_v1(const char *dir, int depth)
+static int populated_v1(const char *dir, int depth, int *left)
 {
 	char path[PATH_MAX], buf[16];
 	struct dirent *d;
 	DIR *dp;
 	int rc;
 
+	if ((*left)-- <= 0)
+		return -E2BIG;
 	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
 		return -ENAMETOOLONG;
 	rc = pc_read_text(path, buf, sizeof(buf));
@@ -783,12 +788,14 @@ static int populated_v1(const char *dir, int depth)
 	if (depth >= 16 || !(dp = opendir(dir)))
 		return 0;
 	rc = 0;
-	while (rc != 1 && (d = readdir(dp))) {
+	while (rc != 1 && rc != -E2BIG && (d = readdir(dp))) {
 		if (d->d_type != DT_DIR || d->d_name[0] == '.')
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, d->d_name) >= sizeof(path))
 			continue;
-		rc = populated_v1(path, depth + 1) == 1;	/* one gone meanwhile: empty */
+		rc = populated_v1(path, depth + 1, left);
+		if (rc < 0 && rc != -E2BIG)
+			rc = 0;	/* one gone meanwhile: empty */
 	}
 	closedir(dp);
 	return rc;
@@ -801,8 +808,11 @@ int pc_cgroup_populated(const char *dir, int version)
 	uint64_t v;
 	int rc;
 
-	if (version == 1)
-		return populated_v1(dir, 0);
+	if (version == 1) {
+		int left = PC_CGROUP_POPULATED_MAX + 1;	/* dir and that many beneath */
+
+		return populated_v1(dir, 0, &left);
+	}
 	if (version != 2)
 		return -EINVAL;
 	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.events", dir) >= sizeof(path))
