@@ -65,6 +65,7 @@ enum pc_sys_call {
 	PC_SYS_URING_CACHED,
 	PC_SYS_TRACE_USE,	/* "filemap_get_pages": the 6.12 use events (ENOENT: missing) */
 	PC_SYS_PERF_LOST,	/* "perf_format_lost": PERF_FORMAT_LOST (6.0; EINVAL: before) */
+	PC_SYS_STATX_MNT_UNIQUE,	/* ENOSYS: a kernel without STATX_MNT_ID_UNIQUE (6.8) */
 	PC_SYS_NCALLS
 };
 

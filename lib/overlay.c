@@ -37,6 +37,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,12 +67,15 @@ struct ovl_mount {
 	bool has_upper;		/* layers[0] is the upper */
 	bool metacopy;		/* metacopy=on: files may hold metadata only */
 	bool xino;		/* xino=on: inode numbers carry a layer in high bits */
+	bool stale;		/* keyed by a reusable ID and the mount table
+				   changed since: never answers again */
 	struct ovl_mount *next;
 };
 
 /* Parsed mounts: a list that lives as long as the process (readers hold no lock). */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ovl_mount *cache;
+static int table_fd = -1;	/* /proc/self/mountinfo, polled for changes */
 
 static __thread int plain_fd = -1;
 
@@ -271,6 +275,8 @@ static uint64_t mount_unique_id(int fd)
 {
 	struct statx stx;
 
+	if (pc_sys_injected(PC_SYS_STATX_MNT_UNIQUE) > 0)
+		return 0;	/* the tests' kernel before 6.8 */
 	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
 	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
 		return stx.stx_mnt_id;
@@ -306,11 +312,53 @@ static int mount_id_of(int fd)
 }
 
 /*
+ * Has the mount table changed since we last asked? The kernel flags a
+ * change to every open /proc/self/mountinfo (poll: POLLPRI), once per
+ * reader, since 2.6.15. Where it cannot be opened: always, so nothing
+ * keyed by a reusable ID is trusted. Called under cache_lock.
+ */
+static bool table_changed(void)
+{
+	struct pollfd p = { .events = POLLPRI };
+
+	if (table_fd < 0) {
+		table_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+		return true;	/* nothing read before this is known to hold */
+	}
+	p.fd = table_fd;
+	return poll(&p, 1, 0) != 0;	/* POLLPRI|POLLERR, or poll failed */
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Do two parses of a mount say the same? */
+static bool mount_same(const struct ovl_mount *a, const struct ovl_mount *b)
+{
+	if (a->mnt_id != b->mnt_id || a->nlayers != b->nlayers || a->err != b->err ||
+	    a->userxattr != b->userxattr || a->has_upper != b->has_upper ||
+	    a->metacopy != b->metacopy || a->xino != b->xino || !same_str(a->point, b->point) ||
+	    !same_str(a->root, b->root))
+		return false;
+	for (int i = 0; i < a->nlayers; i++)
+		if (!same_str(a->layers[i], b->layers[i]))
+			return false;
+	return true;
+}
+
+/*
  * The overlay mount of fd, parsed once and kept, under its unique ID where
- * the kernel has one (a mountinfo ID is reused after an unmount: keyed on
- * that alone, another overlay's layers could answer); a mount that is not
- * in our namespace is remembered too, so each of its files does not read
- * mountinfo again.
+ * the kernel has one (6.8+); a mount that is not in our namespace is
+ * remembered too, so each of its files does not read mountinfo again.
+ * Before 6.8 only mountinfo's ID is there, and the kernel gives it (and
+ * the overlay's anonymous device number) to the next mount as soon as one
+ * is unmounted: an entry kept under it holds only until the mount table
+ * changes (a new overlay on a recycled ID would otherwise be answered with
+ * the old one's layers), then the line is read again. Entries are never
+ * freed (callers hold them without the lock): one that parses the same
+ * again is taken back, so a busy mount table does not grow the list.
  */
 static int mount_get(int fd, const struct ovl_mount **ret)
 {
@@ -325,13 +373,17 @@ static int mount_get(int fd, const struct ovl_mount **ret)
 	for (m = cache; uid && m; m = m->next)
 		if (m->unique == uid)
 			goto found;
+	if (!uid && table_changed())
+		for (m = cache; m; m = m->next)
+			if (!m->unique)
+				m->stale = true;
 	id = mount_id_of(fd);
 	if (id < 0) {
 		rc = id;
 		goto out;
 	}
 	for (m = cache; !uid && m; m = m->next)
-		if (m->mnt_id == id)
+		if (!m->unique && !m->stale && m->mnt_id == id)
 			goto found;
 	m = NULL;
 	f = fopen("/proc/self/mountinfo", "re");
@@ -351,6 +403,16 @@ static int mount_get(int fd, const struct ovl_mount **ret)
 	fclose(f);
 	if (rc == -EXDEV && uid && (m = calloc(1, sizeof(*m))))
 		m->err = EXDEV;		/* remembered: not ours */
+	if (rc == 0 && !uid) {
+		/* the same mount as one kept before the table changed? */
+		for (struct ovl_mount *o = cache; o; o = o->next)
+			if (!o->unique && o->stale && mount_same(o, m)) {
+				mount_free(m);
+				m = o;
+				m->stale = false;
+				goto found;
+			}
+	}
 	if (rc == 0 || (rc == -EXDEV && m)) {
 		m->unique = uid;
 		m->mnt_id = id;

@@ -96,6 +96,7 @@ static const struct {
 	{ "uring_cached", PC_SYS_URING_CACHED },
 	{ "filemap_get_pages", PC_SYS_TRACE_USE },
 	{ "perf_format_lost", PC_SYS_PERF_LOST },
+	{ "statx_mnt_id_unique", PC_SYS_STATX_MNT_UNIQUE },
 };
 
 static const struct {
