@@ -404,6 +404,13 @@ struct pc_mapper {
 };
 /* Up to max processes mapping (dev, ino); returns how many were found. */
 int pc_file_mappers(dev_t dev, ino_t ino, struct pc_mapper *ret, int max);
+/*
+ * The same for the file open as fd; through an overlay also the mappings
+ * that name its real file (the kernel maps that one: /proc/PID/maps shows
+ * the layer's device and inode, or the overlay's device with the real
+ * inode number, not what stat says).
+ */
+int pc_fd_mappers(int fd, struct pc_mapper *ret, int max);
 
 /* One record of /proc/PID/maps (or an smaps header line). */
 struct pc_map {

@@ -58,6 +58,7 @@
 struct ovl_mount {
 	uint64_t unique;	/* STATX_MNT_ID_UNIQUE, 0 where unknown */
 	int mnt_id;
+	dev_t sbdev;		/* the overlay superblock's device (mountinfo's) */
 	char *point;		/* mount point, as in our mount namespace */
 	char *root;		/* the mount's root inside the overlay */
 	char **layers;		/* upper (if any) first, then the lowers */
@@ -253,6 +254,7 @@ int pc_ovl_parse_mountinfo_line(char *line, int id, struct ovl_mount **ret)
 	if (!m)
 		return -ENOMEM;
 	m->mnt_id = id;
+	m->sbdev = makedev(maj, min);
 	unoctal(f[3]);
 	unoctal(f[4]);
 	m->root = strdup(f[3]);
@@ -337,7 +339,7 @@ static bool same_str(const char *a, const char *b)
 /* Do two parses of a mount say the same? */
 static bool mount_same(const struct ovl_mount *a, const struct ovl_mount *b)
 {
-	if (a->mnt_id != b->mnt_id || a->nlayers != b->nlayers || a->err != b->err ||
+	if (a->mnt_id != b->mnt_id || a->sbdev != b->sbdev || a->nlayers != b->nlayers || a->err != b->err ||
 	    a->userxattr != b->userxattr || a->has_upper != b->has_upper ||
 	    a->metacopy != b->metacopy || a->xino != b->xino || !same_str(a->point, b->point) ||
 	    !same_str(a->root, b->root))
@@ -929,7 +931,8 @@ void pc_ovl_mount_free(struct ovl_mount *m)
 	mount_free(m);
 }
 
-static int real_at(int fd, int depth)
+/* The file in fd's overlay's layers: an fd, itself stacked maybe; or -errno. */
+static int real_once(int fd)
 {
 	struct stat st;
 	char link[64], *path;
@@ -959,6 +962,13 @@ static int real_at(int fd, int depth)
 	path[n] = 0;
 	rc = path[0] == '/' ? pc_ovl_lookup_in(m, path, (uint64_t)st.st_size, &st) : -EXDEV;
 	free(path);
+	return rc;
+}
+
+static int real_at(int fd, int depth)
+{
+	int rc = real_once(fd);
+
 	if (rc >= 0 && pc_fd_is_stacked(rc)) {
 		/* a layer on an overlay itself: once more (the kernel stacks 2 deep) */
 		int inner = depth < 1 ? real_at(rc, depth + 1) : -ELOOP;
@@ -972,4 +982,38 @@ static int real_at(int fd, int depth)
 int pc_fd_real(int fd)
 {
 	return real_at(fd, 0);
+}
+
+int pc_fd_stack_ids(int fd, dev_t *devs, uint64_t *inos, int max)
+{
+	int n = 0, cur = fd;
+
+	/* each level: its superblock's device, then the file in its layers */
+	for (int depth = 0; depth < 2 && n + 2 <= max; depth++) {
+		const struct ovl_mount *m;
+		struct stat st, rst;
+		int rfd;
+
+		if (fstat(cur, &st) < 0)
+			break;
+		if (mount_get(cur, &m) == 0 && m->sbdev != st.st_dev && !m->xino) {
+			devs[n] = m->sbdev;	/* with xino the number has the layer in it */
+			inos[n++] = (uint64_t)st.st_ino;
+		}
+		rfd = real_once(cur);
+		if (rfd < 0)
+			break;
+		if (fstat(rfd, &rst) == 0) {
+			devs[n] = rst.st_dev;
+			inos[n++] = (uint64_t)rst.st_ino;
+		}
+		if (cur != fd)
+			close(cur);
+		cur = rfd;
+		if (!pc_fd_is_stacked(cur))
+			break;
+	}
+	if (cur != fd)
+		close(cur);
+	return n;
 }

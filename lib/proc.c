@@ -94,12 +94,27 @@ int pc_map_parse(char *line, struct pc_map *ret)
 	return 0;
 }
 
-/* Does this whole maps/smaps line name (dev, ino)? */
-static bool line_is(char *line, dev_t dev, ino_t ino)
+/* The identities one file's mappings may show: (dev, ino) pairs. */
+struct ids {
+	dev_t dev[6];
+	uint64_t ino[6];
+	int n;
+};
+
+static bool ids_has(const struct ids *id, dev_t dev, uint64_t ino)
+{
+	for (int i = 0; i < id->n; i++)
+		if (id->ino[i] == ino && id->dev[i] == dev)
+			return true;
+	return false;
+}
+
+/* Does this whole maps/smaps line name the file? */
+static bool line_is(char *line, const struct ids *id)
 {
 	struct pc_map m;
 
-	return pc_map_parse(line, &m) == 0 && m.ino == (uint64_t)ino && m.dev == dev;
+	return pc_map_parse(line, &m) == 0 && ids_has(id, m.dev, m.ino);
 }
 
 /* Is "lo" one of the words of this "VmFlags: rd ex mr ..." line? */
@@ -123,8 +138,8 @@ static bool skippable(int err)
 	return err == -ENOENT || err == -ESRCH || err == -EACCES || err == -EPERM;
 }
 
-/* 1: a mapping of (dev, ino) in pid is mlocked, 0: none is, or -errno. */
-static int smaps_locked(int pid, dev_t dev, ino_t ino)
+/* 1: a mapping of the file in pid is mlocked, 0: none is, or -errno. */
+static int smaps_locked(int pid, const struct ids *id)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
@@ -143,7 +158,7 @@ static int smaps_locked(int pid, dev_t dev, ino_t ino)
 		if (!strncmp(line, "VmFlags:", 8))
 			locked = in && has_lo(line + 8);
 		else if (isxdigit((unsigned char)line[0]) && pc_map_parse(line, &m) == 0)
-			in = m.ino == (uint64_t)ino && m.dev == dev;
+			in = ids_has(id, m.dev, m.ino);
 	}
 	if (!locked && ferror(f) && !skippable(-errno))
 		err = -errno;
@@ -152,7 +167,7 @@ static int smaps_locked(int pid, dev_t dev, ino_t ino)
 	return err ? err : locked;
 }
 
-int pc_file_mappers(dev_t dev, ino_t ino, struct pc_mapper *ret, int max)
+static int mappers(const struct ids *id, struct pc_mapper *ret, int max)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
@@ -177,9 +192,9 @@ int pc_file_mappers(dev_t dev, ino_t ino, struct pc_mapper *ret, int max)
 		}
 		errno = 0;
 		while (getline(&line, &cap, f) > 0) {
-			if (!line_is(line, dev, ino))
+			if (!line_is(line, id))
 				continue;
-			err = smaps_locked(pid, dev, ino);
+			err = smaps_locked(pid, id);
 			if (err < 0)
 				break;
 			ret[found].pid = pid;
@@ -205,4 +220,26 @@ int pc_file_mappers(dev_t dev, ino_t ino, struct pc_mapper *ret, int max)
 	free(line);
 	closedir(d);
 	return rc ? rc : found;
+}
+
+int pc_file_mappers(dev_t dev, ino_t ino, struct pc_mapper *ret, int max)
+{
+	struct ids id = { .dev = { dev }, .ino = { (uint64_t)ino }, .n = 1 };
+
+	return mappers(&id, ret, max);
+}
+
+int pc_fd_mappers(int fd, struct pc_mapper *ret, int max)
+{
+	struct ids id = { .n = 1 };
+	struct stat st;
+	int n;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	id.dev[0] = st.st_dev;
+	id.ino[0] = (uint64_t)st.st_ino;
+	if (pc_fd_is_stacked(fd) && (n = pc_fd_stack_ids(fd, id.dev + 1, id.ino + 1, 5)) > 0)
+		id.n += n;
+	return mappers(&id, ret, max);
 }

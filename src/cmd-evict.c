@@ -93,7 +93,7 @@ static void why_stayed(const struct pc_walk_entry *e, const struct pc_residency 
 			 (unsigned long long)after->dirty, (unsigned long long)after->writeback);
 		return;
 	}
-	n = pc_file_mappers(e->st.st_dev, e->st.st_ino, m, 4);
+	n = pc_fd_mappers(e->fd, m, 4);
 	if (n > 0) {
 		size_t used = (size_t)snprintf(buf, len, "%s by", m[0].locked ? "locked" : "mapped");
 

@@ -109,6 +109,21 @@ t_is "the real file is cached" "$(cached_pages l/lower)" "$N"
 pc evict m/lower >o 2>e; rc=$?
 t_is "evict of the locked file: exit 1, the pages stayed" "$rc/$(cached_pages l/lower)" "1/$N"
 lp=$(cat lock.pid)
+t_ok "and says who locks them" grep -q "locked by $lp" e
+# an overlay on it: the locker's maps name a file of a lower level (the
+# inner overlay's, or on 6.1 the real one), never the device stat shows
+# here; with and without cachestat (6.1: through the mapping)
+mkdir u4 w4 m4
+if mount -t overlay overlay -o "lowerdir=$T_DIR/m,upperdir=$T_DIR/u4,workdir=$T_DIR/w4" "$T_DIR/m4" 2>mnt4.err; then
+	T_CLEANUP+=("umount -l '$T_DIR/m4'")
+	for f in "" cachestat:ENOSYS; do
+		PAGECACHE_FAULT=$f pc evict m4/lower >o4 2>e4
+		t_ok "an overlay on it${f:+ ($f)}: evict names the locker, not 'in use'" \
+			grep -q "locked by $lp" e4
+	done
+else
+	t_skip "evict's reason through an overlay on an overlay" "cannot mount: $(cat mnt4.err)"
+fi
 
 # --pid: a process mapping a file through the overlay
 pc stat --pid "$lp" --json >pid.json 2>pid.err

@@ -329,7 +329,7 @@ static void proc(uint64_t ps)
 
 	fstat(fd, &st);
 	map = mmap(NULL, 4 * ps, PROT_READ, MAP_SHARED, fd, 0);
-	rc = pc_file_mappers(st.st_dev, st.st_ino, m, 8);
+	rc = pc_fd_mappers(fd, m, 8);	/* on an overlay, maps name a layer's file */
 	ok(rc >= 1, "proc: our own mapping is found (%d)", rc);
 	pc_sys_inject(PC_SYS_READ, EIO, 0, 0);
 	rc = pc_file_mappers(st.st_dev, st.st_ino, m, 8);
