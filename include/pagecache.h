@@ -96,6 +96,7 @@ int pc_sys_uring_check(void);
 long pc_sys_read(int fd, void *buf, size_t len);
 long pc_sys_write(int fd, const void *buf, size_t len);
 int pc_sys_fsync(int fd);
+int pc_sys_fdatasync(int fd);	/* through the "fsync" fault point */
 int pc_sys_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
 int pc_sys_sync_file_range(int fd, uint64_t off, uint64_t len, unsigned flags);
 /* inotify_add_watch(2): the watch descriptor, or -errno ("inotify_add_watch:ENOSPC": the limit). */

@@ -6,8 +6,9 @@
  * writeback, mapped and mlocked pages, silently. So dirty pages are
  * written and waited for first (sync_file_range over the range), then the
  * range is dropped, then counted again, so the caller can report what
- * stayed instead of claiming success (through overlayfs: fdatasync, the one
- * sync that reaches the real file). Only whole pages can be dropped, so
+ * stayed instead of claiming success (through overlayfs: the real file's
+ * range, or where that is out of reach fdatasync, the one sync that goes
+ * through). Only whole pages can be dropped, so
  * `after` covers the whole pages inside the range.
  */
 #define _GNU_SOURCE
@@ -33,18 +34,27 @@ int pc_fd_evict(int fd, uint64_t size, uint64_t off, uint64_t len,
 	if (r.before.source != PC_SRC_CACHESTAT || r.before.dirty || r.before.writeback) {
 		/*
 		 * sync_file_range works on the file's own mapping: through an
-		 * overlay that is the empty one, so it would write nothing;
-		 * fdatasync goes through to the real file. (Residency says
-		 * stacked on every path: cachestat, its refusal, or mincore.)
+		 * overlay that is the empty one, so it would write nothing.
+		 * There the range is written through the real file, or where
+		 * that is out of reach, the whole file by fdatasync, the one
+		 * sync that goes through. (Residency says stacked on every
+		 * path: cachestat, its refusal, or mincore.)
 		 */
-		if (r.before.stacked) {
-			if (fdatasync(fd) < 0 && errno != EINVAL)
-				return -errno;
-		} else if ((rc = pc_sys_sync_file_range(fd, off, n,
-						       SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-							       SYNC_FILE_RANGE_WAIT_AFTER)) < 0 &&
-			   rc != -ESPIPE && rc != -EINVAL)
-			return rc;
+		int sfd = r.before.stacked ? pc_fd_real(fd) : fd;
+
+		if (sfd < 0) {
+			rc = pc_sys_fdatasync(fd);
+			if (rc < 0 && rc != -EINVAL)
+				return rc;
+		} else {
+			rc = pc_sys_sync_file_range(sfd, off, n,
+						    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+							    SYNC_FILE_RANGE_WAIT_AFTER);
+			if (sfd != fd)
+				close(sfd);
+			if (rc < 0 && rc != -ESPIPE && rc != -EINVAL)
+				return rc;
+		}
 		r.synced = true;
 	}
 	rc = pc_sys_fadvise(fd, off, n, POSIX_FADV_DONTNEED);

@@ -378,6 +378,15 @@ int pc_sys_fsync(int fd)
 	return fsync(fd) < 0 ? -errno : 0;
 }
 
+int pc_sys_fdatasync(int fd)
+{
+	int e = pc_sys_injected(PC_SYS_FSYNC);	/* the "fsync" point too */
+
+	if (e > 0)
+		return -e;
+	return fdatasync(fd) < 0 ? -errno : 0;
+}
+
 int pc_sys_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
 {
 	int e = pc_sys_injected(PC_SYS_RENAME);
