@@ -412,6 +412,26 @@ int pc_file_mappers(dev_t dev, ino_t ino, struct pc_mapper *ret, int max);
  * inode number, not what stat says).
  */
 int pc_fd_mappers(int fd, struct pc_mapper *ret, int max);
+/*
+ * The other (dev, ino) pairs under which the kernel may name the file open
+ * as fd, where it is a file of an overlay (0 pairs elsewhere): each lower
+ * level's file down to the real one, which the page cache events (filemap
+ * tracepoints) and its pages belong to; and the overlay's superblock
+ * device with the inode number, which maps show from 6.6 where the layers
+ * are on other filesystems. Up to max pairs (at least 2); how many, or
+ * -errno. *ret_real: the first pair is the real file's (false where it is
+ * out of reach, as in a container whose layers are the host's paths).
+ */
+int pc_fd_stack_ids(int fd, dev_t *ret_devs, uint64_t *ret_inos, int max, bool *ret_real);
+/*
+ * The other way: the path through one of our overlay mounts of the file
+ * open as fd, a file in a layer (what a page cache event names, found by
+ * its inode): 0 and a malloc'd path that leads through the overlay to fd's
+ * file; -ENOENT where no overlay of ours shows it (a layer path given at
+ * mount time is compared as given: one through a symbolic link does not
+ * match). Where several do (containers of one image), the first.
+ */
+int pc_fd_unstack(int fd, char **ret_path);
 
 /* One record of /proc/PID/maps (or an smaps header line). */
 struct pc_map {

@@ -129,14 +129,6 @@ bool pc_fd_is_stacked(int fd);
 /* The walk, around file(): fd is a plain directory's file (-1: forget it). */
 void pc_stack_hint(int fd);
 int pc_fd_real(int fd);
-/*
- * The (dev, ino) pairs a mapping of the stacked file fd may show in
- * /proc/PID/maps, beside fd's own: the real file's where it is reachable,
- * and the overlay superblock's device with the inode number (6.6+ show
- * that where the layers are on other filesystems, or out of our reach).
- * Up to max pairs; how many, or -errno.
- */
-int pc_fd_stack_ids(int fd, dev_t *devs, uint64_t *inos, int max);
 
 /* For the tests: one line of mountinfo text for mount `id`; lookups in it. */
 struct ovl_mount;

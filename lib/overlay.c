@@ -984,10 +984,17 @@ int pc_fd_real(int fd)
 	return real_at(fd, 0);
 }
 
-int pc_fd_stack_ids(int fd, dev_t *devs, uint64_t *inos, int max)
+int pc_fd_stack_ids(int fd, dev_t *devs, uint64_t *inos, int max, bool *ret_real)
 {
 	int n = 0, cur = fd;
+	bool real = false;
 
+	if (max < 2)
+		return -EINVAL;
+	if (!pc_fd_is_stacked(fd)) {
+		*ret_real = false;
+		return 0;
+	}
 	/* each level: its superblock's device, then the file in its layers */
 	for (int depth = 0; depth < 2 && n + 2 <= max; depth++) {
 		const struct ovl_mount *m;
@@ -1010,10 +1017,140 @@ int pc_fd_stack_ids(int fd, dev_t *devs, uint64_t *inos, int max)
 		if (cur != fd)
 			close(cur);
 		cur = rfd;
-		if (!pc_fd_is_stacked(cur))
+		if (!pc_fd_is_stacked(cur)) {
+			real = true;	/* the last pair: the real file */
 			break;
+		}
 	}
 	if (cur != fd)
 		close(cur);
+	if (real && n > 1) {
+		/* the real file first */
+		dev_t d = devs[n - 1];
+		uint64_t i = inos[n - 1];
+
+		memmove(devs + 1, devs, (size_t)(n - 1) * sizeof(*devs));
+		memmove(inos + 1, inos, (size_t)(n - 1) * sizeof(*inos));
+		devs[0] = d;
+		inos[0] = i;
+	}
+	*ret_real = real;
 	return n;
+}
+
+/*
+ * Our overlay mounts, for pc_fd_unstack: read again when the mount table
+ * changed (its own poll of mountinfo). A snapshot list, freed as a whole
+ * under the lock, since its users hold it only under the lock.
+ */
+static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ovl_mount *all;
+static int all_fd = -1;
+
+static int all_load(void)
+{
+	struct pollfd p = { .events = POLLPRI };
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	if (all_fd >= 0) {
+		p.fd = all_fd;
+		if (poll(&p, 1, 0) == 0)
+			return 0;	/* unchanged since read */
+	} else {
+		all_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	}
+	while (all) {
+		struct ovl_mount *n = all->next;
+
+		mount_free(all);
+		all = n;
+	}
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		struct ovl_mount *m = NULL;
+		int id;
+
+		if (!strstr(line, " - overlay ") || sscanf(line, "%d ", &id) != 1)
+			continue;
+		if (pc_ovl_parse_mountinfo_line(line, id, &m) == 1 && !m->err) {
+			m->next = all;
+			all = m;
+		} else if (m) {
+			mount_free(m);
+		}
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+/* Does the file at `path` (an overlay's) name (dev, ino) somewhere down its stack? */
+static bool shows(const char *path, dev_t dev, uint64_t ino)
+{
+	dev_t devs[6];
+	uint64_t inos[6];
+	int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC), n;
+	bool yes = false, real;
+
+	if (fd < 0)
+		return false;
+	n = pc_fd_stack_ids(fd, devs, inos, 6, &real);
+	for (int i = 0; i < n && !yes; i++)
+		yes = devs[i] == dev && inos[i] == ino;
+	close(fd);
+	return yes;
+}
+
+int pc_fd_unstack(int fd, char **ret_path)
+{
+	char link[64], *real = malloc(PATH_MAX), *cand = NULL;
+	struct stat st;
+	ssize_t k;
+	int rc = -ENOENT;
+
+	if (!real)
+		return -ENOMEM;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	k = readlink(link, real, PATH_MAX - 1);
+	if (k <= 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		free(real);
+		return k < 0 ? -errno : -EINVAL;
+	}
+	real[k] = 0;
+	pthread_mutex_lock(&all_lock);
+	if (all_load() < 0)
+		all = NULL;
+	for (struct ovl_mount *m = all; m && rc == -ENOENT; m = m->next) {
+		for (int i = 0; i < m->nlayers && rc == -ENOENT; i++) {
+			size_t ll = strlen(m->layers[i]), rl = strlen(m->root);
+			const char *rel = real + ll;
+
+			if (strncmp(real, m->layers[i], ll) || *rel != '/')
+				continue;
+			/* the mount shows the overlay from its root down */
+			if (strcmp(m->root, "/")) {
+				if (strncmp(rel, m->root, rl) || rel[rl] != '/')
+					continue;
+				rel += rl;
+			}
+			free(cand);
+			if (asprintf(&cand, "%s%s", strcmp(m->point, "/") ? m->point : "", rel) < 0) {
+				cand = NULL;
+				rc = -ENOMEM;
+			} else if (shows(cand, st.st_dev, (uint64_t)st.st_ino)) {
+				rc = 0;
+			}
+		}
+	}
+	pthread_mutex_unlock(&all_lock);
+	free(real);
+	if (rc == 0)
+		*ret_path = cand;
+	else
+		free(cand);
+	return rc;
 }

@@ -233,13 +233,14 @@ int pc_fd_mappers(int fd, struct pc_mapper *ret, int max)
 {
 	struct ids id = { .n = 1 };
 	struct stat st;
+	bool real;
 	int n;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	id.dev[0] = st.st_dev;
 	id.ino[0] = (uint64_t)st.st_ino;
-	if (pc_fd_is_stacked(fd) && (n = pc_fd_stack_ids(fd, id.dev + 1, id.ino + 1, 5)) > 0)
+	if ((n = pc_fd_stack_ids(fd, id.dev + 1, id.ino + 1, 5, &real)) > 0)
 		id.n += n;
 	return mappers(&id, ret, max);
 }

@@ -119,8 +119,9 @@ const struct cli_spec record_spec = {
 	"Then: pagecache restore --order access app.snap; pagecache show app.snap.\n"
 	"Files are kept by the path they have at the end (renames are followed);\n"
 	"files deleted meanwhile, and inodes that cannot be found again, are counted.\n"
-	"A container's files show up under their overlayfs layers' real paths, where\n"
-	"their pages are.\n"
+	"A file read through an overlay (a container's) is kept by the path through\n"
+	"the overlay where one of our mounts shows it; a container's mount outside\n"
+	"our mount namespace: under its layer's real path, where its pages are.\n"
 	"Exit status: 0 written; 1 not written, or some files failed (named); 2 usage.\n",
 	.groups = { &(struct cli_group){ "Options", record_opts }, &cli_format_group },
 	.operands = CC_COMMAND,
@@ -151,6 +152,8 @@ struct rfile {
 	struct pc_spanset mapped;	/* map_pages: requested */
 	struct pc_spanset added;	/* add_to_page_cache */
 	char *seen;			/* its path, as seen while it was used */
+	uint64_t sdev, sino;		/* seen through an overlay: the overlay
+					   file's (dev, ino) the path leads to */
 	bool gone;			/* seen deleted while it was used */
 	int pfd;			/* at the end: an O_PATH fd of it, -1 */
 	bool walk;			/* to be looked for by a walk of --root */
@@ -367,6 +370,47 @@ static void note_path(struct rfile *f, int fd)
 	close(fd);
 }
 
+/*
+ * A process's file of an overlay (a container's): events name the real
+ * file in a layer, so its path is the one the process used, which leads
+ * to the overlay file (sdev, sino), not to the event's inode.
+ */
+static void note_stacked(struct rec *r, const char *ent, const struct stat *st)
+{
+	dev_t devs[6];
+	uint64_t inos[6];
+	char link[64], path[PATH_MAX + 16];
+	struct stat pst;
+	int fd = open(ent, O_PATH | O_CLOEXEC), n;
+	bool real;
+	ssize_t k;
+
+	if (fd < 0)
+		return;
+	n = pc_fd_stack_ids(fd, devs, inos, 6, &real);
+	for (int i = 0; i < n; i++) {
+		struct rfile *f = lookup(r, devs[i], inos[i], false);
+
+		if (!f || f->seen || f->gone)
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		k = readlink(link, path, sizeof(path) - 1);
+		if (k <= 0)
+			break;
+		path[k] = 0;
+		if (st->st_nlink == 0 || (k > 10 && !strcmp(path + k - 10, " (deleted)")))
+			f->gone = true;
+		else if (path[0] == '/' && stat(path, &pst) == 0 && pst.st_dev == st->st_dev &&
+			 pst.st_ino == st->st_ino && (f->seen = strdup(path))) {
+			f->sdev = st->st_dev;
+			f->sino = st->st_ino;
+			note_identity(f, fd);
+		}
+		break;
+	}
+	close(fd);
+}
+
 /* Where the files of the table that process pid has open or mapped are. */
 static void scan_dir(struct rec *r, pid_t pid, const char *sub)
 {
@@ -389,7 +433,11 @@ static void scan_dir(struct rec *r, pid_t pid, const char *sub)
 		if (stat(ent, &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		f = lookup(r, st.st_dev, st.st_ino, false);
-		if (!f || f->seen || f->gone)
+		if (!f) {
+			note_stacked(r, ent, &st);
+			continue;
+		}
+		if (f->seen || f->gone)
 			continue;
 		fd = open(ent, O_PATH | O_CLOEXEC);
 		if (fd >= 0)
@@ -1650,8 +1698,10 @@ int cmd_record(int argc, char **argv)
 			struct stat pst;
 
 			fd = open(f->seen, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-			if (fd >= 0 && (fstat(fd, &pst) < 0 || pst.st_dev != f->dev ||
-					pst.st_ino != f->ino || !same_birth(f, fd))) {
+			if (fd >= 0 && (fstat(fd, &pst) < 0 ||
+					pst.st_dev != (f->sdev ? f->sdev : f->dev) ||
+					pst.st_ino != (f->sdev ? f->sino : f->ino) ||
+					!same_birth(f, fd))) {
 				close(fd);
 				fd = -1;
 			}
@@ -1664,6 +1714,19 @@ int cmd_record(int argc, char **argv)
 				close(f->pfd);	/* its inode number, another file's now */
 				f->pfd = -1;
 			}
+		}
+		if (f->pfd >= 0 && !f->sdev) {
+			/* a layer's file: by the path through the overlay, as a
+			   container's process named it */
+			char *op = NULL;
+			int ofd;
+
+			if (pc_fd_unstack(f->pfd, &op) == 0 &&
+			    (ofd = open(op, O_PATH | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+				close(f->pfd);
+				f->pfd = ofd;
+			}
+			free(op);
 		}
 		if (f->pfd < 0 && (f->seen || f->gone)) {
 			f->pfd = -1;

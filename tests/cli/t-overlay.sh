@@ -154,6 +154,20 @@ else
 	t_skip "--pid of a process in its own mount namespace" "it did not start: $(cat ns.err)"
 fi
 
+# record: the events name the real file in a layer; the snapshot names the
+# file by the path the process used (through the overlay)
+drop l/lower
+if pc record -o rec.snap -- bash -c 'exec 3<m/lower; cat <&3 >/dev/null' >rec.out 2>rec.err; then
+	t_is "record through the overlay: the file by the path the process used" \
+		"$(pc show --json rec.snap | jq -r --arg p "${T_DIR#/}/m/lower" \
+			'[.files[] | select(.path == $p or (.path | endswith("/lower")))][0].path')" \
+		"${T_DIR#/}/m/lower"
+elif grep -q "6.12" rec.err; then
+	t_skip "record through the overlay" "this kernel lacks the filemap use events (Linux 6.12)"
+else
+	t_ok "record through the overlay ($(cat rec.err))" false
+fi
+
 # a caller the kernel refuses: unknown, with the reason, never 0
 cat m/lower >/dev/null
 chmod 755 "$T_DIR" m
