@@ -402,6 +402,25 @@ static void set_stop(struct walker *w, int rc)
 
 /* ---- files ------------------------------------------------------------ */
 
+/*
+ * -x: is a file of another st_dev than the root on dir's own mount all the
+ * same? On an overlay whose layers are on other filesystems (a container
+ * root whose upper is not on the lower's filesystem) each layer's files
+ * have a device of their own, the directories the overlay's: the mount
+ * tells, not the device. Only asked there (a directory on a stacking
+ * filesystem).
+ */
+static bool same_mount(int fd, const struct dnode *dir)
+{
+	struct statx a, b;
+
+	if (!dir || dir->plain || dir->fd < 0)
+		return false;
+	return statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &a) == 0 &&
+	       statx(dir->fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &b) == 0 &&
+	       (a.stx_mask & b.stx_mask & STATX_MNT_ID) && a.stx_mnt_id == b.stx_mnt_id;
+}
+
 /* Hand over one open regular file (st: its fstat) to file(); closes fd. */
 static void hand_over(struct worker *wk, int fd, const struct stat *st, const char *path,
 		      dev_t root_dev, bool is_root, const struct dnode *dir)
@@ -410,7 +429,7 @@ static void hand_over(struct worker *wk, int fd, const struct stat *st, const ch
 	const struct pc_walk_opts *o = w->o;
 	struct pc_walk_entry e = { .path = path, .fd = fd, .st = *st, .worker = wk->id };
 
-	if (o->one_fs && !is_root && st->st_dev != root_dev) {
+	if (o->one_fs && !is_root && st->st_dev != root_dev && !same_mount(fd, dir)) {
 		event(w, PC_WALK_SKIP_MOUNT, path, 0);
 		goto out;
 	}
@@ -834,7 +853,7 @@ again:
 		struct stat pst = st;
 
 		/* what -x or the kind of filesystem rules out is not opened at all */
-		if (w->o->one_fs && st.st_dev != d->root_dev) {
+		if (w->o->one_fs && st.st_dev != d->root_dev && !same_mount(pfd, d)) {
 			pc_openq_close(wk->q, pfd);
 			event(w, PC_WALK_SKIP_MOUNT, path, 0);
 			return;

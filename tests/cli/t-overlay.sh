@@ -154,6 +154,29 @@ else
 	t_skip "--pid of a process in its own mount namespace" "it did not start: $(cat ns.err)"
 fi
 
+# -x (vmtouch's -F) on an overlay whose layers are on other filesystems (a
+# container root whose upper is not on the lower's): each layer's files
+# have a device of their own, not the directories' (the overlay's); they
+# are on the same mount all the same. A file bind-mounted there is not.
+sl=$(mktemp -d /dev/shm/pc-ovl-XXXXXX)
+T_CLEANUP+=("rm -rf '$sl'")
+mkdir u5 w5 m5
+echo a >"$sl/a"; echo b >"$sl/b"
+if mount -t overlay overlay -o "lowerdir=$sl,upperdir=$T_DIR/u5,workdir=$T_DIR/w5" "$T_DIR/m5" 2>mnt5.err; then
+	T_CLEANUP+=("umount -l '$T_DIR/m5'")
+	echo c >m5/c			# in the upper, on this test's filesystem
+	t_ok "layers on other filesystems: the files' devices differ from the directory's" \
+		test "$(stat -c %d m5/a)" != "$(stat -c %d m5)"
+	t_is "-x counts the files of every layer" "$(pc -J -F m5 2>/dev/null | jq .total.files)" 3
+	if mount --bind "$T_DIR/mnt5.err" m5/b 2>/dev/null; then
+		t_is "and not a file mounted over one of them" \
+			"$(pc -J -F m5 2>/dev/null | jq .total.files)" 2
+		umount m5/b
+	fi
+else
+	t_skip "-x on an overlay of layers on other filesystems" "cannot mount: $(cat mnt5.err)"
+fi
+
 # record: the events name the real file in a layer; the snapshot names the
 # file by the path the process used (through the overlay)
 drop l/lower
