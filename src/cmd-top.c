@@ -872,13 +872,16 @@ static const char *file_name(struct top *t, uint64_t dev, uint64_t ino)
 	if (have)
 		return have;
 	if (dev && (fd = pc_inode_open(dev, ino, O_PATH)) >= 0) {
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-		n = readlink(link, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n > 0) {
-			buf[n] = 0;
-			s = strdup(buf);
+		/* a layer's file: by its path through our overlay, where one shows it */
+		if (pc_fd_unstack(fd, &s) < 0) {
+			snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+			n = readlink(link, buf, sizeof(buf) - 1);
+			if (n > 0) {
+				buf[n] = 0;
+				s = strdup(buf);
+			}
 		}
+		close(fd);
 	} else if (dev && !major(dev)) {
 		/*
 		 * The bdev pseudo-filesystem (no mount; 0:3 here): a block

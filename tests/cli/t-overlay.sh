@@ -191,6 +191,17 @@ else
 	t_ok "record through the overlay ($(cat rec.err))" false
 fi
 
+# top --by file: the same, the row named by the path through the overlay
+if [ -s rec.snap ]; then
+	(while :; do cat m/lower >/dev/null; sleep 0.05; done) &
+	rd=$!
+	T_CLEANUP+=("t_kill $rd")
+	pc top --json --count 1 --interval 0.5 --by file >top.json 2>top.err
+	t_kill "$rd"
+	t_is "top --by file through the overlay: the row by the path through it" \
+		"$(jq -r --arg p "$T_DIR/m/lower" '[.rows[] | select(.key == $p)] | length > 0' top.json)" true
+fi
+
 # a caller the kernel refuses: unknown, with the reason, never 0
 cat m/lower >/dev/null
 chmod 755 "$T_DIR" m
