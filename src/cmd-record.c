@@ -177,6 +177,9 @@ struct rec {
 	pid_t *scan;			/* pids with files to pin, this round */
 	size_t nscan, scancap;
 	size_t scanned_upto;		/* files before this were tried by handle */
+	uint64_t devs[16];		/* devices of the events, judged: */
+	bool hidden[16];		/* mounted nowhere in our namespace */
+	size_t ndevs;
 };
 
 static uint64_t hash2(uint64_t a, uint64_t b)
@@ -370,10 +373,42 @@ static void note_path(struct rfile *f, int fd)
 	close(fd);
 }
 
+/* Is dev mounted nowhere in our mount namespace (a container's layers)? */
+static bool dev_hidden(struct rec *r, uint64_t dev)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	bool seen = false;
+	FILE *f;
+
+	for (size_t i = 0; i < r->ndevs; i++)
+		if (r->devs[i] == dev)
+			return r->hidden[i];
+	if (r->ndevs == sizeof(r->devs) / sizeof(r->devs[0]))
+		return false;	/* so many devices: not judged (nor read again) */
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return false;
+	while (!seen && getline(&line, &cap, f) > 0) {
+		unsigned ma, mi;
+
+		seen = sscanf(line, "%*d %*d %u:%u", &ma, &mi) == 2 && makedev(ma, mi) == dev;
+	}
+	free(line);
+	fclose(f);
+	r->devs[r->ndevs] = dev;
+	r->hidden[r->ndevs++] = !seen && major(dev);	/* not the bdev pseudo-fs */
+	return !seen && major(dev);
+}
+
 /*
  * A process's file of an overlay (a container's): events name the real
  * file in a layer, so its path is the one the process used, which leads
- * to the overlay file (sdev, sino), not to the event's inode.
+ * to the overlay file (sdev, sino), not to the event's inode. Where the
+ * real file is out of reach (inside a container: its layers are the
+ * host's paths, on a filesystem it does not mount), the overlay shows the
+ * real inode number (without xino): the one file of that number on a
+ * device of the events that we do not mount is it.
  */
 static void note_stacked(struct rec *r, const char *ent, const struct stat *st)
 {
@@ -388,6 +423,23 @@ static void note_stacked(struct rec *r, const char *ent, const struct stat *st)
 	if (fd < 0)
 		return;
 	n = pc_fd_stack_ids(fd, devs, inos, 6, &real);
+	if (n >= 0 && !real && fd >= 0) {
+		struct rfile *one = NULL;
+		int found = 0;
+
+		for (size_t i = 0; i < r->ndevs; i++) {
+			struct rfile *g;
+
+			if (r->hidden[i] && (g = lookup(r, r->devs[i], (uint64_t)st->st_ino, false))) {
+				one = g;
+				found++;
+			}
+		}
+		if (found == 1 && n < 6) {
+			devs[n] = (dev_t)one->dev;
+			inos[n++] = one->ino;
+		}
+	}
 	for (int i = 0; i < n; i++) {
 		struct rfile *f = lookup(r, devs[i], inos[i], false);
 
@@ -454,6 +506,8 @@ static void scan_dir(struct rec *r, pid_t pid, const char *sub)
  */
 static void scan_round(struct rec *r)
 {
+	for (size_t i = r->scanned_upto; i < r->nfiles; i++)
+		(void)dev_hidden(r, r->files[i]->dev);	/* for note_stacked */
 	for (size_t i = 0; i < r->nscan; i++) {
 		scan_dir(r, r->scan[i], "fd");
 		scan_dir(r, r->scan[i], "map_files");

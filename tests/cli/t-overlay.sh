@@ -191,6 +191,33 @@ else
 	t_ok "record through the overlay ($(cat rec.err))" false
 fi
 
+# inside a container: the upper layer's filesystem is mounted nowhere in
+# our namespace (a loop filesystem unmounted once the overlay holds it), so
+# the events name an inode we cannot open; the file is found by the one
+# inode of the overlay file's number on such a device
+if [ -s rec.snap ] && t_have mkfs.ext4; then
+	mkdir l7 m7 lp
+	mkfile l7/f 256
+	truncate -s 32M lp.img && mkfs.ext4 -q -F lp.img 2>/dev/null
+	unshare -m --propagation private bash -c '
+		mount -o loop lp.img lp && mkdir lp/u lp/w &&
+		mount -t overlay overlay -o "lowerdir=$1/l7,upperdir=$1/lp/u,workdir=$1/lp/w" m7 &&
+		umount -l lp || exit 9
+		head -c 1M /dev/urandom >m7/up && sync m7/up
+		"$2" evict m7/up >/dev/null 2>&1
+		grep -c " $1/lp " /proc/self/mountinfo >hidden.n
+		exec "$2" record -o rec7.snap -- bash -c "exec 3<m7/up; cat <&3 >/dev/null; sleep 0.3"
+		' - "$T_DIR" "$PAGECACHE" >rec7.out 2>rec7.err; rc=$?
+	if [ "$rc" = 9 ]; then
+		t_skip "record with the layer's filesystem out of our namespace" "cannot mount: $(cat rec7.err)"
+	else
+		t_is "the layer's filesystem is mounted nowhere in the namespace" "$(cat hidden.n)" 0
+		t_is "record there: the upper file by the path through the overlay" \
+			"$(pc show --json rec7.snap | jq -r '[.files[].path | select(endswith("/up"))] | join(" ")')" \
+			"${T_DIR#/}/m7/up"
+	fi
+fi
+
 # top --by file: the same, the row named by the path through the overlay
 if [ -s rec.snap ]; then
 	(while :; do cat m/lower >/dev/null; sleep 0.05; done) &
