@@ -1017,8 +1017,30 @@ struct walk_set {
 	struct rec *r;			/* its table finds a (dev, ino) */
 	uint64_t devs[16];		/* the filesystems they are on (0: any, too many) */
 	size_t ndevs;
+	bool hidden;			/* some on one mounted nowhere in our namespace */
 };
 static struct walk_set *walking;
+
+/*
+ * A file of an overlay whose layers' filesystem we do not mount (inside a
+ * container): the one file to find of its inode number on such a device.
+ */
+static struct rfile *walk_stacked(const char *path, const struct stat *st)
+{
+	struct rec *r = walking->r;
+	struct rfile *one = NULL, *g;
+	struct statfs sf;
+	int found = 0;
+
+	for (size_t i = 0; i < r->ndevs; i++)
+		if (r->hidden[i] && (g = lookup(r, r->devs[i], (uint64_t)st->st_ino, false))) {
+			one = g;
+			found++;
+		}
+	if (found != 1 || statfs(path, &sf) < 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC)
+		return NULL;
+	return one;
+}
 
 static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
@@ -1026,6 +1048,8 @@ static int walk_one(const char *path, const struct stat *st, int type, struct FT
 	if (++walking->seen > WALK_MAX || !walking->left || end_signals)
 		return FTW_STOP;
 	if (type == FTW_D) {
+		if (walking->hidden)
+			return FTW_CONTINUE;	/* an overlay's directories: its own device */
 		for (size_t i = 0; i < walking->ndevs; i++)
 			if (!walking->devs[i] || walking->devs[i] == st->st_dev)
 				return FTW_CONTINUE;
@@ -1035,13 +1059,17 @@ static int walk_one(const char *path, const struct stat *st, int type, struct FT
 		return FTW_CONTINUE;
 	{
 		struct rfile *f = lookup(walking->r, st->st_dev, st->st_ino, false);
+		bool stacked = false;
 		int fd;
 		struct stat fst;
 
+		if (!f && walking->hidden && (f = walk_stacked(path, st)))
+			stacked = true;
 		if (!f || !f->walk || f->pfd >= 0)
 			return FTW_CONTINUE;
 		fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0 && fstat(fd, &fst) == 0 && fst.st_ino == f->ino && fst.st_dev == f->dev) {
+		if (fd >= 0 && fstat(fd, &fst) == 0 && fst.st_ino == (stacked ? st->st_ino : f->ino) &&
+		    fst.st_dev == (stacked ? st->st_dev : f->dev)) {
 			f->pfd = fd;
 			walking->left--;
 		} else if (fd >= 0) {
@@ -1063,6 +1091,8 @@ static void walk_root(const char *root, struct walk_set *w)
 			w->devs[w->ndevs++] = w->v[i]->dev;
 		else if (k == w->ndevs)
 			w->devs[0] = 0;	/* too many to tell: every filesystem */
+		if (dev_hidden(w->r, w->v[i]->dev))
+			w->hidden = true;
 	}
 	walking = w;
 	nftw(root, walk_one, 64, FTW_PHYS | FTW_ACTIONRETVAL);

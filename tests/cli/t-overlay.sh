@@ -203,10 +203,12 @@ if [ -s rec.snap ] && t_have mkfs.ext4; then
 		mount -o loop lp.img lp && mkdir lp/u lp/w &&
 		mount -t overlay overlay -o "lowerdir=$1/l7,upperdir=$1/lp/u,workdir=$1/lp/w" m7 &&
 		umount -l lp || exit 9
-		head -c 1M /dev/urandom >m7/up && sync m7/up
-		"$2" evict m7/up >/dev/null 2>&1
+		head -c 1M /dev/urandom >m7/up && head -c 64k /dev/urandom >m7/up2 && sync m7
+		"$2" evict m7/up m7/up2 >/dev/null 2>&1
 		grep -c " $1/lp " /proc/self/mountinfo >hidden.n
-		exec "$2" record -o rec7.snap -- bash -c "exec 3<m7/up; cat <&3 >/dev/null; sleep 0.3"
+		"$2" record -o rec7.snap -- bash -c "exec 3<m7/up; cat <&3 >/dev/null; sleep 0.3"
+		# gone before it is looked for: found by the walk of --root
+		exec "$2" record -o rec8.snap --root "$1/m7" -- cat m7/up2
 		' - "$T_DIR" "$PAGECACHE" >rec7.out 2>rec7.err; rc=$?
 	if [ "$rc" = 9 ]; then
 		t_skip "record with the layer's filesystem out of our namespace" "cannot mount: $(cat rec7.err)"
@@ -215,6 +217,8 @@ if [ -s rec.snap ] && t_have mkfs.ext4; then
 		t_is "record there: the upper file by the path through the overlay" \
 			"$(pc show --json rec7.snap | jq -r '[.files[].path | select(endswith("/up"))] | join(" ")')" \
 			"${T_DIR#/}/m7/up"
+		t_is "and a file of a process gone since, by the walk of --root" \
+			"$(pc show --json rec8.snap | jq -r '[.files[].path] | join(" ")')" up2
 	fi
 fi
 
