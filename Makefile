@@ -76,7 +76,10 @@ LIB_PKGS := liburing zlib libtraceevent
 BENCH_PKGS := sqlite3 fuse3 $(LIB_PKGS)
 # pagecache's own, not the library's: SHA-256 for push and pull (nettle)
 CLI_PKGS := nettle
-PKG_CFLAGS := $(call pkgq,--cflags $(BENCH_PKGS) $(CLI_PKGS))
+# libsystemd: the library asks systemd for a delegated scope over D-Bus
+# (lib/scope.c); always linked dynamically (Debian ships no libsystemd.a)
+SD_PKGS := libsystemd
+PKG_CFLAGS := $(call pkgq,--cflags $(BENCH_PKGS) $(CLI_PKGS) $(SD_PKGS))
 # static_libs PKGS: their archives, and dynamically what they need beyond
 # each other (pkg-config --static: sqlite3's -lm, ...)
 static_libs = $(call pkgq,--libs-only-L $(1)) -Wl,-Bstatic $(call pkgq,--libs-only-l $(1)) \
@@ -92,6 +95,9 @@ CLI_LIBS := $(call pkgq,--libs $(CLI_PKGS))
 else
 $(error LINK=$(LINK): static or shared)
 endif
+SD_LIBS := $(call pkgq,--libs $(SD_PKGS))
+LIBS    += $(SD_LIBS)
+BENCH_LIBS += $(SD_LIBS)
 # systemd's units (deploy/systemd/): under the prefix, which systemd reads
 # for /usr/local; for prefix=/usr, where systemd.pc says (/lib/systemd/system
 # on Debian 12, /usr/lib/systemd/system after it)
@@ -99,7 +105,7 @@ ifeq ($(origin unitdir),undefined)
 unitdir := $(if $(filter /usr,$(prefix)),$(or $(call pkgq,--variable=systemdsystemunitdir systemd),/usr/lib/systemd/system),$(prefix)/lib/systemd/system)
 endif
 # libpagecache.so.0 always takes the shared ones
-SO_LIBS := $(call pkgq,--libs $(LIB_PKGS)) -lm
+SO_LIBS := $(call pkgq,--libs $(LIB_PKGS) $(SD_PKGS)) -lm
 CPPFLAGS += $(PKG_CFLAGS)
 
 LIB_SRC := $(wildcard lib/*.c)
@@ -148,13 +154,14 @@ deps:
 	$(call need,$(PKG_CONFIG) --exists sqlite3,libsqlite3-dev)
 	$(call need,$(PKG_CONFIG) --exists nettle,nettle-dev)
 	$(call need,$(PKG_CONFIG) --exists fuse3,libfuse3-dev)
+	$(call need,$(PKG_CONFIG) --exists libsystemd,libsystemd-dev)
 
 # what a build needs, said before the first compiler error would
 have-libs:
-	@$(PKG_CONFIG) --exists $(BENCH_PKGS) $(CLI_PKGS) 2>/dev/null || { \
+	@$(PKG_CONFIG) --exists $(BENCH_PKGS) $(CLI_PKGS) $(SD_PKGS) 2>/dev/null || { \
 	  echo "pagecache: the build needs pkg-config and liburing, zlib, libtraceevent, sqlite3,"; \
-	  echo "  nettle and fuse3 with their headers (Debian: pkg-config liburing-dev zlib1g-dev"; \
-	  echo "  libtraceevent-dev libsqlite3-dev nettle-dev libfuse3-dev);"; \
+	  echo "  nettle, fuse3 and libsystemd with their headers (Debian: pkg-config liburing-dev"; \
+	  echo "  zlib1g-dev libtraceevent-dev libsqlite3-dev nettle-dev libfuse3-dev libsystemd-dev);"; \
 	  echo "  'make deps' installs them as root"; exit 1; } >&2
 
 # every command tests/ calls (grep tests/cli/*.sh); fincore moved to
@@ -237,7 +244,7 @@ $(B)/pagecache.pc: Makefile include/pagecache.h FORCE
 	  'Name: pagecache' \
 	  'Description: see, warm, evict and lock the Linux page cache (libpagecache)' \
 	  'Version: $(VERSION)' \
-	  'Requires.private: $(LIB_PKGS)' \
+	  'Requires.private: $(LIB_PKGS) $(SD_PKGS)' \
 	  'Libs: -L$${libdir} -lpagecache' \
 	  'Libs.private: -lm -pthread' \
 	  'Cflags: -I$${includedir}' >$@.tmp

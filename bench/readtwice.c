@@ -584,13 +584,11 @@ int bench_readtwice(const struct readtwice_opts *o)
 	 */
 	rc = pc_cgroup_nest_init(&r.nest);
 	if (rc < 0) {
+		char why[800];
+
 		cli_fail_msg(r.nest.parent[0] ? r.nest.parent : "/sys/fs/cgroup",
 			     "cannot make memory cgroups beneath",
-			     rc == -ENOENT ? "no memory cgroup controller (v1 or v2) is mounted"
-			     : rc == -EOPNOTSUPP ? "our cgroup is not given the memory controller"
-			     : rc == -EBUSY ? "other processes share our cgroup (v2: it cannot hand "
-					      "memory on); run it from a cgroup of its own"
-			     : strerror(-rc));
+			     cli_nest_why(rc, &r.nest, why, sizeof(why)));
 		goto out;
 	}
 	r.nested = true;

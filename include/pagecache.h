@@ -66,6 +66,7 @@ enum pc_sys_call {
 	PC_SYS_TRACE_USE,	/* "filemap_get_pages": the 6.12 use events (ENOENT: missing) */
 	PC_SYS_PERF_LOST,	/* "perf_format_lost": PERF_FORMAT_LOST (6.0; EINVAL: before) */
 	PC_SYS_STATX_MNT_UNIQUE,	/* ENOSYS: a kernel without STATX_MNT_ID_UNIQUE (6.8) */
+	PC_SYS_SYSTEMD,			/* "systemd:ENOENT": as if systemd did not manage the host */
 	PC_SYS_NCALLS
 };
 
@@ -579,6 +580,12 @@ int pc_cgroup_plan_v2(const char *dir, const char *controller, pid_t self,
  * as it is; v2, made as pc_cgroup_plan_v2 says (the caller moved into
  * PARENT/pagecache-run-PID-self, memory turned on in PARENT's
  * subtree_control). _release undoes it, once the children are gone.
+ * v2 where systemd manages the host: unless the caller's cgroup is
+ * delegated and holds only the caller, the caller first asks systemd for
+ * a transient scope pagecache-PID.scope with Delegate=yes (in the slice of
+ * the unit it was in, with that unit's memory.max/high) and moves into it;
+ * PARENT is then the scope, which systemd removes once the caller exits.
+ * No scope to be had (no bus): as before, and n->why says why.
  * pc_cgroup_nest_at: the v2 part, for cgroup dir and any controller (the
  * tests use hugetlb where the v2 memory controller cannot be had).
  */
@@ -588,6 +595,8 @@ struct pc_cgroup_nest {
 	char leaf[600];			/* v2: where the caller moved to; "" if it did not */
 	bool enabled;			/* v2: we turned it on in parent's subtree_control */
 	char controller[16];		/* v2: which ("memory") */
+	char scope[64];			/* v2: the scope systemd made for us; "" if none */
+	char why[256];			/* v2: why systemd gave none, when asked; or "" */
 };
 int pc_cgroup_nest_init(struct pc_cgroup_nest *n);
 int pc_cgroup_nest_at(struct pc_cgroup_nest *n, const char *dir, const char *controller);

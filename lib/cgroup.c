@@ -978,20 +978,83 @@ int pc_cgroup_nest_at(struct pc_cgroup_nest *n, const char *dir, const char *con
 	return 0;
 }
 
+/*
+ * Ask systemd for a scope of our own (scope.c), in the slice of the unit we
+ * are in, and check that we are in it: 0, or -errno with why said.
+ */
+static int scope_enter(char *unit, size_t unitlen, char *why, size_t whylen)
+{
+	struct pc_scope_req req = { .pid = getpid(), .user = geteuid() != 0 };
+	char root[64], self[512], desc[96];
+	size_t ul, sl;
+	int rc, version;
+
+	rc = pc_cgroup_root(root, sizeof(root), &version);
+	if (rc == 0)
+		rc = pc_cgroup_self(self, sizeof(self));
+	if (rc < 0) {
+		WHY("cannot read our own cgroup: %s", strerror(-rc));
+		return rc;
+	}
+	snprintf(req.unit, sizeof(req.unit), "pagecache-%d.scope", (int)req.pid);
+	snprintf(desc, sizeof(desc), "pagecache (pid %d): memory cgroups of its own", (int)req.pid);
+	req.description = desc;
+	if (pc_scope_slice(self, req.user, req.slice, sizeof(req.slice)) < 0)
+		req.slice[0] = 0;
+	pc_scope_limits(root, self, &req.memory_max, &req.memory_high);
+	rc = pc_scope_start(&req, why, whylen);
+	if (rc < 0)
+		return rc;
+	rc = pc_cgroup_self(self, sizeof(self));
+	if (rc < 0) {
+		WHY("cannot read our own cgroup: %s", strerror(-rc));
+		return rc;
+	}
+	sl = strlen(self);
+	ul = strlen(req.unit);
+	if (sl <= ul || self[sl - ul - 1] != '/' || strcmp(self + sl - ul, req.unit)) {
+		WHY("systemd made scope '%s', but we are in '%.150s'", req.unit, self);
+		return -EIO;
+	}
+	snprintf(unit, unitlen, "%s", req.unit);
+	return 0;
+}
+
 int pc_cgroup_nest_init(struct pc_cgroup_nest *n)
 {
-	char dir[sizeof(n->parent)];
+	char dir[sizeof(n->parent)], unit[sizeof(n->scope)] = "", why[sizeof(n->why)] = "";
+	struct pc_cgroup_plan p;
 	int rc, version;
 
 	memset(n, 0, sizeof(*n));
 	rc = self_dir(dir, sizeof(dir), &version);
 	if (rc < 0)
 		return rc;
-	if (version == 2)
-		return pc_cgroup_nest_at(n, dir, "memory");
-	n->version = 1;
-	snprintf(n->parent, sizeof(n->parent), "%s", dir);
-	return 0;
+	if (version == 1) {
+		n->version = 1;
+		snprintf(n->parent, sizeof(n->parent), "%s", dir);
+		return 0;
+	}
+	/*
+	 * Where systemd manages the tree, a cgroup it did not delegate is its
+	 * own, and one it delegated to a command that runs us may hold that
+	 * command too (systemd-run --scope -p Delegate=yes sh -c ...): its
+	 * other processes are not ours to move, and while they are there it
+	 * cannot hand memory on. Both times: a scope of our own. Only a
+	 * delegated cgroup we are alone in is nested in as it is.
+	 */
+	if (pc_scope_systemd() &&
+	    !(pc_scope_delegated(dir) && pc_cgroup_plan_v2(dir, "memory", getpid(), &p) == 0) &&
+	    scope_enter(unit, sizeof(unit), why, sizeof(why)) == 0) {
+		rc = self_dir(dir, sizeof(dir), &version);
+		if (rc < 0)
+			return rc;
+	}
+	/* no scope to be had (no bus): as it is, where the kernel allows */
+	rc = pc_cgroup_nest_at(n, dir, "memory");
+	snprintf(n->scope, sizeof(n->scope), "%s", unit);
+	snprintf(n->why, sizeof(n->why), "%s", why);
+	return rc;
 }
 
 int pc_cgroup_nest_release(struct pc_cgroup_nest *n)

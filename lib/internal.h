@@ -31,6 +31,41 @@ int pc_sys_fstat(int fd, struct stat *ret_st);
 int pc_sys_openat_raw(int dirfd, const char *path, int flags);
 
 /*
+ * scope.c: a transient scope with Delegate=yes, asked of systemd over
+ * D-Bus for a process (cgroup.c nests its memory cgroups in it).
+ */
+struct pc_scope_req {
+	char unit[64];			/* "pagecache-PID.scope" */
+	const char *description;	/* what systemctl status shows */
+	pid_t pid;			/* moved into it */
+	bool user;			/* the user's manager, not the system's */
+	char slice[256];		/* put there; "" for the manager's default */
+	uint64_t memory_max, memory_high; /* copied limits; UINT64_MAX: none */
+};
+/* Does systemd manage this host (sd_booted; the "systemd" fault point says no)? */
+bool pc_scope_systemd(void);
+/* Did systemd delegate cgroup directory dir (its xattr, or the user owns it)? */
+bool pc_scope_delegated(const char *dir);
+/*
+ * The slice of the unit that holds cgroup `self` (as /proc/self/cgroup
+ * names it): the last of its leading *.slice components; for the user
+ * manager, those below user@UID.service. -ENOENT if there is none.
+ */
+int pc_scope_slice(const char *self, bool user, char *ret, size_t len);
+/* The tightest memory.max and memory.high from self up to its slice. */
+void pc_scope_limits(const char *root, const char *self, uint64_t *ret_max, uint64_t *ret_high);
+/*
+ * StartTransientUnit, then wait for its job's JobRemoved: 0 once req->pid
+ * is in the scope; -errno and a sentence in why otherwise. _on: over a
+ * bus the caller opened (a test's peer); pc_scope_start opens the system
+ * bus, or the user's where req->user.
+ */
+struct sd_bus;
+int pc_scope_start_on(struct sd_bus *bus, const struct pc_scope_req *req, char *why,
+		      size_t whylen);
+int pc_scope_start(const struct pc_scope_req *req, char *why, size_t whylen);
+
+/*
  * openq.c: many files of one directory opened with one system call, and
  * closed with the next one, through io_uring; or one by one where no ring
  * can be made (see openq.c). One queue belongs to one thread.

@@ -97,6 +97,7 @@ static const struct {
 	{ "filemap_get_pages", PC_SYS_TRACE_USE },
 	{ "perf_format_lost", PC_SYS_PERF_LOST },
 	{ "statx_mnt_id_unique", PC_SYS_STATX_MNT_UNIQUE },
+	{ "systemd", PC_SYS_SYSTEMD },
 };
 
 static const struct {

@@ -239,6 +239,11 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_fail(const char *path, int err, const char *what);
 void cli_fail_msg(const char *path, const char *what, const char *reason);
 unsigned cli_failures(void);
+/*
+ * Why pc_cgroup_nest_init failed (rc) for run, bench readtwice and bench
+ * swapin alike, with what systemd said where it was asked for a scope.
+ */
+const char *cli_nest_why(int rc, const struct pc_cgroup_nest *n, char *buf, size_t len);
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* OPT's ARG as a process ID (1 to INT_MAX): 0, or cli_usage_error's EXIT_USAGE. */
 int cli_parse_pid(const char *opt, const char *arg, pid_t *ret);

@@ -103,31 +103,6 @@ static void trim(const char *dir, int version, uint64_t limit, const char *orig)
 	}
 }
 
-static void nest_error(int rc, const char *self)
-{
-	switch (rc) {
-	case -ENOENT:
-		cli_warn("cannot run: no memory cgroup controller (v1 or v2) is mounted");
-		break;
-	case -EOPNOTSUPP:
-		cli_warn("cannot run: our cgroup '%s' is not given the memory controller (it is "
-			 "not in its cgroup.controllers); a cgroup beside it or above would "
-			 "escape its limits", self);
-		break;
-	case -EBUSY:
-		cli_warn("cannot run: other processes share our cgroup '%s', so it cannot hand "
-			 "the memory controller on (cgroup v2: a cgroup with processes of its "
-			 "own has no controllers for children); run it from a cgroup of its "
-			 "own, e.g. systemd-run --scope -p Delegate=yes pagecache run ...", self);
-		break;
-	default:
-		cli_warn("cannot run: cannot make room for a memory cgroup beneath '%s': %s%s",
-			 self, strerror(-rc), rc == -EACCES || rc == -EPERM
-			 ? " (needs write permission on that cgroup: to be its owner (a delegated "
-			   "cgroup) or CAP_DAC_OVERRIDE)" : "");
-	}
-}
-
 int cmd_run(int argc, char **argv)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
@@ -172,7 +147,9 @@ int cmd_run(int argc, char **argv)
 			 "CMD's cgroup would stay)", strerror(-rc));
 	rc = pc_cgroup_nest_init(&nest);
 	if (rc < 0) {
-		nest_error(rc, nest.parent);
+		char why[800];
+
+		cli_warn("cannot run: %s", cli_nest_why(rc, &nest, why, sizeof(why)));
 		bench_state_close(&state);
 		return EXIT_PARTIAL;
 	}

@@ -56,6 +56,38 @@ void cli_fail(const char *path, int err, const char *what)
 	cli_fail_msg(path, what, strerror(err));
 }
 
+const char *cli_nest_why(int rc, const struct pc_cgroup_nest *n, char *buf, size_t len)
+{
+	const char *self = n->parent[0] ? n->parent : "/sys/fs/cgroup";
+	char scope[sizeof(n->why) + 40] = "";
+
+	/* what systemd said, where it was asked and gave no scope */
+	if (n->why[0])
+		snprintf(scope, sizeof(scope), "; no scope of our own: %s", n->why);
+	switch (rc) {
+	case -ENOENT:
+		snprintf(buf, len, "no memory cgroup controller (v1 or v2) is mounted");
+		break;
+	case -EOPNOTSUPP:
+		snprintf(buf, len, "our cgroup '%s' is not given the memory controller (it is not "
+			 "in its cgroup.controllers); a cgroup beside it or above would escape its "
+			 "limits%s", self, scope);
+		break;
+	case -EBUSY:
+		snprintf(buf, len, "other processes share our cgroup '%s', so it cannot hand the "
+			 "memory controller on (cgroup v2: a cgroup with processes of its own has no "
+			 "controllers for children)%s; run it where systemd's bus answers, or from "
+			 "a delegated cgroup of its own", self, scope);
+		break;
+	default:
+		snprintf(buf, len, "cannot make room for a memory cgroup beneath '%s': %s%s%s",
+			 self, strerror(-rc), rc == -EACCES || rc == -EPERM
+			 ? " (needs write permission on that cgroup: to be its owner (a delegated "
+			   "cgroup) or CAP_DAC_OVERRIDE)" : "", scope);
+	}
+	return buf;
+}
+
 unsigned cli_failures(void)
 {
 	return __atomic_load_n(&failures, __ATOMIC_RELAXED);
