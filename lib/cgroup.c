@@ -996,13 +996,21 @@ static int scope_enter(char *unit, size_t unitlen, char *why, size_t whylen)
 		WHY("cannot read our own cgroup: %s", strerror(-rc));
 		return rc;
 	}
-	snprintf(req.unit, sizeof(req.unit), "pagecache-%d.scope", (int)req.pid);
 	snprintf(desc, sizeof(desc), "pagecache (pid %d): memory cgroups of its own", (int)req.pid);
 	req.description = desc;
 	if (pc_scope_slice(self, req.user, req.slice, sizeof(req.slice)) < 0)
 		req.slice[0] = 0;
 	pc_scope_limits(root, self, &req.memory_max, &req.memory_high);
-	rc = pc_scope_start(&req, why, whylen);
+	/* pagecache-PID.scope; a name taken (our pid's last owner left processes): -2, -3 */
+	for (int i = 1; i <= 3; i++) {
+		if (i == 1)
+			snprintf(req.unit, sizeof(req.unit), "pagecache-%d.scope", (int)req.pid);
+		else
+			snprintf(req.unit, sizeof(req.unit), "pagecache-%d-%d.scope", (int)req.pid, i);
+		rc = pc_scope_start(&req, why, whylen);
+		if (rc != -EEXIST)
+			break;
+	}
 	if (rc < 0)
 		return rc;
 	rc = pc_cgroup_self(self, sizeof(self));

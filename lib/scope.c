@@ -222,6 +222,9 @@ int pc_scope_start_on(struct sd_bus *bus, const struct pc_scope_req *req, char *
 		goto bad;
 	rc = sd_bus_call(bus, m, SCOPE_WAIT_US, &err, &reply);
 	if (rc < 0) {
+		/* a scope of that name still holds what a run before left running */
+		if (sd_bus_error_has_name(&err, "org.freedesktop.systemd1.UnitExists"))
+			rc = -EEXIST;
 		WHY("systemd did not make scope '%s': %s", req->unit,
 		    err.message ? err.message : strerror(-rc));
 		goto out;

@@ -246,3 +246,28 @@ t_v2() {
 		"$@"
 	fi
 }
+
+# t_can_nest: may pagecache make memory cgroups beneath where this shell
+# runs (run --no-cache, bench readtwice and swapin)? Asked of pagecache
+# itself (run --no-cache -- true). On cgroup v2 that takes a cgroup of its
+# own: a delegated one it is alone in, or a scope systemd makes for it;
+# where neither can be had (v2 without systemd, the shell beside it), 1,
+# and T_NEST_WHY says what pagecache said.
+t_can_nest() {
+	T_NEST_WHY=
+	"$PAGECACHE" run --no-cache -- true 2>"$T_DIR/.nest.err" && return 0
+	T_NEST_WHY="pagecache cannot make memory cgroups here: $(head -1 "$T_DIR/.nest.err")"
+	return 1
+}
+
+# t_systemd_scope: does pagecache's room for memory cgroups come from a
+# scope systemd makes (cgroup v2 with systemd as PID 1)? Then T_SLICE is
+# the cgroup directory of the slice it goes in: our own unit's slice.
+t_systemd_scope() {
+	local self
+	T_SLICE=
+	[ -d /run/systemd/system ] && [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ] ||
+		return 1
+	self=$(awk -F: '$1=="0"{print $3}' /proc/self/cgroup)
+	T_SLICE=/sys/fs/cgroup$(sed -E 's#^((/[^/]+\.slice)*).*#\1#' <<<"$self")
+}

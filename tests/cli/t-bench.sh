@@ -151,6 +151,11 @@ if [ "${PC_CHECK_PASS:-}" = nocachestat ]; then
 	t_ok "and names it" grep -q "not an option of warmup" e
 	t_done; exit
 fi
+# readtwice's memory cgroups go beneath ours (v2: a cgroup of its own, or systemd's scope)
+if ! t_can_nest; then
+	t_skip "bench readtwice" "$T_NEST_WHY"
+	t_done; exit
+fi
 
 # readtwice: shape, and nothing left behind (mounts, loop devices, cgroups, and v2's
 # leaf of our own), SIGINT too

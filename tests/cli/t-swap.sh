@@ -33,6 +33,11 @@ if ! t_cap sys_admin || ! t_writable /proc/sys/vm/page-cluster ||
 	t_skip "bench swapin and tune swap --auto" "$T_WHY (swap devices, cgroups, sysctls)"
 	t_done; exit
 fi
+# swapin's memory cgroup goes beneath ours (v2: a cgroup of its own, or systemd's scope)
+if ! t_can_nest; then
+	t_skip "bench swapin and tune swap --auto" "$T_NEST_WHY"
+	t_done; exit
+fi
 # --dir of swapin: a directory others may write is refused before anything changes
 mkdir -m 777 w777
 pc bench swapin --swap-device file --dir "$T_DIR/w777" --quick >o 2>e
