@@ -278,6 +278,33 @@ int pc_scope_start(const struct pc_scope_req *req, char *why, size_t whylen)
 	/* root asks the system's manager; a user, the user's own (user@UID.service) */
 	rc = req->user ? sd_bus_open_user(&bus) : sd_bus_open_system(&bus);
 	if (rc < 0) {
+		const char *rt = secure_getenv("XDG_RUNTIME_DIR");
+		char addr[300];
+		int rc2;
+
+		/*
+		 * No D-Bus daemon (yet), or no user bus (Debian without
+		 * dbus-user-session): the manager's own socket, as systemctl
+		 * does: root's, or the user's in its runtime directory.
+		 */
+		if (!req->user)
+			snprintf(addr, sizeof(addr), "unix:path=/run/systemd/private");
+		else if (rt && rt[0] == '/')
+			snprintf(addr, sizeof(addr), "unix:path=%s/systemd/private", rt);
+		else
+			snprintf(addr, sizeof(addr), "unix:path=/run/user/%u/systemd/private",
+				 (unsigned)geteuid());
+		rc2 = sd_bus_new(&bus);
+		if (rc2 >= 0)
+			rc2 = sd_bus_set_address(bus, addr);
+		if (rc2 >= 0)
+			rc2 = sd_bus_start(bus);
+		if (rc2 >= 0)
+			rc = 0;
+		else
+			bus = sd_bus_unref(bus);
+	}
+	if (rc < 0) {
 		WHY("cannot reach systemd's %s bus: %s", req->user ? "user" : "system",
 		    strerror(-rc));
 		return rc;
