@@ -271,3 +271,37 @@ t_systemd_scope() {
 	self=$(awk -F: '$1=="0"{print $3}' /proc/self/cgroup)
 	T_SLICE=/sys/fs/cgroup$(sed -E 's#^((/[^/]+\.slice)*).*#\1#' <<<"$self")
 }
+
+# t_memcg_parent: a cgroup beneath which this test may mkdir memory cgroups
+# of its own, in T_MEMCG (its path as /proc/self/cgroup names it): ours,
+# where it hands memory on (v1: always); on v2 under systemd, where ours is
+# a unit's that does not, a delegated scope made for the test
+# (pc-test-PID.scope in our slice: a placeholder process in a leaf, memory
+# handed on), gone when the test ends (systemd removes its cgroups once the
+# placeholder is killed). 1: T_MEMCG_WHY says why there is none.
+t_memcg_parent() {
+	local root self scope sp
+	T_MEMCG= T_MEMCG_WHY=
+	root=$(ls -d /sys/fs/cgroup/memory 2>/dev/null || echo /sys/fs/cgroup)
+	self=$(awk -F: '$2=="memory"{print $3} $1=="0"{print $3}' /proc/self/cgroup | head -1)
+	self=${self%/}
+	if [ "$root" != /sys/fs/cgroup ] || grep -qw memory "$root$self/cgroup.subtree_control" 2>/dev/null; then
+		T_MEMCG=$self
+		return 0
+	fi
+	if ! t_systemd_scope; then
+		T_MEMCG_WHY="our cgroup '$self' does not hand memory on (cgroup v2) and no systemd makes a delegated scope"
+		return 1
+	fi
+	scope=$T_SLICE/pc-test-$$.scope
+	# systemd-run --scope execs the command: $! is the placeholder
+	systemd-run --quiet --scope -p Delegate=yes --unit="pc-test-$$" -- sleep 3600 >/dev/null 2>&1 &
+	sp=$!
+	T_CLEANUP+=("t_kill $sp")
+	if ! t_wait 10 grep -qx "$sp" "$scope/cgroup.procs" || ! mkdir "$scope/hold" ||
+	   ! echo "$sp" >"$scope/hold/cgroup.procs" || ! echo +memory >"$scope/cgroup.subtree_control"; then
+		T_MEMCG_WHY="cannot make a delegated scope with memory handed on ('$scope')"
+		return 1
+	fi
+	T_MEMCG=${scope#/sys/fs/cgroup}
+}
