@@ -193,6 +193,7 @@ test-deps: deps
 	$(call need,command -v docker-registry,docker-registry)
 	$(call need,test -n "$$(ls /usr/lib/*/libc.a /usr/lib/libc.a 2>/dev/null)",libc6-dev)
 	$(call need,command -v chromium,chromium)
+	$(call need,test -x /usr/bin/time,time)
 
 # ---- build ---------------------------------------------------------------
 $(B)/%.o: %.c include/pagecache.h $(wildcard lib/*.h src/*.h bench/*.h) | have-libs
