@@ -16,6 +16,8 @@
 #                   libdir, libexecdir, includedir, mandir, datarootdir,
 #                   sysconfdir, ...; unitdir= for the systemd units
 #   make package-check  the Debian packages from a clean clone, then lintian
+#   make check-container  make check (CONTAINER_CMD=...: another) as root in a
+#                   Debian 12 container with the tree on an overlay root
 #   LINK=static     (the default) liburing, zlib and SQLite go into the programs,
 #                   which then run where those are absent
 #   LINK=shared     the system's shared libraries, and pagecache against
@@ -129,7 +131,7 @@ UNITS := $(patsubst deploy/systemd/%.in,%,$(wildcard deploy/systemd/*.in))
 UNIT_FILES := $(UNITS:%=$(B)/systemd/%)
 
 .PHONY: all deps test-deps check check-only demo bench fuzz install uninstall clean \
-	have-libs package-check completion FORCE
+	have-libs package-check check-container completion FORCE
 all: $(PROGRAMS) $(LIBRARIES) $(COMPLETIONS) $(UNIT_FILES)
 completion: $(COMPLETIONS)
 
@@ -337,6 +339,15 @@ package-check: deps
 	$(call need,command -v git,git)
 	$(call need,command -v prove,perl)
 	prove -v tests/package/t-package.sh
+
+# make check (or CONTAINER_CMD) in a container: new namespaces, the tree and its
+# scratch files on an overlay root over a Debian 12 root file system that
+# mmdebstrap makes once from Debian's packages, with what deps and
+# test-deps install (kept in /var/tmp/pcctr, keyed by that list): see
+# tests/container/run.sh. As root; not part of check (.ci/run runs it).
+CONTAINER_CMD ?= make check
+check-container:
+	tests/container/run.sh $(CONTAINER_CMD)
 
 # libFuzzer harnesses: the snapshot decoder with restore's path handling,
 # and the JSON reader (needs clang); FUZZ_SECONDS=60 each by default.
