@@ -125,13 +125,14 @@ if [ ! -e "$lower/.pcctr-ready" ]; then
 	touch "$lower.tmp/.pcctr-ready"
 	mv "$lower.tmp" "$lower"
 	echo "# container: root file system made in $((SECONDS - s)) s ($(du -sh "$lower" | cut -f1))"
-	# older ones (another package list) go
+	# older ones (another package list) go, unless a run has one mounted
 	for d in "$cache"/rootfs-*; do
-		[ "$d" = "$lower" ] || rm -rf "$d"
+		[ "$d" = "$lower" ] && continue
+		grep -qsF "lowerdir=$d," /proc/[0-9]*/mountinfo || rm -rf "$d"
 	done
 fi
 
-flock -u 9
+exec 9>&-
 find "$cache" -maxdepth 1 -name 'run-*.log' -mtime +7 -delete
 
 run=$(mktemp -d "$cache/run-XXXXXX")
