@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/vm/check.sh PROGRAM...: make check-vm's guest side, run by
+# tests/vm/run.sh in the guest on the copy of the tree: the programs given
+# (the Makefile's VM_TESTS: the suites that depend on the kernel, cgroups
+# and systemd) through tests/prove.sh as make check runs them, with the
+# binaries the host built. The kernel and system it ran on come first in
+# the output.
+set -u
+cd "$(dirname "$0")/../.."
+B=${BUILD:-build}
+echo "# check-vm: $(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME"), $(systemctl --version | head -1)," \
+	"cgroup $(stat -fc %T /sys/fs/cgroup), $(nproc) CPUs, $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo)"
+export PAGECACHE=$PWD/$B/pagecache MKSNAP=$PWD/$B/tests/mksnap STALLFS=$PWD/$B/tests/stallfs
+start=$(date +%s)
+tests/prove.sh --timer "$@"
+rc=$?
+echo "# check-vm: prove took $(($(date +%s) - start)) s, exit $rc"
+exit "$rc"
