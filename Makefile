@@ -10,6 +10,8 @@
 #   make deps       install what the build needs (Debian, as root: apt-get)
 #   make check      make deps, the tests' tools too, then build and run every
 #                   test (TAP through prove); check-only: without installing
+#   make check-vm   the kernel, cgroup and systemd tests in a Debian 12 guest
+#                   (qemu; tests/vm/, docs/testing.md)
 #   make demo       make deps, build, and show the main job on a sample tree
 #   make bench      the side-by-side benchmarks (big data; minutes)
 #   make install    DESTDIR= prefix=/usr/local (or PREFIX=), and GNU's bindir,
@@ -130,7 +132,7 @@ LIBRARIES := $(B)/libpagecache.a $(B)/$(SONAME) $(B)/libpagecache.so $(B)/pageca
 UNITS := $(patsubst deploy/systemd/%.in,%,$(wildcard deploy/systemd/*.in))
 UNIT_FILES := $(UNITS:%=$(B)/systemd/%)
 
-.PHONY: all deps test-deps check check-only demo bench fuzz install uninstall clean \
+.PHONY: all deps test-deps check check-only check-vm demo bench fuzz install uninstall clean \
 	have-libs package-check check-container completion FORCE
 all: $(PROGRAMS) $(LIBRARIES) $(COMPLETIONS) $(UNIT_FILES)
 completion: $(COMPLETIONS)
@@ -316,6 +318,26 @@ check-only: all $(UNIT_BIN) $(B)/tests/mksnap $(B)/tests/stallfs $(REPLAY_BIN)
 	$(CHECK_ENV) PAGECACHE_FAULT=$(NOCS_FAULT) PC_CHECK_PASS=nocachestat $(PROVE) $(if $(filter 1,$(V)),-v) \
 	  $(NOCS_UNIT) $(NOCS_CLI) || rc=1; \
 	exit $$rc
+
+# ---- the Debian guest (tests/vm/) -------------------------------------------
+# make check-vm: what depends on the kernel, cgroups and systemd, in a Debian
+# 12 guest on its own kernel (Linux 6.1, cgroup v2, systemd 252 as PID 1):
+# these unit and CLI tests as make check runs them, then the systemd units
+# started for real (tests/vm/t-units-live.sh). Built here, run there (same
+# Debian release): tests/vm/run.sh boots qemu, TCG emulation where /dev/kvm
+# cannot run a stock kernel. The first run builds the image (mmdebstrap,
+# cached in /var/tmp/pcvm): docs/testing.md has the figures.
+VM_UNIT := test-beneath test-bdev test-caps test-cgroup test-evict test-faults test-kpage \
+	test-kpage2 test-overlay test-prefetch test-proc test-residency test-trace test-vmstat
+VM_CLI := t-bench t-caps t-cgroups t-containers t-daemon t-evict-lock t-lock-watch t-overlay \
+	t-record t-restore-inplace t-snapshot t-stat t-stat-memory t-stat-uring t-swap t-top \
+	t-units t-warm
+VM_TESTS = $(VM_UNIT:%=$(B)/tests/%) $(VM_CLI:%=tests/cli/%.sh) tests/vm/t-units-live.sh
+check-vm: deps
+	$(call need,command -v qemu-system-x86_64,qemu-system-x86)
+	$(call need,command -v mmdebstrap,mmdebstrap)
+	@$(MAKE) --no-print-directory all $(VM_UNIT:%=$(B)/tests/%) $(B)/tests/mksnap $(B)/tests/stallfs
+	tests/vm/run.sh -e BUILD=$(B) -- tests/vm/check.sh $(VM_TESTS)
 
 demo: deps
 	@$(MAKE) --no-print-directory $(PROGRAMS)

@@ -31,8 +31,8 @@ tree=$(cat "$out/tree")
 {
 	echo "# pcvm: $(uname -sr), $(. /etc/os-release && echo "$PRETTY_NAME"), systemd $(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p'), up $(cut -d' ' -f1 /proc/uptime) s"
 	mkdir -p "$tree"
-	# the tree without its git metadata, objects and the sanitizer/fuzz builds
-	tar -C /mnt/pcsrc --exclude=./.git --exclude=./build/san --exclude=./build/fuzz --exclude='*.o' -cf - . | tar -C "$tree" -xf - ||
+	# the tree without its git metadata, objects and the fuzzers
+	tar -C /mnt/pcsrc --exclude=./.git --exclude=./build/fuzz --exclude='*.o' -cf - . | tar -C "$tree" -xf - ||
 		{ echo "pcvm-agent: cannot copy the tree in"; }
 	echo "# pcvm: tree copied to $tree, up $(cut -d' ' -f1 /proc/uptime) s"
 } >"$out/log" 2>&1

@@ -12,6 +12,8 @@ B=${BUILD:-build}
 echo "# check-vm: $(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME"), $(systemctl --version | head -1)," \
 	"cgroup $(stat -fc %T /sys/fs/cgroup), $(nproc) CPUs, $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo)"
 export PAGECACHE=$PWD/$B/pagecache MKSNAP=$PWD/$B/tests/mksnap STALLFS=$PWD/$B/tests/stallfs
+# each program's time limit (tests/run-one.sh): emulation is slow
+export PC_TEST_TIMEOUT=${PC_TEST_TIMEOUT:-1200}
 start=$(date +%s)
 tests/prove.sh --timer "$@"
 rc=$?

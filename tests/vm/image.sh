@@ -11,7 +11,8 @@
 # stub there runs the copy each run brings, so changing it rebuilds nothing.
 #
 # usage: tests/vm/image.sh            print the image directory, building it if needed
-# env:   PCVM_SUITE   Debian suite (bookworm: Linux 6.1, systemd 252; default bookworm)
+# env:   PCVM_SUITE   Debian suite: bookworm (Linux 6.1, systemd 252; the default) or
+#                     trixie (Linux 6.12, systemd 257)
 #        PCVM_CACHE   cache directory (default /var/tmp/pcvm)
 #        PCVM_MIRROR  Debian mirror (default: the host's, else http://deb.debian.org/debian)
 # Needs root (mmdebstrap's root mode, so that the image's owners are right),
@@ -32,11 +33,16 @@ packages=(
 	# the libraries the binaries link
 	liburing2 libtraceevent1 libsqlite3-0 libnettle8 libfuse3-3 zlib1g libsystemd0
 )
-if [ "$suite" = bullseye ]; then
-	# bullseye has fincore in util-linux, and no util-linux-extra
-	packages=("${packages[@]/util-linux-extra/}")
-	packages=("${packages[@]/liburing2/liburing1}")
-fi
+case $suite in
+bookworm) ;;
+trixie)	# Linux 6.12; the 64-bit time_t and fuse 3.17 renames (the host's
+	# bookworm-built stallfs wants libfuse3.so.3, which trixie lacks)
+	packages=("${packages[@]/#libnettle8/libnettle8t64}")
+	packages=("${packages[@]/#libfuse3-3/libfuse3-4}") ;;
+*)	# bullseye's glibc (2.31) cannot run what bookworm builds
+	echo "image.sh: suite '$suite' is not supported (bookworm, trixie)" >&2
+	exit 2 ;;
+esac
 
 key=$( { cat "$0"; printf '%s\n' "$suite" "${packages[@]}"; } | sha256sum | cut -c1-12)
 dir=$cache/$suite-$key
@@ -128,8 +134,13 @@ mke2fs -q -t ext4 -L pcvm -E root_owner=0:0 -d "$root" "$tmp/root.img" "${size_m
 rm -rf "$root"
 printf 'suite=%s\nkey=%s\nmirror=%s\nbuilt=%s\nseconds=%s\n' "$suite" "$key" "$mirror" \
 	"$(date -u +%FT%TZ)" "$((SECONDS - start))" >"$tmp/info"
+chmod 755 "$tmp"
 rm -rf "$dir"
 mv "$tmp" "$dir"
 trap - EXIT
+# older recipes' images of this suite (a guest still running keeps its open files)
+for old in "$cache/$suite"-*; do
+	[ "$old" = "$dir" ] || [ ! -f "$old/info" ] || rm -rf --one-file-system "$old"
+done
 echo "image.sh: built $dir in $((SECONDS - start)) s" >&2
 echo "$dir"

@@ -8,7 +8,7 @@
 #   Run from a worktree root (or name it with -C), after building there on
 #   the host (make -j2, plus the test programs the command runs): the guest
 #   runs the host's binaries and builds nothing (same Debian release, same
-#   libraries). The tree, without .git and build/san, is copied to the same
+#   libraries). The tree, without .git and objects, is copied to the same
 #   path in the guest and CMD runs there with bash, as root, with -e's
 #   variables; its output streams to stdout; run.sh exits with its status
 #   (125: the guest gave none: it did not boot, crashed or ran out of time).
