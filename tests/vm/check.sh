@@ -15,7 +15,8 @@ export PAGECACHE=$PWD/$B/pagecache MKSNAP=$PWD/$B/tests/mksnap STALLFS=$PWD/$B/t
 # each program's time limit (tests/run-one.sh): emulation is slow
 export PC_TEST_TIMEOUT=${PC_TEST_TIMEOUT:-1200}
 start=$(date +%s)
-tests/prove.sh --timer "$@"
+# (the last --exec wins: run-one.sh, with the unit tests' failures on stderr)
+tests/prove.sh --timer --exec "$PWD/tests/vm/run-one-diag.sh" "$@"
 rc=$?
 echo "# check-vm: prove took $(($(date +%s) - start)) s, exit $rc"
 exit "$rc"

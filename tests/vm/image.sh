@@ -61,6 +61,13 @@ if [ -z "$mirror" ]; then
 fi
 
 mkdir -p "$cache"
+# one build at a time; a build directory left by a killed one is stale
+exec 9>"$cache/.lock"
+flock 9
+if [ -s "$dir/root.img" ]; then echo "$dir"; exit 0; fi	# built while we waited
+for old in "$cache/.build-$suite".*; do
+	[ -d "$old" ] && ! grep -q " $old/" /proc/mounts && rm -rf --one-file-system "$old"
+done
 tmp=$(mktemp -d "$cache/.build-$suite.XXXXXX")
 cleanup() {
 	# mmdebstrap unmounts its chroot's /dev, /proc, /sys itself; should it be
@@ -130,7 +137,7 @@ chroot "$root" dpkg-query -W -f '${Package} ${Version}\n' >"$tmp/packages.txt"
 rm -rf "$root/var/cache/apt/archives"/*.deb "$root/var/lib/apt/lists"/*_Packages
 du_mb=$(du -sm "$root" | cut -f1)
 size_mb=$(( du_mb + 3072 ))
-mke2fs -q -t ext4 -L pcvm -E root_owner=0:0 -d "$root" "$tmp/root.img" "${size_mb}M"
+mke2fs -q -t ext4 -L pcvm -E root_owner=0:0 -d "$root" "$tmp/root.img" "${size_mb}M" >&2
 rm -rf "$root"
 printf 'suite=%s\nkey=%s\nmirror=%s\nbuilt=%s\nseconds=%s\n' "$suite" "$key" "$mirror" \
 	"$(date -u +%FT%TZ)" "$((SECONDS - start))" >"$tmp/info"

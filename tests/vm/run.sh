@@ -48,8 +48,9 @@ command -v qemu-system-x86_64 >/dev/null || { echo "run.sh: needs qemu-system-x8
 
 cache=${PCVM_CACHE:-/var/tmp/pcvm}
 mkdir -p "$cache"
-# one image build at a time; runs share the built image read-only
-img=$(PCVM_CACHE=$cache flock "$cache/.lock" "$here/image.sh")
+# the image (built once, one build at a time); runs share it read-only
+img=$(PCVM_CACHE=$cache "$here/image.sh" | tail -n 1)
+[ -s "$img/root.img" ] || { echo "run.sh: no guest image (tests/vm/image.sh failed)" >&2; exit 125; }
 
 accel=${PCVM_ACCEL:-auto}
 if [ "$accel" = auto ]; then
