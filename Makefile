@@ -331,11 +331,12 @@ check-only: all $(UNIT_BIN) $(B)/tests/mksnap $(B)/tests/stallfs $(REPLAY_BIN)
 # minutes under TCG), t-bench (its cgroup runs: over 20), and the scripts
 # that count no page (options, licence, manifests, reports).
 VM_UNIT := test-beneath test-bdev test-caps test-cgroup test-evict test-faults test-kpage \
-	test-kpage2 test-overlay test-prefetch test-proc test-residency test-trace test-vmstat
+	test-kpage2 test-overlay test-prefetch test-proc test-residency test-scope test-trace test-vmstat
 VM_CLI := t-caps t-cgroups t-containers t-daemon t-evict-lock t-lock-watch \
 	t-record t-restore-inplace t-snapshot t-stat t-stat-memory t-stat-uring t-swap t-top \
 	t-units t-warm
-VM_TESTS = $(VM_UNIT:%=$(B)/tests/%) $(VM_CLI:%=tests/cli/%.sh) tests/vm/t-units-live.sh
+VM_TESTS = $(VM_UNIT:%=$(B)/tests/%) $(VM_CLI:%=tests/cli/%.sh) tests/vm/t-units-live.sh \
+	tests/vm/t-scope.sh
 check-vm: deps
 	$(call need,command -v qemu-system-x86_64,qemu-system-x86)
 	$(call need,command -v mmdebstrap,mmdebstrap)

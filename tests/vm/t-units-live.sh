@@ -13,8 +13,6 @@
 #  - pagecache.service reaches READY, answers status and writes metrics,
 #    reloads, takes its final snapshot when stopped, and restores a
 #    `cgroup =` service ordered After= it that starts with it.
-# Checks of behaviour known broken on main are TAP TODO, naming the bug of
-# issue 22 (the lead clears the TODO once the fix is merged).
 . "$(dirname "$0")/../cli/lib.sh"
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 B=$(cd "$(dirname "$PAGECACHE")" && pwd)
@@ -24,14 +22,6 @@ if [ "$(readlink /proc/1/exe)" != /usr/lib/systemd/systemd ] || [ "$(hostname)" 
 	t_done; exit
 fi
 
-# t_todo NAME BUG CMD...: as t_ok, a check of a known bug: TAP TODO, so it
-# neither fails the run now nor goes unnoticed when the fix makes it pass
-t_todo() {
-	local name=$1 bug=$2; shift 2
-	T_N=$((T_N + 1))
-	if "$@" >/dev/null 2>&1; then echo "ok $T_N - $name # TODO $bug"
-	else echo "not ok $T_N - $name # TODO $bug"; fi
-}
 u_show() { systemctl show -P "$2" "$1"; }
 mono() { u_show "$1" "$2"; }	# a *TimestampMonotonic, in microseconds
 pages_of() { fincore -b -n -r -o PAGES "$1"; }
@@ -114,8 +104,7 @@ systemctl stop pagecache-snapshot@pctoy.timer
 # ---- snapshot@ while the service is down ----------------------------------------
 sum0=$(sha256sum </var/lib/pagecache/pctoy.snap)
 systemctl start pagecache-snapshot@pctoy.service 2>/dev/null
-t_todo "snapshot@pctoy while pctoy is down succeeds (pagecache-snapshot(1): exit 0)" \
-	"issue 22: snapshot@ exits 1 while X is down" \
+t_ok "snapshot@pctoy while pctoy is down succeeds (pagecache-snapshot(1): exit 0)" \
 	test "$(u_show pagecache-snapshot@pctoy.service Result)" = success
 t_is "and keeps the last good snapshot (--guard)" "$(sha256sum </var/lib/pagecache/pctoy.snap)" "$sum0"
 systemctl reset-failed pagecache-snapshot@pctoy.service 2>/dev/null
@@ -143,7 +132,7 @@ echo "# StatusText: $(u_show pagecache.service StatusText)"
 "$PAGECACHE" status --json >"$T_DIR/st.json" 2>"$T_DIR/st.err"
 t_is "pagecache status answers on the default socket" $? 0
 t_is "status: the service pctoy" "$(jq -r '[.services[].service] | join(",")' "$T_DIR/st.json")" pctoy
-t_todo "status: pctoy (a cgroup = service) is up" "issue 22: daemon's up: no for cgroup = services (svc_up)" \
+t_ok "status: pctoy (a cgroup = service) is up" \
 	test "$(jq -r '.services[0].up' "$T_DIR/st.json")" = true
 "$PAGECACHE" status >"$T_DIR/st.txt" 2>&1
 t_ok "status: the table" grep -q '^SERVICE' "$T_DIR/st.txt"
@@ -151,7 +140,7 @@ sed 's/^/# /' "$T_DIR/st.txt"
 prom=/var/lib/prometheus/node-exporter/pagecache.prom
 t_ok "metrics: the textfile is written" t_wait 10 test -s "$prom"
 t_ok "metrics: pagecache_service_up of pctoy" grep -q '^pagecache_service_up{service="pctoy"}' "$prom"
-t_todo "metrics: pagecache_service_up of pctoy is 1" "issue 22: daemon's up: no for cgroup = services (svc_up)" \
+t_ok "metrics: pagecache_service_up of pctoy is 1" \
 	grep -q '^pagecache_service_up{service="pctoy"} 1$' "$prom"
 t_ok "status --prom answers" sh -c "'$PAGECACHE' status --prom | grep -q '^pagecache_service_'"
 
@@ -193,11 +182,9 @@ got=$(pages_of "$data")
 "$PAGECACHE" status --json >"$T_DIR/st2.json" 2>/dev/null
 echo "# daemon restore of pctoy: $(jq -c '.services[] | select(.service == "pctoy") | {restore_result, restore_pages, up}' "$T_DIR/st2.json" 2>/dev/null); cached $got of $npages"
 journalctl -b -u pagecache.service --no-pager -o cat 2>/dev/null | grep -i pctoy | tail -3 | sed 's/^/# journal: /'
-t_todo "the daemon restored pctoy's pages ($got of $npages), its cgroup made after the restore began" \
-	"issue 22: restore of a cgroup = service whose cgroup does not exist yet" \
+t_ok "the daemon restored pctoy's pages ($got of $npages), its cgroup made after the restore began" \
 	test "$got" -ge $((npages * 9 / 10))
-t_todo "status: a restore that read pages, and says done" \
-	"issue 22: restore of a cgroup = service whose cgroup does not exist yet" \
+t_ok "status: a restore that read pages, and says done" \
 	test "$(jq -r '.services[] | select(.service == "pctoy") | "\(.restore_result) \(.restore_pages > 0)"' "$T_DIR/st2.json")" = "done true"
 systemctl stop pagecache.service pctoy.service
 t_is "is-system-running: no unit failed along the way" \
