@@ -402,6 +402,29 @@ static bool dev_hidden(struct rec *r, uint64_t dev)
 }
 
 /*
+ * A file of an overlay whose real file is out of reach (inside a container:
+ * its layers are on a filesystem mounted nowhere in our namespace): the one
+ * file of the events of its inode number on such a device, or NULL. Only
+ * a file of an overlay (fd: open on it): a file of the same number on
+ * another filesystem is another file. fd -1: the candidate, by the number.
+ */
+static struct rfile *hidden_one(struct rec *r, int fd, const struct stat *st)
+{
+	struct rfile *one = NULL, *g;
+	struct statfs sf;
+	int found = 0;
+
+	for (size_t i = 0; i < r->ndevs; i++)
+		if (r->hidden[i] && (g = lookup(r, r->devs[i], (uint64_t)st->st_ino, false))) {
+			one = g;
+			found++;
+		}
+	if (found != 1 || (fd >= 0 && (fstatfs(fd, &sf) < 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC)))
+		return NULL;
+	return one;
+}
+
+/*
  * A process's file of an overlay (a container's): events name the real
  * file in a layer, so its path is the one the process used, which leads
  * to the overlay file (sdev, sino), not to the event's inode. Where the
@@ -423,19 +446,10 @@ static void note_stacked(struct rec *r, const char *ent, const struct stat *st)
 	if (fd < 0)
 		return;
 	n = pc_fd_stack_ids(fd, devs, inos, 6, &real);
-	if (n >= 0 && !real && fd >= 0) {
-		struct rfile *one = NULL;
-		int found = 0;
+	if (n >= 0 && n < 6 && !real) {
+		struct rfile *one = hidden_one(r, fd, st);
 
-		for (size_t i = 0; i < r->ndevs; i++) {
-			struct rfile *g;
-
-			if (r->hidden[i] && (g = lookup(r, r->devs[i], (uint64_t)st->st_ino, false))) {
-				one = g;
-				found++;
-			}
-		}
-		if (found == 1 && n < 6) {
+		if (one) {
 			devs[n] = (dev_t)one->dev;
 			inos[n++] = one->ino;
 		}
@@ -1021,27 +1035,6 @@ struct walk_set {
 };
 static struct walk_set *walking;
 
-/*
- * A file of an overlay whose layers' filesystem we do not mount (inside a
- * container): the one file to find of its inode number on such a device.
- */
-static struct rfile *walk_stacked(const char *path, const struct stat *st)
-{
-	struct rec *r = walking->r;
-	struct rfile *one = NULL, *g;
-	struct statfs sf;
-	int found = 0;
-
-	for (size_t i = 0; i < r->ndevs; i++)
-		if (r->hidden[i] && (g = lookup(r, r->devs[i], (uint64_t)st->st_ino, false))) {
-			one = g;
-			found++;
-		}
-	if (found != 1 || statfs(path, &sf) < 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC)
-		return NULL;
-	return one;
-}
-
 static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	(void)ftw;
@@ -1063,11 +1056,15 @@ static int walk_one(const char *path, const struct stat *st, int type, struct FT
 		int fd;
 		struct stat fst;
 
-		if (!f && walking->hidden && (f = walk_stacked(path, st)))
-			stacked = true;
+		if (!f && walking->hidden && (f = hidden_one(walking->r, -1, st)))
+			stacked = true;	/* a candidate: its fd tells below */
 		if (!f || !f->walk || f->pfd >= 0)
 			return FTW_CONTINUE;
 		fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (stacked && fd >= 0 && hidden_one(walking->r, fd, st) != f) {
+			close(fd);
+			return FTW_CONTINUE;
+		}
 		if (fd >= 0 && fstat(fd, &fst) == 0 && fst.st_ino == (stacked ? st->st_ino : f->ino) &&
 		    fst.st_dev == (stacked ? st->st_dev : f->dev)) {
 			f->pfd = fd;
