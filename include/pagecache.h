@@ -410,7 +410,8 @@ int pc_file_mappers(dev_t dev, ino_t ino, struct pc_mapper *ret, int max);
  * The same for the file open as fd; through an overlay also the mappings
  * that name its real file (the kernel maps that one: /proc/PID/maps shows
  * the layer's device and inode, or the overlay's device with the real
- * inode number, not what stat says).
+ * inode number, not what stat says; a file of that number in another layer
+ * shows the same there, told apart by /proc/PID/map_files where readable).
  */
 int pc_fd_mappers(int fd, struct pc_mapper *ret, int max);
 /*

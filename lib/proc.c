@@ -21,6 +21,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,12 +110,28 @@ static bool ids_has(const struct ids *id, dev_t dev, uint64_t ino)
 	return false;
 }
 
-/* Does this whole maps/smaps line name the file? */
-static bool line_is(char *line, const struct ids *id)
+/*
+ * Does this whole maps line of pid name the file? Through an overlay whose
+ * layers are on several filesystems, maps shows the overlay's device with
+ * the real inode number, which a file of another layer (another
+ * filesystem) may have too: where map_files tells (the kernel lets root
+ * see it), the file mapped there must be one of its names.
+ */
+static bool line_is(int pid, char *line, const struct ids *id)
 {
 	struct pc_map m;
+	struct statx st;
+	char path[96];
 
-	return pc_map_parse(line, &m) == 0 && ids_has(id, m.dev, m.ino);
+	if (pc_map_parse(line, &m) != 0 || !ids_has(id, m.dev, m.ino))
+		return false;
+	if (id->n < 2)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
+		 (unsigned long long)m.start, (unsigned long long)m.end);
+	/* the cached attributes: no round trip to a FUSE layer's daemon */
+	return statx(AT_FDCWD, path, AT_STATX_DONT_SYNC, STATX_INO, &st) < 0 ||
+	       ids_has(id, makedev(st.stx_dev_major, st.stx_dev_minor), st.stx_ino);
 }
 
 /* Is "lo" one of the words of this "VmFlags: rd ex mr ..." line? */
@@ -192,7 +209,7 @@ static int mappers(const struct ids *id, struct pc_mapper *ret, int max)
 		}
 		errno = 0;
 		while (getline(&line, &cap, f) > 0) {
-			if (!line_is(line, id))
+			if (!line_is(pid, line, id))
 				continue;
 			err = smaps_locked(pid, id);
 			if (err < 0)

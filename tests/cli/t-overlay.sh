@@ -268,6 +268,36 @@ if [ -s rec.snap ] && t_have mkfs.ext4; then
 	fi
 fi
 
+# evict's reason on an overlay whose layers are on two filesystems: maps
+# shows the overlay's device with the real inode number, which a lower
+# file (here a copy of the upper's image: the same number) shares; the
+# process that locks that other file is not named
+if t_have mkfs.ext4; then
+	mkdir m10 lr dr
+	truncate -s 32M lr.img && mkfs.ext4 -q -F lr.img 2>/dev/null
+	T_CLEANUP+=("kill \$(cat '$T_DIR/lk10a.pid' '$T_DIR/lk10b.pid' 2>/dev/null) 2>/dev/null")
+	unshare -m --propagation private bash -c '
+		mount -o loop lr.img lr && mkdir lr/u lr/w && mkfile() { head -c 256k /dev/urandom >"$1"; } &&
+		mkfile lr/u/up && umount lr && cp lr.img dr.img &&
+		mount -o loop dr.img dr && mkdir dr/u/sub && mv dr/u/up dr/u/sub/other &&
+		mount -o loop lr.img lr &&
+		mount -t overlay overlay -o "lowerdir=$1/dr/u,upperdir=$1/lr/u,workdir=$1/lr/w" m10 || exit 9
+		test "$(stat -c %i m10/up)" = "$(stat -c %i m10/sub/other)" || exit 8
+		"$2" lock -d -P "$1/lk10a.pid" m10/up >/dev/null &&
+		"$2" lock -d -P "$1/lk10b.pid" m10/sub/other >/dev/null || exit 7
+		cat "$1/lk10a.pid" >"$1/a10.pid"	# the pidfiles go with the lockers
+		"$2" evict m10/up
+		kill $(cat "$1/lk10a.pid" "$1/lk10b.pid")
+		' - "$T_DIR" "$PAGECACHE" >ev10.out 2>ev10.err; rc=$?
+	if [ "$rc" -ge 7 ]; then
+		t_skip "evict's reason, layers on two filesystems" "cannot set up ($rc): $(cat ev10.err)"
+	else
+		t_is "evict's reason, layers on two filesystems: the locker of the file only" \
+			"$(grep -o 'locked by .*' ev10.err | grep -o '[0-9]* (' | tr -d ' (' | tr '\n' ' ')" \
+			"$(cat a10.pid) "
+	fi
+fi
+
 # top --by file: the same, the row named by the path through the overlay
 if [ -s rec.snap ]; then
 	(while :; do cat m/lower >/dev/null; sleep 0.05; done) &
