@@ -134,12 +134,14 @@ if t_cap setuid && t_cap setgid && t_cap sys_ptrace && t_have setpriv perl; then
 	: >race.ready; chmod 666 race.ready
 	as_nobody perl -MPOSIX -e 'sysopen(A, $ARGV[0], 010000000) or die;
 		open(B, "<", $ARGV[1]) or die; open(R, ">>", $ARGV[2]) or die;
-		print R "$$\n"; close R; alarm 60;
+		print R "$$\n"; close R; alarm 600;
 		while (1) { POSIX::dup2(fileno(B), 10); POSIX::dup2(fileno(A), 10); }' \
 		"$T_DIR/secret" "$T_DIR/mine" "$T_DIR/race.ready" &
 	rp=$!
 	T_CLEANUP+=("t_kill $rp")
 	t_wait 10 test -s race.ready
+	# (the alarm only ends it should the test die: 200 looks took over 60 s
+	# under a Debian 12 guest's emulation, and the looks after saw nothing)
 	# grep, not jq, on each look: jq's start cost 70 ms a look against
 	# pagecache's 9 (30 s of make check's each pass); the file held to
 	# read, seen in every look by the same pattern, shows it matches
