@@ -434,6 +434,17 @@ int pc_fd_stack_ids(int fd, dev_t *ret_devs, uint64_t *ret_inos, int max, bool *
  * match). Where several do (containers of one image), the first.
  */
 int pc_fd_unstack(int fd, char **ret_path);
+/*
+ * Inside a container the layers are on a filesystem mounted nowhere in
+ * our namespace: pc_dev_mounted says whether any mount of ours is on dev
+ * (1), none is (0), or -errno. The events then name (such a device, ino),
+ * and the overlay file shows that inode number (without xino):
+ * pc_pid_stacked_path finds among pid's open and mapped files the one file
+ * of an overlay, numbered ino, whose real file is out of reach: 0 and a
+ * malloc'd path; -ENOENT where there is none, or more than one.
+ */
+int pc_dev_mounted(dev_t dev);
+int pc_pid_stacked_path(pid_t pid, uint64_t ino, char **ret_path);
 
 /* One record of /proc/PID/maps (or an smaps header line). */
 struct pc_map {

@@ -33,6 +33,7 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -1153,4 +1154,86 @@ int pc_fd_unstack(int fd, char **ret_path)
 	else
 		free(cand);
 	return rc;
+}
+
+int pc_dev_mounted(dev_t dev)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	int seen = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return -errno;
+	while (!seen && getline(&line, &cap, f) > 0) {
+		unsigned ma, mi;
+
+		seen = sscanf(line, "%*d %*d %u:%u", &ma, &mi) == 2 && makedev(ma, mi) == dev;
+	}
+	free(line);
+	fclose(f);
+	return seen;
+}
+
+/* pid's fd or mapping at `path` (a /proc link): an overlay's file numbered ino, out of reach? */
+static bool stacked_hidden(const char *path, uint64_t ino, struct stat *st)
+{
+	dev_t devs[6];
+	uint64_t inos[6];
+	bool real = false;
+	int fd = open(path, O_PATH | O_CLOEXEC), n;
+
+	if (fd < 0)
+		return false;
+	n = fstat(fd, st) == 0 && S_ISREG(st->st_mode) && (uint64_t)st->st_ino == ino &&
+	    pc_fd_is_stacked(fd) ? pc_fd_stack_ids(fd, devs, inos, 6, &real) : -1;
+	close(fd);
+	return n >= 0 && !real;
+}
+
+int pc_pid_stacked_path(pid_t pid, uint64_t ino, char **ret_path)
+{
+	static const char *const subs[] = { "fd", "map_files" };
+	char dir[64], path[384], link[PATH_MAX];
+	struct stat st;
+	dev_t one_dev = 0;
+	ino_t one_ino = 0;
+	int found = 0;
+
+	*ret_path = NULL;
+	for (size_t s = 0; s < sizeof(subs) / sizeof(subs[0]) && found < 2; s++) {
+		struct dirent *de;
+		DIR *d;
+
+		snprintf(dir, sizeof(dir), "/proc/%d/%s", (int)pid, subs[s]);
+		d = opendir(dir);
+		if (!d)
+			continue;
+		while (found < 2 && (de = readdir(d))) {
+			ssize_t k;
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if (!stacked_hidden(path, ino, &st) ||
+			    (found && st.st_dev == one_dev && st.st_ino == one_ino))
+				continue;	/* not it, or the same file again */
+			k = readlink(path, link, sizeof(link) - 1);
+			if (k <= 0 || link[0] != '/')
+				continue;
+			link[k] = 0;
+			one_dev = st.st_dev;
+			one_ino = st.st_ino;
+			if (!found++ && !(*ret_path = strdup(link))) {
+				closedir(d);
+				return -ENOMEM;
+			}
+		}
+		closedir(d);
+	}
+	if (found == 1)
+		return 0;
+	free(*ret_path);
+	*ret_path = NULL;
+	return -ENOENT;
 }

@@ -376,29 +376,17 @@ static void note_path(struct rfile *f, int fd)
 /* Is dev mounted nowhere in our mount namespace (a container's layers)? */
 static bool dev_hidden(struct rec *r, uint64_t dev)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	bool seen = false;
-	FILE *f;
+	bool hidden;
 
 	for (size_t i = 0; i < r->ndevs; i++)
 		if (r->devs[i] == dev)
 			return r->hidden[i];
 	if (r->ndevs == sizeof(r->devs) / sizeof(r->devs[0]))
 		return false;	/* so many devices: not judged (nor read again) */
-	f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return false;
-	while (!seen && getline(&line, &cap, f) > 0) {
-		unsigned ma, mi;
-
-		seen = sscanf(line, "%*d %*d %u:%u", &ma, &mi) == 2 && makedev(ma, mi) == dev;
-	}
-	free(line);
-	fclose(f);
+	hidden = pc_dev_mounted((dev_t)dev) == 0 && major(dev);	/* not the bdev pseudo-fs */
 	r->devs[r->ndevs] = dev;
-	r->hidden[r->ndevs++] = !seen && major(dev);	/* not the bdev pseudo-fs */
-	return !seen && major(dev);
+	r->hidden[r->ndevs++] = hidden;
+	return hidden;
 }
 
 /*

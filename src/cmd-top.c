@@ -293,6 +293,7 @@ struct row {
 	uint64_t a, b;		/* process: pid; file: dev, ino; cgroup: its path's hash */
 	struct counts c;
 	char *name;		/* the key as people read it (not escaped yet); owned */
+	uint64_t pid;		/* file: the process of its first event (for its name) */
 };
 
 struct table {
@@ -338,6 +339,10 @@ struct top {
 	struct map inodev;		/* file mode: ino -> dev + 1 seen (DIRTY has no dev) */
 	uint64_t *inodev_dev;
 	size_t ninodev;
+	uint64_t hdevs[16];		/* file mode: devices judged, */
+	bool hidden[16];		/* mounted nowhere here (a container's layers) */
+	size_t nhdevs;
+	bool unnamed;			/* rows of such files not named yet */
 
 	/* cgroups */
 	int memory_version;		/* 1, 2; 0: no memory controller */
@@ -677,6 +682,9 @@ static void comm_drain(struct top *t)
 
 /* ---- counting ---- */
 
+static bool dev_hidden(struct top *t, uint64_t dev);
+static const char *file_name(struct top *t, uint64_t dev, uint64_t ino, uint64_t pid);
+
 static struct row *row_of(struct top *t, const struct pc_trace_event *e)
 {
 	struct table *tb = &t->cur;
@@ -717,8 +725,15 @@ static struct row *row_of(struct top *t, const struct pc_trace_event *e)
 		break;
 	}
 	i = map_get(&tb->m, a, b);
-	if (i)
-		return &tb->v[i - 1];
+	if (i) {
+		r = &tb->v[i - 1];
+		if (r->name == NULL && t->by == BY_FILE && e->pid && dev_hidden(t, a) &&
+		    !names_get(&t->files, a, b)) {
+			r->pid = e->pid;	/* a layer's file, not named yet: its latest reader */
+			t->unnamed = true;
+		}
+		return r;
+	}
 	if (tb->n == tb->cap) {
 		size_t nc = tb->cap ? tb->cap * 2 : 256;
 		struct row *nv = realloc(tb->v, nc * sizeof(*nv));
@@ -746,6 +761,14 @@ static struct row *row_of(struct top *t, const struct pc_trace_event *e)
 		r->name = name || !a ? strdup(name ? name : "[kernel]") : NULL;
 	} else if (t->by == BY_CGROUP) {
 		r->name = strdup(cg);
+	} else if (a && e->pid && dev_hidden(t, a) && !names_get(&t->files, a, b)) {
+		/*
+		 * A file of a layer out of reach: named now, by its reader's
+		 * files, while it may still hold it open (its name is cached)
+		 */
+		r->pid = e->pid;
+		(void)file_name(t, a, b, e->pid);
+		t->unnamed = true;	/* tried again after each drain, until named */
 	}
 	return r;
 }
@@ -862,8 +885,31 @@ static int on_event(const struct pc_trace_event *e, void *arg)
 
 /* ---- names of files, late: only rows that are shown ---- */
 
-static const char *file_name(struct top *t, uint64_t dev, uint64_t ino)
+/* Is dev mounted nowhere in our mount namespace (a container's layers)? */
+static bool dev_hidden(struct top *t, uint64_t dev)
 {
+	bool hidden;
+
+	for (size_t i = 0; i < t->nhdevs; i++)
+		if (t->hdevs[i] == dev)
+			return t->hidden[i];
+	if (t->nhdevs == sizeof(t->hdevs) / sizeof(t->hdevs[0]))
+		return false;	/* so many devices: not judged (nor read again) */
+	hidden = major(dev) && pc_dev_mounted((dev_t)dev) == 0;	/* not the bdev pseudo-fs */
+	t->hdevs[t->nhdevs] = dev;
+	t->hidden[t->nhdevs++] = hidden;
+	return hidden;
+}
+
+/*
+ * A file's name: its path (through our overlay for a layer's file); where
+ * its layer is out of reach (inside a container), the path of the overlay
+ * file numbered ino among pid's files; else MAJ:MIN:INO, kept unless the
+ * layer is out of reach (pid may hold the file later)
+ */
+static const char *file_name(struct top *t, uint64_t dev, uint64_t ino, uint64_t pid)
+{
+	static char later[64];
 	const char *have = names_get(&t->files, dev, ino);
 	char link[64], buf[PATH_MAX], *s = NULL;
 	ssize_t n;
@@ -882,6 +928,12 @@ static const char *file_name(struct top *t, uint64_t dev, uint64_t ino)
 			}
 		}
 		close(fd);
+	} else if (dev && pid && dev_hidden(t, dev)) {
+		if (pc_pid_stacked_path((pid_t)pid, ino, &s) < 0) {
+			snprintf(later, sizeof(later), "%u:%u:%llu", major(dev), minor(dev),
+				 (unsigned long long)ino);
+			return later;
+		}
 	} else if (dev && !major(dev)) {
 		/*
 		 * The bdev pseudo-filesystem (no mount; 0:3 here): a block
@@ -903,6 +955,22 @@ static const char *file_name(struct top *t, uint64_t dev, uint64_t ino)
 		s = NULL;
 	have = names_put(&t->files, dev, ino, s);
 	return have ? have : "?";
+}
+
+/* Rows of files in layers out of reach: their names, while their readers may hold them */
+static void name_hidden(struct top *t)
+{
+	t->unnamed = false;
+	for (size_t i = 0; i < t->cur.n; i++) {
+		struct row *r = &t->cur.v[i];
+
+		if (r->pid && kill((pid_t)r->pid, 0) < 0 && errno == ESRCH)
+			r->pid = 0;	/* its reader is gone: tried again if another reads it */
+		if (r->pid && !names_get(&t->files, r->a, r->b)) {
+			(void)file_name(t, r->a, r->b, r->pid);
+			t->unnamed |= !names_get(&t->files, r->a, r->b);
+		}
+	}
 }
 
 /* ---- the interval's end: sort, render ---- */
@@ -1285,7 +1353,7 @@ static void end_interval(struct top *t, double seconds)
 			struct row *r = &t->shown.v[i];
 
 			if (!r->name)
-				r->name = strdup(file_name(t, r->a, r->b));
+				r->name = strdup(file_name(t, r->a, r->b, r->pid));
 		}
 	sort_rows(t, &t->shown);
 }
@@ -1505,6 +1573,8 @@ static int run(struct top *t)
 		}
 		comm_drain(t);
 		pc_trace_drain(t->trace, on_event, t);
+		if (t->unnamed)
+			name_hidden(t);
 		if (pf[1].revents) {
 			struct signalfd_siginfo si;
 			bool quit = false;

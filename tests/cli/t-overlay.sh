@@ -221,7 +221,21 @@ if [ -s rec.snap ] && t_have mkfs.ext4; then
 		head -c 1M /dev/urandom >m7/up && head -c 64k /dev/urandom >m7/up2 && sync m7
 		"$2" evict m7/up m7/up2 >/dev/null 2>&1
 		grep -c " $1/lp " /proc/self/mountinfo >hidden.n
+		stat -c %i m7/up >up.ino
 		"$2" record -o rec7.snap -- bash -c "exec 3<m7/up; cat <&3 >/dev/null; sleep 0.3"
+		# top --by file: a reader that drops the file and reads it again
+		timeout 10 python3 -c "if 1:
+			import os, time
+			while True:
+			    fd = os.open(\"m7/up\", os.O_RDONLY)
+			    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+			    while os.read(fd, 1 << 16):
+			        pass
+			    time.sleep(0.05)
+			    os.close(fd)" &
+		rd=$!
+		"$2" top --json --count 1 --interval 0.5 --by file >top7.json 2>top7.err
+		kill $rd; wait $rd
 		# gone before it is looked for: found by the walk of --root
 		exec "$2" record -o rec8.snap --root "$1/m7" -- cat m7/up2
 		' - "$T_DIR" "$PAGECACHE" >rec7.out 2>rec7.err; rc=$?
@@ -234,6 +248,9 @@ if [ -s rec.snap ] && t_have mkfs.ext4; then
 			"${T_DIR#/}/m7/up"
 		t_is "and a file of a process gone since, by the walk of --root" \
 			"$(pc show --json rec8.snap | jq -r '[.files[].path] | join(" ")')" up2
+		t_is "top --by file there: the row by the path through the overlay, its inode's" \
+			"$(jq -r --arg p "$T_DIR/m7/up" '.rows[] | select(.key == $p) | .ino' top7.json)" \
+			"$(cat up.ino)"
 	fi
 fi
 

@@ -142,9 +142,13 @@ t_is "short-lived processes keep their names (exec records), none is [exited]" \
 		(map(select(. == "[exited]")) | length)]' -c s.json)" "[true,0]"
 
 pc top --json --count 1 --interval 0.5 --by file >f.json 2>f.err
+# the row's device: the file's; on an overlay (a container's root) the
+# events name the real file in a layer, on a device other than the overlay's
+# (the inode number is the same without xino)
+if [ "$(stat -f -c %T "$F")" = overlayfs ]; then devq='!='; else devq='=='; fi
 t_is "--by file: exit 0, the file by its path, with accesses and misses" \
 	"$? $(jq -r --arg f "$F" '.by, (.rows[] | select(.key == $f) |
-		"\(.dev == "'"$(stat -c '%Hd:%Ld' "$F")"'") \(.ino == '"$(stat -c %i "$F")"') \(.accesses > 0) \(.misses > 0)")' f.json | paste -sd' ')" \
+		"\(.dev '"$devq"' "'"$(stat -c '%Hd:%Ld' "$F")"'") \(.ino == '"$(stat -c %i "$F")"') \(.accesses > 0) \(.misses > 0)")' f.json | paste -sd' ')" \
 	"0 file true true true true"
 
 pc top --json --count 1 --interval 0.5 --pid "$R" >pid.json 2>pid.err
