@@ -153,11 +153,19 @@ void orec_f64(struct orec *r, const char *key, double v)
 	add(r, key, OF_F64, 0)->d = v;
 }
 
+/* A field's string, copied: out of memory, the row is marked lost (said) and the field null */
+static void field_str(struct orec *r, struct ofield *f, const char *v)
+{
+	f->s = strdup(v);
+	if (!f->s) {
+		f->type = OF_NULL;	/* never a NULL string to write (show crashed) */
+		r->lost = true;
+	}
+}
+
 void orec_str(struct orec *r, const char *key, const char *v, int flags)
 {
-	struct ofield *f = add(r, key, OF_STR, flags);
-
-	f->s = strdup(v ? v : "");
+	field_str(r, add(r, key, OF_STR, flags), v ? v : "");
 }
 
 void orec_null(struct orec *r, const char *key)
@@ -167,9 +175,7 @@ void orec_null(struct orec *r, const char *key)
 
 void orec_json(struct orec *r, const char *key, const char *json)
 {
-	struct ofield *f = add(r, key, OF_JSON, OF_HUMAN);
-
-	f->s = strdup(json ? json : "null");
+	field_str(r, add(r, key, OF_JSON, OF_HUMAN), json ? json : "null");
 }
 
 void orec_list_add(struct orec *r, const char *key, struct orec *item)
