@@ -81,7 +81,9 @@ BENCH_PKGS := sqlite3 fuse3 $(LIB_PKGS)
 # pagecache's own, not the library's: SHA-256 for push and pull (nettle)
 CLI_PKGS := nettle
 # libsystemd: the library asks systemd for a delegated scope over D-Bus
-# (lib/scope.c); always linked dynamically (Debian ships no libsystemd.a)
+# (lib/scope.c), with libsystemd.so.0 opened at run time (dlopen): only its
+# headers are needed here, and nothing links it but test-scope (Debian
+# ships no libsystemd.a, so a static program could not take it)
 SD_PKGS := libsystemd
 PKG_CFLAGS := $(call pkgq,--cflags $(BENCH_PKGS) $(CLI_PKGS) $(SD_PKGS))
 # static_libs PKGS: their archives, and dynamically what they need beyond
@@ -100,8 +102,6 @@ else
 $(error LINK=$(LINK): static or shared)
 endif
 SD_LIBS := $(call pkgq,--libs $(SD_PKGS))
-LIBS    += $(SD_LIBS)
-BENCH_LIBS += $(SD_LIBS)
 # systemd's units (deploy/systemd/): under the prefix, which systemd reads
 # for /usr/local; for prefix=/usr, where systemd.pc says (/lib/systemd/system
 # on Debian 12, /usr/lib/systemd/system after it)
@@ -109,7 +109,7 @@ ifeq ($(origin unitdir),undefined)
 unitdir := $(if $(filter /usr,$(prefix)),$(or $(call pkgq,--variable=systemdsystemunitdir systemd),/usr/lib/systemd/system),$(prefix)/lib/systemd/system)
 endif
 # libpagecache.so.0 always takes the shared ones
-SO_LIBS := $(call pkgq,--libs $(LIB_PKGS) $(SD_PKGS)) -lm
+SO_LIBS := $(call pkgq,--libs $(LIB_PKGS)) -lm
 CPPFLAGS += $(PKG_CFLAGS)
 
 LIB_SRC := $(wildcard lib/*.c)
@@ -249,7 +249,7 @@ $(B)/pagecache.pc: Makefile include/pagecache.h FORCE
 	  'Name: pagecache' \
 	  'Description: see, warm, evict and lock the Linux page cache (libpagecache)' \
 	  'Version: $(VERSION)' \
-	  'Requires.private: $(LIB_PKGS) $(SD_PKGS)' \
+	  'Requires.private: $(LIB_PKGS)' \
 	  'Libs: -L$${libdir} -lpagecache' \
 	  'Libs.private: -lm -pthread' \
 	  'Cflags: -I$${includedir}' >$@.tmp
@@ -279,6 +279,9 @@ $(B)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/snapcraft.h $(B)/libpag
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit -DPC_SRCDIR='"$(CURDIR)"' $(CFLAGS) $(LDFLAGS) -o $@ $< \
 	  $(B)/libpagecache.a $(LIBS)
+
+# test-scope's made-up systemd manager speaks sd-bus itself
+$(B)/tests/test-scope: LIBS += $(SD_LIBS)
 
 # a FUSE file system that holds a request until told (t-record's end phase)
 $(B)/tests/stallfs: tests/unit/stallfs.c

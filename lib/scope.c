@@ -29,8 +29,86 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
+#include <pthread.h>
 #include <systemd/sd-bus.h>
-#include <systemd/sd-daemon.h>
+
+/*
+ * libsystemd is opened when a scope is first asked for (dlopen), not
+ * linked: as systemd itself opens its optional libraries. So
+ * libpagecache.a links into a static program (pkg-config --static: Debian
+ * ships no libsystemd.a), and a system without libsystemd.so.0 gets
+ * today's behaviour and the reason. Only its headers are needed to build.
+ */
+#define SD_FUNCS(X) \
+	X(sd_bus_call) X(sd_bus_error_free) X(sd_bus_error_has_name) \
+	X(sd_bus_flush_close_unref) X(sd_bus_is_bus_client) X(sd_bus_match_signal) \
+	X(sd_bus_message_append) X(sd_bus_message_close_container) \
+	X(sd_bus_message_new_method_call) X(sd_bus_message_open_container) \
+	X(sd_bus_message_read) X(sd_bus_message_unref) X(sd_bus_new) \
+	X(sd_bus_open_system) X(sd_bus_open_user) X(sd_bus_process) \
+	X(sd_bus_set_address) X(sd_bus_slot_unref) X(sd_bus_start) X(sd_bus_unref) \
+	X(sd_bus_wait)
+#define SD_PTR(f) static __typeof__(f) *p_##f;
+SD_FUNCS(SD_PTR)
+#define sd_bus_call (*p_sd_bus_call)
+#define sd_bus_error_free (*p_sd_bus_error_free)
+#define sd_bus_error_has_name (*p_sd_bus_error_has_name)
+#define sd_bus_flush_close_unref (*p_sd_bus_flush_close_unref)
+#define sd_bus_is_bus_client (*p_sd_bus_is_bus_client)
+#define sd_bus_match_signal (*p_sd_bus_match_signal)
+#define sd_bus_message_append (*p_sd_bus_message_append)
+#define sd_bus_message_close_container (*p_sd_bus_message_close_container)
+#define sd_bus_message_new_method_call (*p_sd_bus_message_new_method_call)
+#define sd_bus_message_open_container (*p_sd_bus_message_open_container)
+#define sd_bus_message_read (*p_sd_bus_message_read)
+#define sd_bus_message_unref (*p_sd_bus_message_unref)
+#define sd_bus_new (*p_sd_bus_new)
+#define sd_bus_open_system (*p_sd_bus_open_system)
+#define sd_bus_open_user (*p_sd_bus_open_user)
+#define sd_bus_process (*p_sd_bus_process)
+#define sd_bus_set_address (*p_sd_bus_set_address)
+#define sd_bus_slot_unref (*p_sd_bus_slot_unref)
+#define sd_bus_start (*p_sd_bus_start)
+#define sd_bus_unref (*p_sd_bus_unref)
+#define sd_bus_wait (*p_sd_bus_wait)
+
+static char sd_why[160];
+static int sd_err;
+
+static void sd_load_once(void)
+{
+	void *h = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+	const char *e;
+
+	if (!h) {
+		e = dlerror();
+		snprintf(sd_why, sizeof(sd_why), "libsystemd.so.0 could not be loaded (%s)",
+			 e ? e : "dlopen failed");
+		sd_err = -ENOPKG;
+		return;
+	}
+#define SD_SYM(f) \
+	if (!(*(void **)&p_##f = dlsym(h, #f))) { \
+		snprintf(sd_why, sizeof(sd_why), "libsystemd.so.0 has no %s", #f); \
+		sd_err = -ENOPKG; \
+		dlclose(h); \
+		return; \
+	}
+	SD_FUNCS(SD_SYM)
+#undef SD_SYM
+}
+
+/* 0 once libsystemd's functions are there, else -ENOPKG and why */
+static int sd_load(char *why, size_t whylen)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, sd_load_once);
+	if (sd_err && why && whylen)
+		snprintf(why, whylen, "%s", sd_why);
+	return sd_err;
+}
 
 #define WHY(...) (why && whylen ? (void)snprintf(why, whylen, __VA_ARGS__) : (void)0)
 
@@ -43,7 +121,10 @@ bool pc_scope_systemd(void)
 	/* the fault seam: "systemd:ENOENT" says it is not there */
 	if (pc_sys_injected(PC_SYS_SYSTEMD))
 		return false;
-	return sd_booted() > 0;
+	/* sd_booted(3)'s own test, without loading libsystemd for it */
+	struct stat st;
+
+	return lstat("/run/systemd/system/", &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 bool pc_scope_delegated(const char *dir)
@@ -180,6 +261,9 @@ int pc_scope_start_on(struct sd_bus *bus, const struct pc_scope_req *req, char *
 	uint64_t deadline;
 	int rc;
 
+	rc = sd_load(why, whylen);
+	if (rc < 0)
+		return rc;
 	/*
 	 * The match first: the job may end before its reply is read. A peer
 	 * connection (no bus daemon) has no sender names to match.
@@ -275,6 +359,9 @@ int pc_scope_start(const struct pc_scope_req *req, char *why, size_t whylen)
 	sd_bus *bus = NULL;
 	int rc;
 
+	rc = sd_load(why, whylen);
+	if (rc < 0)
+		return rc;
 	/* root asks the system's manager; a user, the user's own (user@UID.service) */
 	rc = req->user ? sd_bus_open_user(&bus) : sd_bus_open_system(&bus);
 	if (rc < 0) {
