@@ -376,6 +376,9 @@ package-check: deps
 # tests/container/run.sh. As root; not part of check (.ci/run runs it).
 CONTAINER_CMD ?= make check
 check-container:
+	$(call need,command -v mmdebstrap,mmdebstrap)
+	$(call need,command -v ip,iproute2)
+	$(call need,command -v unshare,util-linux)
 	tests/container/run.sh $(CONTAINER_CMD)
 
 # libFuzzer harnesses: the snapshot decoder with restore's path handling,
