@@ -332,11 +332,15 @@ check-only: all $(UNIT_BIN) $(B)/tests/mksnap $(B)/tests/stallfs $(REPLAY_BIN)
 # cached in /var/tmp/pcvm): docs/testing.md has the figures. Not here, for
 # time: t-overlay (it runs four other scripts again on an overlay: over 9
 # minutes under TCG), t-bench (its cgroup runs: over 20), and the scripts
-# that count no page (options, licence, manifests, reports).
+# that count no page (options, licence, manifests, reports). Nor t-top: the
+# guest's kernel panicked 12 s into it once (RIP 0, "Fatal exception in
+# interrupt", after t-swap), in one of about six guest runs of it; top's
+# kprobe on folio_mark_accessed under multi-threaded TCG is suspected, not
+# shown. test-trace still opens that kprobe here.
 VM_UNIT := test-beneath test-bdev test-caps test-cgroup test-evict test-faults test-kpage \
 	test-kpage2 test-overlay test-prefetch test-proc test-residency test-scope test-trace test-vmstat
 VM_CLI := t-caps t-cgroups t-containers t-daemon t-evict-lock t-lock-watch \
-	t-record t-restore-inplace t-snapshot t-stat t-stat-memory t-stat-uring t-swap t-top \
+	t-record t-restore-inplace t-snapshot t-stat t-stat-memory t-stat-uring t-swap \
 	t-units t-warm
 VM_TESTS = $(VM_UNIT:%=$(B)/tests/%) $(VM_CLI:%=tests/cli/%.sh) tests/vm/t-units-live.sh \
 	tests/vm/t-scope.sh
