@@ -81,6 +81,9 @@ root=$tmp/root
 echo "image.sh: building $suite from $mirror into $dir" >&2
 start=$SECONDS
 pkglist=$(printf '%s\n' "${packages[@]}" | grep -v '^$' | paste -sd, -)
+# (in a mount namespace of its own: the chroot's /dev, /proc and /sys never
+# show on the host, where tests that count mounts may be running: .ci/run)
+unshare --mount --propagation private \
 mmdebstrap --mode=root --variant=minbase --include="$pkglist" \
 	--aptopt='Acquire::Retries "3"' \
 	--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
