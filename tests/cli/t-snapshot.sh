@@ -210,7 +210,7 @@ if [ -n "$CG" ] && t_writable "${CG%/*}" &&
 	cat db/big64 >/dev/null
 	pc snapshot -o big.snap db/big64 >/dev/null 2>&1
 	drop db/big64
-	echo $((32 * 1024 * 1024)) >"$CG/memory.limit_in_bytes" 2>/dev/null || echo $((32 * 1024 * 1024)) >"$CG/memory.max"
+	{ echo $((32 * 1024 * 1024)) >"$CG/memory.limit_in_bytes"; } 2>/dev/null || echo $((32 * 1024 * 1024)) >"$CG/memory.max"
 	pc restore --cgroup "$(basename "$CG")" --reserve 0 big.snap >o 2>e; rc=$?
 	t_is "a snapshot larger than the cgroup's room stops (exit 1)" "$rc" 1
 	t_ok "at the budget, saying so" grep -q "stopped early: the memory cgroup's headroom" e
