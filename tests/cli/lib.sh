@@ -184,6 +184,16 @@ resident_pages() {
 	fi
 }
 
+# t_mglru: the multi-gen LRU is on (/sys/kernel/mm/lru_gen/enabled, bit 0;
+# Debian 13's kernel has it on). There pages are kept in generations, not
+# on an active list, so active pages are unknown: snapshots record none and
+# say why (lib/kpage.c), and checks that want active pages check that.
+t_mglru() {
+	local v
+	v=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null) || return 1
+	[ $((v & 1)) = 1 ]
+}
+
 # t_have_cachestat: 0 if the binary counts with cachestat(2) here, 1 if
 # not (a kernel before 6.5, or PAGECACHE_FAULT=cachestat:ENOSYS, as the
 # second pass of make check runs): the binary is asked, on a file of our

@@ -147,8 +147,31 @@ else
 	t_skip "ENOSPC" "$T_WHY (mounting a small tmpfs)"
 fi
 
+# a snapshot that would record nothing never replaces a good one (GOOD, of act)
+keeps_old() {
+	if t_cap setuid && t_cap setgid; then
+		chmod 755 . ; chmod 644 act
+		cp "$1" keep.snap; chmod 666 keep.snap
+		nobody_pc snapshot -o "$T_DIR/keep.snap" act >o 2>e; rc=$?
+		t_is "all files failing exits 1" "$rc" 1
+		t_is "and leaves the old snapshot" "$(jq .total.files <(pc show --json keep.snap))" 1
+	else
+		t_skip "a snapshot recording nothing keeps the old one" "$T_WHY (it runs as nobody)"
+	fi
+}
 # active pages (CAP_SYS_ADMIN: kpageflags): recording must not activate what it measures
-if t_cap sys_admin; then
+if t_cap sys_admin && t_mglru; then
+	# (Debian 13's kernel): no active list to read; snapshot says unknown.
+	# show of such a snapshot says 0, for the file keeps no word of it
+	mkfile act 4096
+	cat act act >/dev/null
+	pc snapshot --json -o a1.snap act >a1.json 2>a1.err
+	t_is "the multi-gen LRU is on: snapshot's active pages are unknown, not 0" \
+		"$(jq .total.active_pages a1.json)" null
+	t_ok "and it says why" grep -q "the multi-gen LRU is on" a1.err
+	t_skip "active pages: recorded, kept, restored" "the multi-gen LRU is on: the kernel keeps no active list"
+	keeps_old a1.snap
+elif t_cap sys_admin; then
 	mkfile act 4096
 	drop act
 	cat act >/dev/null
@@ -165,16 +188,7 @@ if t_cap sys_admin; then
 	pc snapshot -o a4.snap act >/dev/null
 	a4=$(jq .total.active_pages <(pc show --json a4.snap))
 	t_ok "restore makes active pages active again ($a4 of $a3)" test $((a4 * 10)) -ge $((a3 * 9))
-	# a snapshot that would record nothing never replaces a good one
-	if t_cap setuid && t_cap setgid; then
-		chmod 755 . ; chmod 644 act
-		cp a3.snap keep.snap; chmod 666 keep.snap
-		nobody_pc snapshot -o "$T_DIR/keep.snap" act >o 2>e; rc=$?
-		t_is "all files failing exits 1" "$rc" 1
-		t_is "and leaves the old snapshot" "$(jq .total.files <(pc show --json keep.snap))" 1
-	else
-		t_skip "a snapshot recording nothing keeps the old one" "$T_WHY (it runs as nobody)"
-	fi
+	keeps_old a3.snap
 else
 	t_skip "active pages" "$T_WHY (kpageflags)"
 fi

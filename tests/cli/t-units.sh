@@ -196,7 +196,10 @@ else
 	T_CLEANUP+=("t_kill $svc")
 	t_wait 10 grep -qx "$svc" "$CG/cgroup.procs"
 	"${cmd[@]}" >snap.out 2>snap.err
-	t_is "the snapshot unit's command line runs, and exits 0" "$?:$(head -c 300 snap.err)" "0:"
+	rc=$?
+	# (the multi-gen LRU: it says, rightly, that active pages are unknown)
+	t_mglru && sed -i '/active pages not recorded for [0-9]* files: the multi-gen LRU is on/d' snap.err
+	t_is "the snapshot unit's command line runs, and exits 0" "$rc:$(head -c 300 snap.err)" "0:"
 	got=$(pc show --json "state/pagecache/pcunits-$$.snap" 2>/dev/null | jq -r '[.files[].path] | join(" ")')
 	t_ok "it records the file NAME.service holds open (and the files it maps)" \
 		grep -qw -- "${T_DIR#/}/svc.dat" <<<"$got"
