@@ -26,6 +26,8 @@ cache=${PCVM_CACHE:-/var/tmp/pcvm}
 # the host (same Debian release) and its binaries run in the guest.
 packages=(
 	linux-image-amd64 systemd systemd-sysv dbus udev kmod
+	# a user's manager (user@UID.service) needs pam_systemd: t-scope
+	libpam-systemd
 	# the test harness and the commands the tests call
 	perl jq util-linux util-linux-extra mount strace procps e2fsprogs
 	python3 python3-yaml curl iproute2 make zsh tmux bsdextrautils

@@ -114,7 +114,7 @@ fi
 if ! id pcscope >/dev/null 2>&1; then
 	t_skip "a user's scope" "cannot add a user"
 elif ! systemctl is-active --quiet "user@$uid.service"; then
-	# (the guest image has no libpam-systemd, which user@.service's PAM stack may want)
+	# (user@.service's PAM stack wants pam_systemd: libpam-systemd, in the image)
 	t_skip "a user's scope" "the user's manager did not start (user@$uid.service: $(systemctl is-active "user@$uid.service"))"
 else
 	out=$(systemd-run --quiet --scope --uid=pcscope -E XDG_RUNTIME_DIR=/run/user/$uid \
