@@ -863,6 +863,10 @@ struct pc_profile_meta {
 #define PC_META_SRC_USE 1u		/* record saw every use: the 6.12 use events */
 #define PC_META_SRC_MISSES 2u		/* record saw misses only (pages brought in): hits unseen */
 	uint32_t source;		/* record: PC_META_SRC_; 0 unknown (a file of before) */
+	/* appended after source (older files: 0, old readers skip it) */
+#define PC_META_ACTIVE_UNKNOWN 1u	/* active pages could not be read (no CAP_SYS_ADMIN, the
+					 * multi-gen LRU): the file's none means unknown, not 0 */
+	uint32_t active;		/* PC_META_ACTIVE_; 0: as the files say */
 };
 
 struct pc_profile_file {

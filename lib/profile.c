@@ -596,7 +596,7 @@ int pc_profile_createat(int dfd, const char *path, const struct pc_profile_meta 
 	rc = write_all(w->fd, hdr, HDR_LEN);
 	if (rc < 0)
 		goto fail;
-	rc = reserve(w, rl + hl + 50);
+	rc = reserve(w, rl + hl + 80);	/* seven varints of 10 bytes at most */
 	if (rc < 0)
 		goto fail;
 	w->rawlen = put_varint(w->raw, rl);
@@ -609,8 +609,11 @@ int pc_profile_createat(int dfd, const char *path, const struct pc_profile_meta 
 	w->rawlen += put_varint(w->raw + w->rawlen, m->flags);
 	w->rawlen += put_varint(w->raw + w->rawlen, m->lost);
 	w->rawlen += put_varint(w->raw + w->rawlen, m->duration_ms);
-	if (m->source)	/* appended: a reader of before skips it */
+	/* appended, in this order: a reader of before skips what it does not know */
+	if (m->source || m->active)
 		w->rawlen += put_varint(w->raw + w->rawlen, m->source);
+	if (m->active)
+		w->rawlen += put_varint(w->raw + w->rawlen, m->active);
 	rc = write_section(w, SECT_META, w->raw, w->rawlen);
 	w->rawlen = 0;
 	if (rc < 0)
@@ -1108,6 +1111,14 @@ static int open_common(struct pc_profile_reader *r)
 			if ((rc = get_varint(r, &src)) < 0)
 				return rc;
 			r->meta.source = src <= UINT32_MAX ? (uint32_t)src : 0;
+		}
+		if (r->pos < r->end) {	/* appended after it: active pages unknown */
+			uint64_t act;
+
+			if ((rc = get_varint(r, &act)) < 0)
+				return rc;
+			/* a value this reader does not know: the files' word stands */
+			r->meta.active = act == PC_META_ACTIVE_UNKNOWN ? PC_META_ACTIVE_UNKNOWN : 0;
 		}
 	}
 	r->pos = r->end;	/* later fields are for later versions */

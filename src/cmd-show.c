@@ -253,6 +253,7 @@ int cmd_show(int argc, char **argv)
 	struct pc_profile_reader *r;
 	struct pc_profile_file f;
 	uint64_t files = 0, pages = 0, runs = 0, active = 0, mrecs = 0, mpages = 0, used = 0;
+	bool active_unknown = false;
 	struct orec rec = { 0 };
 	int verbose = 0, rc;
 
@@ -272,6 +273,7 @@ int cmd_show(int argc, char **argv)
 		const struct pc_profile_meta *m = pc_profile_get_meta(r);
 
 		out_prom_page_size(m->page_size);
+		active_unknown = m->active == PC_META_ACTIVE_UNKNOWN;
 
 		while ((rc = pc_profile_next(r, &f)) > 0) {
 			uint64_t p = run_pages(f.runs, f.nruns), a = run_pages(f.active, f.nactive);
@@ -287,7 +289,10 @@ int cmd_show(int argc, char **argv)
 			orec_u64(&rec, "size", f.size, OF_BYTES);
 			orec_u64(&rec, "pages", p, OF_PAGES);
 			orec_u64(&rec, "runs", f.nruns, 0);
-			orec_u64(&rec, "active", a, OF_PAGES);
+			if (active_unknown)
+				orec_null(&rec, "active");
+			else
+				orec_u64(&rec, "active", a, OF_PAGES);
 			orec_u64(&rec, "mtime", (uint64_t)f.mtime_s, 0);
 			orec_u64(&rec, "used", used_pages(&f), OF_PAGES);
 			if (f.nused)
@@ -323,10 +328,17 @@ int cmd_show(int argc, char **argv)
 			out_human_line("%s", "");
 			out_human_line("Snapshot of %s on %s, %s (pages of %u bytes)", m->root,
 				       m->host, when, m->page_size);
-			out_human_line("%llu files, %llu pages (%s) in %llu runs, %llu active",
-				       (unsigned long long)files, (unsigned long long)pages,
-				       fmt_size(pages * m->page_size, a, sizeof(a)),
-				       (unsigned long long)runs, (unsigned long long)active);
+			if (active_unknown)
+				out_human_line("%llu files, %llu pages (%s) in %llu runs, active pages "
+					       "unknown (not recorded)", (unsigned long long)files,
+					       (unsigned long long)pages,
+					       fmt_size(pages * m->page_size, a, sizeof(a)),
+					       (unsigned long long)runs);
+			else
+				out_human_line("%llu files, %llu pages (%s) in %llu runs, %llu active",
+					       (unsigned long long)files, (unsigned long long)pages,
+					       fmt_size(pages * m->page_size, a, sizeof(a)),
+					       (unsigned long long)runs, (unsigned long long)active);
 			if (m->flags & PC_META_RECORDED)
 				out_human_line("Recorded for %.3f s: %llu pages used (%s)%s; %llu events lost%s",
 					       m->duration_ms / 1000.0, (unsigned long long)used,
@@ -349,7 +361,10 @@ int cmd_show(int argc, char **argv)
 	orec_u64(&rec, "files", files, 0);
 	orec_u64(&rec, "pages", pages, OF_PAGES);
 	orec_u64(&rec, "runs", runs, 0);
-	orec_u64(&rec, "active_pages", active, OF_PAGES);
+	if (active_unknown)
+		orec_null(&rec, "active_pages");
+	else
+		orec_u64(&rec, "active_pages", active, OF_PAGES);
 	orec_u64(&rec, "used_pages", used, OF_PAGES);
 	orec_u64(&rec, "metadata_devices", mrecs, 0);
 	orec_u64(&rec, "metadata_pages", mpages, OF_PAGES);

@@ -480,6 +480,9 @@ int cmd_snapshot(int argc, char **argv)
 	if (metadata)
 		meta_snapshot(&ms, root, c.files, c.n);
 
+	/* none recorded is unknown, not 0: the file says so too (show) */
+	no_active = c.active_denied || (c.active_tried && c.active_failed == c.active_tried);
+	meta.active = no_active ? PC_META_ACTIVE_UNKNOWN : 0;
 	meta.created = (uint64_t)time(NULL);
 	meta.page_size = (uint32_t)pc_page_size();
 	snprintf(meta.root, sizeof(meta.root), "%s", root);
@@ -520,8 +523,6 @@ int cmd_snapshot(int argc, char **argv)
 	else if (c.active && c.active_failed)
 		cli_warn("active pages not recorded for %llu files: %s",
 			 (unsigned long long)c.active_failed, pc_kpage_reason(c.active_err, false));
-	/* none recorded is unknown, not 0 */
-	no_active = c.active_denied || (c.active_tried && c.active_failed == c.active_tried);
 
 	orec_str(&rec, "snapshot", out, 0);
 	orec_bool(&rec, "written", rc == 0);

@@ -41,6 +41,9 @@ t_is "and records the cached pages" "$(jq .total.pages s1.json)" 256
 t_ok "it says active pages were not recorded, naming the capability" \
 	grep -q "active pages not recorded: needs CAP_SYS_ADMIN (kpageflags)" e
 t_is "active_pages is unknown, not 0" "$(jq .total.active_pages s1.json)" null
+t_is "and the file says so: show's too, and per file" \
+	"$(pc show --json s1.snap | jq -c '[.total.active_pages, .files[0].active]')" "[null,null]"
+t_ok "show's summary says unknown" grep -q "active pages unknown (not recorded)" <(pc show s1.snap)
 as_nobody "$NPC" snapshot -o "$T_DIR/own/s2.snap" own/f >o 2>e; rc=$?
 t_is "snapshot as a user without capabilities exits 0" "$rc" 0
 t_ok "and says active pages were not recorded (CAP_SYS_ADMIN)" \

@@ -489,6 +489,34 @@ static void test_v4(const struct pc_profile_meta *m0)
 		free(b);
 	}
 
+	/* META's appended fields: record's source, then active pages unknown */
+	{
+		static const struct { uint32_t source, active; } cases[] = {
+			{ 0, PC_META_ACTIVE_UNKNOWN }, { PC_META_SRC_MISSES, PC_META_ACTIVE_UNKNOWN },
+			{ PC_META_SRC_USE, 0 }, { 0, 0 },
+		};
+		char pm[600];
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			struct pc_profile_meta mm = m;
+			struct pc_profile_reader *rd = NULL;
+			const struct pc_profile_meta *got;
+
+			snprintf(pm, sizeof(pm), "%s/meta%zu", scratch_dir(), i);
+			mm.source = cases[i].source;
+			mm.active = cases[i].active;
+			ok(pc_profile_create(pm, &mm, &w) == 0 && pc_profile_add(w, &fs[0]) == 0 &&
+			   pc_profile_commit(w) == 0, "meta %zu: written", i);
+			rc = pc_profile_open(pm, &rd, err, sizeof(err));
+			got = rc == 0 ? pc_profile_get_meta(rd) : NULL;
+			ok(got && got->source == cases[i].source && got->active == cases[i].active,
+			   "meta %zu: source %u and active %u read back (%u, %u)", i, cases[i].source,
+			   cases[i].active, got ? got->source : 99, got ? got->active : 99);
+			if (rd)
+				pc_profile_close(rd);
+		}
+	}
+
 	/* committed files of older versions, from the fuzz corpus: read as they always were */
 	{
 		static const struct {
