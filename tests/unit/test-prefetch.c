@@ -100,7 +100,7 @@ int main(void)
 	ok(o.add_rc == 0 && o.drain_rc == 0 && o.err == 0, "readahead engine warms");
 	ok(o.res == pages && !o.by_read, "every page verified resident by mincore (%llu)",
 	   (unsigned long long)o.res);
-	is_u64(resident(path), pages, "mincore agrees: all resident");
+	is_resident(resident(path), pages, "mincore agrees: all resident");
 	is_u64(o.read, pages, "all pages were read (cold)");
 
 	drop_file(path);
@@ -113,7 +113,7 @@ int main(void)
 		ok(0, "io_uring engine: pc_warmer_new: %s", strerror(-o.new_rc));
 	} else {
 		ok(o.err == 0 && o.res == pages, "io_uring engine warms all pages");
-		is_u64(resident(path), pages, "mincore agrees after io_uring");
+		is_resident(resident(path), pages, "mincore agrees after io_uring");
 	}
 
 	/* Small files too are checked with mincore. */
@@ -124,7 +124,7 @@ int main(void)
 		o = warm(small, PC_ENGINE_THREADS, 0, 0, UINT64_MAX);
 		ok(o.err == 0 && !o.by_read && o.res == (64 << 10) / ps,
 		   "a 64 KiB file is warmed and checked");
-		is_u64(resident(small), (64 << 10) / ps, "mincore agrees for the small file");
+		is_resident(resident(small), (64 << 10) / ps, "mincore agrees for the small file");
 		free(small);
 	}
 
@@ -182,12 +182,12 @@ int main(void)
 	o = warm(path, PC_ENGINE_THREADS, 0, 0, UINT64_MAX);
 	faults_reset();
 	ok(o.err == 0 && o.res == pages, "short readahead: verification fills the gaps");
-	is_u64(resident(path), pages, "mincore agrees after short readahead");
+	is_resident(resident(path), pages, "mincore agrees after short readahead");
 
 	/* Small chunks: many requests, same result. */
 	drop_file(path);
 	o = warm(path, PC_ENGINE_AUTO, 0, 64 << 10, UINT64_MAX);
-	is_u64(resident(path), pages, "64 KiB chunks warm everything");
+	is_resident(resident(path), pages, "64 KiB chunks warm everything");
 
 	/* I/O errors are the file's failure, named, not a crash. */
 	drop_file(path);
@@ -205,7 +205,7 @@ int main(void)
 		faults_reset();
 		ok(o.err == 0 && o.denied && o.by_read && o.res == pages,
 		   "files mincore may not check are read in full");
-		is_u64(resident(path), pages, "and are resident");
+		is_resident(resident(path), pages, "and are resident");
 	} else {
 		skip("no cachestat", "files mincore may not check (cachestat EPERM) are read in full");
 		skip("no cachestat", "and are resident");
