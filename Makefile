@@ -140,8 +140,9 @@ completion: $(COMPLETIONS)
 # ---- what the build needs -------------------------------------------------
 # Only deps, test-deps (make check, make demo, make bench) install: as root,
 # on Debian, with apt-get. A plain make or make install never does.
-# (waiting up to 10 minutes for another apt-get, such as unattended-upgrades
-# on a freshly booted Debian machine, rather than failing on its lock)
+# (install waits up to 10 minutes for dpkg's lock, held by another apt-get
+# such as unattended-upgrades on a freshly booted Debian machine, rather than
+# failing; a refused update is let go, as before)
 APT := DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600
 define need
 	@if ! $(1) >/dev/null 2>&1; then \

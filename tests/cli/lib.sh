@@ -188,9 +188,12 @@ resident_pages() {
 # Debian 13's kernel has it on). There pages are kept in generations, not
 # on an active list, so active pages are unknown: snapshots record none and
 # say why (lib/kpage.c), and checks that want active pages check that.
+# As pc_lru_gen_enabled(): no file, off; a file it cannot read or parse, on.
 t_mglru() {
 	local v
-	v=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null) || return 1
+	[ -e /sys/kernel/mm/lru_gen/enabled ] || return 1
+	v=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null) || return 0
+	[[ $v =~ ^0x[0-9a-fA-F]+$ ]] || return 0
 	[ $((v & 1)) = 1 ]
 }
 

@@ -121,18 +121,18 @@ if t_cap setuid && t_cap setgid && t_cap sys_ptrace && t_have setpriv perl; then
 		open(B, "<", $ARGV[1]) or die "open: $!"; open(R, ">>", $ARGV[2]) or die;
 		print R "$$\n"; close R; sleep 60' "$T_DIR/secret" "$T_DIR/mine" "$T_DIR/opath.ready" &
 	op=$!
-	T_CLEANUP+=("t_kill $op")
-	t_wait 10 test -s opath.ready
 	# $! is as_nobody's subshell: perl (setpriv's exec) is the one to kill,
-	# or it keeps this script's output open (prove waits) until it ends
-	op="$op $(cat opath.ready)"
-	T_CLEANUP+=("t_kill $op")
+	# or it keeps this script's output open (prove waits) until it ends. Its
+	# pid is read from the ready file when cleaning up (it may come late),
+	# and the file emptied once it is killed, so no reused pid is hit
+	T_CLEANUP+=("t_kill $op" "t_kill \$(cat '$T_DIR/opath.ready' 2>/dev/null)")
+	t_wait 10 test -s opath.ready
 	pc stat --pid "$(cat opath.ready)" --json >opath.json 2>/dev/null
 	t_is "--pid: a file held only O_PATH is not the process's (not listed)" \
 		"$(jq "[.files[].path] | index(\"$T_DIR/secret\")" opath.json)" null
 	t_is "--pid: a file it opened to read is" \
 		"$(jq "[.files[].path] | index(\"$T_DIR/mine\") != null" opath.json)" true
-	t_kill $op
+	t_kill $op $(cat opath.ready); : >opath.ready
 	# ... nor when it keeps swapping (dup2) that O_PATH fd and a readable
 	# one on the same number while root looks (2 in 200 got through once)
 	: >race.ready; chmod 666 race.ready
@@ -142,10 +142,8 @@ if t_cap setuid && t_cap setgid && t_cap sys_ptrace && t_have setpriv perl; then
 		while (1) { POSIX::dup2(fileno(B), 10); POSIX::dup2(fileno(A), 10); }' \
 		"$T_DIR/secret" "$T_DIR/mine" "$T_DIR/race.ready" &
 	rp=$!
-	T_CLEANUP+=("t_kill $rp")
+	T_CLEANUP+=("t_kill $rp" "t_kill \$(cat '$T_DIR/race.ready' 2>/dev/null)")
 	t_wait 10 test -s race.ready
-	rp="$rp $(cat race.ready)"
-	T_CLEANUP+=("t_kill $rp")
 	# (the alarm only ends it should the test die: 200 looks took over 60 s
 	# under a Debian 12 guest's emulation, and the looks after saw nothing)
 	# grep, not jq, on each look: jq's start cost 70 ms a look against
@@ -154,6 +152,7 @@ if t_cap setuid && t_cap setgid && t_cap sys_ptrace && t_have setpriv perl; then
 	# (PC_RACE_LOOKS: fewer in the Debian guest, where each look under
 	# emulation beside the spinning racer took 0.8 to 3 s: tests/vm/check.sh)
 	looks=${PC_RACE_LOOKS:-200}
+	[[ $looks =~ ^[1-9][0-9]*$ ]] || looks=200
 	leaked=0 seen=0 rpid=$(cat race.ready)
 	for i in $(seq "$looks"); do
 		pc stat --pid "$rpid" --json >race.json 2>/dev/null
@@ -162,7 +161,7 @@ if t_cap setuid && t_cap setgid && t_cap sys_ptrace && t_have setpriv perl; then
 	done
 	t_is "--pid: an O_PATH fd swapped in and out by dup2 never gets through ($looks looks)" "$leaked" 0
 	t_is "and the file it holds to read is seen in every look" "$seen" "$looks"
-	t_kill $rp
+	t_kill $rp "$rpid"; : >race.ready
 	t_ok "the racing process is gone with the check (it held prove's pipe for 10 minutes)" \
 		t_gone "$rpid"
 else

@@ -74,7 +74,9 @@ tmp=$(mktemp -d "$cache/.build-$suite.XXXXXX")
 cleanup() {
 	# mmdebstrap unmounts its chroot's /dev, /proc, /sys itself; should it be
 	# killed midway, nothing under them may be removed on the host
-	grep -o " $tmp/[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m"; done
+	# (grep finds none, as a rule: under set -e and pipefail that must not
+	# end the trap before the rm)
+	{ grep -o " $tmp/[^ ]*" /proc/mounts || true; } | sort -r | while read -r m; do umount -l "$m"; done
 	rm -rf --one-file-system "$tmp"
 }
 trap cleanup EXIT
@@ -84,7 +86,8 @@ echo "image.sh: building $suite from $mirror into $dir" >&2
 start=$SECONDS
 pkglist=$(printf '%s\n' "${packages[@]}" | grep -v '^$' | paste -sd, -)
 # (in a mount namespace of its own: the chroot's /dev, /proc and /sys never
-# show on the host, where tests that count mounts may be running: .ci/run)
+# show in the host's mount table, which test runs' leftovers checks compare,
+# and go with the namespace however mmdebstrap ends)
 unshare --mount --propagation private \
 mmdebstrap --mode=root --variant=minbase --include="$pkglist" \
 	--aptopt='Acquire::Retries "3"' \
