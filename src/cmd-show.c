@@ -317,7 +317,7 @@ int cmd_show(int argc, char **argv)
 		meta_fields(&rec, m);
 		if (co.fmt == OUT_HUMAN) {
 			time_t t = (time_t)m->created;
-			char when[64], a[32];
+			char when[64], a[32], act[48];
 			struct tm tm;
 
 			/* the header's time is the writer's word: any 64-bit value */
@@ -329,16 +329,13 @@ int cmd_show(int argc, char **argv)
 			out_human_line("Snapshot of %s on %s, %s (pages of %u bytes)", m->root,
 				       m->host, when, m->page_size);
 			if (active_unknown)
-				out_human_line("%llu files, %llu pages (%s) in %llu runs, active pages "
-					       "unknown (not recorded)", (unsigned long long)files,
-					       (unsigned long long)pages,
-					       fmt_size(pages * m->page_size, a, sizeof(a)),
-					       (unsigned long long)runs);
+				snprintf(act, sizeof(act), "active pages unknown (not recorded)");
 			else
-				out_human_line("%llu files, %llu pages (%s) in %llu runs, %llu active",
-					       (unsigned long long)files, (unsigned long long)pages,
-					       fmt_size(pages * m->page_size, a, sizeof(a)),
-					       (unsigned long long)runs, (unsigned long long)active);
+				snprintf(act, sizeof(act), "%llu active", (unsigned long long)active);
+			out_human_line("%llu files, %llu pages (%s) in %llu runs, %s",
+				       (unsigned long long)files, (unsigned long long)pages,
+				       fmt_size(pages * m->page_size, a, sizeof(a)),
+				       (unsigned long long)runs, act);
 			if (m->flags & PC_META_RECORDED)
 				out_human_line("Recorded for %.3f s: %llu pages used (%s)%s; %llu events lost%s",
 					       m->duration_ms / 1000.0, (unsigned long long)used,
