@@ -183,6 +183,10 @@ double pc_now(void);			/* CLOCK_MONOTONIC seconds */
 int pc_read_text(const char *path, char *buf, size_t len);
 /* Write value (whole, or -EIO) to an existing kernel file; 0 or -errno. */
 int pc_write_text(const char *path, const char *value);
+/* Room for one more element in a growing array (*arrp, *cap; n used); 0 or -ENOMEM. */
+int pc_grow(void *arrp, size_t *cap, size_t n, size_t elem);
+/* path made absolute against the working directory, lexically ("..", "."); malloc'd, NULL: ENOMEM. */
+char *pc_abspath(const char *path);
 
 /* ---- residency.c ----------------------------------------------------- */
 
@@ -1007,6 +1011,11 @@ struct pc_bdev {
  * pagecache's units). False is a definite no.
  */
 bool pc_bdev_allowed(void);
+/* The words for what pc_bdev_allowed's no means. */
+#define PC_BDEV_NEEDS_ROOT \
+	"needs root (CAP_DAC_READ_SEARCH and CAP_FOWNER: block devices are root's)"
+/* Why a device could not be had (ENODEV, ESTALE, ENOMEDIUM: said in words; else strerror). */
+const char *pc_bdev_strerror(int err);
 /* The filesystem of an open file (O_PATH will do): st_dev and f_fsid (0: none). */
 int pc_fd_fs(int fd, uint64_t *ret_dev, uint64_t *ret_fsid);
 /* The kernel's name of block device dev, one component; -ENODEV: no block device has it. */
@@ -1055,6 +1064,134 @@ struct pc_bdev_result {
  */
 int pc_bdev_restore(uint64_t dev, const struct pc_profile_file *rec, struct pc_budget *budget,
 		    bool dry, struct pc_bdev_result *ret);
+
+/* ---- restore.c: a snapshot's pages back into the cache ------------------ */
+
+/*
+ * What `pagecache restore` does, for a program: the whole snapshot is read
+ * first (nothing is opened from one that is not whole); its block device
+ * records (filesystem metadata) are read back first, as root; then each
+ * file is opened beneath the root (pc_open_beneath: no link followed, no
+ * FIFO or device opened), judged (the same inode, generation or birth
+ * time is the same file, restored even if modified in place, its runs
+ * clipped to its size; one replaced, or not a regular file, is skipped),
+ * and its recorded pages are read through the warming engine, verified
+ * resident, within the memory budget, in disk order (FIEMAP), the
+ * snapshot's order, or the order a recording saw them used. Active pages
+ * are read twice, so the kernel activates them again.
+ *
+ * The pages are charged to the memory cgroup of the process that reads:
+ * to restore into a service's cgroup, call it in a child that joined it
+ * (pc_cgroup_resolve, pc_cgroup_enter), as the CLI and the daemon do.
+ * Callbacks run in the calling thread, in the order things happen.
+ */
+enum pc_restore_order {
+	PC_RESTORE_DISK,		/* by position on disk (FIEMAP) */
+	PC_RESTORE_FILE,		/* the snapshot's order */
+	PC_RESTORE_ACCESS,		/* used pages by first use, then the rest by disk */
+};
+
+/* why a file of the snapshot is not restored (on_skip) */
+enum pc_restore_skip {
+	PC_RESTORE_CHANGED,		/* replaced, not a regular file, a link, outside the root */
+	PC_RESTORE_MISSING,		/* not found */
+};
+
+/* how far a file got (struct pc_restore_file) */
+enum pc_restore_status {
+	PC_RESTORE_OK,			/* read whole */
+	PC_RESTORE_PARTLY,		/* some pieces not reached (max_time) */
+	PC_RESTORE_NOT_REACHED,		/* none reached */
+	PC_RESTORE_FAILED,		/* err says why */
+	PC_RESTORE_LISTED,		/* dry run: counted, not read */
+};
+
+/* one file's outcome (on_file), in the order of its first read */
+struct pc_restore_file {
+	const char *path;		/* the root and the snapshot's path */
+	uint64_t pages;			/* recorded pages inside its size now */
+	uint64_t runs;			/* of them */
+	uint64_t cached;		/* dry run: of pages, cached now */
+	uint64_t read;			/* pages read into the cache */
+	uint64_t resident;		/* pages resident when it was done */
+	enum pc_restore_status status;
+	int err;			/* PC_RESTORE_FAILED: errno */
+	bool has_first_use;		/* PC_RESTORE_ACCESS: first_use_ms is known */
+	uint64_t first_use_ms;		/* ms into the recording it was first used */
+};
+
+/* a block device record's outcome (filesystem metadata) */
+struct pc_meta_row {
+	char name[PC_BDEV_NAME_MAX];	/* the kernel's name (now), or as recorded */
+	uint64_t dev, size, pages, cached, read;
+	bool has_cached, has_read;
+	bool done;			/* recorded, or read back (counted: dry run) */
+	char status[256];		/* "recorded", "ok", "dry run", or why not */
+};
+
+struct pc_restore_opts {
+	size_t size;			/* sizeof(struct pc_restore_opts) */
+	const char *root;		/* the paths are beneath it; NULL: "/", and a
+					   snapshot taken beneath another root is
+					   refused (say where: root) */
+	enum pc_restore_order order;
+	bool strict;			/* skip files whose size or mtime changed */
+	bool allow_changed;		/* restore replaced regular files too */
+	bool dry_run;			/* read nothing: on_file says what would be */
+	bool no_metadata;		/* leave block device records alone */
+	bool idle;			/* idle I/O priority for this process */
+	double max_time;		/* seconds; < 0: no limit (0 hands out nothing) */
+	uint64_t max_mem;		/* bytes to add at most; 0: no maximum */
+	uint64_t reserve;		/* keep available; UINT64_MAX: the default */
+	uint64_t rate;			/* bytes/s; 0: no limit */
+	struct pc_progress *progress;	/* optional, updated as it reads */
+	/* all optional; arg is passed to each */
+	void (*on_reading)(void *arg, uint64_t bytes);	/* reads begin: their total */
+	void (*on_read)(void *arg);			/* the reads are done */
+	void (*on_skip)(void *arg, const char *path, enum pc_restore_skip kind, const char *why);
+	void (*on_file)(void *arg, const struct pc_restore_file *f);
+	/* a failure: errno err, or 0 and a reason in why */
+	void (*on_error)(void *arg, const char *path, const char *what, int err, const char *why);
+	void (*on_warn)(void *arg, const char *msg);	/* metadata left out, ... */
+	void *arg;
+};
+#define PC_RESTORE_OPTS_INIT { .size = sizeof(struct pc_restore_opts), .max_time = -1, \
+			       .reserve = UINT64_MAX }
+
+struct pc_restore_totals {
+	char root[4096];		/* the root restored beneath */
+	bool dry_run;
+	enum pc_restore_order order;	/* as done: ACCESS becomes DISK without times */
+	bool no_access_times;		/* ACCESS was asked of a snapshot without them */
+	uint64_t files;			/* restored whole (dry run: listed) */
+	uint64_t pages;			/* wanted: recorded pages inside the files now */
+	uint64_t cached_before;
+	uint64_t read;			/* pages read */
+	uint64_t resident;		/* pages resident at the end */
+	uint64_t changed, modified, missing, failures;
+	int budget_stopped;		/* 0, or PC_BUDGET_* */
+	bool time_stopped;		/* max_time ran out */
+	uint64_t files_not_done, pages_not_done;
+	uint64_t meta_devices, meta_pages, meta_cached, meta_read, meta_skipped;
+	const struct pc_meta_row *meta_rows;	/* the restore's own, until pc_restore_free */
+	size_t meta_nrows;
+	double elapsed;			/* seconds */
+};
+
+struct pc_restore;
+/*
+ * Read the snapshot whole and settle the root. -errno (-EBADMSG: corrupt)
+ * with on_error told why; *ret is set on success only.
+ */
+int pc_restore_open(const char *snapshot, const struct pc_restore_opts *o, struct pc_restore **ret);
+/*
+ * Restore: metadata, then the files, as the options say. 0 when all was
+ * done; > 0 when something was skipped, missing, failed or the budget
+ * stopped it (the totals say which); -errno when nothing could be read.
+ */
+int pc_restore_run(struct pc_restore *r);
+const struct pc_restore_totals *pc_restore_totals(const struct pc_restore *r);
+void pc_restore_free(struct pc_restore *r);	/* NULL-safe */
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC visibility pop

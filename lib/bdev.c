@@ -329,3 +329,16 @@ int pc_bdev_restore(uint64_t dev, const struct pc_profile_file *rec, struct pc_b
 	*ret = res;
 	return 0;
 }
+
+const char *pc_bdev_strerror(int err)
+{
+	switch (err) {
+	case ENODEV:
+		return "no block device (tmpfs, overlayfs, btrfs, a network filesystem)";
+	case ESTALE:
+		return "its /dev node is not that device";
+	case ENOMEDIUM:
+		return "/proc is not mounted";
+	}
+	return strerror(err);
+}

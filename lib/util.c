@@ -110,3 +110,55 @@ int pc_write_text(const char *path, const char *value)
 		return (int)got;
 	return (size_t)got == n ? 0 : -EIO;	/* a short write is a failure too */
 }
+
+int pc_grow(void *arrp, size_t *cap, size_t n, size_t elem)
+{
+	void **arr = arrp;
+	size_t nc;
+	void *na;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : 64;
+	na = realloc(*arr, nc * elem);
+	if (!na)
+		return -ENOMEM;
+	*arr = na;
+	*cap = nc;
+	return 0;
+}
+
+char *pc_abspath(const char *path)
+{
+	char cwd[4096], *buf, *out;
+	size_t o = 0;
+
+	if (path[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+		return NULL;
+	if (asprintf(&buf, "%s/%s", path[0] == '/' ? "" : cwd, path) < 0)
+		return NULL;
+	out = malloc(strlen(buf) + 2);
+	if (!out) {
+		free(buf);
+		return NULL;
+	}
+	/* lexical: drop "." and empty parts, let ".." take one back */
+	for (char *save = NULL, *part = strtok_r(buf, "/", &save); part;
+	     part = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(part, "."))
+			continue;
+		if (!strcmp(part, "..")) {
+			while (o > 0 && out[--o] != '/')
+				;
+			continue;
+		}
+		out[o++] = '/';
+		memcpy(out + o, part, strlen(part));
+		o += strlen(part);
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = 0;
+	free(buf);
+	return out;
+}

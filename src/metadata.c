@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * metadata.c: filesystem metadata for snapshot and restore (metadata.h).
+ * metadata.c: filesystem metadata for snapshot and restore (metadata.h):
+ * snapshot's records, and the lines both commands print (restore's
+ * reading back is lib/restore.c's).
  *
  * What is recorded is a block device's whole page cache: the filesystem's
  * metadata, and also whatever anyone read through /dev/X. A device is
@@ -24,7 +26,7 @@
 static void row(struct meta_set *ms, const char *name, uint64_t dev, uint64_t size,
 		uint64_t pages, const uint64_t *cached, const uint64_t *read, const char *status)
 {
-	struct meta_row *r;
+	struct pc_meta_row *r;
 
 	if (cli_grow(&ms->rows, &ms->rowcap, ms->nrows, sizeof(*ms->rows)) < 0)
 		return;
@@ -40,19 +42,6 @@ static void row(struct meta_set *ms, const char *name, uint64_t dev, uint64_t si
 	r->has_read = read;
 	r->read = read ? *read : 0;
 	r->done = cached || !strcmp(status, "recorded");
-}
-
-static const char *why(int err)
-{
-	switch (err) {
-	case ENODEV:
-		return "no block device (tmpfs, overlayfs, btrfs, a network filesystem)";
-	case ESTALE:
-		return "its /dev node is not that device";
-	case ENOMEDIUM:
-		return "/proc is not mounted";
-	}
-	return strerror(err);
 }
 
 void meta_snapshot(struct meta_set *ms, const char *root, const struct pc_profile_file *files,
@@ -87,8 +76,8 @@ void meta_snapshot(struct meta_set *ms, const char *root, const struct pc_profil
 				snprintf(name, sizeof(name), "%s", num);
 			/* said once per device, with one of its files to know it by */
 			cli_warn("metadata of '%s%s%s' not recorded: block device %s (%s): %s", root,
-				 strcmp(root, "/") ? "/" : "", f->path, num, name, why(-rc));
-			row(ms, name, f->dev, 0, 0, NULL, NULL, why(-rc));
+				 strcmp(root, "/") ? "/" : "", f->path, num, name, pc_bdev_strerror(-rc));
+			row(ms, name, f->dev, 0, 0, NULL, NULL, pc_bdev_strerror(-rc));
 			ms->unavailable++;
 			continue;
 		}
@@ -103,162 +92,6 @@ void meta_snapshot(struct meta_set *ms, const char *root, const struct pc_profil
 	free(devs);
 }
 
-bool meta_take(struct meta_set *ms, struct pc_profile_file *f, int snap_ps)
-{
-	uint64_t fsid = f->ident & PC_IDENT_FSID ? f->fsid : 0, ps = pc_page_size();
-	char *path;
-
-	if (f->ident & PC_IDENT_BDEV) {
-		if (snap_ps != (int)ps) {
-			/* the snapshot's pages: widened to ours, overlaps merged */
-			size_t m = 0;
-
-			for (size_t k = 0; k < f->nruns; k++) {
-				uint64_t a = f->runs[2 * k] * (uint64_t)snap_ps / ps;
-				uint64_t b = ((f->runs[2 * k] + f->runs[2 * k + 1]) * (uint64_t)snap_ps +
-					      ps - 1) / ps;
-
-				if (m && a <= f->runs[2 * m - 2] + f->runs[2 * m - 1]) {
-					if (b > f->runs[2 * m - 2] + f->runs[2 * m - 1])
-						f->runs[2 * m - 1] = b - f->runs[2 * m - 2];
-					continue;
-				}
-				f->runs[2 * m] = a;
-				f->runs[2 * m + 1] = b - a;
-				m++;
-			}
-			f->nruns = m;
-		}
-		if (cli_grow(&ms->recs, &ms->cap, ms->n, sizeof(*ms->recs)) < 0) {
-			pc_profile_file_release(f);	/* left out: said as unavailable */
-			ms->unavailable++;
-			return true;
-		}
-		ms->recs[ms->n++] = *f;
-		return true;
-	}
-	/* the files come a directory at a time: the last filesystem first */
-	for (size_t k = ms->nfs; k-- > 0;)
-		if (ms->fs[k].dev == f->dev && ms->fs[k].fsid == fsid)
-			return false;
-	path = strdup(f->path);
-	if (!path || cli_grow(&ms->fs, &ms->fscap, ms->nfs, sizeof(*ms->fs)) < 0) {
-		free(path);
-		return false;
-	}
-	ms->fs[ms->nfs++] = (struct meta_fs){ f->dev, fsid, path };
-	return false;
-}
-
-/* The device under the filesystem a record was taken of, as it is mounted now; 0: none. */
-static uint64_t find_dev(const struct meta_set *ms, const struct pc_profile_file *rec, int rootfd,
-			 bool same_place)
-{
-	uint64_t dev, fsid;
-
-	if (pc_fd_fs(rootfd, &dev, &fsid) == 0 && pc_bdev_matches(rec, dev, fsid, !same_place))
-		return dev;
-	/* a file the snapshot had on that filesystem, opened beneath the root as restore does */
-	for (size_t k = 0; k < ms->nfs; k++) {
-		struct stat st;
-		bool ok;
-		int fd;
-
-		if (!pc_bdev_matches(rec, ms->fs[k].dev, ms->fs[k].fsid, false))
-			continue;
-		fd = pc_open_beneath(rootfd, ms->fs[k].path, O_NOATIME, &st);
-		if (fd < 0)
-			continue;
-		ok = pc_fd_fs(fd, &dev, &fsid) == 0 && pc_bdev_matches(rec, dev, fsid, !same_place);
-		close(fd);
-		if (ok)
-			return dev;
-	}
-	return 0;
-}
-
-void meta_restore(struct meta_set *ms, int rootfd, bool same_place, struct pc_budget *b, bool dry)
-{
-	if (!ms->n)
-		return;
-	if (ms->skip) {		/* --no-metadata: asked for, nothing to say */
-		ms->unavailable = ms->n;
-		return;
-	}
-	if (!b) {		/* the budget could not be read: neither can the files be */
-		ms->unavailable = ms->n;
-		return;
-	}
-	if (!pc_bdev_allowed()) {
-		cli_warn("metadata of %zu block device%s not restored: %s", ms->n, ms->n == 1 ? "" : "s",
-			 META_NEEDS_ROOT);
-		for (size_t i = 0; i < ms->n; i++)
-			row(ms, ms->recs[i].path, ms->recs[i].dev, ms->recs[i].size, 0, NULL, NULL,
-			    "needs root");
-		ms->unavailable = ms->n;
-		return;
-	}
-	for (size_t i = 0; i < ms->n && !b->stopped; i++) {
-		const struct pc_profile_file *rec = &ms->recs[i];
-		struct pc_bdev_result res;
-		uint64_t dev = find_dev(ms, rec, rootfd, same_place);
-		bool again = false;
-		int rc;
-
-		/* one device, one read: a second record of it (a hostile snapshot) is left out */
-		for (size_t k = 0; k < ms->nrows && dev; k++)
-			again |= ms->rows[k].done && ms->rows[k].dev == dev;
-		if (again) {
-			row(ms, rec->path, dev, rec->size, 0, NULL, NULL, "another record of a device read");
-			ms->unavailable++;
-			continue;
-		}
-		rc = dev ? pc_bdev_restore(dev, rec, b, dry, &res) : -ENOENT;
-
-		if (rc < 0) {
-			char num[32], reason[256];
-
-			snprintf(num, sizeof(num), "%u:%u", major(dev), minor(dev));
-			if (!dev)
-				snprintf(reason, sizeof(reason), "no file of its filesystem found beneath "
-					 "the root%s", same_place ? "" : " (--root elsewhere: by "
-					 "filesystem id only)");
-			else
-				snprintf(reason, sizeof(reason), "block device %s: %s", num, why(-rc));
-			/* the recorded name is only shown: it was never opened */
-			cli_warn("metadata of '%s' not restored: %s", rec->path, reason);
-			row(ms, rec->path, rec->dev, rec->size, 0, NULL, NULL, reason);
-			ms->unavailable++;
-			continue;
-		}
-		if (res.err == ENOSPC) {
-			char reason[128];
-
-			/*
-			 * Taken whole or not at all (a device's cache may hold a
-			 * dd of it): nothing was read. The files are not to pay for
-			 * it: the budget is judged afresh for them.
-			 */
-			snprintf(reason, sizeof(reason), "its %llu pages do not fit the memory budget (%s)",
-				 (unsigned long long)(res.pages - res.cached), pc_budget_reason(b->stopped));
-			cli_warn("metadata of '%s' not restored: %s", res.name, reason);
-			row(ms, res.name, dev, res.size, res.pages, &res.cached, &res.read, reason);
-			ms->rows[ms->nrows - 1].done = false;
-			ms->unavailable++;
-			pc_budget_put(b, 0);
-			continue;
-		}
-		ms->devices++;
-		ms->pages += res.pages;
-		ms->cached += res.cached;
-		ms->read += dry ? 0 : res.read;
-		if (res.err)
-			cli_warn("metadata of '%s' not all restored: %s", res.name, strerror(res.err));
-		row(ms, res.name, dev, res.size, res.pages, &res.cached, dry ? NULL : &res.read,
-		    dry ? "dry run" : res.err ? strerror(res.err) : "ok");
-	}
-}
-
 void meta_report(struct meta_set *ms, struct orec *rec, bool restore)
 {
 	orec_u64(rec, "metadata_devices", ms->devices, 0);
@@ -271,7 +104,7 @@ void meta_report(struct meta_set *ms, struct orec *rec, bool restore)
 	if (!ms->nrows)
 		orec_list_add(rec, "metadata", NULL);	/* [] */
 	for (size_t i = 0; i < ms->nrows; i++) {
-		const struct meta_row *m = &ms->rows[i];
+		const struct pc_meta_row *m = &ms->rows[i];
 		struct orec r = { 0 };
 		char num[32];
 
@@ -322,10 +155,7 @@ void meta_release(struct meta_set *ms)
 {
 	for (size_t i = 0; i < ms->n; i++)
 		pc_profile_file_release(&ms->recs[i]);
-	for (size_t i = 0; i < ms->nfs; i++)
-		free(ms->fs[i].path);
 	free(ms->recs);
-	free(ms->fs);
 	free(ms->rows);
 	memset(ms, 0, sizeof(*ms));
 }
