@@ -149,8 +149,11 @@ struct job {
 	enum job_kind kind;
 	char name[72];
 	pid_t pid;
-	int fd;				/* its stdout (--kv) */
-	char out[8192];
+	int fd;				/* its result: a snapshot's --kv, a restore's struct */
+	union {
+		char out[8192];
+		struct daemon_job_result res;
+	};
 	size_t len;
 	double t0;
 	time_t wall0;
@@ -439,6 +442,64 @@ static void queue(const char *name, enum job_kind kind)
 		svc_find(name)->state = "queued";
 }
 
+/*
+ * A child, before it does a job or runs a lock: its signals back to the
+ * defaults, tied to the daemon (PR_SET_PDEATHSIG: a daemon killed with -9
+ * leaves no job or lock behind), stdin and stdout /dev/null (out: stdout
+ * instead, for an exec'd one), none of the daemon's fds or systemd's
+ * variables. Exits if the daemon died before the prctl.
+ */
+static void child_setup(int out)
+{
+	sigset_t none;
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != D.self)	/* the daemon died before the prctl */
+		_exit(127);
+	if (null >= 0)
+		dup2(null, 0);
+	dup2(out >= 0 ? out : null, 1);
+	/* the daemon's own: a job that is not exec'd keeps no socket of it open */
+	for (int *fd = (int[]){ D.lfd, D.sfd, D.ifd }, k = 0; k < 3; k++)
+		if (fd[k] >= 0)
+			close(fd[k]);
+	unsetenv("NOTIFY_SOCKET");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_PID");
+	unsetenv("WATCHDOG_USEC");
+}
+
+/* fork; the child does job(s, pipe's write end) and exits; *ret_fd reads its result */
+static pid_t fork_job(struct svc *s, void (*job)(struct svc *s, int fd), int *ret_fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		child_setup(-1);
+		job(s, p[1]);	/* it exits */
+		_exit(2);
+	}
+	close(p[1]);
+	*ret_fd = p[0];
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	return pid;
+}
+
 /* fork + exec this program with argv; its stdout to *ret_fd (or /dev/null) */
 static pid_t spawn(char **argv, int *ret_fd)
 {
@@ -456,22 +517,7 @@ static pid_t spawn(char **argv, int *ret_fd)
 		return -1;
 	}
 	if (pid == 0) {
-		sigset_t none;
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != D.self)	/* the daemon died before the prctl */
-			_exit(127);
-		if (null >= 0)
-			dup2(null, 0);
-		dup2(ret_fd ? p[1] : null, 1);
-		unsetenv("NOTIFY_SOCKET");
-		unsetenv("LISTEN_FDS");
-		unsetenv("LISTEN_PID");
-		unsetenv("WATCHDOG_USEC");
+		child_setup(ret_fd ? p[1] : -1);
 		execv("/proc/self/exe", argv);
 		fprintf(stderr, "pagecache daemon: cannot run itself (/proc/self/exe): %s\n",
 			strerror(errno));
@@ -483,6 +529,108 @@ static pid_t spawn(char **argv, int *ret_fd)
 		fcntl(p[0], F_SETFL, O_NONBLOCK);
 	}
 	return pid;
+}
+
+/* ---- the restore job: lib/restore.c in a child ------------------------------ */
+
+/* skipped files named in the log, then only counted (a tree that is gone) */
+#define SKIP_LOG 20
+
+struct rjob {
+	const char *name;
+	unsigned nskipped;
+};
+
+static void rjob_skip(void *arg, const char *path, enum pc_restore_skip kind, const char *why)
+{
+	struct rjob *j = arg;
+
+	(void)kind;
+	if (j->nskipped++ < SKIP_LOG)
+		dlog(LOG_WARN, "[service %s]: skipping '%s': %s", j->name, path, why);
+}
+
+static void rjob_error(void *arg, const char *path, const char *what, int err, const char *why)
+{
+	struct rjob *j = arg;
+
+	dlog(LOG_ERR, "[service %s]: %s '%s': %s", j->name, what, path, why ? why : strerror(err));
+}
+
+static void rjob_warn(void *arg, const char *msg)
+{
+	struct rjob *j = arg;
+
+	dlog(LOG_WARN, "[service %s]: %s", j->name, msg);
+}
+
+/* write the result whole (a pipe takes it in one write: it is under PIPE_BUF) and exit */
+static void job_exit(int fd, struct daemon_job_result *res, int status)
+{
+	_Static_assert(sizeof(*res) <= PIPE_BUF, "a job's result fits one pipe write");
+	res->magic = DAEMON_JOB_MAGIC;
+	res->version = DAEMON_JOB_VERSION;
+	res->size = sizeof(*res);
+	if (write(fd, res, sizeof(*res)) != (ssize_t)sizeof(*res))
+		status = 2;
+	_exit(status);
+}
+
+/*
+ * The child of a restore job: join the service's memory cgroup (the
+ * pages are charged to the process that reads), restore within its
+ * budget, and say how it went. Exit 0: all restored, 1: partly, 2: not.
+ */
+static void restore_job(struct svc *s, int fd)
+{
+	const struct dsvc *c = s->c;
+	struct daemon_job_result res = { .kind = JOB_RESTORE };
+	struct pc_restore_opts o = PC_RESTORE_OPTS_INIT;
+	struct rjob j = { .name = c->name };
+	struct cli_budget bo = CLI_BUDGET_INIT;
+	const struct pc_restore_totals *t;
+	struct pc_restore *r;
+	int rc;
+
+	prctl(PR_SET_NAME, "pc-restore");	/* what ps and pgrep call it: no exec names it */
+	if (c->cgroup) {
+		char dir[4096], why[1024];
+
+		rc = pc_cgroup_resolve(c->cgroup, dir, sizeof(dir), why, sizeof(why));
+		if (rc >= 0 && (rc = pc_cgroup_enter(dir, getpid())) < 0)
+			snprintf(why, sizeof(why), "%s", strerror(-rc));
+		if (rc < 0) {
+			dlog(LOG_ERR, "[service %s]: cannot join memory cgroup '%s': %s", c->name,
+			     c->cgroup, why);
+			job_exit(fd, &res, 2);
+		}
+	}
+	/* the configuration's budget, checked when it was read */
+	if ((c->max_mem && cli_budget_opt(&bo, 'M', c->max_mem) < 0) ||
+	    (c->rate && cli_budget_opt(&bo, 'T', c->rate) < 0))
+		job_exit(fd, &res, 2);
+	o.root = c->root;
+	o.max_mem = bo.max_mem;
+	o.reserve = bo.reserve;
+	o.rate = bo.rate;
+	o.on_skip = rjob_skip;
+	o.on_error = rjob_error;
+	o.on_warn = rjob_warn;
+	o.arg = &j;
+	if (pc_restore_open(c->snapshot, &o, &r) < 0)
+		job_exit(fd, &res, 2);
+	rc = pc_restore_run(r);
+	t = pc_restore_totals(r);
+	if (j.nskipped > SKIP_LOG)
+		dlog(LOG_WARN, "[service %s]: and %u more files skipped", c->name,
+		     j.nskipped - SKIP_LOG);
+	res.want = t->pages;
+	res.cached = t->cached_before;
+	res.read = t->read;
+	res.failures = t->failures;
+	res.flags = t->budget_stopped ? DJR_BUDGET : 0;
+	pc_restore_free(r);
+	job_exit(fd, &res, rc < 0 ? 2 : rc);
 }
 
 struct argv {
@@ -679,32 +827,16 @@ static void start_job(struct svc *s, enum job_kind kind)
 		}
 		if (c->cgroup && cg_missing(s))
 			return;
-		arg(&a, "restore");
-		arg(&a, "--kv");
-		arg(&a, "--quiet");
-		if (c->cgroup) {
-			arg(&a, "--cgroup");
-			arg(&a, c->cgroup);
-		}
-		if (c->max_mem) {
-			arg(&a, "--max-mem");
-			arg(&a, c->max_mem);
-		}
-		if (c->rate) {
-			arg(&a, "--rate");
-			arg(&a, c->rate);
-		}
-		arg(&a, "--");
-		arg(&a, c->snapshot);
 	}
 	D.job = (struct job){ .kind = kind, .fd = -1, .t0 = pc_now(), .wall0 = time(NULL) };
 	D.job.deadline = c->timeout ? D.job.t0 + c->timeout : 0;
 	if (D.stopping)
 		D.job.stop_due = stop_share(D.nq + 1);
 	snprintf(D.job.name, sizeof(D.job.name), "%s", c->name);
-	D.job.pid = spawn(a.v, &D.job.fd);
+	D.job.pid = kind == JOB_RESTORE ? fork_job(s, restore_job, &D.job.fd) : spawn(a.v, &D.job.fd);
 	if (D.job.pid < 0) {
-		dlog(LOG_ERR, "[service %s]: cannot start %s: %s", c->name, a.v[1], strerror(errno));
+		dlog(LOG_ERR, "[service %s]: cannot start %s: %s", c->name,
+		     kind == JOB_RESTORE ? "restore" : "snapshot", strerror(errno));
 		D.job.pid = 0;
 		D.job.kind = JOB_NONE;
 		return;
@@ -811,6 +943,17 @@ static void owners_parse(struct svc *s, const char *line)
 
 static void write_metrics(void);
 
+/* The child's result, if it wrote one whole, of this version and kind; else NULL. */
+static const struct daemon_job_result *job_result(enum job_kind kind)
+{
+	const struct daemon_job_result *r = &D.job.res;
+
+	if (D.job.len != sizeof(*r) || r->magic != DAEMON_JOB_MAGIC ||
+	    r->version != DAEMON_JOB_VERSION || r->size != sizeof(*r) || r->kind != (uint32_t)kind)
+		return NULL;
+	return r;
+}
+
 static void job_done(int status)
 {
 	struct svc *s = svc_find(D.job.name);
@@ -819,10 +962,12 @@ static void job_done(int status)
 	char *nl;
 	bool ok = WIFEXITED(status) && WEXITSTATUS(status) <= 1;
 
-	D.job.out[D.job.len < sizeof(D.job.out) ? D.job.len : sizeof(D.job.out) - 1] = 0;
-	nl = strchr(D.job.out, '\n');
-	if (nl)
-		*nl = 0;
+	if (D.job.kind == JOB_SNAPSHOT) {	/* its --kv total: one line */
+		D.job.out[D.job.len < sizeof(D.job.out) ? D.job.len : sizeof(D.job.out) - 1] = 0;
+		nl = strchr(D.job.out, '\n');
+		if (nl)
+			*nl = 0;
+	}
 	if (!s) {	/* removed by a reload while it ran */
 		D.job.kind = JOB_NONE;
 		return;
@@ -884,27 +1029,27 @@ static void job_done(int status)
 			     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 		}
 	} else {
-		uint64_t stopped = 0, failures = 0, cached = 0;
+		const struct daemon_job_result *res = job_result(JOB_RESTORE);
 
 		s->rest_time = D.job.wall0;
 		s->rest_secs = secs;
 		s->rest_pages = 0;
-		if (ok && kv_get(D.job.out, "read", &s->rest_read)) {
-			kv_get(D.job.out, "pages", &s->rest_pages);
-			kv_get(D.job.out, "budget_stopped", &stopped);
-			kv_get(D.job.out, "failures", &failures);
-			kv_get(D.job.out, "cached_before", &cached);
+		if (ok && res) {
+			bool stopped = res->flags & DJR_BUDGET;
+
+			s->rest_read = res->read;
+			s->rest_pages = res->want;
 			/* what it read says it: nothing read is never "done" */
 			s->rest_result = stopped		? "budget"
 					 : s->rest_read	? "done"
-					 : failures		? "failed"
+					 : res->failures	? "failed"
 					 : !s->rest_pages	? "empty"
-					 : cached >= s->rest_pages ? "cached"
-								   : "nothing-read";
-			dlog(!s->rest_read && failures ? LOG_ERR : LOG_INFO,
+					 : res->cached >= s->rest_pages ? "cached"
+									: "nothing-read";
+			dlog(!s->rest_read && res->failures ? LOG_ERR : LOG_INFO,
 			     "[service %s]: restore %s: %llu pages wanted, %llu already cached, "
 			     "%llu read, in %.1f s%s", s->c->name, s->rest_result,
-			     (unsigned long long)s->rest_pages, (unsigned long long)cached,
+			     (unsigned long long)s->rest_pages, (unsigned long long)res->cached,
 			     (unsigned long long)s->rest_read, secs,
 			     stopped ? ", stopped at the memory budget" : "");
 		} else {

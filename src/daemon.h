@@ -29,6 +29,27 @@ struct downer {
 	unsigned w;
 };
 
+/*
+ * A job's result: what the child that ran a snapshot or a restore writes
+ * to its pipe, whole, just before it exits, and the daemon reads back.
+ * Fixed and versioned, so both ends are tied at compile time; a result
+ * of another size, magic or version is no result (the job "failed").
+ */
+#define DAEMON_JOB_MAGIC 0x70636a62u	/* "pcjb" */
+#define DAEMON_JOB_VERSION 1
+enum { DJR_WRITTEN = 1, DJR_KEPT = 2, DJR_BUDGET = 4, DJR_OWNERS = 8 };
+struct daemon_job_result {
+	uint32_t magic, version, size;	/* DAEMON_JOB_MAGIC, _VERSION, sizeof */
+	uint32_t kind;			/* 1 snapshot, 2 restore */
+	uint32_t flags;			/* DJR_* */
+	uint32_t nowners;		/* DJR_OWNERS: owners[0..nowners) */
+	/* snapshot: what was written, or the previous one's pages when kept */
+	uint64_t files, pages, bytes, previous_pages;
+	/* restore: pages wanted, cached before, read; files that failed */
+	uint64_t want, cached, read, failures;
+	struct downer owners[DAEMON_MAX_OWNERS];
+};
+
 /* one [service NAME] section */
 struct dsvc {
 	char *name;

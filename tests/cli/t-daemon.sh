@@ -330,10 +330,12 @@ NOTIFY_SOCKET=$T_DIR/notify.sock "$PAGECACHE" daemon --config cur.conf 2>r.log &
 RPID=$!
 T_CLEANUP+=("kill -9 $RPID")
 t_wait 5 grep -q 'restore started' r.log
+# the job is a forked child of the daemon, named so (no exec names it)
+t_ok "the restore runs in a child named pc-restore" pgrep -x -P $RPID pc-restore
 cp r2.conf cur.conf; kill -HUP $RPID
 t_ok "a service removed during its start-up restore: the daemon gets ready" t_wait 10 grep -q '^READY=1' notify.log
 t_ok "and its interval snapshots run" t_wait 10 sh -c "[ \$(\"$PAGECACHE\" status --socket run/pc.sock --json | jq '.services[0].snapshots') -ge 2 ]"
-t_ok "the removed service's restore was stopped" t_wait 10 sh -c "! pgrep -f '[r]estore --kv --quiet --rate 1' >/dev/null"
+t_ok "the removed service's restore was stopped" t_wait 10 sh -c "! pgrep -x -P $RPID pc-restore >/dev/null"
 t_kill $RPID
 # 2. SIGTERM during the start-up restore keeps the snapshot it was restoring
 drop slow/big
@@ -569,5 +571,33 @@ if [ -n "$CGROOT" ] && t_writable "$CGROOT" &&
 else
 	t_skip "a cgroup = service" "$T_WHY"
 fi
+
+# ---- root = DIR: the start-up restore is beneath it too ----
+# The snapshot's paths are relative to root; a restore without it was
+# refused ("its paths are relative to ...") at every start.
+mkdir -p rt/data
+head -c $((16 * PS)) /dev/urandom >rt/data/f
+cat rt/data/f >/dev/null
+conf rt.conf <<EOF
+[daemon]
+socket = $T_DIR/run/pc.sock
+[service rt]
+root = $T_DIR/rt
+paths = $T_DIR/rt/data
+snapshot = $T_DIR/state/rt.snap
+restore = yes
+interval = 0
+EOF
+pc snapshot --root rt -o state/rt.snap rt/data >/dev/null 2>&1
+drop rt/data/f
+"$PAGECACHE" daemon --config rt.conf 2>rt.log &
+RPID=$!
+T_CLEANUP+=("kill -9 $RPID")
+t_wait 10 test -S run/pc.sock
+rt_ended() { [ "$(st | jq -r '.services[0].restore_result')" != null ]; }
+t_wait 10 rt_ended
+t_is "root = DIR: the start-up restore is done beneath it" "$(st | jq -r '.services[0].restore_result')" done
+t_ok "and brought the file back" test "$(resident_pages rt/data/f 16)" -ge 14
+t_kill $RPID
 
 t_done
