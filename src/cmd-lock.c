@@ -31,6 +31,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "sys.h"		/* pc_sys_inotify_add_watch (lib/sys.h) */
 
 #include <errno.h>
 #include <fcntl.h>

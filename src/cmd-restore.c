@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "sys.h"		/* pc_sys_pread (lib/sys.h) */
 #include "metadata.h"
 
 #include <errno.h>

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "sys.h"		/* the seam: PAGECACHE_FAULT (lib/sys.h) */
 
 #include <errno.h>
 #include <limits.h>
@@ -137,6 +138,11 @@ int cli_fault_env(void)
 	if (rc == -ENOMEM) {	/* not the spec's fault: say what it is */
 		fprintf(stderr, "pagecache: out of memory\n");
 		return EXIT_PARTIAL;
+	}
+	if (rc == -EOPNOTSUPP) {	/* lib/sys.c, PC_SYS_NOFAULT */
+		fprintf(stderr, "pagecache: PAGECACHE_FAULT is for a pagecache that carries the "
+			"library (make LINK=static); this one uses libpagecache.so\n");
+		return EXIT_USAGE;
 	}
 	if (rc < 0) {
 		fprintf(stderr, "pagecache: bad PAGECACHE_FAULT '%s'\n", spec);
