@@ -208,6 +208,11 @@ void pc_budget_put(struct pc_budget *b, uint64_t bytes);
 /* Sleep as long as needed to keep all callers together under b->rate. */
 void pc_budget_pace(struct pc_budget *b, uint64_t bytes);
 void pc_budget_release(struct pc_budget *b);
+/*
+ * Why a budget stopped (b->stopped), in the library's words, for people: a
+ * static string ("the maximum was reached", "MemAvailable would fall below
+ * the reserve", ...). A program names its own options when it prints it.
+ */
 const char *pc_budget_reason(int stopped);
 uint64_t pc_default_reserve(const struct pc_memstat *m);
 

@@ -1101,7 +1101,7 @@ int cmd_restore(int argc, char **argv)
 		pc_warmer_free(w);
 		if (budget.stopped)
 			cli_warn("stopped early: %s; %llu of %llu pages restored",
-				 pc_budget_reason(budget.stopped), (unsigned long long)resident,
+				 cli_budget_reason(budget.stopped), (unsigned long long)resident,
 				 (unsigned long long)wanted);
 	}
 report:

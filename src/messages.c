@@ -151,6 +151,13 @@ int cli_fault_env(void)
 	return 0;
 }
 
+const char *cli_budget_reason(int stopped)
+{
+	if (stopped == PC_BUDGET_MAX)
+		return "the --max-mem limit was reached";
+	return pc_budget_reason(stopped);
+}
+
 int cli_trace_ring_env(unsigned *ret_pages)
 {
 	/*

@@ -240,7 +240,7 @@ void meta_restore(struct meta_set *ms, int rootfd, bool same_place, struct pc_bu
 			 * it: the budget is judged afresh for them.
 			 */
 			snprintf(reason, sizeof(reason), "its %llu pages do not fit the memory budget (%s)",
-				 (unsigned long long)(res.pages - res.cached), pc_budget_reason(b->stopped));
+				 (unsigned long long)(res.pages - res.cached), cli_budget_reason(b->stopped));
 			cli_warn("metadata of '%s' not restored: %s", res.name, reason);
 			row(ms, res.name, dev, res.size, res.pages, &res.cached, &res.read, reason);
 			ms->rows[ms->nrows - 1].done = false;
