@@ -326,12 +326,13 @@ PROVE := tests/prove.sh
 NOCS_FAULT := cachestat:ENOSYS
 NOCS_UNIT := $(addprefix $(B)/tests/,test-evict test-residency test-prefetch test-bdev test-overlay)
 # and not the scripts that count no page: the licence, the option tables,
-# the install, the units, the manifests, the registry transport (with them
-# the two passes took 8.3 minutes of the 10 make check may take); top, whose
-# counts are the tracepoints', never cachestat's; bench report, which reads
-# JSON files and renders HTML only; the daemon under attack (its loop, links
-# and owners: t-daemon counts the daemon's pages in both passes)
-NOCS_SKIP := t-licence t-options t-install t-units t-kubernetes t-oci t-top t-report \
+# the install, the ABI's lists, the units, the manifests, the registry
+# transport (with them the two passes took 8.3 minutes of the 10 make check
+# may take); top, whose counts are the tracepoints', never cachestat's;
+# bench report, which reads JSON files and renders HTML only; the daemon
+# under attack (its loop, links and owners: t-daemon counts the daemon's
+# pages in both passes)
+NOCS_SKIP := t-licence t-options t-install t-abi t-units t-kubernetes t-oci t-top t-report \
 	t-daemon-hostile
 NOCS_CLI = $(filter-out $(NOCS_SKIP:%=tests/cli/%.sh),$(wildcard tests/cli/t-*.sh))
 CHECK_ENV = PAGECACHE=$(CURDIR)/$(B)/pagecache MKSNAP=$(CURDIR)/$(B)/tests/mksnap STALLFS=$(CURDIR)/$(B)/tests/stallfs
