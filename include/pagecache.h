@@ -214,6 +214,7 @@ void pc_budget_release(struct pc_budget *b);
  * the reserve", ...). A program names its own options when it prints it.
  */
 const char *pc_budget_reason(int stopped);
+/* The reserve where the caller names none: 5% of MemTotal, at least 256 MiB. */
 uint64_t pc_default_reserve(const struct pc_memstat *m);
 
 /* ---- walk.c ---------------------------------------------------------- */
