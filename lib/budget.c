@@ -296,7 +296,7 @@ const char *pc_budget_reason(int stopped)
 {
 	switch (stopped) {
 	case PC_BUDGET_MAX:
-		return "the --max-mem limit was reached";
+		return "the maximum was reached";
 	case PC_BUDGET_MEMORY:
 		return "MemAvailable would fall below the reserve";
 	case PC_BUDGET_CGROUP:

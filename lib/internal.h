@@ -7,28 +7,9 @@
 #define PC_INTERNAL_H
 
 #include "pagecache.h"
+#include "sys.h"		/* the system call seam */
 
 #include <stdio.h>
-
-/*
- * sys.c: a file of /proc or cgroupfs opened for reading as a stdio stream
- * whose reads go through pc_sys_read (the "open", then "read" fault
- * points). A read that fails sets ferror() and errno, never a silent end
- * of file. NULL: *ret_err says why (-errno).
- */
-FILE *pc_sys_fopen_read(const char *path, int *ret_err);
-
-/*
- * sys.c: the fault seam for calls made outside a wrapper (an open that
- * goes through io_uring): 0, or the error injected for this call (-1
- * means "short"), counted as a call of `call` would be.
- */
-int pc_sys_injected(enum pc_sys_call call);
-/* fstat(2) through the "fstat" fault point: 0 or -errno. */
-struct stat;
-int pc_sys_fstat(int fd, struct stat *ret_st);
-/* pc_sys_openat past the fault point (it was asked already). */
-int pc_sys_openat_raw(int dirfd, const char *path, int flags);
 
 /*
  * scope.c: a transient scope with Delegate=yes, asked of systemd over

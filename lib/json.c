@@ -11,7 +11,7 @@
  */
 #define _GNU_SOURCE
 #include "json.h"
-#include "pagecache.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -21,7 +21,7 @@
  * budget (pagecache lock: half of vm.max_map_count for the whole set).
  */
 #define _GNU_SOURCE
-#include "pagecache.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdbool.h>

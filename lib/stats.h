@@ -3,8 +3,9 @@
  * stats.h: the statistics the experiments report and compare: summaries
  * over repeated runs (mean, standard deviation, standard error, harmonic
  * mean), Welch's unequal-variance t-test and the mmtests confidence rule.
- * Internal to pagecache (not in pagecache.h): used by bench/ and tested in
- * tests/unit/test-stats.c.
+ * Internal to pagecache: not in pagecache.h, and no part of libpagecache
+ * (make builds it into build/libpcinternal.a); used by bench/ and tested
+ * in tests/unit/test-stats.c.
  */
 #ifndef PC_STATS_H
 #define PC_STATS_H

@@ -6,6 +6,9 @@
  * returns 0 (or a count) or -errno, retries EINTR, and can be told to fail
  * on purpose (pc_sys_inject) so the tests exercise EPERM, EIO, ENOMEM and
  * the kernel's silent short readahead without a broken kernel at hand.
+ * Its declarations are lib/sys.h, not pagecache.h: libpagecache.so keeps
+ * the seam hidden (built once more with PC_SYS_NOFAULT for a pagecache
+ * linked against it: see below).
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -27,6 +30,7 @@
 #define __NR_cachestat 451
 #endif
 
+#ifndef PC_SYS_NOFAULT
 struct inject {
 	atomic_int err;			/* 0: off; -1: short (readahead) */
 	atomic_uint after;		/* calls to let through first */
@@ -152,6 +156,7 @@ int pc_sys_inject_env(const char *spec)
 	return rc;
 }
 
+/* the library's own (a program built with PC_SYS_NOFAULT takes it from libpagecache.so) */
 uint64_t pc_page_size(void)
 {
 	static uint64_t ps;
@@ -160,6 +165,25 @@ uint64_t pc_page_size(void)
 		ps = (uint64_t)sysconf(_SC_PAGESIZE);
 	return ps;
 }
+#else
+/*
+ * PC_SYS_NOFAULT: the copy of these wrappers that a pagecache linked
+ * against libpagecache.so carries (Makefile, LINK=shared) for the calls of
+ * its own that go through the seam. The library's calls go through its
+ * own copy, hidden inside it, which nothing outside can tell to fail: so
+ * no fault is injected anywhere, and a spec is refused, never half obeyed.
+ */
+int pc_sys_injected(enum pc_sys_call call)
+{
+	(void)call;
+	return 0;
+}
+
+int pc_sys_inject_env(const char *spec)
+{
+	return spec && *spec ? -EOPNOTSUPP : 0;
+}
+#endif
 
 struct kcachestat_range {
 	uint64_t off, len;
@@ -179,6 +203,7 @@ int pc_sys_cachestat(int fd, uint64_t off, uint64_t len, struct pc_cachestat *re
 	return 0;
 }
 
+#ifndef PC_SYS_NOFAULT		/* the library's own, as pc_page_size */
 bool pc_have_cachestat(void)
 {
 	static atomic_int have = -1;
@@ -197,6 +222,7 @@ bool pc_have_cachestat(void)
 		return false;
 	return h;
 }
+#endif
 
 int pc_sys_mincore(void *addr, size_t len, unsigned char *vec)
 {

@@ -5,7 +5,7 @@
  * fractions ("1.5G"). Anything else is -EINVAL, never a silent zero.
  */
 #define _GNU_SOURCE
-#include "pagecache.h"
+#include "internal.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -333,6 +333,12 @@ struct cli_budget {
 #define CLI_BUDGET_INIT { 0, UINT64_MAX, 0 }
 /* 1: handled, 0: not a budget option, -1: bad value (reported) */
 int cli_budget_opt(struct cli_budget *b, int opt, const char *arg);
+/*
+ * Why a budget stopped (pc_budget's `stopped`), for messages and JSON:
+ * pc_budget_reason's words, with the maximum named by its option
+ * (--max-mem), which the library knows nothing of.
+ */
+const char *cli_budget_reason(int stopped);
 
 /*
  * A progress line on stderr, on a terminal only (not with TERM=dumb):

@@ -31,6 +31,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "sys.h"		/* pc_sys_inotify_add_watch (lib/sys.h) */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -829,7 +830,7 @@ static const char *budget_why(const struct lock_ctx *c, char *buf, size_t len)
 	char a[32];
 
 	if (c->budget.stopped != PC_BUDGET_MAX || !c->size_cap)
-		return pc_budget_reason(c->budget.stopped);
+		return cli_budget_reason(c->budget.stopped);
 	snprintf(buf, len, "the lock set would grow past the %s it held when first locked; "
 		 "--max-mem (lock-max = for the daemon's) lets it grow",
 		 pc_human_size(c->budget.max_bytes, a, sizeof(a)));
@@ -1389,7 +1390,7 @@ int cmd_lock(int argc, char **argv)
 		cli_warn("walk failed: %s", strerror(-rc));
 	if (c.stopped)
 		cli_warn("stopped early: %s; %zu files locked (%s)",
-			 pc_budget_reason(c.budget.stopped), c.n, pc_human_size(c.bytes, a, sizeof(a)));
+			 cli_budget_reason(c.budget.stopped), c.n, pc_human_size(c.bytes, a, sizeof(a)));
 	/*
 	 * From now on the set grows only as far as a cap allows: --max-mem
 	 * (the budget's max already), else the bytes it holds now. A file's

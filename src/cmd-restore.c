@@ -499,7 +499,7 @@ int cmd_restore(int argc, char **argv)
 	cli_progress_stop(c.prog);
 	if (t->budget_stopped)
 		cli_warn("stopped early: %s; %llu of %llu pages restored",
-			 pc_budget_reason(t->budget_stopped), (unsigned long long)t->resident,
+			 cli_budget_reason(t->budget_stopped), (unsigned long long)t->resident,
 			 (unsigned long long)t->pages);
 	if (nskipped > SKIP_WARN && !warn_all)
 		cli_warn("and %llu more files skipped (-v names every one; --json lists them)",

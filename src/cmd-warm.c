@@ -253,7 +253,7 @@ int cmd_warm(int argc, char **argv)
 	cli_sum_totals(&sum, c.tot, nt, sizeof(sum));
 	if (c.budget.stopped)
 		cli_warn("stopped early: %s; %llu files warmed (%llu MiB read, %llu MiB allowed)",
-			 pc_budget_reason(c.budget.stopped), (unsigned long long)sum.files,
+			 cli_budget_reason(c.budget.stopped), (unsigned long long)sum.files,
 			 (unsigned long long)(sum.read * pc_page_size() >> 20),
 			 (unsigned long long)((c.budget.max_bytes < c.budget.headroom
 						       ? c.budget.max_bytes
@@ -269,7 +269,7 @@ int cmd_warm(int argc, char **argv)
 	orec_str(&rec, "engine", pc_warmer_engine(c.w[0]), 0);
 	orec_bool(&rec, "budget_stopped", c.budget.stopped != 0);
 	if (c.budget.stopped)
-		orec_str(&rec, "budget_reason", pc_budget_reason(c.budget.stopped), 0);
+		orec_str(&rec, "budget_reason", cli_budget_reason(c.budget.stopped), 0);
 	orec_f64(&rec, "elapsed", el);
 	out_object("total", &rec);
 	if (co.fmt == OUT_HUMAN) {

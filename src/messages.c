@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "sys.h"		/* the seam: PAGECACHE_FAULT (lib/sys.h) */
 
 #include <errno.h>
 #include <limits.h>
@@ -138,11 +139,23 @@ int cli_fault_env(void)
 		fprintf(stderr, "pagecache: out of memory\n");
 		return EXIT_PARTIAL;
 	}
+	if (rc == -EOPNOTSUPP) {	/* lib/sys.c, PC_SYS_NOFAULT */
+		fprintf(stderr, "pagecache: PAGECACHE_FAULT is for a pagecache that carries the "
+			"library (make LINK=static); this one uses libpagecache.so\n");
+		return EXIT_USAGE;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "pagecache: bad PAGECACHE_FAULT '%s'\n", spec);
 		return EXIT_USAGE;
 	}
 	return 0;
+}
+
+const char *cli_budget_reason(int stopped)
+{
+	if (stopped == PC_BUDGET_MAX)
+		return "the --max-mem limit was reached";
+	return pc_budget_reason(stopped);
 }
 
 int cli_trace_ring_env(unsigned *ret_pages)

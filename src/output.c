@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "sys.h"		/* write, fsync, rename through the seam: their faults are tested */
 
 #include <errno.h>
 #include <fcntl.h>

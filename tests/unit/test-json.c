@@ -2,6 +2,7 @@
 /* The strict JSON reader and the canonical writer (json.c). */
 #include "json.h"
 #include "pagecache.h"
+#include "sys.h"		/* the seam: pc_sys_inject (lib/sys.h) */
 #include "tap.h"
 
 #include <locale.h>

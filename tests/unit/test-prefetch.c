@@ -8,6 +8,7 @@
  * runs this as on a kernel without cachestat too.
  */
 #include "pagecache.h"
+#include "sys.h"		/* the seam: pc_sys_inject (lib/sys.h) */
 #include "tap.h"
 
 #include <sys/mman.h>

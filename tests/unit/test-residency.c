@@ -7,6 +7,7 @@
  * what cachestat alone does is skipped.
  */
 #include "pagecache.h"
+#include "sys.h"		/* the seam: pc_sys_inject (lib/sys.h) */
 #include "tap.h"
 
 #include <linux/capability.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Sizes in and out (util.c), and the fault-injection parser (sys.c). */
 #include "pagecache.h"
+#include "sys.h"		/* the seam: pc_sys_inject, pc_sys_* (lib/sys.h) */
 #include "tap.h"
 
 int main(void)
