@@ -183,6 +183,12 @@ double pc_now(void);			/* CLOCK_MONOTONIC seconds */
 int pc_read_text(const char *path, char *buf, size_t len);
 /* Write value (whole, or -EIO) to an existing kernel file; 0 or -errno. */
 int pc_write_text(const char *path, const char *value);
+/*
+ * path made absolute (from the working directory), with ".", ".." and
+ * "//" resolved lexically, no link followed (a path through /proc/PID/root
+ * keeps its meaning); malloc'd, NULL with errno set.
+ */
+char *pc_abspath(const char *path);
 
 /* ---- residency.c ----------------------------------------------------- */
 

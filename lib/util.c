@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * util.c: sizes in and out, and the clock. Sizes use powers of 1024 with
- * the suffixes people type (k, M, G, T, P; an optional "iB" or "B"), and
- * fractions ("1.5G"). Anything else is -EINVAL, never a silent zero.
+ * util.c: sizes in and out, the clock, and paths made absolute. Sizes use
+ * powers of 1024 with the suffixes people type (k, M, G, T, P; an optional
+ * "iB" or "B"), and fractions ("1.5G"). Anything else is -EINVAL, never a
+ * silent zero.
  */
 #define _GNU_SOURCE
 #include "pagecache.h"
@@ -109,4 +110,39 @@ int pc_write_text(const char *path, const char *value)
 	if (got < 0)
 		return (int)got;
 	return (size_t)got == n ? 0 : -EIO;	/* a short write is a failure too */
+}
+
+char *pc_abspath(const char *path)
+{
+	char cwd[4096], *buf, *out;
+	size_t o = 0;
+
+	if (path[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+		return NULL;
+	if (asprintf(&buf, "%s/%s", path[0] == '/' ? "" : cwd, path) < 0)
+		return NULL;
+	out = malloc(strlen(buf) + 2);
+	if (!out) {
+		free(buf);
+		return NULL;
+	}
+	/* lexical: drop "." and empty parts, let ".." take one back */
+	for (char *save = NULL, *part = strtok_r(buf, "/", &save); part;
+	     part = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(part, "."))
+			continue;
+		if (!strcmp(part, "..")) {
+			while (o > 0 && out[--o] != '/')
+				;
+			continue;
+		}
+		out[o++] = '/';
+		memcpy(out + o, part, strlen(part));
+		o += strlen(part);
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = 0;
+	free(buf);
+	return out;
 }

@@ -886,37 +886,7 @@ void cli_sum_totals(void *sum, const void *per_thread, unsigned n, size_t size)
 
 char *cli_abspath(const char *path)
 {
-	char cwd[4096], *buf, *out;
-	size_t o = 0;
-
-	if (path[0] != '/' && !getcwd(cwd, sizeof(cwd)))
-		return NULL;
-	if (asprintf(&buf, "%s/%s", path[0] == '/' ? "" : cwd, path) < 0)
-		return NULL;
-	out = malloc(strlen(buf) + 2);
-	if (!out) {
-		free(buf);
-		return NULL;
-	}
-	/* lexical: drop "." and empty parts, let ".." take one back */
-	for (char *save = NULL, *part = strtok_r(buf, "/", &save); part;
-	     part = strtok_r(NULL, "/", &save)) {
-		if (!strcmp(part, "."))
-			continue;
-		if (!strcmp(part, "..")) {
-			while (o > 0 && out[--o] != '/')
-				;
-			continue;
-		}
-		out[o++] = '/';
-		memcpy(out + o, part, strlen(part));
-		o += strlen(part);
-	}
-	if (o == 0)
-		out[o++] = '/';
-	out[o] = 0;
-	free(buf);
-	return out;
+	return pc_abspath(path);
 }
 
 struct cli_progress {
