@@ -3,8 +3,9 @@
  * metadata.h: filesystem metadata in snapshots and restores: `snapshot
  * --metadata` records the cache of the block devices under the files
  * (PC_IDENT_BDEV records), `restore` reads such records back first. The
- * work is lib/bdev.c's; this is what the two commands share: choosing the
- * devices, messages, and the totals they print.
+ * work is lib/bdev.c's (and lib/snapshot.c's, which chooses the devices a
+ * snapshot records); this is what the two commands share: messages, and
+ * the totals they print.
  */
 #ifndef PC_METADATA_H
 #define PC_METADATA_H
@@ -27,7 +28,7 @@ struct meta_row {
 };
 
 struct meta_set {
-	struct pc_profile_file *recs;	/* BDEV records: made (snapshot) or read (restore) */
+	struct pc_profile_file *recs;	/* restore: the BDEV records read */
 	size_t n, cap;
 	struct meta_fs *fs;		/* restore: the recorded filesystems */
 	size_t nfs, fscap;
@@ -43,13 +44,11 @@ struct meta_set {
 #define META_NEEDS_ROOT "needs root (CAP_DAC_READ_SEARCH and CAP_FOWNER: block devices are root's)"
 
 /*
- * snapshot --metadata: a record of each block device under the files
- * (distinct by st_dev), in ms->recs; a device that cannot be read is said
- * once, with one of its files (under root) to know it by, and left out
- * (not a failure).
+ * snapshot --metadata: a device the engine (lib/snapshot.c) recorded, or
+ * left out: said once, with one of its files to know it by (not a
+ * failure); its row and the totals.
  */
-void meta_snapshot(struct meta_set *ms, const char *root, const struct pc_profile_file *files,
-		   size_t n);
+void meta_snapshot_device(struct meta_set *ms, const struct pc_snapshot_device *d);
 
 /*
  * restore, as the snapshot is read: a BDEV record is kept (returns true:
