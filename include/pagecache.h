@@ -115,7 +115,11 @@ int pc_read_text(const char *path, char *buf, size_t len);
 int pc_write_text(const char *path, const char *value);
 /* Room for one more element in a growing array (*arrp, *cap; n used); 0 or -ENOMEM. */
 int pc_grow(void *arrp, size_t *cap, size_t n, size_t elem);
-/* path made absolute against the working directory, lexically ("..", "."); malloc'd, NULL: ENOMEM. */
+/*
+ * path made absolute (from the working directory), with ".", ".." and
+ * "//" resolved lexically, no link followed (a path through /proc/PID/root
+ * keeps its meaning); malloc'd, NULL with errno set.
+ */
 char *pc_abspath(const char *path);
 
 /* ---- residency.c ----------------------------------------------------- */
@@ -1128,6 +1132,209 @@ int pc_restore_open(const char *snapshot, const struct pc_restore_opts *o, struc
 int pc_restore_run(struct pc_restore *r);
 const struct pc_restore_totals *pc_restore_totals(const struct pc_restore *r);
 void pc_restore_free(struct pc_restore *r);	/* NULL-safe */
+
+/* ---- snapshot.c: capture, the engine of `pagecache snapshot` ----------- */
+
+/*
+ * Which pages of files and trees are cached, recorded into a snapshot
+ * file (pc_profile_*) that restore reads: each file that has any page
+ * cached, with what tells later whether it is still the same file and
+ * whether it changed (size, mtime, inode, generation, birth time, f_fsid),
+ * and, with CAP_SYS_ADMIN, which pages were on the active list. Paths are
+ * recorded relative to a root, without symbolic links (restore follows
+ * none); a path through /proc (a process's root, a pinned file) is kept
+ * as given. The file is written as pc_profile_create writes: a fresh
+ * temporary name beside it (O_EXCL | O_NOFOLLOW, mode 0600: it says what
+ * is cached in files others may not ask about), fsynced, renamed over the
+ * old one; any failure, a full disk included, leaves the old one intact.
+ *
+ * All at once: pc_snapshot_write() walks opts.paths (pc_walk). With a
+ * walk of the caller's own (the files of processes, a list): check the
+ * output with pc_profile_check_target() first, before the long work, then
+ * pc_snapshot_begin(), pc_snapshot_trust_roots() where wanted,
+ * pc_snapshot_add() for each file (from any thread), and
+ * pc_snapshot_finish().
+ *
+ * Both structs start with their size (sizeof, set by the caller): fields
+ * added later are read as 0 from a caller built before them, and a result
+ * is written only as far as its caller's size.
+ */
+#define PC_SNAPSHOT_NO_ACTIVE	1u	/* do not record active pages */
+#define PC_SNAPSHOT_OWNERS	2u	/* say who owns the files read (result.owners) */
+#define PC_SNAPSHOT_METADATA	4u	/* record the block devices' cache too (pc_bdev_allowed) */
+#define PC_SNAPSHOT_SAFE_LINKS	8u	/* pc_snapshot_write: roots as pc_snapshot_trust_roots */
+#define PC_SNAPSHOT_GUARD	16u	/* keep the old file against a new one too small (guard) */
+
+enum pc_snapshot_event_kind {
+	PC_SNAPSHOT_RECORDED,		/* a file recorded: file */
+	PC_SNAPSHOT_UNCACHED,		/* a file left out: nothing of it cached (no failure) */
+	PC_SNAPSHOT_FAILED,		/* a file or root left out, counted: failure, why */
+	PC_SNAPSHOT_DEVICE,		/* metadata: a block device recorded or left out: device */
+};
+
+enum pc_snapshot_failure {
+	PC_SNAPSHOT_FAIL_RESIDENCY,	/* its residency could not be read (err) */
+	PC_SNAPSHOT_FAIL_DENIED,	/* the kernel refuses residency to a caller who neither
+					   owns nor may write it */
+	PC_SNAPSHOT_FAIL_RESOLVE,	/* its path could not be resolved (err) */
+	PC_SNAPSHOT_FAIL_OUTSIDE_ROOT,	/* not under the root */
+	PC_SNAPSHOT_FAIL_PAGES,		/* its cached pages could not be listed (err) */
+	PC_SNAPSHOT_FAIL_NOMEM,		/* no memory to keep it */
+	PC_SNAPSHOT_FAIL_UNTRUSTED,	/* a root through a link others may change (link) */
+	PC_SNAPSHOT_FAIL_LOOP,		/* a root through too many links */
+	PC_SNAPSHOT_FAIL_OPEN,		/* pc_snapshot_write: the walk could not open it (err) */
+};
+
+/* A block device under the files (PC_SNAPSHOT_METADATA), as it went. */
+struct pc_snapshot_device {
+	char name[PC_BDEV_NAME_MAX];	/* the kernel's name; "MAJ:MIN" where it has none */
+	uint64_t dev;			/* its number (the files' st_dev) */
+	uint64_t size;			/* bytes; 0 where left out */
+	uint64_t pages;			/* pages recorded */
+	int err;			/* 0 recorded; else why left out (ENODEV: no block device
+					   under tmpfs, overlayfs, btrfs; ESTALE: /dev's node is
+					   another; ENOMEDIUM: no /proc; EPERM, EACCES) */
+	const char *file;		/* a file of it (absolute), to know it by */
+};
+
+/* What opts.event is told; fields not of its kind are 0 (NULL). */
+struct pc_snapshot_event {
+	enum pc_snapshot_event_kind kind;
+	const char *path;		/* the file or root as reached (the walk's path) */
+	/* FAILED */
+	enum pc_snapshot_failure failure;
+	int err;			/* errno, or 0 where reason alone says it */
+	const char *what;		/* what failed, in words: "cannot read residency of" */
+	const char *reason;		/* why, in words (strerror(err) where err says it) */
+	const char *link;		/* PC_SNAPSHOT_FAIL_UNTRUSTED: the link not followed */
+	/* RECORDED: what was recorded (paths relative to the root) */
+	const struct pc_profile_file *file;
+	/* DEVICE */
+	const struct pc_snapshot_device *device;
+};
+
+struct pc_snapshot_opts {
+	uint32_t size;			/* sizeof(struct pc_snapshot_opts) */
+	unsigned flags;			/* PC_SNAPSHOT_ */
+	const char *root;		/* paths recorded relative to it; NULL: "/" */
+	uint64_t off, len;		/* the byte range of each file; len 0: to its end */
+	double guard;			/* PC_SNAPSHOT_GUARD: 0 to 1, see pc_snapshot_finish */
+	/*
+	 * Optional; called from the walk's threads (pc_snapshot_finish's
+	 * thread for DEVICE), one call at a time. ev and what it points to
+	 * last for the call only.
+	 */
+	void (*event)(const struct pc_snapshot_event *ev, void *arg);
+	void *arg;
+	struct pc_progress *progress;	/* optional: files looked at, bytes recorded cached */
+	/* pc_snapshot_write only: */
+	const char *const *paths;	/* files and trees to walk */
+	size_t npaths;
+	/*
+	 * How to walk (threads, one_fs, follow, patterns, max_size; NULL: the
+	 * defaults); its file, arg and root_fds are the engine's; its event,
+	 * if set, is told every walk event too.
+	 */
+	const struct pc_walk_opts *walk;
+};
+
+/* Who owns a file read (PC_SNAPSHOT_OWNERS), from the fstat of the very fd. */
+#define PC_SNAPSHOT_MAX_OWNERS 32
+struct pc_snapshot_owner {
+	uint32_t uid, gid;
+	uint32_t w;			/* S_IWGRP | S_IWOTH where they alone rule the
+					   kernel's write check: 0 for a file with a POSIX
+					   ACL, on a read-only mount, or immutable */
+};
+
+/* What a snapshot did: no pointers, so it can be sent whole from a child. */
+struct pc_snapshot_result {
+	uint32_t size;			/* sizeof(struct pc_snapshot_result), set by the caller */
+	bool written;			/* the file was written (renamed into place) */
+	bool kept;			/* the guard kept the old file: not written */
+	int err;			/* not written: -errno (-ENODATA: kept, or nothing
+					   recorded and some failed) */
+	int64_t previous_pages;		/* PC_SNAPSHOT_GUARD: the old file's pages; -1: none */
+	uint64_t files;			/* files recorded */
+	uint64_t pages;			/* their pages recorded cached */
+	uint64_t bytes;			/* pages * pc_page_size() */
+	uint64_t runs;			/* runs of cached pages */
+	uint64_t uncached;		/* files left out: nothing of them cached */
+	uint64_t failures;		/* FAILED events, and pc_snapshot_count_failures */
+	uint64_t active_pages;		/* pages recorded active */
+	bool active_unknown;		/* none could be read (written PC_META_ACTIVE_UNKNOWN) */
+	bool active_denied;		/* not tried: no CAP_SYS_ADMIN */
+	uint64_t active_failed;		/* files whose active pages could not be read ... */
+	int active_err;			/* ... and the first one's errno (pc_kpage_reason) */
+	uint64_t metadata_devices;	/* PC_SNAPSHOT_METADATA: devices recorded, */
+	uint64_t metadata_pages;	/* their pages, */
+	uint64_t metadata_skipped;	/* and those left out (DEVICE events say why) */
+	bool owners_many;		/* PC_SNAPSHOT_OWNERS: more kinds than fit: not said */
+	size_t nowners;			/* 0 and not many: no file read */
+	struct pc_snapshot_owner owners[PC_SNAPSHOT_MAX_OWNERS];
+	char root[4096];		/* the root the paths are relative to, as recorded */
+};
+
+struct pc_snapshot;
+/*
+ * A capture, for a walk of the caller's own. The root is resolved now
+ * (its links, unless it is through /proc); without CAP_SYS_ADMIN active
+ * pages are not tried (result.active_denied). -EINVAL (size, guard),
+ * -EPERM (PC_SNAPSHOT_METADATA without pc_bdev_allowed), -ENOTDIR (the
+ * root is no directory, or cannot be resolved), -ENOMEM.
+ */
+int pc_snapshot_begin(const struct pc_snapshot_opts *o, struct pc_snapshot **ret);
+/*
+ * The roots a walk will start from, reached as pc_path_trusted reads them
+ * (PC_TRUSTED_FOLLOW_LAST): a link on the way is followed only where it is
+ * root's (or the caller's) and every directory before it is too and
+ * writable by nobody else, so root's snapshot of a path a user owns
+ * records what the path names, not what the user pointed it at. In
+ * ret_fds[i], one per path: an O_PATH fd of it for pc_walk_opts.root_fds
+ * (the caller closes it), so that a link swapped in later leads nowhere;
+ * -1 to walk it by name (relative, through /proc, or not reached: the
+ * walk says why); PC_SNAPSHOT_ROOT_DROPPED where it goes through a link
+ * others may change, or too many: said (FAILED) and counted, not to be
+ * walked. Returns how many are to be walked.
+ */
+#define PC_SNAPSHOT_ROOT_DROPPED (-2)
+size_t pc_snapshot_trust_roots(struct pc_snapshot *s, const char *const *paths, size_t n,
+			       int *ret_fds);
+/*
+ * Record one open file (fd, readable; st its fstat) reached as path.
+ * From any thread. Returns 0, whether recorded or left out: an event
+ * says which, and why.
+ */
+int pc_snapshot_add(struct pc_snapshot *s, int fd, const char *path, const struct stat *st);
+/*
+ * n paths that failed before they could be added (a walk error, a list
+ * that could not be read): counted in result.failures, and a snapshot of
+ * no file with failures is not written (see pc_snapshot_finish).
+ */
+void pc_snapshot_count_failures(struct pc_snapshot *s, uint64_t n);
+/*
+ * Write the snapshot to out_path and free s. With PC_SNAPSHOT_METADATA,
+ * a record of each block device under the files first (DEVICE events; one
+ * that cannot be had is left out, no failure). Not written, the old file
+ * kept (-ENODATA): with PC_SNAPSHOT_GUARD, where an old snapshot holds
+ * pages and the new one holds none or fewer than guard times as many
+ * (result.kept: 0 is returned); or where no file was recorded and some
+ * failed. Returns 0 (written or kept), or -errno (result.err) with the
+ * old file as it was. ret may be NULL.
+ */
+int pc_snapshot_finish(struct pc_snapshot *s, const char *out_path,
+		       struct pc_snapshot_result *ret);
+/* Free s, writing nothing; NULL-safe. */
+void pc_snapshot_abort(struct pc_snapshot *s);
+/*
+ * All of it: pc_profile_check_target(out_path) before anything, begin,
+ * trust_roots (PC_SNAPSHOT_SAFE_LINKS), a walk of o->paths (a walk error
+ * is a FAILED event, PC_SNAPSHOT_FAIL_OPEN), finish. Returns as
+ * pc_snapshot_finish, or the first step's -errno (ret->err); a walk that
+ * fails as a whole (pc_walk's -errno) writes nothing.
+ */
+int pc_snapshot_write(const struct pc_snapshot_opts *o, const char *out_path,
+		      struct pc_snapshot_result *ret);
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC visibility pop

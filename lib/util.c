@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * util.c: sizes in and out, and the clock. Sizes use powers of 1024 with
- * the suffixes people type (k, M, G, T, P; an optional "iB" or "B"), and
- * fractions ("1.5G"). Anything else is -EINVAL, never a silent zero.
+ * util.c: sizes in and out, the clock, and paths made absolute. Sizes use
+ * powers of 1024 with the suffixes people type (k, M, G, T, P; an optional
+ * "iB" or "B"), and fractions ("1.5G"). Anything else is -EINVAL, never a
+ * silent zero.
  */
 #define _GNU_SOURCE
 #include "internal.h"

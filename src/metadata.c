@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * metadata.c: filesystem metadata for snapshot and restore (metadata.h):
- * snapshot's records, and the lines both commands print (restore's
- * reading back is lib/restore.c's).
+ * metadata.c: filesystem metadata for snapshot and restore (metadata.h).
  *
  * What is recorded is a block device's whole page cache: the filesystem's
  * metadata, and also whatever anyone read through /dev/X. A device is
@@ -44,52 +42,22 @@ static void row(struct meta_set *ms, const char *name, uint64_t dev, uint64_t si
 	r->done = cached || !strcmp(status, "recorded");
 }
 
-void meta_snapshot(struct meta_set *ms, const char *root, const struct pc_profile_file *files,
-		   size_t n)
+void meta_snapshot_device(struct meta_set *ms, const struct pc_snapshot_device *d)
 {
-	uint64_t *devs = NULL;
-	size_t ndevs = 0, cap = 0;
+	char num[32];
 
-	for (size_t i = 0; i < n; i++) {
-		const struct pc_profile_file *f = &files[i];
-		struct pc_profile_file rec;
-		char name[PC_BDEV_NAME_MAX], num[32];
-		uint64_t pages;
-		size_t k;
-		int rc;
-
-		for (k = 0; k < ndevs && devs[k] != f->dev; k++)
-			;
-		if (k < ndevs)
-			continue;
-		if (cli_grow(&devs, &cap, ndevs, sizeof(*devs)) < 0)
-			break;
-		devs[ndevs++] = f->dev;
-		rc = pc_bdev_snapshot(f->dev, f->ident & PC_IDENT_FSID ? f->fsid : 0, &rec);
-		if (rc == 0 && cli_grow(&ms->recs, &ms->cap, ms->n, sizeof(*ms->recs)) < 0) {
-			pc_profile_file_release(&rec);
-			rc = -ENOMEM;
-		}
-		snprintf(num, sizeof(num), "%u:%u", major(f->dev), minor(f->dev));
-		if (rc < 0) {
-			if (pc_bdev_name(f->dev, name, sizeof(name)) < 0)
-				snprintf(name, sizeof(name), "%s", num);
-			/* said once per device, with one of its files to know it by */
-			cli_warn("metadata of '%s%s%s' not recorded: block device %s (%s): %s", root,
-				 strcmp(root, "/") ? "/" : "", f->path, num, name, pc_bdev_strerror(-rc));
-			row(ms, name, f->dev, 0, 0, NULL, NULL, pc_bdev_strerror(-rc));
-			ms->unavailable++;
-			continue;
-		}
-		ms->recs[ms->n++] = rec;
-		ms->devices++;
-		pages = 0;
-		for (size_t r = 0; r < rec.nruns; r++)
-			pages += rec.runs[2 * r + 1];
-		ms->pages += pages;
-		row(ms, rec.path, rec.dev, rec.size, pages, NULL, NULL, "recorded");
+	if (d->err) {
+		snprintf(num, sizeof(num), "%u:%u", major(d->dev), minor(d->dev));
+		/* said once per device, with one of its files to know it by */
+		cli_warn("metadata of '%s' not recorded: block device %s (%s): %s", d->file, num,
+			 d->name, pc_bdev_strerror(d->err));
+		row(ms, d->name, d->dev, 0, 0, NULL, NULL, pc_bdev_strerror(d->err));
+		ms->unavailable++;
+		return;
 	}
-	free(devs);
+	ms->devices++;
+	ms->pages += d->pages;
+	row(ms, d->name, d->dev, d->size, d->pages, NULL, NULL, "recorded");
 }
 
 void meta_report(struct meta_set *ms, struct orec *rec, bool restore)
@@ -153,9 +121,6 @@ void meta_human(const struct meta_set *ms, bool restore, bool dry)
 
 void meta_release(struct meta_set *ms)
 {
-	for (size_t i = 0; i < ms->n; i++)
-		pc_profile_file_release(&ms->recs[i]);
-	free(ms->recs);
 	free(ms->rows);
 	memset(ms, 0, sizeof(*ms));
 }
