@@ -138,4 +138,23 @@ else
 	t_ok "it is static" sh -c "! readelf -d prog-static 2>/dev/null | grep -q NEEDED"
 	t_is "and runs" "$(./prog-static data 2>&1)" "$want"
 fi
+# the example of pagecache(3): snapshot a tree and restore it, a page of C
+ex=$REPO/docs/examples/warm-restart.c
+# shellcheck disable=SC2046
+cc $san -Wall -Werror -o warm-restart "$ex" $(pkg-config --cflags --libs pagecache) 2>cc.err
+t_is "docs/examples/warm-restart.c builds with pkg-config" $? 0
+mkdir -p tree/d
+head -c $((8 * pg)) /dev/urandom >tree/d/a
+head -c $((3 * pg)) /dev/urandom >tree/b
+cat tree/d/a tree/b >/dev/null
+t_ok "it snapshots a tree" sh -c "LD_LIBRARY_PATH=$P/lib ./warm-restart snapshot $T_DIR/tree tree.snap >ex.out"
+t_is "  two files, eleven pages" "$(cat ex.out)" "snapshot: 2 files, 11 pages"
+drop tree/d/a tree/b
+t_ok "it restores them" sh -c "LD_LIBRARY_PATH=$P/lib ./warm-restart restore tree.snap >ex.out"
+t_is "  saying what it read" "$(cat ex.out)" "restore: 11 pages wanted, 0 cached before, 11 read"
+t_is "  and they are cached" "$(($(cached_pages tree/d/a) + $(cached_pages tree/b)))" 11
+drop tree/d/a tree/b
+t_ok "a budget of 4 pages stops it there" sh -c "LD_LIBRARY_PATH=$P/lib ./warm-restart restore tree.snap '' $((4 * pg)) >ex.out; [ \$? = 1 ]"
+t_ok "  saying so" grep -q 'stopped at the budget' ex.out
+
 t_done
