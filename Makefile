@@ -283,7 +283,21 @@ $(B)/pagecache-bench: $(BENCH_OBJ) $(B)/libpagecache.a
 $(B)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/snapcraft.h $(B)/libpagecache.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit -DPC_SRCDIR='"$(CURDIR)"' $(CFLAGS) $(LDFLAGS) -o $@ $< \
-	  $(B)/libpagecache.a $(LIBS)
+	  $(TEST_CLI_AR) $(B)/libpagecache.a $(LIBS)
+
+# The unit tests of src/'s own modules (the escapers, the option tables,
+# the daemon's INI reader and wire format) link src/'s objects, from an
+# archive of all but main.o, so each takes only what it calls, and the
+# libraries pagecache itself links
+SRC_UNIT := test-output
+CLI_AR := $(B)/tests/libcli.a
+$(CLI_AR): $(filter-out $(B)/src/main.o,$(CLI_OBJ))
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	$(AR) rcs $@ $^
+$(SRC_UNIT:%=$(B)/tests/%): $(CLI_AR)
+$(SRC_UNIT:%=$(B)/tests/%): TEST_CLI_AR = $(CLI_AR)
+$(SRC_UNIT:%=$(B)/tests/%): LIBS += $(CLI_LIBS)
 
 # test-scope's made-up systemd manager speaks sd-bus itself
 $(B)/tests/test-scope: LIBS += $(SD_LIBS)
