@@ -289,7 +289,7 @@ $(B)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/snapcraft.h $(B)/libpag
 # the daemon's INI reader and wire format) link src/'s objects, from an
 # archive of all but main.o, so each takes only what it calls, and the
 # libraries pagecache itself links
-SRC_UNIT := test-output test-opts
+SRC_UNIT := test-output test-opts test-daemon-conf
 CLI_AR := $(B)/tests/libcli.a
 $(CLI_AR): $(filter-out $(B)/src/main.o,$(CLI_OBJ))
 	@mkdir -p $(dir $@)
