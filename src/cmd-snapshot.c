@@ -5,7 +5,10 @@
  * (device, inode, generation, birth time, the filesystem's id) and whether
  * it was modified (size, mtime). As root,
  * also which pages were on the active LRU list, so restore can put hot
- * pages back as hot. The file is written atomically.
+ * pages back as hot: the classic LRU's; where the multi-gen LRU is on,
+ * active pages are unknown and said so, never "none" (lib/kpage.c). Each
+ * path is recorded with its links resolved, since restore follows none.
+ * The file is written atomically.
  */
 #define _GNU_SOURCE
 #include "cli.h"
