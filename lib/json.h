@@ -2,8 +2,10 @@
 /*
  * json.h: a small, strict JSON reader (RFC 8259) into a read-only tree,
  * and a canonical writer. For the files pagecache writes and reads back
- * (bench results); not a general-purpose library. Internal to pagecache
- * (not in pagecache.h): used by bench/ and tested in tests/unit/test-json.c.
+ * (bench results, and the OCI manifests `pull` reads); not a
+ * general-purpose library. Internal to pagecache (not in pagecache.h):
+ * used by bench/ and src/cmd-oci.c (whose object pagecache links in, the
+ * .so keeping it hidden), tested in tests/unit/test-json.c.
  *
  * Strict: exactly one value, only the four whitespace bytes around tokens,
  * UTF-8 checked (no overlongs, no encoded surrogates), no duplicate member
