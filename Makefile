@@ -9,7 +9,9 @@
 #                   missing is named (make deps installs it)
 #   make deps       install what the build needs (Debian, as root: apt-get)
 #   make check      make deps, the tests' tools too, then build and run every
-#                   test (TAP through prove); check-only: without installing
+#                   test (TAP through prove); check-only: without installing;
+#                   T='t-stat test-walk': only these (tests/cli/t-*.sh,
+#                   tests/unit/test-*.c, named without the extension)
 #   make check-vm   the kernel, cgroup and systemd tests in a Debian 12 guest
 #                   (qemu; tests/vm/, docs/testing.md)
 #   make demo       make deps, build, and show the main job on a sample tree
@@ -302,7 +304,21 @@ $(B)/pagecache-bench: $(BENCH_OBJ) $(INTERNAL_LIB) $(B)/libpagecache.a
 $(B)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/snapcraft.h $(INTERNAL_LIB) $(B)/libpagecache.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit -DPC_SRCDIR='"$(CURDIR)"' $(CFLAGS) $(LDFLAGS) -o $@ $< \
-	  $(INTERNAL_LIB) $(B)/libpagecache.a $(LIBS)
+	  $(TEST_CLI_AR) $(INTERNAL_LIB) $(B)/libpagecache.a $(LIBS)
+
+# The unit tests of src/'s own modules (the escapers, the option tables,
+# the daemon's INI reader and wire format) link src/'s objects, from an
+# archive of all but main.o, so each takes only what it calls, and the
+# libraries pagecache itself links
+SRC_UNIT := test-output test-opts test-daemon-conf
+CLI_AR := $(B)/tests/libcli.a
+$(CLI_AR): $(filter-out $(B)/src/main.o,$(CLI_OBJ))
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	$(AR) rcs $@ $^
+$(SRC_UNIT:%=$(B)/tests/%): $(CLI_AR)
+$(SRC_UNIT:%=$(B)/tests/%): TEST_CLI_AR = $(CLI_AR)
+$(SRC_UNIT:%=$(B)/tests/%): LIBS += $(CLI_LIBS)
 
 # test-scope's made-up systemd manager speaks sd-bus itself
 $(B)/tests/test-scope: LIBS += $(SD_LIBS)
@@ -336,15 +352,30 @@ NOCS_SKIP := t-licence t-options t-install t-abi t-units t-kubernetes t-oci t-to
 	t-daemon-hostile
 NOCS_CLI = $(filter-out $(NOCS_SKIP:%=tests/cli/%.sh),$(wildcard tests/cli/t-*.sh))
 CHECK_ENV = PAGECACHE=$(CURDIR)/$(B)/pagecache MKSNAP=$(CURDIR)/$(B)/tests/mksnap STALLFS=$(CURDIR)/$(B)/tests/stallfs
+# T='t-stat test-walk': only these tests, each named as its file is without
+# the extension (tests/cli/t-*.sh, tests/unit/test-*.c; replay-json and
+# replay-profile for the fuzz corpora), in the given order; the second pass
+# runs those of them it would run anyway, and is left out if none is
+t_path = $(or $(wildcard tests/cli/$(1).sh),$(if $(wildcard tests/unit/$(1).c),$(B)/tests/$(1)),$(filter $(B)/tests/$(1),$(REPLAY_BIN)),$(error T: no test '$(1)' (a name of tests/cli/t-*.sh or tests/unit/test-*.c without its extension; or replay-json or replay-profile)))
+ifneq ($(strip $(T)),)
+CHECK_FIRST := $(foreach t,$(T),$(call t_path,$(t)))
+CHECK_SECOND := $(filter $(NOCS_UNIT) $(NOCS_CLI),$(CHECK_FIRST))
+CHECK_BUILD := $(filter $(B)/tests/%,$(CHECK_FIRST))
+else
+CHECK_FIRST = $(UNIT_BIN) $(REPLAY_BIN) tests/cli/t-*.sh
+CHECK_SECOND = $(NOCS_UNIT) $(NOCS_CLI)
+CHECK_BUILD = $(UNIT_BIN) $(REPLAY_BIN)
+endif
+CHECK_PASS2 = echo "\# make check, second pass: as on a kernel without cachestat (PAGECACHE_FAULT=$(NOCS_FAULT))"; \
+	$(CHECK_ENV) PAGECACHE_FAULT=$(NOCS_FAULT) PC_CHECK_PASS=nocachestat $(PROVE) $(if $(filter 1,$(V)),-v) \
+	  $(CHECK_SECOND) || rc=1;
 check: test-deps
 	@$(MAKE) --no-print-directory check-only
-check-only: all $(UNIT_BIN) $(B)/tests/mksnap $(B)/tests/stallfs $(REPLAY_BIN)
+check-only: all $(CHECK_BUILD) $(B)/tests/mksnap $(B)/tests/stallfs
 	rc=0; \
 	$(CHECK_ENV) $(PROVE) $(if $(filter 1,$(V)),-v) \
-	  $(UNIT_BIN) $(REPLAY_BIN) tests/cli/t-*.sh || rc=1; \
-	echo "# make check, second pass: as on a kernel without cachestat (PAGECACHE_FAULT=$(NOCS_FAULT))"; \
-	$(CHECK_ENV) PAGECACHE_FAULT=$(NOCS_FAULT) PC_CHECK_PASS=nocachestat $(PROVE) $(if $(filter 1,$(V)),-v) \
-	  $(NOCS_UNIT) $(NOCS_CLI) || rc=1; \
+	  $(CHECK_FIRST) || rc=1; \
+	$(if $(strip $(CHECK_SECOND)),$(CHECK_PASS2),echo "# make check: no second pass (none of T runs in it)";) \
 	exit $$rc
 
 # ---- the Debian guest (tests/vm/) -------------------------------------------

@@ -18,7 +18,14 @@
  * a snapshot records is never opened: it is only shown. The size comes
  * from BLKGETSIZE64 (a device's st_size is 0); residency and reads go
  * through the same code as files' (cachestat, mincore, the warmer), with
- * the device's size given to them.
+ * the device's size given to them. Its pages are found by halving
+ * cachestat's ranges, not by mincore: a block read alone through a buffer
+ * head leaves its page cached but not uptodate, and mincore counts only
+ * uptodate pages (3 of 97 on a test ext4, 6.18); without cachestat those
+ * pages are missed. readahead(2) works on a block device; a present page
+ * that is not uptodate is skipped by it and made uptodate by the
+ * warmer's one-byte pread. Opening the devices takes CAP_DAC_READ_SEARCH,
+ * being told their residency CAP_FOWNER.
  */
 #define _GNU_SOURCE
 #include "internal.h"

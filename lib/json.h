@@ -2,7 +2,7 @@
 /*
  * json.h: a small, strict JSON reader (RFC 8259) into a read-only tree,
  * and a canonical writer. For the files pagecache writes and reads back
- * (bench results, pull's manifests); not a general-purpose library.
+ * (bench results, and the OCI manifests `pull` reads); not a general-purpose library.
  * Internal to pagecache: not in pagecache.h, and no part of libpagecache
  * (make builds it into build/libpcinternal.a, which pagecache,
  * pagecache-bench and the tests link). Tested in tests/unit/test-json.c.

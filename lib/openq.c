@@ -17,7 +17,9 @@
  * here at once (their closes still go by the ring). What the caller then
  * asks of each fd (fstat, cachestat) stays a system call: IORING_OP_STATX
  * always runs in an io-wq worker (measured slower on 2 cores:
- * docs/architecture.md), and cachestat has no opcode.
+ * bench/results/walk.md), and cachestat has no opcode. Nor do direct
+ * (fixed) descriptors help (fstat and cachestat take only real fds), or
+ * linked SQEs (the fstat needs the fd the open returns).
  *
  * The promise: the results are those of openat(2) called one name at a
  * time, whatever the engine. Each open passes the "open" fault point, and

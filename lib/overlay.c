@@ -29,6 +29,24 @@
  * trusted.* xattrs without CAP_SYS_ADMIN) comes back as an error, and the
  * caller says "unknown" or counts through the mapping where mincore is
  * honest; never 0.
+ *
+ * Mounts are keyed by STATX_MNT_ID_UNIQUE (6.8). Before it, by
+ * mountinfo's mount ID, which the next mount takes at once (so does the
+ * anonymous device number: on 6.18, three overlays mounted and unmounted
+ * in a row at one place were "63 0:49" each time): such an entry holds
+ * only until the mount table changes (POLLPRI on an open mountinfo).
+ * A mapping of an overlay file is the real file's: /proc/PID/maps shows
+ * the real (dev, ino) before 6.6, and from then on the overlay's device
+ * with the real inode number, which files of one number in different
+ * layers share when the layers are on several filesystems (on 6.18 an
+ * upper and a lower file, both inode 13 on two ext4 images, were both
+ * "00:28 13"), so pc_fd_mappers checks a matching line by stat of its
+ * /proc/PID/map_files entry where it may. Other stacking, checked on
+ * 6.18: idmapped and bind mounts share the inode (nothing to do); FUSE
+ * without passthrough (bindfs, fuse-overlayfs) keeps its own cache, on
+ * which cachestat and mincore agree; FUSE passthrough (libfuse 3.16;
+ * Debian 12 has 3.14), ecryptfs (not built here) and shiftfs (not in
+ * mainline) are untested.
  */
 #define _GNU_SOURCE
 #include "internal.h"

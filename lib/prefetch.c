@@ -24,7 +24,9 @@
  * on the 2-core machine this was measured on, io_uring was slower for both
  * small trees and big files (bench/foundation.sh); it stays selectable.
  *
- * A pc_warmer belongs to one thread. Budget and progress are shared.
+ * A pc_warmer belongs to one thread: the walker's threads are the pool,
+ * each with its own warmer (a ring, a window of files), so the hot path
+ * takes no lock but the budget's. Budget and progress are shared.
  */
 #define _GNU_SOURCE
 #include "internal.h"

@@ -7,7 +7,8 @@
  * section that repeats the counts, so a truncated file is told from a
  * complete one. Version 4, the one written, keeps a FILES section's
  * records column by column; versions 1 to 3 (records one after another)
- * are still read.
+ * are still read. A file's pages are runs (a varint gap and length each),
+ * not bitmaps: a run costs 2 to 6 bytes before zlib.
  *
  * Promises: writing is atomic (temp file, fsync, rename, fsync of the
  * directory; a full disk leaves the old file intact); reading is

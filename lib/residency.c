@@ -11,7 +11,12 @@
  * The promise: never a number the kernel made up. Since 5.2, mincore
  * answers "all resident" for a file the caller neither owns nor may write,
  * and cachestat fails with EPERM there (6.14+ and stable backports). Both
- * cases come back as source NONE with err = EPERM.
+ * cases come back as source NONE with err = EPERM. Without cachestat
+ * (before 6.5) counts come from mincore, but only where the caller owns
+ * or may write the file: elsewhere the answer is unknown, never the
+ * kernel's fake "all resident". Only where cachestat says 0 is fstatfs
+ * asked whether the file is on overlayfs (overlay.c): files with pages
+ * pay nothing for it.
  */
 #define _GNU_SOURCE
 #include "internal.h"

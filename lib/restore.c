@@ -5,7 +5,10 @@
  * callers. A file that is still the snapshot's (the same inode,
  * generation or birth time) is restored even if it was modified in place
  * since, as databases do at every checkpoint, its runs clipped to its
- * size; one replaced by another file, or no longer a regular file, is
+ * size (format version 2 on records which of generation and birth time
+ * are known, and f_fsid, which unlike st_dev survives a reboot; where
+ * neither is known, and for copies under another root, size and mtime
+ * decide); one replaced by another file, or no longer a regular file, is
  * skipped (its pages would be the wrong ones), and so is, with strict, any
  * file whose size or mtime changed; missing files are skipped, not fatal.
  * Files are read in the order of their place on disk (FIEMAP) unless told

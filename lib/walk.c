@@ -26,7 +26,9 @@
  * getdents64 buffer are opened together (openq.c: one io_uring_enter for
  * their opens and the last ones' closes, else one openat each), each
  * checked by one fstat before it is handed over (file_opened says why
- * that is enough); a directory reached twice (symlink
+ * that is enough; the fstat stays: the size is needed, and st_nlink,
+ * st_dev and the fd's own type, while d_ino is not the fd's inode across
+ * a bind mount or on overlayfs); a directory reached twice (symlink
  * loop, bind mount) is walked once; a file with several hardlinks is
  * visited once; -x is judged per root. Files and directories that vanish
  * or change between listing and opening are reported as vanished, not as

@@ -18,6 +18,11 @@
  * memory cgroup moves only that child there. Children get
  * PR_SET_PDEATHSIG: a daemon killed with -9 leaves no lock behind.
  *
+ * A status peer (SO_PEERCRED, SO_PEERGROUPS) sees a service only if it
+ * owns or may write every file the service's last snapshot read, judged
+ * on the owners that snapshot recorded (snapshot --owners), never on a
+ * path looked at when it asks (visible()).
+ *
  * sd_notify(3)'s datagram protocol is written here (a sendmsg to
  * $NOTIFY_SOCKET): libsystemd has no static library, and the protocol is
  * one datagram of text.

@@ -23,7 +23,9 @@
  * bounded by RLIMIT_FSIZE; the layer read back must have the manifest's size
  * and digest and be a whole, valid snapshot, and only then is it renamed
  * over -o FILE (a temporary file beside it, O_EXCL | O_NOFOLLOW, fsync'ed):
- * any failure leaves the old FILE as it was.
+ * any failure leaves the old FILE as it was. SHA-256 is nettle's (a
+ * dependency of pagecache, not of the library); manifests are read with
+ * lib/json.c, whose object pagecache links in (the .so keeps it hidden).
  */
 #define _GNU_SOURCE
 #include "cli.h"

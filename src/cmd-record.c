@@ -2,7 +2,8 @@
 /*
  * cmd-record.c: `pagecache record`: what a workload really used of each
  * file, and when it first used it, as a snapshot restore can replay in that
- * order (format version 3: the used ranges carry times).
+ * order (its used ranges carry times: flag 16, since format version 3;
+ * docs/snapshot-format.md).
  *
  * The kernel's filemap tracepoints (lib/trace.c) say which pages were
  * used: read() and splice asked for them (get_pages), a fault touched one

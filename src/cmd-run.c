@@ -14,7 +14,7 @@
  * --cache-limit, its cache is also held under a size while it runs, by
  * reclaiming the excess: never by a limit that could OOM-kill a command
  * whose anonymous memory needs more. The cgroup is noted in a state file
- * (/run/pagecache/run-PID.state, bench/common.c's), so that after a kill -9
+ * (/run/pagecache/run-PID.state, state.c's), so that after a kill -9
  * the next run kills what is left in it and removes it. CMD starts with
  * every signal at its default and none blocked, whatever we inherited.
  */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * daemon-conf.c: pagecache.conf(5), the daemon's INI file, and the status
- * socket's wire format (daemon.h).
+ * daemon-conf.c: pagecache.conf(5), the daemon's INI file, the status
+ * socket's wire format (daemon.h), and the service metrics' table
+ * (dmetrics), which the daemon's textfile and `pagecache status --prom`
+ * both print.
  *
  * Written here rather than with inih: Debian's libinih is built with
  * 200-byte lines (a longer one is silently cut and its rest read as a

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * daemon.h: what `pagecache daemon` and `pagecache status` share: the
- * configuration file (pagecache.conf(5), read with inih) and the status
- * socket's wire format.
+ * configuration file (pagecache.conf(5), read by daemon-conf.c's own INI
+ * reader: not inih, which cuts long lines and gives no line numbers), the
+ * status socket's wire format and the service metrics' table.
  */
 #ifndef PC_DAEMON_H
 #define PC_DAEMON_H

@@ -5,9 +5,15 @@
  * writes the bash and zsh completions and lists the options for the man
  * page check (tests/cli/t-options.sh), so the parser, the help, the
  * completions and the manual say the same. Letters follow the tools users
- * already know: vmtouch's for vmtouch's jobs, util-linux's for output;
- * a letter that would mean two things is refused with a message that says
- * what to type, never read another way.
+ * already know: vmtouch 1.3.1's for vmtouch's jobs, util-linux 2.38
+ * fincore's for output (-J, -o, -n, -r, --bytes), GNU's for path lists
+ * (--files-from, --files0-from); a letter that would mean two things is
+ * refused with a message that says what to type, never read another way.
+ * Two entries of one command with the same id or letter stop the program
+ * at once (tests/unit/test-opts.c checks every table), and -o's column
+ * names are checked against the command's columns (cli_spec.cols) as they
+ * are parsed, so a typo fails before anything is done. vmtouch's own
+ * command line (`pagecache -t ...`) is turned into the command it means.
  */
 #define _GNU_SOURCE
 #include "cli.h"

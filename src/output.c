@@ -17,6 +17,11 @@
  * base units; key=value quotes and escapes; people get C escapes (\n,
  * \t, \\, \x1b) for control characters (C1 and bidi controls too), backslashes and bytes
  * that are not UTF-8, so a name cannot forge a row or move the cursor.
+ *
+ * Unknown values are null in JSON, absent in Prometheus text and
+ * "unknown" for people; JSON never holds NaN or infinity (null). A row
+ * that cannot grow for want of memory is marked lost, and out_flush says
+ * how many were left out and fails: never a silently short list.
  */
 #define _GNU_SOURCE
 #include "cli.h"

@@ -2,7 +2,9 @@
 /*
  * state.c: what a run of pagecache changes in the system, noted so that a
  * killed run can be undone by the next; the work directories root keeps
- * things in; exec hygiene for the programs a run starts. Root must not be
+ * things in; exec hygiene for the programs a run starts. A state file is
+ * held open and flock()ed for its run's life (forked children let go of
+ * it): a run is alive exactly while its lock is held. Root must not be
  * steered by what other users can write: a work directory is used only
  * when it is the caller's own and nobody else can change it or the path to
  * it; a state file only when it is root's own; and a state file's lines

@@ -4,8 +4,9 @@
  * cgroups, swap and loop devices, mounts, files), noted as it goes so that
  * the next run can undo what a killed one left; the work directories root
  * may keep such things in; and exec hygiene for the programs it starts.
- * `run` and `tune` use it, and so do the experiments of pagecache-bench
- * (bench/), which is why the names say bench_: they were the first. It
+ * `run`, `tune`, `record`, `push` and `pull` use it, and so do the
+ * experiments of pagecache-bench (bench/), which is why the names say
+ * bench_: they were the first. It
  * lives in src/ because dependencies point one way, bench/ -> src/ -> lib/.
  */
 #ifndef PC_STATE_H

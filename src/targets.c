@@ -3,8 +3,12 @@
  * targets.c: the options every file-taking command shares, and the walk
  * that turns them into files: paths on the command line, lists read with
  * -b (newline or NUL separated, the last record kept whole even without a
- * trailing separator), patterns, a byte range, a size cap. Walk events
- * become counters for the summary, and errors become named failures.
+ * trailing separator), patterns, a byte range, a size cap, and --pid and
+ * --cgroup: the files those processes map or hold open, each pinned by an
+ * O_PATH fd and walked as /proc/self/fd/FD, so exactly that file is
+ * reopened. Walk events become counters for the summary, and errors
+ * become named failures. Also the options the commands share beyond files
+ * (output format, memory budget) and the progress line.
  */
 #define _GNU_SOURCE
 #include "cli.h"

@@ -202,4 +202,37 @@ static inline void rm_scratch(void)
 		fprintf(stderr, "# could not remove %s\n", scratch_dir());
 }
 
+/*
+ * What fn(arg) writes on fd 1 or 2 (stdout or stderr, flushed around it),
+ * as a malloc'd string: for the tests of src/'s modules, which write
+ * there.
+ */
+static inline char *tap_capture(int fd, void (*fn)(void *), void *arg)
+{
+	FILE *t = tmpfile(), *f = fd == 1 ? stdout : stderr;
+	int saved;
+	off_t n;
+	char *buf;
+
+	if (!t) {
+		perror("tmpfile");
+		exit(1);
+	}
+	fflush(f);
+	saved = dup(fd);
+	dup2(fileno(t), fd);
+	fn(arg);
+	fflush(f);
+	dup2(saved, fd);
+	close(saved);
+	n = lseek(fileno(t), 0, SEEK_END);
+	buf = calloc(1, (size_t)n + 1);
+	if (!buf || pread(fileno(t), buf, (size_t)n, 0) != n) {
+		perror("tap_capture");
+		exit(1);
+	}
+	fclose(t);
+	return buf;
+}
+
 #endif

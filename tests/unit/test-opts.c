@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The option tables (each command's struct cli_spec) and their one reader,
+ * src/opts.c. Per command: no two options share a long name, a letter or
+ * an id, every option has a help text and shows in --help, the man page
+ * list and the bash completion, and cli_getopt takes each option, by its
+ * long name and by each letter, with its argument; a refused letter is a
+ * usage error that says what to type. The table checker is run once on a
+ * table made broken on purpose, so that it is seen to find faults.
+ */
+#include "cli.h"
+#include "bench-opts.h"
+#include "tap.h"
+
+#include <ctype.h>
+
+static const struct { const char *name; const struct cli_spec *spec; } specs[] = {
+	{ "stat", &stat_spec }, { "warm", &warm_spec }, { "evict", &evict_spec },
+	{ "lock", &lock_spec }, { "snapshot", &snapshot_spec }, { "restore", &restore_spec },
+	{ "show", &show_spec }, { "record", &record_spec }, { "diff", &diff_spec },
+	{ "run", &run_spec }, { "top", &top_spec }, { "cgroups", &cgroups_spec },
+	{ "tune", &tune_spec }, { "push", &push_spec }, { "pull", &pull_spec },
+	{ "daemon", &daemon_spec }, { "status", &status_spec }, { "bench", &bench_spec },
+};
+#define NSPECS (sizeof(specs) / sizeof(specs[0]))
+
+#define each_opt(s, g, o)                                                                      \
+	for (int g = 0; (s)->groups[g]; g++)                                                   \
+		for (const struct cli_opt *o = (s)->groups[g]->opts; o->name || o->letter; o++)
+
+static int refused(const struct cli_opt *o)
+{
+	return o->flags & CLI_REFUSE;
+}
+
+/* stdout or stderr of fn(arg), in a malloc'd string */
+/*
+ * What is wrong with a table, said in why (the first fault), and how many
+ * faults: a long name, a letter or an id given twice; -h or -V taken; an
+ * option without a name or help; an argument-less optional argument; a
+ * word list or column table missing where completion needs it.
+ */
+static int table_faults(const struct cli_spec *s, char *why, size_t len)
+{
+	int n = 0;
+
+#define FAULT(...) do { if (!n++) snprintf(why, len, __VA_ARGS__); } while (0)
+	why[0] = 0;
+	each_opt(s, g, o) {
+		char letters[2] = { o->letter, o->alias };
+
+		if (refused(o)) {
+			if (!o->letter || !o->help || !*o->help)
+				FAULT("a refused entry without a letter or a message");
+		} else {
+			if (!o->name || !*o->name)
+				FAULT("an option without a long name");
+			else if (!strcmp(o->name, "help") || !strcmp(o->name, "version"))
+				FAULT("--%s is the parser's own", o->name);
+			if (!o->help || !*o->help || o->help[strlen(o->help) - 1] == '\n' ||
+			    strstr(o->help, "\n\n") || *o->help == '\n')
+				FAULT("--%s: no help, or an empty help line", o->name ? o->name : "?");
+			if ((o->flags & CLI_OPTARG) && !o->arg)
+				FAULT("--%s: an optional argument without a name", o->name);
+			if (o->comp == CC_WORDS && !o->words)
+				FAULT("--%s: a word list to complete, but no words", o->name);
+			if (o->comp == CC_COLUMNS && !s->cols && !o->words)
+				FAULT("--%s: columns to pick, but no column table", o->name);
+		}
+		for (int k = 0; k < 2; k++) {
+			if (!letters[k])
+				continue;
+			if (!isalnum((unsigned char)letters[k]))
+				FAULT("-%c is no letter or digit", letters[k]);
+			if (letters[k] == 'h' || letters[k] == 'V')
+				FAULT("-%c is the parser's own", letters[k]);
+		}
+		/* against every later entry of the command */
+		int past = 0;
+
+		each_opt(s, g2, p) {
+			if (!past) {
+				past = p == o;
+				continue;
+			}
+			if (o->name && p->name && !refused(o) && !refused(p) &&
+			    !strcmp(o->name, p->name))
+				FAULT("--%s given twice", o->name);
+			if (!refused(o) && !refused(p) && o->id == p->id)
+				FAULT("--%s and --%s share id %d", o->name, p->name, o->id);
+			for (int k = 0; k < 2; k++)
+				if (letters[k] && (p->letter == letters[k] || p->alias == letters[k]))
+					FAULT("-%c given twice", letters[k]);
+		}
+	}
+#undef FAULT
+	return n;
+}
+
+static void test_tables(void)
+{
+	char why[160];
+
+	for (size_t i = 0; i < NSPECS; i++) {
+		int n = table_faults(specs[i].spec, why, sizeof(why));
+		int count = 0;
+
+		each_opt(specs[i].spec, g, o)
+			count++;
+		ok(!n && !strcmp(specs[i].spec->name, specs[i].name) && count > 0,
+		   "%s: %d entries; names, letters and ids once each, help for each%s%s",
+		   specs[i].name, count, n ? ": " : "", why);
+	}
+}
+
+/* The checker itself, on tables broken on purpose: it must see each fault. */
+static void test_checker(void)
+{
+	static const struct cli_opt twice_name[] = {
+		{ "quick", 'q', 0, 600, NULL, CC_NONE, NULL, "fast", 0 },
+		{ "quick", 0, 0, 601, NULL, CC_NONE, NULL, "fast too", 0 },
+		{ 0 }
+	};
+	static const struct cli_opt twice_letter[] = {
+		{ "quick", 'q', 0, 600, NULL, CC_NONE, NULL, "fast", 0 },
+		{ "quiet", 0, 'q', 601, NULL, CC_NONE, NULL, "silent", 0 },
+		{ 0 }
+	};
+	static const struct cli_opt twice_id[] = {
+		{ "quick", 0, 0, 600, NULL, CC_NONE, NULL, "fast", 0 },
+		{ "quiet", 0, 0, 600, NULL, CC_NONE, NULL, "silent", 0 },
+		{ 0 }
+	};
+	static const struct cli_opt no_help[] = {
+		{ "quick", 0, 0, 600, NULL, CC_NONE, NULL, "", 0 },
+		{ 0 }
+	};
+	static const struct cli_opt takes_h[] = {
+		{ "hardlinks", 'h', 0, 600, NULL, CC_NONE, NULL, "every link", 0 },
+		{ 0 }
+	};
+	static const struct cli_group g1 = { "Options", twice_name }, g2 = { "Options", twice_letter },
+		g3 = { "Options", twice_id }, g4 = { "Options", no_help }, g5 = { "Options", takes_h };
+	/* the same letter in the command's own group and a shared one */
+	static const struct cli_opt own_j[] = {
+		{ "json-lines", 'J', 0, 600, NULL, CC_NONE, NULL, "JSON Lines", 0 },
+		{ 0 }
+	};
+	static const struct cli_group g6 = { "Options", own_j };
+	static const struct cli_spec bad[] = {
+		{ .name = "x", .groups = { &g1 } }, { .name = "x", .groups = { &g2 } },
+		{ .name = "x", .groups = { &g3 } }, { .name = "x", .groups = { &g4 } },
+		{ .name = "x", .groups = { &g5 } }, { .name = "x", .groups = { &g6, &cli_format_group } },
+	};
+	static const char *const what[] = { "a long name twice", "a letter twice (as an alias)",
+		"an id twice", "an empty help", "-h taken", "a letter a shared group has" };
+	char why[160];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int n = table_faults(&bad[i], why, sizeof(why));
+
+		ok(n > 0, "the checker finds %s (%s)", what[i], n ? why : "not seen");
+	}
+}
+
+/* ---- the parser ---- */
+
+struct parse {
+	const struct cli_spec *spec;
+	int argc;
+	char *argv[6];
+	int ids[6];		/* what cli_getopt returned, up to CLI_END or CLI_STOP */
+	const char *args[6];	/* p->arg with each */
+	int n, exit;
+};
+
+static void parse_run(void *arg)
+{
+	struct parse *r = arg;
+	struct cli_parser p;
+
+	cli_parser_init(&p, r->spec, r->argc, r->argv);
+	optind = 0;		/* a fresh getopt for each parse, whatever the last left */
+	r->n = 0;
+	do {
+		r->ids[r->n] = cli_getopt(&p, r->argc, r->argv);
+		r->args[r->n] = p.arg;
+	} while (r->ids[r->n] >= 0 && ++r->n < 5);
+	r->exit = p.exit;
+	out_init(OUT_HUMAN, false, false);	/* --json sets JSON for the usage errors */
+	out_json_short(false);
+}
+
+/* Parse "CMD W1 [W2]"; what it said on stderr in *err (NULL: dropped). */
+static void parse(struct parse *r, const struct cli_spec *spec, const char *w1, const char *w2,
+		  char **err)
+{
+	static char words[3][512];
+	char *e;
+
+	memset(r, 0, sizeof(*r));
+	r->spec = spec;
+	snprintf(words[0], sizeof(words[0]), "%s", spec->name);
+	snprintf(words[1], sizeof(words[1]), "%s", w1);
+	r->argv[0] = words[0];
+	r->argv[1] = words[1];
+	r->argc = 2;
+	if (w2) {
+		snprintf(words[2], sizeof(words[2]), "%s", w2);
+		r->argv[r->argc++] = words[2];
+	}
+	e = tap_capture(2, parse_run, r);
+	if (err)
+		*err = e;
+	else
+		free(e);
+}
+
+/* An argument each option takes: a column it knows, a word it lists, else "x". */
+static const char *an_arg(const struct cli_spec *s, const struct cli_opt *o, char *buf,
+			  size_t len)
+{
+	if (o->comp == CC_COLUMNS && s->cols)
+		snprintf(buf, len, "%s", s->cols[0].header);
+	else if (o->words)
+		snprintf(buf, len, "%.*s", (int)strcspn(o->words, " "), o->words);
+	else
+		snprintf(buf, len, "x");
+	return buf;
+}
+
+static void test_parser(void)
+{
+	for (size_t i = 0; i < NSPECS; i++) {
+		const struct cli_spec *s = specs[i].spec;
+		int tried = 0, bad = 0, refusals = 0, refused_ok = 0;
+		char arg[128], word[256], what[512] = "";
+
+		each_opt(s, g, o) {
+			struct parse r;
+			char *err;
+
+			if (refused(o)) {
+				snprintf(word, sizeof(word), "-%c", o->letter);
+				parse(&r, s, word, o->arg ? "x" : NULL, &err);
+				refusals++;
+				if (r.n == 0 && r.ids[0] == CLI_STOP && r.exit == EXIT_USAGE &&
+				    strstr(err, o->help) && strstr(err, "Try 'pagecache"))
+					refused_ok++;
+				else if (!what[0])
+					snprintf(what, sizeof(what), "-%c not refused as its text says",
+						 o->letter);
+				free(err);
+				continue;
+			}
+			/* --name [ARG] or --name=ARG, -l [ARG], -a [ARG]; --name alone if ARG is optional */
+			for (int k = 0; k < 4; k++) {
+				char c = k == 1 ? o->letter : k == 2 ? o->alias : 0;
+				const char *w2 = NULL, *want = NULL;
+
+				if ((k == 1 || k == 2) && !c)
+					continue;
+				if (k == 3 && !(o->flags & CLI_OPTARG))
+					continue;
+				an_arg(s, o, arg, sizeof(arg));
+				if (!k && (o->flags & CLI_OPTARG))
+					snprintf(word, sizeof(word), "--%s=%s", o->name, want = arg);
+				else if (!k || k == 3)
+					snprintf(word, sizeof(word), "--%s", o->name);
+				else
+					snprintf(word, sizeof(word), "-%c", c);
+				if (o->arg && !(o->flags & CLI_OPTARG))
+					w2 = want = arg;
+				parse(&r, s, word, w2, &err);
+				tried++;
+				if (r.n != 1 || r.ids[0] != o->id || r.ids[1] != CLI_END ||
+				    !(want ? r.args[0] && !strcmp(r.args[0], want) : !r.args[0])) {
+					bad++;
+					if (!what[0])
+						snprintf(what, sizeof(what), "%s%s%s: got %d, %d (%s)",
+							 word, w2 ? " " : "", w2 ? w2 : "", r.ids[0],
+							 r.ids[1], err);
+				}
+				free(err);
+			}
+		}
+		for (char *nl = strchr(what, '\n'); nl; nl = strchr(nl, '\n'))
+			*nl = ' ';
+		ok(!bad && refused_ok == refusals,
+		   "%s: cli_getopt takes each option by name and letter (%d ways), with its "
+		   "argument; %d refused letters said%s%s", s->name, tried, refusals,
+		   what[0] ? ": " : "", what);
+	}
+}
+
+/* Unknown options and missing values are usage errors (exit 2), said. */
+static void test_parser_errors(void)
+{
+	struct parse r;
+	char *err;
+
+	parse(&r, &stat_spec, "--no-such-option", NULL, &err);
+	ok(r.ids[0] == CLI_STOP && r.exit == EXIT_USAGE && strstr(err, "--no-such-option"),
+	   "an unknown long option: exit 2, named");
+	free(err);
+	parse(&r, &stat_spec, "-Y", NULL, &err);
+	ok(r.ids[0] == CLI_STOP && r.exit == EXIT_USAGE && strstr(err, "unknown option '-Y'"),
+	   "an unknown letter: exit 2, named");
+	free(err);
+	parse(&r, &stat_spec, "--range", NULL, &err);
+	ok(r.ids[0] == CLI_STOP && r.exit == EXIT_USAGE && strstr(err, "needs a value"),
+	   "an option without its value: exit 2, said");
+	free(err);
+	parse(&r, &stat_spec, "-t", NULL, &err);
+	ok(r.ids[0] == CLI_STOP && r.exit == EXIT_USAGE && strstr(err, "pagecache warm"),
+	   "vmtouch's -t on stat: says to type 'pagecache warm'");
+	free(err);
+}
+
+/* ---- help, the man page list, completion: each option in each ---- */
+
+static const struct cli_spec *cur;
+
+static void help_run(void *arg)
+{
+	(void)arg;
+	cli_help(cur, stdout);
+}
+
+static void list_run(void *arg)
+{
+	(void)arg;
+	cli_list_options(cur, stdout);
+}
+
+static void bash_run(void *arg)
+{
+	struct cli_cmdinfo info[NSPECS];
+
+	(void)arg;
+	for (size_t i = 0; i < NSPECS; i++)
+		info[i] = (struct cli_cmdinfo){ specs[i].name, "summary", specs[i].spec };
+	cli_completion("bash", info, NSPECS, stdout);
+}
+
+static void test_shown(void)
+{
+	char *bash = tap_capture(1, bash_run, NULL);
+
+	for (size_t i = 0; i < NSPECS; i++) {
+		char *help, *list, name[96], missing[192] = "";
+
+		cur = specs[i].spec;
+		help = tap_capture(1, help_run, NULL);
+		list = tap_capture(1, list_run, NULL);
+		each_opt(cur, g, o) {
+			if (refused(o))
+				continue;
+			snprintf(name, sizeof(name), "--%s", o->name);
+			if (!missing[0] && (!strstr(help, name) || !strstr(list, name) ||
+					    !strstr(bash, name)))
+				snprintf(missing, sizeof(missing), ": %s missing from %s", name,
+					 !strstr(help, name) ? "--help" : !strstr(list, name)
+					 ? "--list-options" : "the bash completion");
+			/* the first help line, as --help prints it */
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(o->help, "\n"), o->help);
+			if (!missing[0] && !strstr(help, name))
+				snprintf(missing, sizeof(missing), ": --%s's help missing", o->name);
+		}
+		ok(!missing[0], "%s: each option in --help with its help, --list-options and "
+		   "the bash completion%s", cur->name, missing);
+		free(help);
+		free(list);
+	}
+	free(bash);
+}
+
+/* ---- vmtouch's command line ---- */
+
+static void test_vmtouch(void)
+{
+	static const struct { const char *in, *want; } cases[] = {
+		{ "-t f", "warm f" },
+		{ "-e -p 1G- f", "evict -p 1G- f" },
+		{ "-dl -P /run/x.pid f", "lock -d -P /run/x.pid f" },
+		{ "-v f", "stat -v f" },
+		{ "-h f", "stat -H f" },
+		{ "-m10M -t f", "warm -m10M f" },
+		{ "-t -- -e", "warm -- -e" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[256], *argv[12], got[256] = "", **nv;
+		int argc = 1, nc;
+		const char *verb;
+
+		snprintf(buf, sizeof(buf), "%s", cases[i].in);
+		argv[0] = "pagecache";
+		for (char *t = strtok(buf, " "); t && argc < 11; t = strtok(NULL, " "))
+			argv[argc++] = t;
+		argv[argc] = NULL;
+		verb = cli_vmtouch_argv(argc, argv, &nc, &nv);
+		for (int k = 1; verb && k < nc; k++)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", k > 1 ? " " : "",
+				 nv[k]);
+		ok(verb && !strcmp(got, cases[i].want), "vmtouch: pagecache %s is pagecache %s%s%s",
+		   cases[i].in, cases[i].want, strcmp(got, cases[i].want) ? " (got " : "",
+		   strcmp(got, cases[i].want) ? got : "");
+		/* what it made, kept for a program's life, freed here: rewritten words, the array */
+		for (int k = 2; verb && k < nc; k++) {
+			int given = 0;
+
+			for (int a = 1; a < argc; a++)
+				given |= nv[k] == argv[a];
+			if (!given)
+				free(nv[k]);
+		}
+		if (verb)
+			free(nv);
+	}
+}
+
+int main(void)
+{
+	cli_cmd = "test";
+	test_tables();
+	test_checker();
+	test_parser();
+	test_parser_errors();
+	test_shown();
+	test_vmtouch();
+	return done_testing();
+}
