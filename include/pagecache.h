@@ -1098,7 +1098,7 @@ struct pc_restore_opts {
 #define PC_RESTORE_OPTS_INIT { .size = sizeof(struct pc_restore_opts), .max_time = -1, \
 			       .reserve = UINT64_MAX }
 
-struct pc_restore_totals {
+struct pc_restore_result {
 	char root[4096];		/* the root restored beneath */
 	bool dry_run;
 	enum pc_restore_order order;	/* as done: ACCESS becomes DISK without times */
@@ -1130,7 +1130,7 @@ int pc_restore_open(const char *snapshot, const struct pc_restore_opts *o, struc
  * stopped it (the totals say which); -errno when nothing could be read.
  */
 int pc_restore_run(struct pc_restore *r);
-const struct pc_restore_totals *pc_restore_totals(const struct pc_restore *r);
+const struct pc_restore_result *pc_restore_totals(const struct pc_restore *r);
 void pc_restore_free(struct pc_restore *r);	/* NULL-safe */
 
 /* ---- snapshot.c: capture, the engine of `pagecache snapshot` ----------- */

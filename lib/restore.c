@@ -92,7 +92,7 @@ struct pc_restore {
 	bool same_place;		/* the root is the one the snapshot was taken in */
 	bool ran;
 	double t0;
-	struct pc_restore_totals t;
+	struct pc_restore_result t;
 };
 
 static void say_error(struct pc_restore *r, const char *path, const char *what, int err,
@@ -1192,7 +1192,7 @@ out:
 	return r->t.failures || r->t.changed || r->t.missing || r->t.budget_stopped ? 1 : 0;
 }
 
-const struct pc_restore_totals *pc_restore_totals(const struct pc_restore *r)
+const struct pc_restore_result *pc_restore_totals(const struct pc_restore *r)
 {
 	return &r->t;
 }

@@ -593,7 +593,7 @@ static void restore_job(struct svc *s, int fd)
 	struct pc_restore_opts o = PC_RESTORE_OPTS_INIT;
 	struct rjob j = { .name = c->name };
 	struct cli_budget bo = CLI_BUDGET_INIT;
-	const struct pc_restore_totals *t;
+	const struct pc_restore_result *t;
 	struct pc_restore *r;
 	int rc;
 

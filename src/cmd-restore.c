@@ -347,7 +347,7 @@ static void on_file(void *arg, const struct pc_restore_file *f)
 
 /* ---- the report ---- */
 
-static void report(const struct restore_cli *c, const struct pc_restore_totals *t, double t0)
+static void report(const struct restore_cli *c, const struct pc_restore_result *t, double t0)
 {
 	struct meta_set ms = {
 		.rows = (struct pc_meta_row *)t->meta_rows, .nrows = t->meta_nrows,
@@ -462,8 +462,8 @@ static bool join_cgroup(const struct restore_cli *c)
 int cmd_restore(int argc, char **argv)
 {
 	struct restore_cli c = { .o = PC_RESTORE_OPTS_INIT, .co = { OUT_HUMAN } };
-	struct pc_restore_totals none = { .root = "/" };
-	const struct pc_restore_totals *t = &none;
+	struct pc_restore_result none = { .root = "/" };
+	const struct pc_restore_result *t = &none;
 	struct pc_restore *r = NULL;
 	bool child = false;
 	double t0 = pc_now();

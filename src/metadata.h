@@ -6,7 +6,7 @@
  * work is lib/bdev.c's, lib/snapshot.c's (which chooses the devices a
  * snapshot records) and lib/restore.c's (which reads them back); this is
  * what the two commands share: messages, and the totals they print
- * (restore's pc_restore_totals seen as a meta_set).
+ * (restore's struct pc_restore_result seen as a meta_set).
  */
 #ifndef PC_METADATA_H
 #define PC_METADATA_H

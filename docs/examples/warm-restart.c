@@ -44,7 +44,7 @@ static void skipped(void *arg, const char *path, enum pc_restore_skip kind, cons
 static int restore(const char *file, const char *cgroup, const char *max)
 {
 	struct pc_restore_opts o = PC_RESTORE_OPTS_INIT;
-	const struct pc_restore_totals *t;
+	const struct pc_restore_result *t;
 	struct pc_restore *r;
 	char dir[4096], why[256];
 	int rc;
