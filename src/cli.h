@@ -291,6 +291,18 @@ void targets_release(struct targets *t);
 /* A PC_WALK_ERROR said as the walking commands say it (a device: "not a regular file ...") */
 void targets_walk_error(const char *path, int err);
 
+/*
+ * cmd-snapshot.c, for `snapshot` and the daemon's snapshot jobs: t's
+ * targets (finished) walked into s, begun by the caller, and the snapshot
+ * written to out (pc_snapshot_finish: r says how it went). With
+ * PC_SNAPSHOT_SAFE_LINKS in flags, the roots are trusted first (one
+ * through another user's link is dropped and said). engine_failures: the
+ * FAILED events the caller's event callback counted; what cli_failures()
+ * counts beyond them failed before the engine saw it and counts too.
+ */
+void snapshot_capture(struct targets *t, unsigned flags, struct pc_snapshot *s, const char *out,
+		      const uint64_t *engine_failures, struct pc_snapshot_result *r);
+
 /* What every data-printing, file-taking command parses the same way. */
 struct cli_opts {
 	enum out_fmt fmt;

@@ -9,14 +9,17 @@
  * status`) and in a node-exporter textfile.
  *
  * One process, one thread, one poll loop (signalfd, the socket, the
- * current job's pipe, timeouts). The work itself is done by children:
- * this same program (/proc/self/exe) running `snapshot`, `restore` or
- * `lock --watch`, one snapshot or restore at a time, its --kv total read
- * back from a pipe. So a job's memory goes back to the system when it
- * ends (the daemon stays small while idle), a crash or a leak in one job
- * does not take the daemon down, and a restore charged to a service's
- * memory cgroup moves only that child there. Children get
- * PR_SET_PDEATHSIG: a daemon killed with -9 leaves no lock behind.
+ * current job's pipe, timeouts). The work itself is done by children,
+ * one snapshot or restore at a time: a job is a fork of the daemon
+ * (named pc-snapshot or pc-restore) that calls the library's engine
+ * (lib/snapshot.c, lib/restore.c) and writes a fixed, versioned struct
+ * daemon_job_result (daemon.h) to its pipe; a lock set is this same
+ * program (/proc/self/exe) running `lock --watch`. So a job's memory
+ * goes back to the system when it ends (the daemon stays small while
+ * idle), a crash or a leak in one job does not take the daemon down, and
+ * a restore charged to a service's memory cgroup moves only that child
+ * there. Children get PR_SET_PDEATHSIG: a daemon killed with -9 leaves no
+ * job or lock behind.
  *
  * A status peer (SO_PEERCRED, SO_PEERGROUPS) sees a service only if it
  * owns or may write every file the service's last snapshot read, judged
@@ -154,12 +157,14 @@ struct job {
 	enum job_kind kind;
 	char name[72];
 	pid_t pid;
-	int fd;				/* its result: a snapshot's --kv, a restore's struct */
+	int fd;				/* its result (struct daemon_job_result) */
 	union {
-		char out[8192];
+		char raw[sizeof(struct daemon_job_result) + 1];	/* one byte more: too long */
 		struct daemon_job_result res;
 	};
 	size_t len;
+	pid_t snap_pid;			/* a snapshot's: the process of pid-file, or 0 */
+	double snap_guard;		/* and its guard */
 	double t0;
 	time_t wall0;
 	double deadline;		/* SIGTERM it then (the service's timeout) */
@@ -536,6 +541,100 @@ static pid_t spawn(char **argv, int *ret_fd)
 	return pid;
 }
 
+/* ---- the snapshot job: lib/snapshot.c in a child ---------------------------- */
+
+static void job_exit(int fd, struct daemon_job_result *res, int status) __attribute__((noreturn));
+
+struct sjob {
+	const char *name;
+	uint64_t failures;		/* FAILED events */
+};
+
+static void sjob_event(const struct pc_snapshot_event *ev, void *arg)
+{
+	struct sjob *j = arg;
+
+	if (ev->kind == PC_SNAPSHOT_FAILED) {
+		j->failures++;
+		dlog(LOG_WARN, "[service %s]: %s '%s': %s", j->name, ev->what, ev->path, ev->reason);
+	} else if (ev->kind == PC_SNAPSHOT_DEVICE && ev->device->err) {
+		dlog(LOG_WARN, "[service %s]: metadata of '%s' not recorded: %s", j->name,
+		     ev->device->file, pc_bdev_strerror(ev->device->err));
+	}
+}
+
+/*
+ * The child of a snapshot job: the service's files (its paths, beneath
+ * its root; or the files its process and children, or its cgroup's
+ * processes, use), who owns them (status's peers are judged on them), no
+ * user's link to elsewhere followed, the last snapshot kept against an
+ * empty or (while the service is down) much smaller one. Exit 0: written
+ * or kept, 1: written, some files failed, 2: not written.
+ */
+static void snapshot_job(struct svc *s, int fd)
+{
+	const struct dsvc *c = s->c;
+	struct daemon_job_result res = { .kind = JOB_SNAPSHOT };
+	struct pc_snapshot_result r = { .size = sizeof(r) };
+	struct sjob j = { .name = c->name };
+	unsigned flags = PC_SNAPSHOT_OWNERS | PC_SNAPSHOT_SAFE_LINKS | PC_SNAPSHOT_GUARD |
+			 (c->active ? 0 : PC_SNAPSHOT_NO_ACTIVE);
+	struct pc_snapshot *snap;
+	struct targets t;
+	char num[32];
+	int rc;
+
+	prctl(PR_SET_NAME, "pc-snapshot");	/* what ps and pgrep call it: no exec names it */
+	targets_init(&t);
+	/* a service that is down has no cgroup: an empty snapshot, which the guard keeps out */
+	t.cgroup_gone_empty = true;
+	if (!c->npaths && D.job.snap_pid) {
+		snprintf(num, sizeof(num), "%d", (int)D.job.snap_pid);
+		targets_opt(&t, 'p' + 256, num);
+		targets_opt(&t, 'c' + 256, NULL);
+	} else if (!c->npaths) {
+		targets_opt(&t, 'g' + 256, c->cgroup);
+	}
+	if (targets_finish(&t, (int)c->npaths, c->paths) < 0)
+		job_exit(fd, &res, 2);
+	rc = pc_profile_check_target(c->snapshot);	/* before the walk, not after it */
+	if (rc < 0) {
+		dlog(LOG_ERR, "[service %s]: cannot write snapshot '%s': %s", c->name, c->snapshot,
+		     cli_snapshot_target_why(c->snapshot, -rc));
+		job_exit(fd, &res, 2);
+	}
+	rc = pc_snapshot_begin(&(struct pc_snapshot_opts){
+		.size = sizeof(struct pc_snapshot_opts), .flags = flags, .root = c->root ? c->root : "/",
+		.guard = D.job.snap_guard, .event = sjob_event, .arg = &j,
+	}, &snap);
+	if (rc < 0) {
+		dlog(LOG_ERR, "[service %s]: cannot snapshot beneath '%s': %s", c->name,
+		     c->root ? c->root : "/", strerror(-rc));
+		job_exit(fd, &res, 2);
+	}
+	snapshot_capture(&t, flags, snap, c->snapshot, &j.failures, &r);
+	if (r.kept)
+		res.flags |= DJR_KEPT;
+	else if (r.err < 0 && r.err != -ENODATA)
+		dlog(LOG_ERR, "[service %s]: cannot write snapshot '%s': %s", c->name, c->snapshot,
+		     cli_snapshot_target_why(c->snapshot, -r.err));
+	if (r.written)
+		res.flags |= DJR_WRITTEN;
+	if (!r.owners_many) {
+		res.flags |= DJR_OWNERS;
+		res.nowners = r.nowners < DAEMON_MAX_OWNERS ? (uint32_t)r.nowners : DAEMON_MAX_OWNERS;
+		for (uint32_t k = 0; k < res.nowners; k++)
+			res.owners[k] = (struct downer){ r.owners[k].uid, r.owners[k].gid,
+							 r.owners[k].w & (S_IWGRP | S_IWOTH) };
+	}
+	res.files = r.files;
+	res.pages = r.pages;
+	res.bytes = r.bytes;
+	res.previous_pages = r.previous_pages > 0 ? (uint64_t)r.previous_pages : 0;
+	targets_release(&t);
+	job_exit(fd, &res, r.written ? (cli_failures() || j.failures ? 1 : 0) : r.kept ? 0 : 2);
+}
+
 /* ---- the restore job: lib/restore.c in a child ------------------------------ */
 
 /* skipped files named in the log, then only counted (a tree that is gone) */
@@ -764,35 +863,12 @@ static void cg_check(void)
 static void start_job(struct svc *s, enum job_kind kind)
 {
 	struct dsvc *c = s->c;
-	struct argv a = { .n = 0 };
 	pid_t pid = 0;
-	int up;
+	int up = 0;
 
-	arg(&a, "pagecache");
 	if (kind == JOB_SNAPSHOT) {
 		up = svc_up(c, &pid);
-		arg(&a, "snapshot");
-		arg(&a, "--kv");
-		/* who owns what it read (status's peers); no user's link to elsewhere */
-		arg(&a, "--owners");
-		arg(&a, "--safe-links");
-		arg(&a, "-o");
-		arg(&a, c->snapshot);
-		/* empty never replaces; much smaller only while it is up */
-		snprintf(a.num[0], sizeof(a.num[0]), "%g", up == 1 ? 0.0 : c->guard);
-		arg(&a, "--guard");
-		arg(&a, a.num[0]);
-		if (!c->active)
-			arg(&a, "--no-active");
-		if (c->root) {
-			arg(&a, "--root");
-			arg(&a, c->root);
-		}
-		if (c->npaths) {
-			arg(&a, "--");
-			for (size_t i = 0; i < c->npaths; i++)
-				arg(&a, c->paths[i]);
-		} else if (up != 1) {
+		if (!c->npaths && up != 1) {
 			/* nothing to record: the last snapshot stays */
 			s->snap_time = time(NULL);
 			s->snap_result = "kept";
@@ -800,14 +876,6 @@ static void start_job(struct svc *s, enum job_kind kind)
 			     c->pid_file ? "pid-file" : "no process in cgroup",
 			     c->pid_file ? c->pid_file : c->cgroup, c->snapshot);
 			return;
-		} else if (c->pid_file) {
-			snprintf(a.num[1], sizeof(a.num[1]), "%d", (int)pid);
-			arg(&a, "--pid");
-			arg(&a, a.num[1]);
-			arg(&a, "--children");
-		} else {
-			arg(&a, "--cgroup");
-			arg(&a, c->cgroup);
 		}
 	} else {
 		struct stat st;
@@ -838,7 +906,10 @@ static void start_job(struct svc *s, enum job_kind kind)
 	if (D.stopping)
 		D.job.stop_due = stop_share(D.nq + 1);
 	snprintf(D.job.name, sizeof(D.job.name), "%s", c->name);
-	D.job.pid = kind == JOB_RESTORE ? fork_job(s, restore_job, &D.job.fd) : spawn(a.v, &D.job.fd);
+	/* empty never replaces; much smaller only while it is up */
+	D.job.snap_guard = up == 1 ? 0.0 : c->guard;
+	D.job.snap_pid = !c->npaths && c->pid_file ? pid : 0;
+	D.job.pid = fork_job(s, kind == JOB_RESTORE ? restore_job : snapshot_job, &D.job.fd);
 	if (D.job.pid < 0) {
 		dlog(LOG_ERR, "[service %s]: cannot start %s: %s", c->name,
 		     kind == JOB_RESTORE ? "restore" : "snapshot", strerror(errno));
@@ -849,101 +920,6 @@ static void start_job(struct svc *s, enum job_kind kind)
 	s->state = kind == JOB_SNAPSHOT ? "snapshot" : "restore";
 	dlog(LOG_INFO, "[service %s]: %s started (pid %d)", c->name,
 	     kind == JOB_SNAPSHOT ? "snapshot" : "restore", (int)D.job.pid);
-}
-
-/* where KEY's unquoted value starts in the child's --kv total line; NULL: not there */
-static const char *kv_find(const char *line, const char *key)
-{
-	size_t klen = strlen(key);
-	const char *p = line;
-
-	while (*p) {
-		const char *k = p, *eq;
-
-		while (*p && *p != '=' && *p != ' ')
-			p++;
-		if (*p != '=') {
-			while (*p == ' ')
-				p++;
-			continue;
-		}
-		eq = p++;
-		if (*p == '"') {	/* a quoted value: skip it, escapes and all */
-			for (p++; *p && *p != '"'; p++)
-				if (*p == '\\' && p[1])
-					p++;
-			if (*p)
-				p++;
-		} else if ((size_t)(eq - k) == klen && !strncmp(k, key, klen)) {
-			return p;
-		} else {
-			while (*p && *p != ' ')
-				p++;
-		}
-		while (*p == ' ')
-			p++;
-	}
-	return NULL;
-}
-
-/* a value of the child's --kv total line: numbers and yes/no only */
-static bool kv_get(const char *line, const char *key, uint64_t *ret)
-{
-	const char *p = kv_find(line, key);
-	char *end;
-
-	if (!p)
-		return false;
-	if (!strncmp(p, "yes", 3) && (p[3] == ' ' || !p[3]))
-		return *ret = 1, true;
-	if (!strncmp(p, "no", 2) && (p[2] == ' ' || !p[2]))
-		return *ret = 0, true;
-	errno = 0;
-	*ret = strtoull(p, &end, 10);
-	return !errno && end != p && (*end == ' ' || *end == '.' || !*end);
-}
-
-/*
- * The snapshot's owners= ("uid:gid:bits,...", "none" or "many") into
- * s->owners; anything else, or more than fit, leaves them unknown: such
- * a service is root's alone to see.
- */
-static void owners_parse(struct svc *s, const char *line)
-{
-	const char *p = kv_find(line, "owners");
-	char *end;
-
-	s->nowners = 0;
-	s->owners_known = false;
-	if (!p)
-		return;
-	if (!strncmp(p, "none", 4) && (p[4] == ' ' || !p[4])) {
-		s->owners_known = true;
-		return;
-	}
-	while (s->nowners < DAEMON_MAX_OWNERS) {
-		struct downer o;
-		unsigned long v[3];
-
-		for (int k = 0; k < 3; k++) {
-			if (*p < '0' || *p > '9')
-				return;
-			errno = 0;
-			v[k] = strtoul(p, &end, k == 2 ? 8 : 10);
-			if (errno || end == p || v[k] > UINT32_MAX || (k < 2 && *end != ':'))
-				return;
-			p = end + (k < 2);
-		}
-		o = (struct downer){ (uint32_t)v[0], (uint32_t)v[1], (unsigned)v[2] & (S_IWGRP | S_IWOTH) };
-		s->owners[s->nowners++] = o;
-		if (*p == ' ' || !*p) {
-			s->owners_known = true;
-			return;
-		}
-		if (*p++ != ',')
-			break;
-	}
-	s->nowners = 0;
 }
 
 static void write_metrics(void);
@@ -963,16 +939,8 @@ static void job_done(int status)
 {
 	struct svc *s = svc_find(D.job.name);
 	double secs = pc_now() - D.job.t0;
-	uint64_t v = 0;
-	char *nl;
 	bool ok = WIFEXITED(status) && WEXITSTATUS(status) <= 1;
 
-	if (D.job.kind == JOB_SNAPSHOT) {	/* its --kv total: one line */
-		D.job.out[D.job.len < sizeof(D.job.out) ? D.job.len : sizeof(D.job.out) - 1] = 0;
-		nl = strchr(D.job.out, '\n');
-		if (nl)
-			*nl = 0;
-	}
 	if (!s) {	/* removed by a reload while it ran */
 		D.job.kind = JOB_NONE;
 		return;
@@ -999,7 +967,7 @@ static void job_done(int status)
 		return;
 	}
 	if (D.job.kind == JOB_SNAPSHOT) {
-		uint64_t written = 0, kept = 0;
+		const struct daemon_job_result *res = job_result(JOB_SNAPSHOT);
 
 		/* the next one an interval after this one ended, not after it began */
 		if (s->c->interval && s->due > 0) {
@@ -1010,22 +978,24 @@ static void job_done(int status)
 		s->snapshots++;
 		s->snap_time = D.job.wall0;
 		s->snap_secs = secs;
-		if (ok && kv_get(D.job.out, "written", &written) && written) {
+		if (ok && res && (res->flags & DJR_WRITTEN)) {
 			s->snap_result = "written";
-			kv_get(D.job.out, "files", &s->snap_files);
-			kv_get(D.job.out, "pages", &s->snap_pages);
-			kv_get(D.job.out, "bytes", &s->snap_bytes);
-			owners_parse(s, D.job.out);
+			s->snap_files = res->files;
+			s->snap_pages = res->pages;
+			s->snap_bytes = res->bytes;
+			/* who owns what it read; unknown (root's alone to see) where too many */
+			s->owners_known = res->flags & DJR_OWNERS;
+			s->nowners = s->owners_known && res->nowners <= DAEMON_MAX_OWNERS ? res->nowners : 0;
+			memcpy(s->owners, res->owners, s->nowners * sizeof(*s->owners));
 			dlog(LOG_INFO, "[service %s]: snapshot written: %llu files, %llu pages in %.1f s%s",
 			     s->c->name, (unsigned long long)s->snap_files,
 			     (unsigned long long)s->snap_pages, secs,
 			     WEXITSTATUS(status) ? " (some files failed: above)" : "");
-		} else if (ok && kv_get(D.job.out, "kept", &kept) && kept) {
+		} else if (ok && res && (res->flags & DJR_KEPT)) {
 			s->snap_result = "kept";
-			kv_get(D.job.out, "previous_pages", &v);
 			dlog(LOG_INFO, "[service %s]: kept the last snapshot (%llu pages): the new one "
 				       "was empty or much smaller while the service is down",
-			     s->c->name, (unsigned long long)v);
+			     s->c->name, (unsigned long long)res->previous_pages);
 		} else {
 			s->snap_result = "failed";
 			s->snap_failures++;
@@ -1508,9 +1478,9 @@ static void reap(void)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		if (pid == D.job.pid) {
 			/* the rest of its output, then its result */
-			for (ssize_t n; D.job.fd >= 0 && D.job.len < sizeof(D.job.out) - 1 &&
-					(n = read(D.job.fd, D.job.out + D.job.len,
-						  sizeof(D.job.out) - 1 - D.job.len)) > 0;)
+			for (ssize_t n; D.job.fd >= 0 && D.job.len < sizeof(D.job.raw) - 1 &&
+					(n = read(D.job.fd, D.job.raw + D.job.len,
+						  sizeof(D.job.raw) - 1 - D.job.len)) > 0;)
 				D.job.len += (size_t)n;
 			if (D.job.fd >= 0)
 				close(D.job.fd);
@@ -1814,12 +1784,12 @@ static int run_loop(void)
 		if (pf[3].fd >= 0 && (pf[3].revents & POLLIN))
 			cg_check();
 		if (pf[2].fd >= 0 && (pf[2].revents & (POLLIN | POLLHUP))) {
-			ssize_t n = read(D.job.fd, D.job.out + D.job.len,
-					 sizeof(D.job.out) - 1 - D.job.len);
+			ssize_t n = read(D.job.fd, D.job.raw + D.job.len,
+					 sizeof(D.job.raw) - 1 - D.job.len);
 
 			if (n > 0)
 				D.job.len += (size_t)n;
-			else if (n == 0 || D.job.len >= sizeof(D.job.out) - 1) {
+			else if (n == 0 || D.job.len >= sizeof(D.job.raw) - 1) {
 				/* its end is its exit: SIGCHLD says it */
 				if (n == 0) {
 					close(D.job.fd);

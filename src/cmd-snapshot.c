@@ -183,26 +183,26 @@ static int parse(struct snap_cli *c, int argc, char **argv)
  * reached (root_fds); one it drops is said by it, and freed here. NULL
  * without memory: the paths are walked by name, after the check.
  */
-static int *trusted_roots(struct snap_cli *c, struct pc_snapshot *s)
+static int *trusted_roots(struct targets *t, struct pc_snapshot *s)
 {
-	int *fds = calloc(c->t.npaths ? c->t.npaths : 1, sizeof(*fds));
+	int *fds = calloc(t->npaths ? t->npaths : 1, sizeof(*fds));
 	size_t k = 0;
 
-	for (size_t i = 0; i < c->t.npaths; i++) {
+	for (size_t i = 0; i < t->npaths; i++) {
 		int fd;
 
-		pc_snapshot_trust_roots(s, &c->t.paths[i], 1, &fd);
+		pc_snapshot_trust_roots(s, &t->paths[i], 1, &fd);
 		if (fd == PC_SNAPSHOT_ROOT_DROPPED) {
-			free((char *)c->t.paths[i]);
+			free((char *)t->paths[i]);
 			continue;
 		}
 		if (fds)
 			fds[k] = fd;
 		else if (fd >= 0)
 			close(fd);
-		c->t.paths[k++] = c->t.paths[i];
+		t->paths[k++] = t->paths[i];
 	}
-	c->t.npaths = k;
+	t->npaths = k;
 	return fds;
 }
 
@@ -310,26 +310,26 @@ static void report(struct snap_cli *c, const struct pc_snapshot_result *r, doubl
 		human(c, r);
 }
 
-/* The walk into the engine, and the snapshot written: the result in *r. */
-static void capture(struct snap_cli *c, struct pc_snapshot *s, struct pc_snapshot_result *r)
+void snapshot_capture(struct targets *t, unsigned flags, struct pc_snapshot *s, const char *out,
+		      const uint64_t *engine_failures, struct pc_snapshot_result *r)
 {
 	int *root_fds = NULL;
 	int rc;
 
-	if (c->flags & PC_SNAPSHOT_SAFE_LINKS)
-		root_fds = trusted_roots(c, s);
-	c->t.walk.root_fds = root_fds;
-	rc = targets_walk(&c->t, walk_file, s);
-	c->t.walk.root_fds = NULL;
-	for (size_t i = 0; root_fds && i < c->t.npaths; i++)
+	if (flags & PC_SNAPSHOT_SAFE_LINKS)
+		root_fds = trusted_roots(t, s);
+	t->walk.root_fds = root_fds;
+	rc = targets_walk(t, walk_file, s);
+	t->walk.root_fds = NULL;
+	for (size_t i = 0; root_fds && i < t->npaths; i++)
 		if (root_fds[i] >= 0)
 			close(root_fds[i]);
 	free(root_fds);
 	if (rc < 0)
 		cli_warn("walk failed: %s", strerror(-rc));
 	/* what failed before the engine saw it (lists, processes, the walk) counts too */
-	pc_snapshot_count_failures(s, cli_failures() - c->engine_failures);
-	pc_snapshot_finish(s, c->out, r);
+	pc_snapshot_count_failures(s, cli_failures() - *engine_failures);
+	pc_snapshot_finish(s, out, r);
 }
 
 int cmd_snapshot(int argc, char **argv)
@@ -373,7 +373,7 @@ int cmd_snapshot(int argc, char **argv)
 		return cli_usage_error("--root '%s' is not a directory", c.rootarg);
 	}
 	t0 = pc_now();
-	capture(&c, s, &r);
+	snapshot_capture(&c.t, c.flags, s, c.out, &c.engine_failures, &r);
 	messages(&c, &r);
 	report(&c, &r, pc_now() - t0);
 	meta_release(&c.ms);
