@@ -407,14 +407,6 @@ static int term_setup(struct top *t)
 	return 0;
 }
 
-static double now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* ---- keys: what a row is ---- */
 
 static char *read_comm(uint64_t pid)
@@ -1529,7 +1521,7 @@ static int run(struct top *t)
 {
 	sigset_t mask;
 	int sfd, rc = 0;
-	double start = now_mono(), next = start + t->interval;
+	double start = pc_now(), next = start + t->interval;
 	unsigned long done = 0;
 
 	sigemptyset(&mask);
@@ -1560,7 +1552,7 @@ static int run(struct top *t)
 			{ sfd, POLLIN, 0 },
 			{ t->tty ? STDIN_FILENO : -1, POLLIN, 0 },
 		};
-		double now = now_mono();
+		double now = pc_now();
 		/* drained every 100 ms at least: a process's name is read while it lives */
 		int wait = next > now ? (int)ceil((next - now) * 1000) : 0;
 
@@ -1622,7 +1614,7 @@ static int run(struct top *t)
 		} else if (pf[2].revents & (POLLHUP | POLLERR)) {
 			break;
 		}
-		now = now_mono();
+		now = pc_now();
 		if (now >= next) {
 			comm_drain(t);
 			pc_trace_drain(t->trace, on_event, t);
