@@ -1456,7 +1456,7 @@ int cmd_record(int argc, char **argv)
 	struct pc_profile_writer *w = NULL;
 	const char *out = NULL, *rootarg = "/", *cgroup = NULL;
 	double duration = 0;
-	char *root = NULL, *end, err[1024];
+	char *root = NULL, err[1024];
 	char why[4096];
 	pid_t child = -1, pid = 0, self;
 	int opt, rc, go[2] = { -1, -1 }, ex[2] = { -1, -1 }, sfd = -1, cmd_status = -1;
@@ -1505,9 +1505,7 @@ int cmd_record(int argc, char **argv)
 			cgroup = p.arg;
 			break;
 		case 'd':
-			errno = 0;
-			duration = strtod(p.arg, &end);
-			if (errno || end == p.arg || *end || !(duration > 0 && duration < 1e9))
+			if (cli_parse_decimal(p.arg, 0, 1e9, CLI_ABOVE_LO | CLI_BELOW_HI, &duration) < 0)
 				return cli_usage_error("--duration '%s': seconds, more than 0 (1.5 is "
 						       "a second and a half)", p.arg);
 			break;

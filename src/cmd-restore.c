@@ -597,19 +597,6 @@ static void first_use(struct orec *rec, const struct item *it)
 		orec_null(rec, "first_use_ms");
 }
 
-/* --max-time: S seconds, fractions allowed; -1 on a bad one */
-static double parse_max_time(const char *arg)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= 0 && v < 1e9))
-		return -1;
-	return v;
-}
-
 int cmd_restore(int argc, char **argv)
 {
 	struct cli_parser p;
@@ -663,8 +650,7 @@ int cmd_restore(int argc, char **argv)
 				return cli_usage_error("unknown order '%s' (disk, file or access)", p.arg);
 			break;
 		case OPT_MAX_TIME:
-			max_time = parse_max_time(p.arg);
-			if (max_time < 0)
+			if (cli_parse_decimal(p.arg, 0, 1e9, CLI_BELOW_HI, &max_time) < 0)
 				return cli_usage_error("--max-time '%s': seconds, 0 or more (0.5 is half "
 						       "a second)", p.arg);
 			break;

@@ -374,7 +374,6 @@ int cmd_snapshot(int argc, char **argv)
 	bool no_active, kept = false, metadata = false, safe_links = false;
 	int *root_fds = NULL;
 	struct meta_set ms = { 0 };
-	char *end;
 	struct orec rec = { 0 };
 	struct stat st;
 	char *root;
@@ -404,9 +403,7 @@ int cmd_snapshot(int argc, char **argv)
 			c.owners_on = true;
 			break;
 		case 'g':
-			errno = 0;
-			guard = strtod(p.arg, &end);
-			if (errno || end == p.arg || *end || !(guard >= 0 && guard <= 1))
+			if (cli_parse_decimal(p.arg, 0, 1, 0, &guard) < 0)
 				return cli_usage_error("--guard '%s': a ratio from 0 to 1 (0.5: keep the "
 						       "old snapshot unless the new one holds half its "
 						       "pages)", p.arg);

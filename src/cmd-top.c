@@ -1662,15 +1662,11 @@ int cmd_top(int argc, char **argv)
 				return cli_usage_error("--by takes process, file or cgroup, not '%s'", p.arg);
 			t.by = (int)v;
 			break;
-		case OPT_INTERVAL: {
-			char *end;
-
-			t.interval = strtod(p.arg, &end);
-			if (!*p.arg || *end || !(t.interval >= 0.05 && t.interval <= 86400))
+		case OPT_INTERVAL:
+			if (cli_parse_decimal(p.arg, 0.05, 86400, 0, &t.interval) < 0)
 				return cli_usage_error("--interval wants seconds from 0.05 to 86400, not '%s'",
 						       p.arg);
 			break;
-		}
 		case OPT_COUNT:
 			if (parse_u("--count", p.arg, ULONG_MAX / 2, &t.count))
 				return EXIT_USAGE;
