@@ -247,6 +247,14 @@ struct pc_memstat {
 	char cg_path[256];		/* memory cgroup of the caller, "" if none */
 };
 int pc_memstat_read(struct pc_memstat *ret);
+/*
+ * The fields of /proc/meminfo named in keys[0..n) ("MemAvailable",
+ * "Cached", "Dirty"), in bytes, into ret[i], as pc_vmstat_read reads
+ * /proc/vmstat: those the kernel counts in kB, which is all but
+ * HugePages_*. A field this kernel does not show leaves its ret[i] as it
+ * was. Returns how many of the keys were found, or -errno.
+ */
+int pc_meminfo_read(const char *const *keys, uint64_t *ret, size_t n);
 
 /*
  * How much new page cache one job may add. `take` is called before each

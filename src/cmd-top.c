@@ -1033,30 +1033,15 @@ struct meminfo {
 
 static struct meminfo read_meminfo(void)
 {
+	static const char *const keys[] = { "Cached", "Dirty", "Buffers", "Writeback" };
+	uint64_t v[4] = { 0 };
 	struct meminfo m = { 0 };
-	char line[256];
-	FILE *f = fopen("/proc/meminfo", "re");
-	int got = 0;
 
-	if (!f)
-		return m;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long kb;
-		char key[64];
-
-		if (sscanf(line, "%63[^:]: %llu", key, &kb) != 2)
-			continue;
-		if (!strcmp(key, "Cached"))
-			m.cached = kb * 1024, got++;
-		else if (!strcmp(key, "Dirty"))
-			m.dirty = kb * 1024, got++;
-		else if (!strcmp(key, "Buffers"))
-			m.buffers = kb * 1024, got++;
-		else if (!strcmp(key, "Writeback"))
-			m.writeback = kb * 1024, got++;
-	}
-	fclose(f);
-	m.ok = got == 4;
+	m.ok = pc_meminfo_read(keys, v, 4) == 4;
+	m.cached = v[0];
+	m.dirty = v[1];
+	m.buffers = v[2];
+	m.writeback = v[3];
 	return m;
 }
 
