@@ -569,6 +569,8 @@ struct pc_cgroup_stat {
 int pc_cgroup_root(char *ret, size_t len, int *ret_version);
 /* The caller's memory cgroup, as under the root ("/a/b"). */
 int pc_cgroup_self(char *ret, size_t len);
+/* Process pid's memory cgroup, the same way (pid 0: the caller's); -ENOENT: none. */
+int pc_cgroup_of(pid_t pid, char *ret, size_t len);
 /* Parse a memory.stat text (v1 or v2); the tests feed recorded files. */
 int pc_cgroup_parse_stat(int version, const char *stat, struct pc_cgroup_stat *ret);
 /* Read one cgroup directory's memory.stat, limit, usage and PSI. */

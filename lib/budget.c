@@ -54,28 +54,13 @@ static int read_u64_file(const char *path, uint64_t *ret)
 /* The caller's memory cgroup: v1 "N:memory:/p" or v2 "0::/p". 0 or -errno. */
 static int read_cgroup(struct pc_memstat *m)
 {
-	int rc = 0;
-	FILE *f = pc_sys_fopen_read("/proc/self/cgroup", &rc);
-	char line[512], v1[256] = "", v2[256] = "", dir[600];
+	char line[512], v1[256], v2[256], dir[600];
+	int rc = pc_proc_cgroup(0, v1, sizeof(v1), v2, sizeof(v2));
 	uint64_t lim, use;
+	FILE *f;
 
-	if (!f)
-		return rc == -ENOENT ? 0 : rc;
-	while (fgets(line, sizeof(line), f)) {
-		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-
-		if (!b)
-			continue;
-		b[strcspn(b, "\n")] = 0;
-		if (b - a - 1 == 6 && !strncmp(a + 1, "memory", 6))
-			snprintf(v1, sizeof(v1), "%s", b + 1);
-		else if (b == a + 1 && line[0] == '0')
-			snprintf(v2, sizeof(v2), "%s", b + 1);
-	}
-	rc = ferror(f) ? -errno : 0;
-	fclose(f);
 	if (rc < 0)
-		return rc;
+		return rc == -ENOENT ? 0 : rc;
 	if (*v1) {
 		snprintf(m->cg_path, sizeof(m->cg_path), "%s", v1);
 		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/memory%s/memory.stat", v1);

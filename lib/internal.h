@@ -31,6 +31,15 @@ int pc_sys_fstat(int fd, struct stat *ret_st);
 int pc_sys_openat_raw(int dirfd, const char *path, int flags);
 
 /*
+ * cgroup.c: the memory cgroup lines of /proc/PID/cgroup (pid 0: the
+ * caller's), read through the seam: v1's "N:CONTROLLERS:PATH" of the
+ * hierarchy whose controllers include memory into v1, v2's "0::PATH" into
+ * v2; "" where there is no such line. 0 or -errno (-ENOENT: no such
+ * process, or no /proc).
+ */
+int pc_proc_cgroup(pid_t pid, char *v1, size_t v1len, char *v2, size_t v2len);
+
+/*
  * scope.c: a transient scope with Delegate=yes, asked of systemd over
  * D-Bus for a process (cgroup.c nests its memory cgroups in it).
  */

@@ -419,38 +419,6 @@ static char *read_comm(uint64_t pid)
 	return strdup(buf);
 }
 
-/* The line of /proc/PID/cgroup for the memory controller (v1) or "0::" (v2). */
-static char *read_proc_cgroup(uint64_t pid, int version)
-{
-	char path[64], line[4096];
-	char *ret = NULL;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%llu/cgroup", (unsigned long long)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	while (!ret && fgets(line, sizeof(line), f)) {
-		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-
-		if (!b)
-			continue;
-		b[strcspn(b, "\n")] = 0;
-		*b = 0;
-		if (version == 2 ? !strcmp(line, "0") && b == a + 1 : false)
-			ret = strdup(b + 1);
-		else if (version == 1) {
-			char *tok, *save = NULL;
-
-			for (tok = strtok_r(a + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-				if (!strcmp(tok, "memory"))
-					ret = strdup(b + 1);
-		}
-	}
-	fclose(f);
-	return ret;
-}
-
 /* cgroup2 id -> its path ("/a/b"), by handle (kernfs: the id is the handle). */
 static const char *cg2_path(struct top *t, uint64_t id)
 {
@@ -488,16 +456,16 @@ static const char *cg2_path(struct top *t, uint64_t id)
 static const char *pid_memory_cgroup(struct top *t, uint64_t pid)
 {
 	const char *have = names_get(&t->pidcg, pid, 0);
-	char *p, *s = NULL;
+	char p[PATH_MAX], *s = NULL;
 
 	if (have)
 		return *have ? have : NULL;
-	p = t->memory_version ? read_proc_cgroup(pid, t->memory_version) : NULL;
-	if (p && t->memory_version == 1 && asprintf(&s, "memory:%s", p) < 0)
-		s = NULL;
-	else if (p && t->memory_version == 2)
-		s = strdup(p);
-	free(p);
+	if (t->memory_version && pid && pid <= INT_MAX && pc_cgroup_of((pid_t)pid, p, sizeof(p)) == 0) {
+		if (t->memory_version == 2)
+			s = strdup(p);
+		else if (asprintf(&s, "memory:%s", p) < 0)
+			s = NULL;
+	}
 	have = names_put(&t->pidcg, pid, 0, s ? s : strdup(""));
 	return have && *have ? have : NULL;
 }
