@@ -40,6 +40,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "idmap.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -142,91 +143,19 @@ const struct cli_spec top_spec = {
 	.operands = CC_NONE,
 };
 
-/* ---- a small open-addressing map: (a, b) -> index + 1 ---- */
-
-struct map {
-	uint64_t *k;		/* pairs */
-	uint32_t *v;		/* 0: empty slot */
-	size_t cap, n;
-};
-
-static size_t mix(uint64_t a, uint64_t b)
-{
-	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
-
-	return (size_t)(h ^ (h >> 31));
-}
-
-static uint32_t map_get(const struct map *m, uint64_t a, uint64_t b)
-{
-	if (!m->cap)
-		return 0;
-	for (size_t i = mix(a, b) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->v[i])
-			return 0;
-		if (m->k[2 * i] == a && m->k[2 * i + 1] == b)
-			return m->v[i];
-	}
-}
-
-static int map_put(struct map *m, uint64_t a, uint64_t b, uint32_t v)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		struct map g = { 0 };
-
-		g.cap = m->cap ? m->cap * 2 : 256;
-		g.k = malloc(g.cap * 2 * sizeof(*g.k));
-		g.v = calloc(g.cap, sizeof(*g.v));
-		if (!g.k || !g.v) {
-			free(g.k);
-			free(g.v);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->v[i])
-				map_put(&g, m->k[2 * i], m->k[2 * i + 1], m->v[i]);
-		free(m->k);
-		free(m->v);
-		*m = g;
-	}
-	for (size_t i = mix(a, b) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->v[i] || (m->k[2 * i] == a && m->k[2 * i + 1] == b)) {
-			m->n += !m->v[i];
-			m->k[2 * i] = a;
-			m->k[2 * i + 1] = b;
-			m->v[i] = v;
-			return 0;
-		}
-	}
-}
-
-static void map_clear(struct map *m)
-{
-	if (m->cap)
-		memset(m->v, 0, m->cap * sizeof(*m->v));
-	m->n = 0;
-}
-
-static void map_free(struct map *m)
-{
-	free(m->k);
-	free(m->v);
-	memset(m, 0, sizeof(*m));
-}
-
 /* ---- names: a cache of strings by key, bounded (cleared when full) ---- */
 
 #define NAMES_MAX 65536
 
 struct names {
-	struct map m;
+	struct pc_idmap m;
 	char **s;
 	size_t n;
 };
 
 static const char *names_get(const struct names *c, uint64_t a, uint64_t b)
 {
-	uint32_t i = map_get(&c->m, a, b);
+	uint32_t i = pc_idmap_get(&c->m, a, b);
 
 	return i ? c->s[i - 1] : NULL;
 }
@@ -236,7 +165,7 @@ static void names_clear(struct names *c)
 	for (size_t i = 0; i < c->n; i++)
 		free(c->s[i]);
 	c->n = 0;
-	map_clear(&c->m);
+	pc_idmap_clear(&c->m);
 }
 
 /* Keeps s (malloc'd); returns it, or NULL (out of memory: s freed). */
@@ -246,7 +175,7 @@ static const char *names_put(struct names *c, uint64_t a, uint64_t b, char *s)
 
 	if (!s)
 		return NULL;
-	i = map_get(&c->m, a, b);
+	i = pc_idmap_get(&c->m, a, b);
 	if (i) {
 		free(c->s[i - 1]);
 		c->s[i - 1] = s;
@@ -258,7 +187,7 @@ static const char *names_put(struct names *c, uint64_t a, uint64_t b, char *s)
 		free(s);
 		return NULL;
 	}
-	if (map_put(&c->m, a, b, (uint32_t)c->n + 1) < 0) {
+	if (pc_idmap_put(&c->m, a, b, (uint32_t)c->n + 1) < 0) {
 		free(s);
 		return NULL;
 	}
@@ -270,7 +199,7 @@ static void names_free(struct names *c)
 {
 	names_clear(c);
 	free(c->s);
-	map_free(&c->m);
+	pc_idmap_free(&c->m);
 }
 
 /* A cgroup row's key: its path's hash (64 bits: two paths never meet). */
@@ -299,7 +228,7 @@ struct row {
 struct table {
 	struct row *v;
 	size_t n, cap;
-	struct map m;
+	struct pc_idmap m;
 	struct counts total;
 	uint64_t events, lost;
 	double seconds;		/* the interval's real length */
@@ -325,7 +254,7 @@ struct top {
 	const char *acc_func;		/* the function it probes */
 	bool sorted;			/* --sort given */
 	struct table cur, shown;
-	struct map pending;		/* tid -> get_pages event not counted yet (+1) */
+	struct pc_idmap pending;	/* tid -> get_pages event not counted yet (+1) */
 	struct pc_trace_event *pend;
 	size_t npend, cappend;
 	uint64_t lost_before, lost_total;
@@ -336,7 +265,7 @@ struct top {
 	struct names files;		/* (dev, ino) -> path or "MAJ:MIN:INO" */
 	struct names cgid;		/* cgroup2 id -> path */
 	struct names pidcg;		/* pid -> memory cgroup path (this interval) */
-	struct map inodev;		/* file mode: ino -> dev + 1 seen (DIRTY has no dev) */
+	struct pc_idmap inodev;		/* file mode: ino -> dev + 1 seen (DIRTY has no dev) */
 	uint64_t *inodev_dev;
 	size_t ninodev;
 	uint64_t hdevs[16];		/* file mode: devices judged, */
@@ -662,19 +591,19 @@ static struct row *row_of(struct top *t, const struct pc_trace_event *e)
 		a = e->dev;
 		b = e->ino;
 		if (!a && e->kind == PC_TR_DIRTY) {	/* the event has no device: the one seen */
-			uint32_t k = map_get(&t->inodev, e->ino, 0);
+			uint32_t k = pc_idmap_get(&t->inodev, e->ino, 0);
 
 			if (k)
 				a = t->inodev_dev[k - 1];
 		} else if (t->ninodev < NAMES_MAX) {
-			uint32_t k = map_get(&t->inodev, e->ino, 0);
+			uint32_t k = pc_idmap_get(&t->inodev, e->ino, 0);
 
 			if (k)
 				t->inodev_dev[k - 1] = a;
 			else if (t->inodev_dev ||
 				 (t->inodev_dev = calloc(NAMES_MAX, sizeof(*t->inodev_dev)))) {
 				t->inodev_dev[t->ninodev] = a;
-				if (map_put(&t->inodev, e->ino, 0, (uint32_t)++t->ninodev) < 0)
+				if (pc_idmap_put(&t->inodev, e->ino, 0, (uint32_t)++t->ninodev) < 0)
 					t->ninodev--;
 			}
 		}
@@ -684,7 +613,7 @@ static struct row *row_of(struct top *t, const struct pc_trace_event *e)
 		a = fnv(cg);
 		break;
 	}
-	i = map_get(&tb->m, a, b);
+	i = pc_idmap_get(&tb->m, a, b);
 	if (i) {
 		r = &tb->v[i - 1];
 		if (r->name == NULL && t->by == BY_FILE && e->pid && dev_hidden(t, a) &&
@@ -703,7 +632,7 @@ static struct row *row_of(struct top *t, const struct pc_trace_event *e)
 		tb->v = nv;
 		tb->cap = nc;
 	}
-	if (map_put(&tb->m, a, b, (uint32_t)tb->n + 1) < 0)
+	if (pc_idmap_put(&tb->m, a, b, (uint32_t)tb->n + 1) < 0)
 		return NULL;
 	r = &tb->v[tb->n++];
 	memset(r, 0, sizeof(*r));
@@ -753,7 +682,7 @@ static void flush_pending(struct top *t)
 	for (size_t i = 0; i < t->npend; i++)
 		add_access(t, &t->pend[i], pages(&t->pend[i]));
 	t->npend = 0;
-	map_clear(&t->pending);
+	pc_idmap_clear(&t->pending);
 }
 
 /*
@@ -763,7 +692,7 @@ static void flush_pending(struct top *t)
  */
 static void get_pages(struct top *t, const struct pc_trace_event *e)
 {
-	uint32_t i = map_get(&t->pending, e->tid, 0);
+	uint32_t i = pc_idmap_get(&t->pending, e->tid, 0);
 
 	if (i) {
 		struct pc_trace_event *p = &t->pend[i - 1];
@@ -787,7 +716,7 @@ static void get_pages(struct top *t, const struct pc_trace_event *e)
 		t->pend = nv;
 		t->cappend = nc;
 	}
-	if (map_put(&t->pending, e->tid, 0, (uint32_t)t->npend + 1) < 0) {
+	if (pc_idmap_put(&t->pending, e->tid, 0, (uint32_t)t->npend + 1) < 0) {
 		add_access(t, e, pages(e));
 		return;
 	}
@@ -1254,7 +1183,7 @@ static void table_reset(struct table *tb)
 	for (size_t i = 0; i < tb->n; i++)
 		free(tb->v[i].name);
 	tb->n = 0;
-	map_clear(&tb->m);
+	pc_idmap_clear(&tb->m);
 	memset(&tb->total, 0, sizeof(tb->total));
 	tb->events = tb->lost = 0;
 }
@@ -1360,11 +1289,11 @@ static void top_release(struct top *t)
 	table_reset(&t->shown);
 	free(t->cur.v);
 	free(t->shown.v);
-	map_free(&t->cur.m);
-	map_free(&t->shown.m);
-	map_free(&t->pending);
+	pc_idmap_free(&t->cur.m);
+	pc_idmap_free(&t->shown.m);
+	pc_idmap_free(&t->pending);
 	free(t->pend);
-	map_free(&t->inodev);
+	pc_idmap_free(&t->inodev);
 	free(t->inodev_dev);
 	names_free(&t->comm);
 	names_free(&t->files);
@@ -1459,7 +1388,7 @@ static int handle_key(struct top *t, int c)
 		table_reset(&t->cur);
 		table_reset(&t->shown);
 		t->npend = 0;
-		map_clear(&t->pending);
+		pc_idmap_clear(&t->pending);
 		break;
 	default:
 		return 0;
