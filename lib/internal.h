@@ -29,6 +29,14 @@ struct stat;
 int pc_sys_fstat(int fd, struct stat *ret_st);
 /* pc_sys_openat past the fault point (it was asked already). */
 int pc_sys_openat_raw(int dirfd, const char *path, int flags);
+/*
+ * perf_event_open(2): the fd, or -errno. An event that asks for
+ * PERF_FORMAT_LOST meets the "perf_format_lost" fault point (a kernel
+ * before 6.0 refuses it with EINVAL).
+ */
+struct perf_event_attr;
+int pc_sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
+			   unsigned long flags);
 
 /*
  * cgroup.c: the memory cgroup lines of /proc/PID/cgroup (pid 0: the

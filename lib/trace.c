@@ -52,7 +52,6 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -111,21 +110,6 @@ struct pc_trace {
 	unsigned char *tmp;		/* a record that wraps around the ring's end */
 	size_t tmplen;
 };
-
-static int perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
-			   unsigned long flags)
-{
-	/* the tests' kernel before 6.0 (PAGECACHE_FAULT=perf_format_lost:EINVAL) */
-	if (a->read_format & PERF_FORMAT_LOST) {
-		int e = pc_sys_injected(PC_SYS_PERF_LOST);
-
-		if (e > 0) {
-			errno = e;
-			return -1;
-		}
-	}
-	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
-}
 
 uint64_t pc_trace_dev(uint32_t kdev)
 {
@@ -615,15 +599,15 @@ static int open_accessed(struct pc_trace *t, const struct pc_trace_opts *o, cons
 			int fd;
 
 			if (o->pid > 0)	/* a thread's count, its children's added as they end */
-				fd = perf_event_open(&a, tids[i], -1, -1, PERF_FLAG_FD_CLOEXEC);
+				fd = pc_sys_perf_event_open(&a, tids[i], -1, -1, PERF_FLAG_FD_CLOEXEC);
 			else
-				fd = perf_event_open(&a, o->cgroup_fd >= 0 ? o->cgroup_fd : -1, cpus[i],
-						     -1, PERF_FLAG_FD_CLOEXEC |
-						     (o->cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0));
-			if (fd < 0 && (errno == ESRCH || errno == ENODEV))
+				fd = pc_sys_perf_event_open(&a, o->cgroup_fd >= 0 ? o->cgroup_fd : -1,
+							    cpus[i], -1, PERF_FLAG_FD_CLOEXEC |
+							    (o->cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0));
+			if (fd == -ESRCH || fd == -ENODEV)
 				continue;	/* a thread gone, a CPU offline */
 			if (fd < 0)
-				rc = -errno;
+				rc = fd;
 			else
 				t->acc_fds[t->nacc++] = fd;
 		}
@@ -740,18 +724,18 @@ int pc_trace_open(const struct pc_trace_opts *o, struct pc_trace **ret, char *er
 				int fd;
 
 				a.config = (uint64_t)t->ev[e].id;
-				fd = perf_event_open(&a, who, r->cpu, -1, fl);
-				if (fd < 0 && errno == EINVAL && a.read_format) {
+				fd = pc_sys_perf_event_open(&a, who, r->cpu, -1, fl);
+				if (fd == -EINVAL && a.read_format) {
 					/* before 6.0 no PERF_FORMAT_LOST: the rings' count only */
 					a.read_format = 0;
-					fd = perf_event_open(&a, who, r->cpu, -1, fl);
+					fd = pc_sys_perf_event_open(&a, who, r->cpu, -1, fl);
 				}
-				if (fd < 0 && errno == ESRCH && o->pid > 0 && th > 0)
+				if (fd == -ESRCH && o->pid > 0 && th > 0)
 					continue;	/* a thread that ended meanwhile */
-				if (fd < 0 && errno == ENODEV && th == 0 && e == 0)
+				if (fd == -ENODEV && th == 0 && e == 0)
 					goto next_cpu;	/* went offline */
 				if (fd < 0) {
-					rc = -errno;
+					rc = fd;
 					if (rc == -EACCES || rc == -EPERM)
 						perm_error(err, errlen, rc);
 					else if (rc == -ESRCH)

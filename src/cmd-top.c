@@ -365,7 +365,7 @@ static const char *cg2_path(struct top *t, uint64_t id)
 	h.fh.handle_bytes = sizeof(h.id);
 	h.fh.handle_type = 0xfe;	/* FILEID_KERNFS */
 	h.id = id;
-	fd = open_by_handle_at(t->cg2_fd, &h.fh, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = pc_sys_open_by_handle(t->cg2_fd, &h.fh, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		/* gone (ids are never reused): not asked again, event after event */
 		names_put(&t->cgid, id, 0, strdup(""));
