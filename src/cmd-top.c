@@ -53,10 +53,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <linux/capability.h>
-#include <linux/perf_event.h>
-#include <sys/mman.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <termios.h>
@@ -260,8 +257,7 @@ struct top {
 	uint64_t lost_before, lost_total;
 
 	struct names comm;		/* pid -> comm, kept past the process */
-	void **comm_ring;		/* per CPU: PERF_RECORD_COMM and _FORK (NULL: none) */
-	int *comm_fd, ncpu;
+	struct pc_task_trace *tasks;	/* processes' names as they exec and fork (NULL: none) */
 	struct names files;		/* (dev, ino) -> path or "MAJ:MIN:INO" */
 	struct names cgid;		/* cgroup2 id -> path */
 	struct names pidcg;		/* pid -> memory cgroup path (this interval) */
@@ -426,70 +422,46 @@ static const char *cgroup_key(struct top *t, const struct pc_trace_event *e, cha
 
 /*
  * The names of processes too short-lived for /proc to be read in time
- * (cat, grep: gone within the 100 ms between drains): a dummy software
- * event per CPU with comm and task records, as perf record keeps them.
- * An exec says the new name; a fork gives the child its parent's. Best
- * effort: without it, such a process is "[exited]".
+ * (cat, grep: gone within the 100 ms between drains): lib/trace.c's comm
+ * and task records (pc_task_trace). An exec says the new name; a fork
+ * gives the child its parent's. Best effort: without them, such a process
+ * is "[exited]".
  */
-#define COMM_PAGES 16
-
 static void comm_open(struct top *t)
 {
-	long psz = sysconf(_SC_PAGESIZE);
-	int n = (int)sysconf(_SC_NPROCESSORS_CONF);
-
-	if (n < 1 || !(t->comm_fd = calloc((size_t)n, sizeof(int))) ||
-	    !(t->comm_ring = calloc((size_t)n, sizeof(void *))))
-		return;
-	t->ncpu = n;
-	for (int c = 0; c < n; c++) {
-		struct perf_event_attr a = { 0 };
-
-		t->comm_fd[c] = -1;
-		a.size = sizeof(a);
-		a.type = PERF_TYPE_SOFTWARE;
-		a.config = PERF_COUNT_SW_DUMMY;
-		a.comm = 1;
-		a.comm_exec = 1;
-		a.task = 1;
-		if (t->pid) {	/* only what --pid covers */
-			a.inherit = t->children;
-		}
-		t->comm_fd[c] = (int)syscall(SYS_perf_event_open, &a, t->pid ? t->pid : -1, c, -1,
-					     PERF_FLAG_FD_CLOEXEC);
-		if (t->comm_fd[c] < 0)
-			continue;	/* an offline CPU; or not allowed: names from /proc */
-		t->comm_ring[c] = mmap(NULL, (size_t)(COMM_PAGES + 1) * (size_t)psz,
-				       PROT_READ | PROT_WRITE, MAP_SHARED, t->comm_fd[c], 0);
-		if (t->comm_ring[c] == MAP_FAILED) {
-			t->comm_ring[c] = NULL;
-			close(t->comm_fd[c]);
-			t->comm_fd[c] = -1;
-		}
-	}
+	/* where it cannot be opened (not allowed), names come from /proc alone */
+	pc_task_trace_open(t->pid, t->children, &t->tasks);
 }
 
 static void comm_close(struct top *t)
 {
-	long psz = sysconf(_SC_PAGESIZE);
-
-	for (int c = 0; c < t->ncpu; c++) {
-		if (t->comm_ring[c])
-			munmap(t->comm_ring[c], (size_t)(COMM_PAGES + 1) * (size_t)psz);
-		if (t->comm_fd[c] >= 0)
-			close(t->comm_fd[c]);
-	}
-	free(t->comm_ring);
-	free(t->comm_fd);
-	t->comm_ring = NULL;
-	t->comm_fd = NULL;
-	t->ncpu = 0;
+	pc_task_trace_close(t->tasks);
+	t->tasks = NULL;
 }
 
-struct task_rec {
-	uint32_t type, pid, ppid;
-	char comm[16];
+struct task_recs {
+	struct pc_task_event *v;
+	size_t n, cap;
 };
+
+static int task_keep(const struct pc_task_event *e, void *arg)
+{
+	struct task_recs *l = arg;
+
+	if (e->tid != e->pid)
+		return 0;	/* a thread's: the process keeps its name */
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 256;
+		struct pc_task_event *g = realloc(l->v, nc * sizeof(*g));
+
+		if (!g)
+			return 0;
+		l->v = g;
+		l->cap = nc;
+	}
+	l->v[l->n++] = *e;
+	return 0;
+}
 
 /*
  * Records come per CPU: a fork on one CPU and the exec that follows on
@@ -498,75 +470,21 @@ struct task_rec {
  */
 static void comm_drain(struct top *t)
 {
-	size_t psz = (size_t)sysconf(_SC_PAGESIZE), dsz = COMM_PAGES * psz;
-	struct task_rec *v = NULL;
-	size_t nv = 0, cap = 0;
+	struct task_recs l = { 0 };
 
-	for (int c = 0; c < t->ncpu; c++) {
-		struct perf_event_mmap_page *mp = t->comm_ring[c];
-		const unsigned char *data;
-		uint64_t head, tail;
+	if (!t->tasks)
+		return;
+	pc_task_trace_drain(t->tasks, task_keep, &l);
+	for (size_t i = 0; i < l.n; i++)
+		if (l.v[i].kind == PC_TASK_FORK) {
+			const char *pc = names_get(&t->comm, l.v[i].ppid, 0);
 
-		if (!mp)
-			continue;
-		data = (const unsigned char *)mp + psz;
-		head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
-		tail = mp->data_tail;
-		if (head - tail > dsz)	/* cannot happen: the kernel never passes the tail */
-			tail = head;
-		while (tail < head) {
-			unsigned char rec[256];
-			struct perf_event_header h;
-			struct task_rec r = { 0 };
-			uint32_t tid = 0;
-			size_t off = tail % dsz, n;
-
-			for (size_t i = 0; i < sizeof(h); i++)
-				((unsigned char *)&h)[i] = data[(off + i) % dsz];
-			if (h.size < sizeof(h) || h.size > head - tail)
-				break;
-			n = h.size < sizeof(rec) ? h.size : sizeof(rec);
-			for (size_t i = 0; i < n; i++)
-				rec[i] = data[(off + i) % dsz];
-			tail += h.size;
-			if ((h.type != PERF_RECORD_COMM && h.type != PERF_RECORD_FORK) ||
-			    n < sizeof(h) + 16)
-				continue;
-			r.type = h.type;
-			memcpy(&r.pid, rec + sizeof(h), 4);
-			if (h.type == PERF_RECORD_COMM) {
-				memcpy(&tid, rec + sizeof(h) + 4, 4);
-				snprintf(r.comm, sizeof(r.comm), "%.*s", (int)(n - sizeof(h) - 8),
-					 (const char *)rec + sizeof(h) + 8);
-			} else {
-				memcpy(&r.ppid, rec + sizeof(h) + 4, 4);
-				memcpy(&tid, rec + sizeof(h) + 8, 4);
-			}
-			if (tid != r.pid)
-				continue;	/* a thread's: the process keeps its name */
-			if (nv == cap) {
-				size_t nc = cap ? cap * 2 : 256;
-				struct task_rec *nvv = realloc(v, nc * sizeof(*nvv));
-
-				if (!nvv)
-					continue;
-				v = nvv;
-				cap = nc;
-			}
-			v[nv++] = r;
+			names_put(&t->comm, l.v[i].pid, 0, pc ? strdup(pc) : read_comm(l.v[i].ppid));
 		}
-		__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
-	}
-	for (size_t i = 0; i < nv; i++)
-		if (v[i].type == PERF_RECORD_FORK) {
-			const char *pc = names_get(&t->comm, v[i].ppid, 0);
-
-			names_put(&t->comm, v[i].pid, 0, pc ? strdup(pc) : read_comm(v[i].ppid));
-		}
-	for (size_t i = 0; i < nv; i++)
-		if (v[i].type == PERF_RECORD_COMM)
-			names_put(&t->comm, v[i].pid, 0, strdup(v[i].comm));
-	free(v);
+	for (size_t i = 0; i < l.n; i++)
+		if (l.v[i].kind == PC_TASK_COMM)
+			names_put(&t->comm, l.v[i].pid, 0, strdup(l.v[i].comm));
+	free(l.v);
 }
 
 /* ---- counting ---- */
