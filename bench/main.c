@@ -312,8 +312,7 @@ static int bench_main(int argc, char **argv)
 				return cli_usage_error("invalid size '%s' (at least 1M)", p.arg);
 			break;
 		case O_DURATION:
-			ro.duration = strtod(p.arg, &end);
-			if (*end || ro.duration <= 0 || ro.duration > 3600)
+			if (cli_parse_decimal(p.arg, 0, 3600, CLI_ABOVE_LO, &ro.duration) < 0)
 				return cli_usage_error("invalid duration '%s' (seconds, up to 3600)", p.arg);
 			dur_set = true;
 			break;
@@ -354,8 +353,7 @@ static int bench_main(int argc, char **argv)
 			so.with_auto = true;
 			break;
 		case O_AUTO_INTERVAL:
-			so.auto_interval = strtod(p.arg, &end);
-			if (*end || so.auto_interval < 0.01 || so.auto_interval > 60)
+			if (cli_parse_decimal(p.arg, 0.01, 60, 0, &so.auto_interval) < 0)
 				return cli_usage_error("invalid interval '%s' (0.01-60 seconds)", p.arg);
 			break;
 		case O_WSS:

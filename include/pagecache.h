@@ -185,6 +185,14 @@ struct pc_memstat {
 	char cg_path[256];		/* memory cgroup of the caller, "" if none */
 };
 int pc_memstat_read(struct pc_memstat *ret);
+/*
+ * The fields of /proc/meminfo named in keys[0..n) ("MemAvailable",
+ * "Cached", "Dirty"), in bytes, into ret[i], as pc_vmstat_read reads
+ * /proc/vmstat: those the kernel counts in kB, which is all but
+ * HugePages_*. A field this kernel does not show leaves its ret[i] as it
+ * was. Returns how many of the keys were found, or -errno.
+ */
+int pc_meminfo_read(const char *const *keys, uint64_t *ret, size_t n);
 
 /*
  * How much new page cache one job may add. `take` is called before each
@@ -505,6 +513,8 @@ struct pc_cgroup_stat {
 int pc_cgroup_root(char *ret, size_t len, int *ret_version);
 /* The caller's memory cgroup, as under the root ("/a/b"). */
 int pc_cgroup_self(char *ret, size_t len);
+/* Process pid's memory cgroup, the same way (pid 0: the caller's); -ENOENT: none. */
+int pc_cgroup_of(pid_t pid, char *ret, size_t len);
 /* Parse a memory.stat text (v1 or v2); the tests feed recorded files. */
 int pc_cgroup_parse_stat(int version, const char *stat, struct pc_cgroup_stat *ret);
 /* Read one cgroup directory's memory.stat, limit, usage and PSI. */
@@ -776,6 +786,33 @@ int pc_trace_accessed(const struct pc_trace *t, uint64_t *ret_count, const char 
 int pc_trace_drain(struct pc_trace *t, int (*fn)(const struct pc_trace_event *e, void *arg), void *arg);
 uint64_t pc_trace_lost(const struct pc_trace *t);   /* events lost to ring overflow so far */
 void pc_trace_close(struct pc_trace *t);            /* NULL-safe; undoes everything open did */
+/*
+ * The names processes take and the processes forked, as perf record keeps
+ * them: a dummy software event a CPU with comm and task records, so that a
+ * process too short-lived for /proc to be read in time (cat, grep) still
+ * has a name. pid 0: every process; else that one, and with children those
+ * it forks from now on. The same privilege as pc_trace_open. Open is best
+ * effort: a CPU whose event cannot be opened (offline) is left out, and
+ * -errno only where none could be. Drain hands every record now in the
+ * rings to fn (per CPU in order: a fork on one CPU and the exec after it on
+ * another come in either order); fn's nonzero return stops and is returned.
+ * >= 0: records handed; -errno. Never blocks.
+ */
+enum pc_task_kind {
+	PC_TASK_COMM = 1,	/* PERF_RECORD_COMM: a thread took a name (exec, prctl) */
+	PC_TASK_FORK = 2,	/* PERF_RECORD_FORK: a process or thread was made */
+};
+struct pc_task_event {
+	unsigned kind;		/* one PC_TASK_ */
+	uint32_t pid, tid;	/* COMM: the thread named; FORK: the new one */
+	uint32_t ppid;		/* FORK: the parent process */
+	char comm[16];		/* COMM: the name (TASK_COMM_LEN) */
+};
+struct pc_task_trace;
+int pc_task_trace_open(pid_t pid, bool children, struct pc_task_trace **ret);
+int pc_task_trace_drain(struct pc_task_trace *t,
+			int (*fn)(const struct pc_task_event *e, void *arg), void *arg);
+void pc_task_trace_close(struct pc_task_trace *t);	/* NULL-safe */
 /* (dev, ino) -> an open file: open_by_handle_at on a mount of dev (FILEID_INO32_GEN, gen 0: ext4's
    wildcard), checked by fstat (same dev and ino, regular file). -errno (-ESTALE, -EOPNOTSUPP...).
    Needs CAP_DAC_READ_SEARCH. -ENODEV: no mount of dev in this mount namespace. */

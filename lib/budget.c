@@ -54,28 +54,13 @@ static int read_u64_file(const char *path, uint64_t *ret)
 /* The caller's memory cgroup: v1 "N:memory:/p" or v2 "0::/p". 0 or -errno. */
 static int read_cgroup(struct pc_memstat *m)
 {
-	int rc = 0;
-	FILE *f = pc_sys_fopen_read("/proc/self/cgroup", &rc);
-	char line[512], v1[256] = "", v2[256] = "", dir[600];
+	char line[512], v1[256], v2[256], dir[600];
+	int rc = pc_proc_cgroup(0, v1, sizeof(v1), v2, sizeof(v2));
 	uint64_t lim, use;
+	FILE *f;
 
-	if (!f)
-		return rc == -ENOENT ? 0 : rc;
-	while (fgets(line, sizeof(line), f)) {
-		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-
-		if (!b)
-			continue;
-		b[strcspn(b, "\n")] = 0;
-		if (b - a - 1 == 6 && !strncmp(a + 1, "memory", 6))
-			snprintf(v1, sizeof(v1), "%s", b + 1);
-		else if (b == a + 1 && line[0] == '0')
-			snprintf(v2, sizeof(v2), "%s", b + 1);
-	}
-	rc = ferror(f) ? -errno : 0;
-	fclose(f);
 	if (rc < 0)
-		return rc;
+		return rc == -ENOENT ? 0 : rc;
 	if (*v1) {
 		snprintf(m->cg_path, sizeof(m->cg_path), "%s", v1);
 		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/memory%s/memory.stat", v1);
@@ -133,26 +118,42 @@ static int read_cgroup(struct pc_memstat *m)
 	return 0;
 }
 
-int pc_memstat_read(struct pc_memstat *ret)
+int pc_meminfo_read(const char *const *keys, uint64_t *ret, size_t n)
 {
-	struct pc_memstat m = { 0 };
-	int rc = 0;
+	int rc = 0, found = 0;
 	FILE *f = pc_sys_fopen_read("/proc/meminfo", &rc);
 	char line[256];
-	unsigned long long kb;
 
 	if (!f)
 		return rc;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
-			m.mem_total = kb << 10;
-		else if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			m.mem_available = kb << 10;
+		unsigned long long kb;
+		char key[64];
+
+		if (sscanf(line, "%63[^:]: %llu", key, &kb) != 2)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(key, keys[i])) {
+				ret[i] = (uint64_t)kb << 10;
+				found++;
+			}
 	}
-	rc = ferror(f) ? -errno : 0;
+	rc = ferror(f) ? -errno : found;
 	fclose(f);
+	return rc;
+}
+
+int pc_memstat_read(struct pc_memstat *ret)
+{
+	static const char *const keys[] = { "MemTotal", "MemAvailable" };
+	uint64_t v[2] = { 0, 0 };
+	struct pc_memstat m = { 0 };
+	int rc = pc_meminfo_read(keys, v, 2);
+
 	if (rc < 0)
 		return rc;
+	m.mem_total = v[0];
+	m.mem_available = v[1];
 	if (!m.mem_total)
 		return -EIO;
 	rc = read_cgroup(&m);

@@ -482,36 +482,70 @@ int pc_cgroup_root(char *ret, size_t len, int *ret_version)
 	return -ENOENT;
 }
 
-int pc_cgroup_self(char *ret, size_t len)
+/* Is "memory" one of a v1 line's controllers ("cpu,memory")? */
+static bool has_memory(const char *list)
 {
-	char line[512];
-	int rc = -ENOENT, version, err = 0;
-	char root[64];
-	FILE *f = pc_sys_fopen_read("/proc/self/cgroup", &err);
-
-	if (!f)
-		return err;
-	if (pc_cgroup_root(root, sizeof(root), &version) < 0) {
-		fclose(f);
-		return -ENOENT;
+	for (size_t n; *list; list += n + !!list[n]) {
+		n = strcspn(list, ",");
+		if (n == 6 && !strncmp(list, "memory", 6))
+			return true;
 	}
-	while (fgets(line, sizeof(line), f)) {
+	return false;
+}
+
+int pc_proc_cgroup(pid_t pid, char *v1, size_t v1len, char *v2, size_t v2len)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = pc_sys_fopen_read(pid ? path : "/proc/self/cgroup", &rc);
+	if (!f)
+		return rc;
+	*v1 = *v2 = 0;
+	while (getline(&line, &cap, f) > 0) {
 		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
 
 		if (!b)
 			continue;
 		b[strcspn(b, "\n")] = 0;
-		if ((version == 1 && b - a - 1 == 6 && !strncmp(a + 1, "memory", 6)) ||
-		    (version == 2 && b == a + 1 && line[0] == '0')) {
-			snprintf(ret, len, "%s", b + 1);
-			rc = 0;
-			break;
+		*b = 0;
+		if (a == line + 1 && line[0] == '0' && b == a + 1) {
+			if (!*v2)
+				snprintf(v2, v2len, "%s", b + 1);
+		} else if (!*v1 && has_memory(a + 1)) {
+			snprintf(v1, v1len, "%s", b + 1);
 		}
 	}
-	if (rc < 0 && ferror(f))
+	if (ferror(f))
 		rc = errno ? -errno : -EIO;
+	free(line);
 	fclose(f);
 	return rc;
+}
+
+int pc_cgroup_of(pid_t pid, char *ret, size_t len)
+{
+	char v1[PATH_MAX], v2[PATH_MAX], root[64];
+	int version, rc = pc_proc_cgroup(pid, v1, sizeof(v1), v2, sizeof(v2));
+	const char *p;
+
+	if (rc < 0)
+		return rc;
+	if (pc_cgroup_root(root, sizeof(root), &version) < 0)
+		return -ENOENT;
+	p = version == 1 ? v1 : v2;
+	if (!*p)
+		return -ENOENT;
+	snprintf(ret, len, "%s", p);
+	return 0;
+}
+
+int pc_cgroup_self(char *ret, size_t len)
+{
+	return pc_cgroup_of(0, ret, len);
 }
 
 static uint64_t kv(const char *text, const char *key, bool *found)

@@ -12,6 +12,24 @@
 #include <stdio.h>
 
 /*
+ * perf_event_open(2): the fd, or -errno. An event that asks for
+ * PERF_FORMAT_LOST meets the "perf_format_lost" fault point (a kernel
+ * before 6.0 refuses it with EINVAL).
+ */
+struct perf_event_attr;
+int pc_sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
+			   unsigned long flags);
+
+/*
+ * cgroup.c: the memory cgroup lines of /proc/PID/cgroup (pid 0: the
+ * caller's), read through the seam: v1's "N:CONTROLLERS:PATH" of the
+ * hierarchy whose controllers include memory into v1, v2's "0::PATH" into
+ * v2; "" where there is no such line. 0 or -errno (-ENOENT: no such
+ * process, or no /proc).
+ */
+int pc_proc_cgroup(pid_t pid, char *v1, size_t v1len, char *v2, size_t v2len);
+
+/*
  * scope.c: a transient scope with Delegate=yes, asked of systemd over
  * D-Bus for a process (cgroup.c nests its memory cgroups in it).
  */

@@ -23,6 +23,7 @@
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <linux/openat2.h>
+#include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -449,6 +450,22 @@ int pc_sys_open_by_handle(int mount_fd, void *handle, int flags)
 	if (e > 0)
 		return -e;
 	fd = open_by_handle_at(mount_fd, handle, flags);
+	return fd < 0 ? -errno : fd;
+}
+
+int pc_sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
+			   unsigned long flags)
+{
+	int fd;
+
+	/* the tests' kernel before 6.0 (PAGECACHE_FAULT=perf_format_lost:EINVAL) */
+	if (a->read_format & PERF_FORMAT_LOST) {
+		int e = pc_sys_injected(PC_SYS_PERF_LOST);
+
+		if (e > 0)
+			return -e;
+	}
+	fd = (int)syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
 	return fd < 0 ? -errno : fd;
 }
 

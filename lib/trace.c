@@ -52,7 +52,6 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -111,21 +110,6 @@ struct pc_trace {
 	unsigned char *tmp;		/* a record that wraps around the ring's end */
 	size_t tmplen;
 };
-
-static int perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
-			   unsigned long flags)
-{
-	/* the tests' kernel before 6.0 (PAGECACHE_FAULT=perf_format_lost:EINVAL) */
-	if (a->read_format & PERF_FORMAT_LOST) {
-		int e = pc_sys_injected(PC_SYS_PERF_LOST);
-
-		if (e > 0) {
-			errno = e;
-			return -1;
-		}
-	}
-	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
-}
 
 uint64_t pc_trace_dev(uint32_t kdev)
 {
@@ -615,15 +599,15 @@ static int open_accessed(struct pc_trace *t, const struct pc_trace_opts *o, cons
 			int fd;
 
 			if (o->pid > 0)	/* a thread's count, its children's added as they end */
-				fd = perf_event_open(&a, tids[i], -1, -1, PERF_FLAG_FD_CLOEXEC);
+				fd = pc_sys_perf_event_open(&a, tids[i], -1, -1, PERF_FLAG_FD_CLOEXEC);
 			else
-				fd = perf_event_open(&a, o->cgroup_fd >= 0 ? o->cgroup_fd : -1, cpus[i],
-						     -1, PERF_FLAG_FD_CLOEXEC |
-						     (o->cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0));
-			if (fd < 0 && (errno == ESRCH || errno == ENODEV))
+				fd = pc_sys_perf_event_open(&a, o->cgroup_fd >= 0 ? o->cgroup_fd : -1,
+							    cpus[i], -1, PERF_FLAG_FD_CLOEXEC |
+							    (o->cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0));
+			if (fd == -ESRCH || fd == -ENODEV)
 				continue;	/* a thread gone, a CPU offline */
 			if (fd < 0)
-				rc = -errno;
+				rc = fd;
 			else
 				t->acc_fds[t->nacc++] = fd;
 		}
@@ -740,18 +724,18 @@ int pc_trace_open(const struct pc_trace_opts *o, struct pc_trace **ret, char *er
 				int fd;
 
 				a.config = (uint64_t)t->ev[e].id;
-				fd = perf_event_open(&a, who, r->cpu, -1, fl);
-				if (fd < 0 && errno == EINVAL && a.read_format) {
+				fd = pc_sys_perf_event_open(&a, who, r->cpu, -1, fl);
+				if (fd == -EINVAL && a.read_format) {
 					/* before 6.0 no PERF_FORMAT_LOST: the rings' count only */
 					a.read_format = 0;
-					fd = perf_event_open(&a, who, r->cpu, -1, fl);
+					fd = pc_sys_perf_event_open(&a, who, r->cpu, -1, fl);
 				}
-				if (fd < 0 && errno == ESRCH && o->pid > 0 && th > 0)
+				if (fd == -ESRCH && o->pid > 0 && th > 0)
 					continue;	/* a thread that ended meanwhile */
-				if (fd < 0 && errno == ENODEV && th == 0 && e == 0)
+				if (fd == -ENODEV && th == 0 && e == 0)
 					goto next_cpu;	/* went offline */
 				if (fd < 0) {
-					rc = -errno;
+					rc = fd;
 					if (rc == -EACCES || rc == -EPERM)
 						perm_error(err, errlen, rc);
 					else if (rc == -ESRCH)
@@ -958,78 +942,219 @@ static int parse_sample(struct pc_trace *t, const unsigned char *p, size_t len,
 	return 1;
 }
 
+/*
+ * The one reader of a perf ring: each whole record now in r handed to fn
+ * (h, then the record's bytes, its header included, in one piece: one
+ * that wraps around the ring's end is copied into *tmp), and the tail
+ * moved past it. fn's nonzero return stops there and is returned; 0 once
+ * the ring is empty; -ENOMEM (the record stays in the ring).
+ */
+typedef int (*ring_fn)(const struct perf_event_header *h, const unsigned char *rec, void *arg);
+
+static int ring_drain(struct tr_ring *r, unsigned char **tmp, size_t *tmplen, ring_fn fn,
+		      void *arg)
+{
+	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->meta->data_tail;
+	int stop = 0;
+
+	while (tail < head && !stop) {
+		struct perf_event_header h;
+		uint64_t off = tail & (r->size - 1);
+		const unsigned char *rec;
+
+		if (head - tail < sizeof(h))
+			break;
+		if (off + sizeof(h) <= r->size) {
+			memcpy(&h, r->data + off, sizeof(h));
+		} else {
+			size_t first = r->size - off;
+
+			memcpy(&h, r->data + off, first);
+			memcpy((char *)&h + first, r->data, sizeof(h) - first);
+		}
+		if (h.size < sizeof(h) || h.size > head - tail)
+			break;	/* cannot be: the kernel writes whole records */
+		if (off + h.size <= r->size) {
+			rec = r->data + off;
+		} else {
+			size_t first = r->size - off;
+
+			if (*tmplen < h.size) {
+				unsigned char *g = realloc(*tmp, h.size);
+
+				if (!g) {
+					stop = -ENOMEM;
+					break;
+				}
+				*tmp = g;
+				*tmplen = h.size;
+			}
+			memcpy(*tmp, r->data + off, first);
+			memcpy(*tmp + first, r->data, h.size - first);
+			rec = *tmp;
+		}
+		stop = fn(&h, rec, arg);
+		tail += h.size;
+	}
+	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	return stop;
+}
+
+struct drain_ctx {
+	struct pc_trace *t;
+	int (*fn)(const struct pc_trace_event *e, void *arg);
+	void *arg;
+	int handed;
+};
+
+static int trace_record(const struct perf_event_header *h, const unsigned char *rec, void *arg)
+{
+	struct drain_ctx *d = arg;
+	struct pc_trace_event e;
+	uint64_t n;
+
+	if (h->type == PERF_RECORD_SAMPLE) {
+		if (parse_sample(d->t, rec + sizeof(*h), h->size - sizeof(*h), &e)) {
+			d->handed++;
+			return d->fn(&e, d->arg);
+		}
+	} else if (h->type == PERF_RECORD_LOST && h->size >= sizeof(*h) + 16) {
+		memcpy(&n, rec + sizeof(*h) + 8, 8);
+		d->t->lost += n;
+	} else if (h->type == PERF_RECORD_LOST_SAMPLES && h->size >= sizeof(*h) + 8) {
+		memcpy(&n, rec + sizeof(*h), 8);
+		d->t->lost += n;
+	}
+	return 0;
+}
+
 int pc_trace_drain(struct pc_trace *t, int (*fn)(const struct pc_trace_event *e, void *arg), void *arg)
 {
-	int handed = 0;
+	struct drain_ctx d = { t, fn, arg, 0 };
 
 	for (int i = 0; i < t->nrings; i++) {
-		struct tr_ring *r = &t->rings[i];
-		uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-		uint64_t tail = r->meta->data_tail;
+		int stop = ring_drain(&t->rings[i], &t->tmp, &t->tmplen, trace_record, &d);
 
-		while (tail < head) {
-			struct perf_event_header h;
-			uint64_t off = tail & (r->size - 1);
-			const unsigned char *rec;
-			struct pc_trace_event e;
-			int stop = 0;
-
-			if (head - tail < sizeof(h))
-				break;
-			if (off + sizeof(h) <= r->size) {
-				memcpy(&h, r->data + off, sizeof(h));
-			} else {
-				size_t first = r->size - off;
-
-				memcpy(&h, r->data + off, first);
-				memcpy((char *)&h + first, r->data, sizeof(h) - first);
-			}
-			if (h.size < sizeof(h) || h.size > head - tail)
-				break;	/* cannot be: the kernel writes whole records */
-			if (off + h.size <= r->size) {
-				rec = r->data + off;
-			} else {
-				size_t first = r->size - off;
-
-				if (t->tmplen < h.size) {
-					unsigned char *g = realloc(t->tmp, h.size);
-
-					if (!g) {
-						__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
-						return -ENOMEM;
-					}
-					t->tmp = g;
-					t->tmplen = h.size;
-				}
-				memcpy(t->tmp, r->data + off, first);
-				memcpy(t->tmp + first, r->data, h.size - first);
-				rec = t->tmp;
-			}
-			if (h.type == PERF_RECORD_SAMPLE) {
-				if (parse_sample(t, rec + sizeof(h), h.size - sizeof(h), &e)) {
-					handed++;
-					stop = fn(&e, arg);
-				}
-			} else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
-				uint64_t n;
-
-				memcpy(&n, rec + sizeof(h) + 8, 8);
-				t->lost += n;
-			} else if (h.type == PERF_RECORD_LOST_SAMPLES && h.size >= sizeof(h) + 8) {
-				uint64_t n;
-
-				memcpy(&n, rec + sizeof(h), 8);
-				t->lost += n;
-			}
-			tail += h.size;
-			if (stop) {
-				__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
-				return stop;
-			}
-		}
-		__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+		if (stop)
+			return stop;
 	}
-	return handed;
+	return d.handed;
+}
+
+/* ---- the names processes take: comm and task records ------------------------ */
+
+#define TASK_PAGES 16u			/* 64 KiB a CPU: names come seldom */
+
+struct pc_task_trace {
+	struct tr_ring *rings;		/* the CPUs whose event opened */
+	int nrings;
+	unsigned char *tmp;		/* a record that wraps around the ring's end */
+	size_t tmplen;
+};
+
+int pc_task_trace_open(pid_t pid, bool children, struct pc_task_trace **ret)
+{
+	int n = (int)sysconf(_SC_NPROCESSORS_CONF), rc = -ENODEV;
+	struct perf_event_attr a;
+	struct pc_task_trace *t;
+
+	if (pid < 0)
+		return -EINVAL;
+	if (n < 1)
+		return -ENODEV;
+	t = calloc(1, sizeof(*t));
+	if (!t || !(t->rings = calloc((size_t)n, sizeof(*t->rings)))) {
+		free(t);
+		return -ENOMEM;
+	}
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.comm = 1;
+	a.comm_exec = 1;
+	a.task = 1;
+	a.inherit = pid && children;
+	for (int c = 0; c < n; c++) {
+		struct tr_ring *r = &t->rings[t->nrings];
+
+		r->cpu = c;
+		r->fd = pc_sys_perf_event_open(&a, pid ? pid : -1, c, -1, PERF_FLAG_FD_CLOEXEC);
+		if (r->fd < 0) {
+			rc = r->fd;	/* an offline CPU; or not allowed */
+			continue;
+		}
+		rc = map_ring(r, TASK_PAGES);
+		if (rc < 0) {
+			close(r->fd);
+			continue;
+		}
+		t->nrings++;
+	}
+	if (!t->nrings) {
+		pc_task_trace_close(t);
+		return rc;
+	}
+	*ret = t;
+	return 0;
+}
+
+struct task_ctx {
+	int (*fn)(const struct pc_task_event *e, void *arg);
+	void *arg;
+	int handed;
+};
+
+/* PERF_RECORD_COMM: pid, tid, comm; PERF_RECORD_FORK: pid, ppid, tid, ptid, time */
+static int task_record(const struct perf_event_header *h, const unsigned char *rec, void *arg)
+{
+	struct task_ctx *d = arg;
+	struct pc_task_event e = { 0 };
+	size_t n = h->size - sizeof(*h);
+
+	if ((h->type != PERF_RECORD_COMM && h->type != PERF_RECORD_FORK) || n < 16)
+		return 0;
+	rec += sizeof(*h);
+	memcpy(&e.pid, rec, 4);
+	if (h->type == PERF_RECORD_COMM) {
+		e.kind = PC_TASK_COMM;
+		memcpy(&e.tid, rec + 4, 4);
+		snprintf(e.comm, sizeof(e.comm), "%.*s", (int)(n - 8), (const char *)rec + 8);
+	} else {
+		e.kind = PC_TASK_FORK;
+		memcpy(&e.ppid, rec + 4, 4);
+		memcpy(&e.tid, rec + 8, 4);
+	}
+	d->handed++;
+	return d->fn(&e, d->arg);
+}
+
+int pc_task_trace_drain(struct pc_task_trace *t,
+			int (*fn)(const struct pc_task_event *e, void *arg), void *arg)
+{
+	struct task_ctx d = { fn, arg, 0 };
+
+	for (int i = 0; i < t->nrings; i++) {
+		int stop = ring_drain(&t->rings[i], &t->tmp, &t->tmplen, task_record, &d);
+
+		if (stop)
+			return stop;
+	}
+	return d.handed;
+}
+
+void pc_task_trace_close(struct pc_task_trace *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; i < t->nrings; i++) {
+		munmap(t->rings[i].meta, t->rings[i].map_len);
+		close(t->rings[i].fd);
+	}
+	free(t->rings);
+	free(t->tmp);
+	free(t);
 }
 
 /* ---- (dev, ino) -> a file ------------------------------------------------------ */

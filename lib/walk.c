@@ -49,6 +49,7 @@
  * makes room and waits for the others' (make_room, wait_for_fds).
  */
 #define _GNU_SOURCE
+#include "idmap.h"
 #include "internal.h"
 
 #include <dirent.h>
@@ -98,8 +99,7 @@ struct item {
 };
 
 struct idset {
-	uint64_t *keys;		/* pairs (dev, ino); 0,0 = empty */
-	size_t cap, n;
+	struct pc_idmap ids;	/* (dev, ino) -> 1: seen */
 	pthread_mutex_t lock;
 };
 
@@ -137,58 +137,14 @@ struct worker {
 	size_t pcap;
 };
 
-static uint64_t mix(uint64_t a, uint64_t b)
-{
-	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-
-	h ^= h >> 31;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 29);
-}
-
 /* 1 if (dev, ino) was new, 0 if seen, -ENOMEM. */
 static int idset_add(struct idset *s, uint64_t dev, uint64_t ino)
 {
-	int rc = 1;
+	int rc = 0;
 
-	dev++;		/* keep (0, 0) free as the empty marker */
 	pthread_mutex_lock(&s->lock);
-	if ((s->n + 1) * 2 > s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 1024;
-		uint64_t *nk = calloc(ncap, 2 * sizeof(uint64_t));
-
-		if (!nk) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < s->cap; i++) {
-			uint64_t d = s->keys[2 * i], n = s->keys[2 * i + 1];
-			size_t j;
-
-			if (!d)
-				continue;
-			for (j = mix(d, n) & (ncap - 1); nk[2 * j]; j = (j + 1) & (ncap - 1))
-				;
-			nk[2 * j] = d;
-			nk[2 * j + 1] = n;
-		}
-		free(s->keys);
-		s->keys = nk;
-		s->cap = ncap;
-	}
-	for (size_t j = mix(dev, ino) & (s->cap - 1);; j = (j + 1) & (s->cap - 1)) {
-		if (!s->keys[2 * j]) {
-			s->keys[2 * j] = dev;
-			s->keys[2 * j + 1] = ino;
-			s->n++;
-			break;
-		}
-		if (s->keys[2 * j] == dev && s->keys[2 * j + 1] == ino) {
-			rc = 0;
-			break;
-		}
-	}
-out:
+	if (!pc_idmap_get(&s->ids, dev, ino))
+		rc = pc_idmap_put(&s->ids, dev, ino, 1) < 0 ? -ENOMEM : 1;
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
@@ -1287,8 +1243,8 @@ int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *
 	free(tids);
 	if (w.procfd >= 0)
 		close(w.procfd);
-	free(w.dirs.keys);
-	free(w.links.keys);
+	pc_idmap_free(&w.dirs.ids);
+	pc_idmap_free(&w.links.ids);
 	pthread_mutex_destroy(&w.lock);
 	pthread_mutex_destroy(&w.ev_lock);
 	pthread_mutex_destroy(&w.nlock);

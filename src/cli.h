@@ -247,6 +247,16 @@ const char *cli_nest_why(int rc, const struct pc_cgroup_nest *n, char *buf, size
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* OPT's ARG as a process ID (1 to INT_MAX): 0, or cli_usage_error's EXIT_USAGE. */
 int cli_parse_pid(const char *opt, const char *arg, pid_t *ret);
+/*
+ * A decimal option argument (or pagecache.conf value), seconds or a ratio
+ * ("1.5", "2e-3"): the whole of arg, a number from lo to hi, either end
+ * left out where flags say (CLI_ABOVE_LO: more than lo; CLI_BELOW_HI: less
+ * than hi); never inf or nan. 0 with *ret set, or -EINVAL with nothing
+ * said: each option names its own range.
+ */
+#define CLI_ABOVE_LO 1u
+#define CLI_BELOW_HI 2u
+int cli_parse_decimal(const char *arg, double lo, double hi, unsigned flags, double *ret);
 bool cli_stderr_tty(void);
 
 /* ---- targets.c: which files ---- */

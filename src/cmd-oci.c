@@ -939,18 +939,13 @@ static int parse(int argc, char **argv, const struct cli_spec *spec, struct oci_
 				return -1;
 			}
 			break;
-		case OPT_TIMEOUT: {
-			char *end;
-
-			errno = 0;
-			a->timeout = strtod(p.arg, &end);
-			if (errno || end == p.arg || *end || !(a->timeout >= 0 && a->timeout < 1e9)) {
+		case OPT_TIMEOUT:
+			if (cli_parse_decimal(p.arg, 0, 1e9, CLI_BELOW_HI, &a->timeout) < 0) {
 				cli_usage_error("--timeout '%s': seconds, 0 or more (0: no limit; 1.5 is "
 						"a second and a half)", p.arg);
 				return -1;
 			}
 			break;
-		}
 		default:
 			if (cli_format_opt(&a->co, opt, argv) < 0)
 				return -1;

@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "state.h"
+#include "idmap.h"
 #include "spanset.h"
 
 #include <dirent.h>
@@ -166,10 +167,9 @@ struct rfile {
 };
 
 struct rec {
-	struct rfile **tab;		/* open addressing on (dev, ino) */
-	size_t tabcap, nfiles;
+	struct pc_idmap ids;		/* (dev, ino) -> index into files + 1 */
 	struct rfile **files;		/* in order of first use */
-	size_t nfcap;
+	size_t nfiles, nfcap;
 	uint64_t t0_ns;
 	uint32_t self;
 	uint64_t added_pages, events;
@@ -183,54 +183,29 @@ struct rec {
 	size_t ndevs;
 };
 
-static uint64_t hash2(uint64_t a, uint64_t b)
-{
-	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull + (a << 6));
-
-	h ^= h >> 31;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 29);
-}
-
 static struct rfile *lookup(struct rec *r, uint64_t dev, uint64_t ino, bool create)
 {
-	size_t i;
+	uint32_t i = pc_idmap_get(&r->ids, dev, ino);
+	struct rfile *f;
 
-	if (r->nfiles * 2 >= r->tabcap) {
-		size_t nc = r->tabcap ? r->tabcap * 2 : 1024;
-		struct rfile **nt = calloc(nc, sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		for (size_t k = 0; k < r->tabcap; k++) {
-			struct rfile *f = r->tab[k];
-
-			if (!f)
-				continue;
-			for (i = hash2(f->dev, f->ino) & (nc - 1); nt[i]; i = (i + 1) & (nc - 1))
-				;
-			nt[i] = f;
-		}
-		free(r->tab);
-		r->tab = nt;
-		r->tabcap = nc;
+	if (i)
+		return r->files[i - 1];
+	if (!create || r->nfiles >= UINT32_MAX - 1 ||
+	    cli_grow(&r->files, &r->nfcap, r->nfiles, sizeof(*r->files)) < 0 ||
+	    !(f = calloc(1, sizeof(*f))))
+		return NULL;
+	if (pc_idmap_put(&r->ids, dev, ino, (uint32_t)r->nfiles + 1) < 0) {
+		free(f);
+		return NULL;
 	}
-	for (i = hash2(dev, ino) & (r->tabcap - 1); r->tab[i]; i = (i + 1) & (r->tabcap - 1))
-		if (r->tab[i]->dev == dev && r->tab[i]->ino == ino)
-			return r->tab[i];
-	if (!create || cli_grow(&r->files, &r->nfcap, r->nfiles, sizeof(*r->files)) < 0)
-		return NULL;
-	r->tab[i] = calloc(1, sizeof(**r->tab));
-	if (!r->tab[i])
-		return NULL;
-	r->tab[i]->dev = dev;
-	r->tab[i]->ino = ino;
-	r->tab[i]->pfd = -1;
-	pc_spanset_init(&r->tab[i]->used);	/* a file's pages as sets (lib/spanset.c) */
-	pc_spanset_init(&r->tab[i]->mapped);
-	pc_spanset_init(&r->tab[i]->added);
-	r->files[r->nfiles++] = r->tab[i];
-	return r->tab[i];
+	f->dev = dev;
+	f->ino = ino;
+	f->pfd = -1;
+	pc_spanset_init(&f->used);	/* a file's pages as sets (lib/spanset.c) */
+	pc_spanset_init(&f->mapped);
+	pc_spanset_init(&f->added);
+	r->files[r->nfiles++] = f;
+	return f;
 }
 
 static void want_scan(struct rec *r, pid_t pid)
@@ -1106,7 +1081,7 @@ static void rec_free(struct rec *r)
 		free(f);
 	}
 	free(r->files);
-	free(r->tab);
+	pc_idmap_free(&r->ids);
 	free(r->scan);
 }
 
@@ -1457,7 +1432,7 @@ int cmd_record(int argc, char **argv)
 	struct pc_profile_writer *w = NULL;
 	const char *out = NULL, *rootarg = "/", *cgroup = NULL;
 	double duration = 0;
-	char *root = NULL, *end, err[1024];
+	char *root = NULL, err[1024];
 	char why[4096];
 	pid_t child = -1, pid = 0, self;
 	int opt, rc, go[2] = { -1, -1 }, ex[2] = { -1, -1 }, sfd = -1, cmd_status = -1;
@@ -1506,9 +1481,7 @@ int cmd_record(int argc, char **argv)
 			cgroup = p.arg;
 			break;
 		case 'd':
-			errno = 0;
-			duration = strtod(p.arg, &end);
-			if (errno || end == p.arg || *end || !(duration > 0 && duration < 1e9))
+			if (cli_parse_decimal(p.arg, 0, 1e9, CLI_ABOVE_LO | CLI_BELOW_HI, &duration) < 0)
 				return cli_usage_error("--duration '%s': seconds, more than 0 (1.5 is "
 						       "a second and a half)", p.arg);
 			break;

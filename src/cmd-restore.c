@@ -145,20 +145,6 @@ static void skip_row(const char *path, const char *why)
 		cli_warn("skipping '%s': %s", path, why);
 }
 
-/* --max-time: S seconds, fractions allowed; -1 on a bad one */
-static double parse_max_time(const char *arg)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= 0 && v < 1e9))
-		return -1;
-	return v;
-}
-
-
 /* what the command was told, beside the engine's options */
 struct restore_cli {
 	struct pc_restore_opts o;
@@ -200,8 +186,7 @@ static int parse(struct restore_cli *c, int argc, char **argv)
 				return cli_usage_error("unknown order '%s' (disk, file or access)", p.arg);
 			break;
 		case OPT_MAX_TIME:
-			c->o.max_time = parse_max_time(p.arg);
-			if (c->o.max_time < 0)
+			if (cli_parse_decimal(p.arg, 0, 1e9, CLI_BELOW_HI, &c->o.max_time) < 0)
 				return cli_usage_error("--max-time '%s': seconds, 0 or more (0.5 is half "
 						       "a second)", p.arg);
 			break;

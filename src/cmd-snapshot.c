@@ -133,7 +133,6 @@ static int walk_file(struct pc_walk_entry *e, void *arg)
 static int parse(struct snap_cli *c, int argc, char **argv)
 {
 	struct cli_parser p;
-	char *end;
 	int opt;
 
 	cli_parser_init(&p, &snapshot_spec, argc, argv);
@@ -158,9 +157,7 @@ static int parse(struct snap_cli *c, int argc, char **argv)
 			c->flags |= PC_SNAPSHOT_OWNERS;
 			break;
 		case 'g':
-			errno = 0;
-			c->guard = strtod(p.arg, &end);
-			if (errno || end == p.arg || *end || !(c->guard >= 0 && c->guard <= 1))
+			if (cli_parse_decimal(p.arg, 0, 1, 0, &c->guard) < 0)
 				return cli_usage_error("--guard '%s': a ratio from 0 to 1 (0.5: keep the "
 						       "old snapshot unless the new one holds half its "
 						       "pages)", p.arg);

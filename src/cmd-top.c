@@ -40,6 +40,8 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "sys.h"		/* pc_sys_open_by_handle (lib/sys.h) */
+#include "idmap.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -52,10 +54,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <linux/capability.h>
-#include <linux/perf_event.h>
-#include <sys/mman.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <termios.h>
@@ -142,91 +141,19 @@ const struct cli_spec top_spec = {
 	.operands = CC_NONE,
 };
 
-/* ---- a small open-addressing map: (a, b) -> index + 1 ---- */
-
-struct map {
-	uint64_t *k;		/* pairs */
-	uint32_t *v;		/* 0: empty slot */
-	size_t cap, n;
-};
-
-static size_t mix(uint64_t a, uint64_t b)
-{
-	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
-
-	return (size_t)(h ^ (h >> 31));
-}
-
-static uint32_t map_get(const struct map *m, uint64_t a, uint64_t b)
-{
-	if (!m->cap)
-		return 0;
-	for (size_t i = mix(a, b) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->v[i])
-			return 0;
-		if (m->k[2 * i] == a && m->k[2 * i + 1] == b)
-			return m->v[i];
-	}
-}
-
-static int map_put(struct map *m, uint64_t a, uint64_t b, uint32_t v)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		struct map g = { 0 };
-
-		g.cap = m->cap ? m->cap * 2 : 256;
-		g.k = malloc(g.cap * 2 * sizeof(*g.k));
-		g.v = calloc(g.cap, sizeof(*g.v));
-		if (!g.k || !g.v) {
-			free(g.k);
-			free(g.v);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->v[i])
-				map_put(&g, m->k[2 * i], m->k[2 * i + 1], m->v[i]);
-		free(m->k);
-		free(m->v);
-		*m = g;
-	}
-	for (size_t i = mix(a, b) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->v[i] || (m->k[2 * i] == a && m->k[2 * i + 1] == b)) {
-			m->n += !m->v[i];
-			m->k[2 * i] = a;
-			m->k[2 * i + 1] = b;
-			m->v[i] = v;
-			return 0;
-		}
-	}
-}
-
-static void map_clear(struct map *m)
-{
-	if (m->cap)
-		memset(m->v, 0, m->cap * sizeof(*m->v));
-	m->n = 0;
-}
-
-static void map_free(struct map *m)
-{
-	free(m->k);
-	free(m->v);
-	memset(m, 0, sizeof(*m));
-}
-
 /* ---- names: a cache of strings by key, bounded (cleared when full) ---- */
 
 #define NAMES_MAX 65536
 
 struct names {
-	struct map m;
+	struct pc_idmap m;
 	char **s;
 	size_t n;
 };
 
 static const char *names_get(const struct names *c, uint64_t a, uint64_t b)
 {
-	uint32_t i = map_get(&c->m, a, b);
+	uint32_t i = pc_idmap_get(&c->m, a, b);
 
 	return i ? c->s[i - 1] : NULL;
 }
@@ -236,7 +163,7 @@ static void names_clear(struct names *c)
 	for (size_t i = 0; i < c->n; i++)
 		free(c->s[i]);
 	c->n = 0;
-	map_clear(&c->m);
+	pc_idmap_clear(&c->m);
 }
 
 /* Keeps s (malloc'd); returns it, or NULL (out of memory: s freed). */
@@ -246,7 +173,7 @@ static const char *names_put(struct names *c, uint64_t a, uint64_t b, char *s)
 
 	if (!s)
 		return NULL;
-	i = map_get(&c->m, a, b);
+	i = pc_idmap_get(&c->m, a, b);
 	if (i) {
 		free(c->s[i - 1]);
 		c->s[i - 1] = s;
@@ -258,7 +185,7 @@ static const char *names_put(struct names *c, uint64_t a, uint64_t b, char *s)
 		free(s);
 		return NULL;
 	}
-	if (map_put(&c->m, a, b, (uint32_t)c->n + 1) < 0) {
+	if (pc_idmap_put(&c->m, a, b, (uint32_t)c->n + 1) < 0) {
 		free(s);
 		return NULL;
 	}
@@ -270,7 +197,7 @@ static void names_free(struct names *c)
 {
 	names_clear(c);
 	free(c->s);
-	map_free(&c->m);
+	pc_idmap_free(&c->m);
 }
 
 /* A cgroup row's key: its path's hash (64 bits: two paths never meet). */
@@ -299,7 +226,7 @@ struct row {
 struct table {
 	struct row *v;
 	size_t n, cap;
-	struct map m;
+	struct pc_idmap m;
 	struct counts total;
 	uint64_t events, lost;
 	double seconds;		/* the interval's real length */
@@ -325,18 +252,17 @@ struct top {
 	const char *acc_func;		/* the function it probes */
 	bool sorted;			/* --sort given */
 	struct table cur, shown;
-	struct map pending;		/* tid -> get_pages event not counted yet (+1) */
+	struct pc_idmap pending;	/* tid -> get_pages event not counted yet (+1) */
 	struct pc_trace_event *pend;
 	size_t npend, cappend;
 	uint64_t lost_before, lost_total;
 
 	struct names comm;		/* pid -> comm, kept past the process */
-	void **comm_ring;		/* per CPU: PERF_RECORD_COMM and _FORK (NULL: none) */
-	int *comm_fd, ncpu;
+	struct pc_task_trace *tasks;	/* processes' names as they exec and fork (NULL: none) */
 	struct names files;		/* (dev, ino) -> path or "MAJ:MIN:INO" */
 	struct names cgid;		/* cgroup2 id -> path */
 	struct names pidcg;		/* pid -> memory cgroup path (this interval) */
-	struct map inodev;		/* file mode: ino -> dev + 1 seen (DIRTY has no dev) */
+	struct pc_idmap inodev;		/* file mode: ino -> dev + 1 seen (DIRTY has no dev) */
 	uint64_t *inodev_dev;
 	size_t ninodev;
 	uint64_t hdevs[16];		/* file mode: devices judged, */
@@ -407,14 +333,6 @@ static int term_setup(struct top *t)
 	return 0;
 }
 
-static double now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* ---- keys: what a row is ---- */
 
 static char *read_comm(uint64_t pid)
@@ -425,38 +343,6 @@ static char *read_comm(uint64_t pid)
 	if (pc_read_text(path, buf, sizeof(buf)) < 0)
 		return NULL;
 	return strdup(buf);
-}
-
-/* The line of /proc/PID/cgroup for the memory controller (v1) or "0::" (v2). */
-static char *read_proc_cgroup(uint64_t pid, int version)
-{
-	char path[64], line[4096];
-	char *ret = NULL;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%llu/cgroup", (unsigned long long)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	while (!ret && fgets(line, sizeof(line), f)) {
-		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-
-		if (!b)
-			continue;
-		b[strcspn(b, "\n")] = 0;
-		*b = 0;
-		if (version == 2 ? !strcmp(line, "0") && b == a + 1 : false)
-			ret = strdup(b + 1);
-		else if (version == 1) {
-			char *tok, *save = NULL;
-
-			for (tok = strtok_r(a + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-				if (!strcmp(tok, "memory"))
-					ret = strdup(b + 1);
-		}
-	}
-	fclose(f);
-	return ret;
 }
 
 /* cgroup2 id -> its path ("/a/b"), by handle (kernfs: the id is the handle). */
@@ -476,7 +362,7 @@ static const char *cg2_path(struct top *t, uint64_t id)
 	h.fh.handle_bytes = sizeof(h.id);
 	h.fh.handle_type = 0xfe;	/* FILEID_KERNFS */
 	h.id = id;
-	fd = open_by_handle_at(t->cg2_fd, &h.fh, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = pc_sys_open_by_handle(t->cg2_fd, &h.fh, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		/* gone (ids are never reused): not asked again, event after event */
 		names_put(&t->cgid, id, 0, strdup(""));
@@ -496,16 +382,16 @@ static const char *cg2_path(struct top *t, uint64_t id)
 static const char *pid_memory_cgroup(struct top *t, uint64_t pid)
 {
 	const char *have = names_get(&t->pidcg, pid, 0);
-	char *p, *s = NULL;
+	char p[PATH_MAX], *s = NULL;
 
 	if (have)
 		return *have ? have : NULL;
-	p = t->memory_version ? read_proc_cgroup(pid, t->memory_version) : NULL;
-	if (p && t->memory_version == 1 && asprintf(&s, "memory:%s", p) < 0)
-		s = NULL;
-	else if (p && t->memory_version == 2)
-		s = strdup(p);
-	free(p);
+	if (t->memory_version && pid && pid <= INT_MAX && pc_cgroup_of((pid_t)pid, p, sizeof(p)) == 0) {
+		if (t->memory_version == 2)
+			s = strdup(p);
+		else if (asprintf(&s, "memory:%s", p) < 0)
+			s = NULL;
+	}
 	have = names_put(&t->pidcg, pid, 0, s ? s : strdup(""));
 	return have && *have ? have : NULL;
 }
@@ -537,70 +423,46 @@ static const char *cgroup_key(struct top *t, const struct pc_trace_event *e, cha
 
 /*
  * The names of processes too short-lived for /proc to be read in time
- * (cat, grep: gone within the 100 ms between drains): a dummy software
- * event per CPU with comm and task records, as perf record keeps them.
- * An exec says the new name; a fork gives the child its parent's. Best
- * effort: without it, such a process is "[exited]".
+ * (cat, grep: gone within the 100 ms between drains): lib/trace.c's comm
+ * and task records (pc_task_trace). An exec says the new name; a fork
+ * gives the child its parent's. Best effort: without them, such a process
+ * is "[exited]".
  */
-#define COMM_PAGES 16
-
 static void comm_open(struct top *t)
 {
-	long psz = sysconf(_SC_PAGESIZE);
-	int n = (int)sysconf(_SC_NPROCESSORS_CONF);
-
-	if (n < 1 || !(t->comm_fd = calloc((size_t)n, sizeof(int))) ||
-	    !(t->comm_ring = calloc((size_t)n, sizeof(void *))))
-		return;
-	t->ncpu = n;
-	for (int c = 0; c < n; c++) {
-		struct perf_event_attr a = { 0 };
-
-		t->comm_fd[c] = -1;
-		a.size = sizeof(a);
-		a.type = PERF_TYPE_SOFTWARE;
-		a.config = PERF_COUNT_SW_DUMMY;
-		a.comm = 1;
-		a.comm_exec = 1;
-		a.task = 1;
-		if (t->pid) {	/* only what --pid covers */
-			a.inherit = t->children;
-		}
-		t->comm_fd[c] = (int)syscall(SYS_perf_event_open, &a, t->pid ? t->pid : -1, c, -1,
-					     PERF_FLAG_FD_CLOEXEC);
-		if (t->comm_fd[c] < 0)
-			continue;	/* an offline CPU; or not allowed: names from /proc */
-		t->comm_ring[c] = mmap(NULL, (size_t)(COMM_PAGES + 1) * (size_t)psz,
-				       PROT_READ | PROT_WRITE, MAP_SHARED, t->comm_fd[c], 0);
-		if (t->comm_ring[c] == MAP_FAILED) {
-			t->comm_ring[c] = NULL;
-			close(t->comm_fd[c]);
-			t->comm_fd[c] = -1;
-		}
-	}
+	/* where it cannot be opened (not allowed), names come from /proc alone */
+	pc_task_trace_open(t->pid, t->children, &t->tasks);
 }
 
 static void comm_close(struct top *t)
 {
-	long psz = sysconf(_SC_PAGESIZE);
-
-	for (int c = 0; c < t->ncpu; c++) {
-		if (t->comm_ring[c])
-			munmap(t->comm_ring[c], (size_t)(COMM_PAGES + 1) * (size_t)psz);
-		if (t->comm_fd[c] >= 0)
-			close(t->comm_fd[c]);
-	}
-	free(t->comm_ring);
-	free(t->comm_fd);
-	t->comm_ring = NULL;
-	t->comm_fd = NULL;
-	t->ncpu = 0;
+	pc_task_trace_close(t->tasks);
+	t->tasks = NULL;
 }
 
-struct task_rec {
-	uint32_t type, pid, ppid;
-	char comm[16];
+struct task_recs {
+	struct pc_task_event *v;
+	size_t n, cap;
 };
+
+static int task_keep(const struct pc_task_event *e, void *arg)
+{
+	struct task_recs *l = arg;
+
+	if (e->tid != e->pid)
+		return 0;	/* a thread's: the process keeps its name */
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 256;
+		struct pc_task_event *g = realloc(l->v, nc * sizeof(*g));
+
+		if (!g)
+			return 0;
+		l->v = g;
+		l->cap = nc;
+	}
+	l->v[l->n++] = *e;
+	return 0;
+}
 
 /*
  * Records come per CPU: a fork on one CPU and the exec that follows on
@@ -609,75 +471,21 @@ struct task_rec {
  */
 static void comm_drain(struct top *t)
 {
-	size_t psz = (size_t)sysconf(_SC_PAGESIZE), dsz = COMM_PAGES * psz;
-	struct task_rec *v = NULL;
-	size_t nv = 0, cap = 0;
+	struct task_recs l = { 0 };
 
-	for (int c = 0; c < t->ncpu; c++) {
-		struct perf_event_mmap_page *mp = t->comm_ring[c];
-		const unsigned char *data;
-		uint64_t head, tail;
+	if (!t->tasks)
+		return;
+	pc_task_trace_drain(t->tasks, task_keep, &l);
+	for (size_t i = 0; i < l.n; i++)
+		if (l.v[i].kind == PC_TASK_FORK) {
+			const char *pc = names_get(&t->comm, l.v[i].ppid, 0);
 
-		if (!mp)
-			continue;
-		data = (const unsigned char *)mp + psz;
-		head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
-		tail = mp->data_tail;
-		if (head - tail > dsz)	/* cannot happen: the kernel never passes the tail */
-			tail = head;
-		while (tail < head) {
-			unsigned char rec[256];
-			struct perf_event_header h;
-			struct task_rec r = { 0 };
-			uint32_t tid = 0;
-			size_t off = tail % dsz, n;
-
-			for (size_t i = 0; i < sizeof(h); i++)
-				((unsigned char *)&h)[i] = data[(off + i) % dsz];
-			if (h.size < sizeof(h) || h.size > head - tail)
-				break;
-			n = h.size < sizeof(rec) ? h.size : sizeof(rec);
-			for (size_t i = 0; i < n; i++)
-				rec[i] = data[(off + i) % dsz];
-			tail += h.size;
-			if ((h.type != PERF_RECORD_COMM && h.type != PERF_RECORD_FORK) ||
-			    n < sizeof(h) + 16)
-				continue;
-			r.type = h.type;
-			memcpy(&r.pid, rec + sizeof(h), 4);
-			if (h.type == PERF_RECORD_COMM) {
-				memcpy(&tid, rec + sizeof(h) + 4, 4);
-				snprintf(r.comm, sizeof(r.comm), "%.*s", (int)(n - sizeof(h) - 8),
-					 (const char *)rec + sizeof(h) + 8);
-			} else {
-				memcpy(&r.ppid, rec + sizeof(h) + 4, 4);
-				memcpy(&tid, rec + sizeof(h) + 8, 4);
-			}
-			if (tid != r.pid)
-				continue;	/* a thread's: the process keeps its name */
-			if (nv == cap) {
-				size_t nc = cap ? cap * 2 : 256;
-				struct task_rec *nvv = realloc(v, nc * sizeof(*nvv));
-
-				if (!nvv)
-					continue;
-				v = nvv;
-				cap = nc;
-			}
-			v[nv++] = r;
+			names_put(&t->comm, l.v[i].pid, 0, pc ? strdup(pc) : read_comm(l.v[i].ppid));
 		}
-		__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
-	}
-	for (size_t i = 0; i < nv; i++)
-		if (v[i].type == PERF_RECORD_FORK) {
-			const char *pc = names_get(&t->comm, v[i].ppid, 0);
-
-			names_put(&t->comm, v[i].pid, 0, pc ? strdup(pc) : read_comm(v[i].ppid));
-		}
-	for (size_t i = 0; i < nv; i++)
-		if (v[i].type == PERF_RECORD_COMM)
-			names_put(&t->comm, v[i].pid, 0, strdup(v[i].comm));
-	free(v);
+	for (size_t i = 0; i < l.n; i++)
+		if (l.v[i].kind == PC_TASK_COMM)
+			names_put(&t->comm, l.v[i].pid, 0, strdup(l.v[i].comm));
+	free(l.v);
 }
 
 /* ---- counting ---- */
@@ -702,19 +510,19 @@ static struct row *row_of(struct top *t, const struct pc_trace_event *e)
 		a = e->dev;
 		b = e->ino;
 		if (!a && e->kind == PC_TR_DIRTY) {	/* the event has no device: the one seen */
-			uint32_t k = map_get(&t->inodev, e->ino, 0);
+			uint32_t k = pc_idmap_get(&t->inodev, e->ino, 0);
 
 			if (k)
 				a = t->inodev_dev[k - 1];
 		} else if (t->ninodev < NAMES_MAX) {
-			uint32_t k = map_get(&t->inodev, e->ino, 0);
+			uint32_t k = pc_idmap_get(&t->inodev, e->ino, 0);
 
 			if (k)
 				t->inodev_dev[k - 1] = a;
 			else if (t->inodev_dev ||
 				 (t->inodev_dev = calloc(NAMES_MAX, sizeof(*t->inodev_dev)))) {
 				t->inodev_dev[t->ninodev] = a;
-				if (map_put(&t->inodev, e->ino, 0, (uint32_t)++t->ninodev) < 0)
+				if (pc_idmap_put(&t->inodev, e->ino, 0, (uint32_t)++t->ninodev) < 0)
 					t->ninodev--;
 			}
 		}
@@ -724,7 +532,7 @@ static struct row *row_of(struct top *t, const struct pc_trace_event *e)
 		a = fnv(cg);
 		break;
 	}
-	i = map_get(&tb->m, a, b);
+	i = pc_idmap_get(&tb->m, a, b);
 	if (i) {
 		r = &tb->v[i - 1];
 		if (r->name == NULL && t->by == BY_FILE && e->pid && dev_hidden(t, a) &&
@@ -743,7 +551,7 @@ static struct row *row_of(struct top *t, const struct pc_trace_event *e)
 		tb->v = nv;
 		tb->cap = nc;
 	}
-	if (map_put(&tb->m, a, b, (uint32_t)tb->n + 1) < 0)
+	if (pc_idmap_put(&tb->m, a, b, (uint32_t)tb->n + 1) < 0)
 		return NULL;
 	r = &tb->v[tb->n++];
 	memset(r, 0, sizeof(*r));
@@ -793,7 +601,7 @@ static void flush_pending(struct top *t)
 	for (size_t i = 0; i < t->npend; i++)
 		add_access(t, &t->pend[i], pages(&t->pend[i]));
 	t->npend = 0;
-	map_clear(&t->pending);
+	pc_idmap_clear(&t->pending);
 }
 
 /*
@@ -803,7 +611,7 @@ static void flush_pending(struct top *t)
  */
 static void get_pages(struct top *t, const struct pc_trace_event *e)
 {
-	uint32_t i = map_get(&t->pending, e->tid, 0);
+	uint32_t i = pc_idmap_get(&t->pending, e->tid, 0);
 
 	if (i) {
 		struct pc_trace_event *p = &t->pend[i - 1];
@@ -827,7 +635,7 @@ static void get_pages(struct top *t, const struct pc_trace_event *e)
 		t->pend = nv;
 		t->cappend = nc;
 	}
-	if (map_put(&t->pending, e->tid, 0, (uint32_t)t->npend + 1) < 0) {
+	if (pc_idmap_put(&t->pending, e->tid, 0, (uint32_t)t->npend + 1) < 0) {
 		add_access(t, e, pages(e));
 		return;
 	}
@@ -1041,30 +849,15 @@ struct meminfo {
 
 static struct meminfo read_meminfo(void)
 {
+	static const char *const keys[] = { "Cached", "Dirty", "Buffers", "Writeback" };
+	uint64_t v[4] = { 0 };
 	struct meminfo m = { 0 };
-	char line[256];
-	FILE *f = fopen("/proc/meminfo", "re");
-	int got = 0;
 
-	if (!f)
-		return m;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long kb;
-		char key[64];
-
-		if (sscanf(line, "%63[^:]: %llu", key, &kb) != 2)
-			continue;
-		if (!strcmp(key, "Cached"))
-			m.cached = kb * 1024, got++;
-		else if (!strcmp(key, "Dirty"))
-			m.dirty = kb * 1024, got++;
-		else if (!strcmp(key, "Buffers"))
-			m.buffers = kb * 1024, got++;
-		else if (!strcmp(key, "Writeback"))
-			m.writeback = kb * 1024, got++;
-	}
-	fclose(f);
-	m.ok = got == 4;
+	m.ok = pc_meminfo_read(keys, v, 4) == 4;
+	m.cached = v[0];
+	m.dirty = v[1];
+	m.buffers = v[2];
+	m.writeback = v[3];
 	return m;
 }
 
@@ -1309,7 +1102,7 @@ static void table_reset(struct table *tb)
 	for (size_t i = 0; i < tb->n; i++)
 		free(tb->v[i].name);
 	tb->n = 0;
-	map_clear(&tb->m);
+	pc_idmap_clear(&tb->m);
 	memset(&tb->total, 0, sizeof(tb->total));
 	tb->events = tb->lost = 0;
 }
@@ -1415,11 +1208,11 @@ static void top_release(struct top *t)
 	table_reset(&t->shown);
 	free(t->cur.v);
 	free(t->shown.v);
-	map_free(&t->cur.m);
-	map_free(&t->shown.m);
-	map_free(&t->pending);
+	pc_idmap_free(&t->cur.m);
+	pc_idmap_free(&t->shown.m);
+	pc_idmap_free(&t->pending);
 	free(t->pend);
-	map_free(&t->inodev);
+	pc_idmap_free(&t->inodev);
 	free(t->inodev_dev);
 	names_free(&t->comm);
 	names_free(&t->files);
@@ -1514,7 +1307,7 @@ static int handle_key(struct top *t, int c)
 		table_reset(&t->cur);
 		table_reset(&t->shown);
 		t->npend = 0;
-		map_clear(&t->pending);
+		pc_idmap_clear(&t->pending);
 		break;
 	default:
 		return 0;
@@ -1529,7 +1322,7 @@ static int run(struct top *t)
 {
 	sigset_t mask;
 	int sfd, rc = 0;
-	double start = now_mono(), next = start + t->interval;
+	double start = pc_now(), next = start + t->interval;
 	unsigned long done = 0;
 
 	sigemptyset(&mask);
@@ -1560,7 +1353,7 @@ static int run(struct top *t)
 			{ sfd, POLLIN, 0 },
 			{ t->tty ? STDIN_FILENO : -1, POLLIN, 0 },
 		};
-		double now = now_mono();
+		double now = pc_now();
 		/* drained every 100 ms at least: a process's name is read while it lives */
 		int wait = next > now ? (int)ceil((next - now) * 1000) : 0;
 
@@ -1622,7 +1415,7 @@ static int run(struct top *t)
 		} else if (pf[2].revents & (POLLHUP | POLLERR)) {
 			break;
 		}
-		now = now_mono();
+		now = pc_now();
 		if (now >= next) {
 			comm_drain(t);
 			pc_trace_drain(t->trace, on_event, t);
@@ -1670,15 +1463,11 @@ int cmd_top(int argc, char **argv)
 				return cli_usage_error("--by takes process, file or cgroup, not '%s'", p.arg);
 			t.by = (int)v;
 			break;
-		case OPT_INTERVAL: {
-			char *end;
-
-			t.interval = strtod(p.arg, &end);
-			if (!*p.arg || *end || !(t.interval >= 0.05 && t.interval <= 86400))
+		case OPT_INTERVAL:
+			if (cli_parse_decimal(p.arg, 0.05, 86400, 0, &t.interval) < 0)
 				return cli_usage_error("--interval wants seconds from 0.05 to 86400, not '%s'",
 						       p.arg);
 			break;
-		}
 		case OPT_COUNT:
 			if (parse_u("--count", p.arg, ULONG_MAX / 2, &t.count))
 				return EXIT_USAGE;

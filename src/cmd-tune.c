@@ -476,16 +476,14 @@ int cmd_tune(int argc, char **argv)
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'i':
-			interval = strtod(p.arg, &end);
-			if (*end || !(interval >= 0.01 && interval <= 3600))
+			if (cli_parse_decimal(p.arg, 0.01, 3600, 0, &interval) < 0)
 				return cli_usage_error("invalid interval '%s' (0.01-3600 seconds)", p.arg);
 			break;
 		case 'A':
 			autom = true;
 			break;
 		case 'U':
-			duration = strtod(p.arg, &end);
-			if (*end || !(duration > 0 && duration <= 1e7))
+			if (cli_parse_decimal(p.arg, 0, 1e7, CLI_ABOVE_LO, &duration) < 0)
 				return cli_usage_error("invalid duration '%s' (seconds)", p.arg);
 			break;
 		case 'm':

@@ -313,15 +313,8 @@ static void service_key(struct pstate *p, const char *key, const char *val)
 		else
 			return set_str(p, key, &s->lock_max, v);
 	} else if (!strcmp(key, "guard")) {
-		char *end;
-		double g;
-
-		errno = 0;
-		g = strtod(v, &end);
-		if (errno || end == v || *end || !(g >= 0 && g <= 1))
+		if (cli_parse_decimal(v, 0, 1, 0, &s->guard) < 0)
 			perr(p, "guard: a ratio from 0 to 1, not '%s'", v);
-		else
-			s->guard = g;
 	} else {
 		perr(p, "unknown key '%s' in [service %s] (paths, pid-file, cgroup, snapshot, root, "
 			"interval, timeout, restore, active, max-mem, rate, guard, lock, lock-max, "

@@ -758,3 +758,17 @@ int cli_parse_pid(const char *opt, const char *arg, pid_t *ret)
 	*ret = (pid_t)v;
 	return 0;
 }
+
+int cli_parse_decimal(const char *arg, double lo, double hi, unsigned flags, double *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(flags & CLI_ABOVE_LO ? v > lo : v >= lo) ||
+	    !(flags & CLI_BELOW_HI ? v < hi : v <= hi))
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}

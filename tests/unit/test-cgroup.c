@@ -792,6 +792,14 @@ int main(void)
 	if (pc_cgroup_root(root, sizeof(root), &version) == 0) {
 		ok(version == 1 || version == 2, "live hierarchy: v%d at %s", version, root);
 		ok(pc_cgroup_self(self, sizeof(self)) == 0 && self[0] == '/', "our cgroup: %s", self);
+		{
+			char of[sizeof(self)] = "";
+
+			ok(pc_cgroup_of(getpid(), of, sizeof(of)) == 0 && !strcmp(of, self),
+			   "pc_cgroup_of our pid is pc_cgroup_self (%s)", of);
+			ok(pc_cgroup_of(INT_MAX, of, sizeof(of)) == -ENOENT,
+			   "pc_cgroup_of a pid that is not there: -ENOENT");
+		}
 		snprintf(dir, sizeof(dir), "%s%s", root, strcmp(self, "/") ? self : "");
 		{
 			int rc = pc_cgroup_read(dir, version, &s);

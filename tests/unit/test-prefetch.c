@@ -229,6 +229,13 @@ int main(void)
 
 	ok(pc_memstat_read(&m) == 0 && m.mem_total && m.mem_available, "meminfo read");
 	{
+		static const char *const keys[] = { "MemTotal", "NoSuchField", "Cached" };
+		uint64_t v[3] = { 0, 7, 0 };
+
+		ok(pc_meminfo_read(keys, v, 3) == 2 && v[0] == m.mem_total && v[1] == 7 && v[2],
+		   "pc_meminfo_read: the fields found, in bytes; a missing one left as it was");
+	}
+	{
 		struct pc_budget b;
 
 		pc_budget_init(&b, 0, m.mem_total * 2);

@@ -9,6 +9,8 @@
  * Before 6.12 (for real, or pretended: PC_SYS_TRACE_USE), the use events
  * are refused saying so, and a trace that may do without them opens on add
  * alone and sees the misses; the use events' checks skip, saying why.
+ * pc_task_trace: a child's fork and exec are seen with its name, system-wide
+ * and for that pid alone, and nothing of another process in pid mode.
  */
 #define _GNU_SOURCE
 #include "pagecache.h"
@@ -253,6 +255,80 @@ static void before_612(int fd, const struct stat *st)
 	pc_sys_inject_reset();
 }
 
+struct tasks_seen {
+	pid_t child;
+	bool fork, comm, other;
+};
+
+static int task_seen(const struct pc_task_event *e, void *arg)
+{
+	struct tasks_seen *s = arg;
+
+	if (e->kind == PC_TASK_FORK && e->pid == (uint32_t)s->child && e->ppid == (uint32_t)getpid())
+		s->fork = true;
+	else if (e->kind == PC_TASK_COMM && e->pid == (uint32_t)s->child && !strcmp(e->comm, "true"))
+		s->comm = true;
+	else if (e->pid != (uint32_t)s->child)
+		s->other = true;
+	return 0;
+}
+
+/* A child that execs true once go[] is written to (pid mode: opened before it may). */
+static pid_t true_child(int go[2])
+{
+	pid_t c;
+
+	if (pipe(go) < 0)
+		return -1;
+	c = fork();
+	if (c == 0) {
+		char b;
+
+		close(go[1]);
+		if (read(go[0], &b, 1) == 1)
+			execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	return c;
+}
+
+static void task_names(void)
+{
+	struct pc_task_trace *tt = NULL;
+	struct tasks_seen s = { 0 };
+	int go[2], rc;
+
+	ok(pc_task_trace_open(-1, false, &tt) == -EINVAL, "task trace: a negative pid is refused");
+	rc = pc_task_trace_open(0, false, &tt);
+	if (!ok(rc == 0, "task trace: opens system-wide (%d)", rc))
+		return;
+	s.child = true_child(go);
+	if (write(go[1], "g", 1) != 1)
+		s.child = -1;
+	close(go[1]);
+	waitpid(s.child, NULL, 0);
+	rc = pc_task_trace_drain(tt, task_seen, &s);
+	ok(rc > 0 && s.fork && s.comm, "system-wide: the child's fork and its exec's name 'true' "
+	   "(%d records; fork %d, comm %d)", rc, s.fork, s.comm);
+	pc_task_trace_close(tt);
+
+	memset(&s, 0, sizeof(s));
+	s.child = true_child(go);
+	rc = pc_task_trace_open(s.child, false, &tt);
+	if (write(go[1], "g", 1) != 1)
+		rc = -EIO;
+	close(go[1]);
+	waitpid(s.child, NULL, 0);
+	if (ok(rc == 0, "task trace: opens for one pid (%d)", rc)) {
+		rc = pc_task_trace_drain(tt, task_seen, &s);
+		ok(rc > 0 && s.comm && !s.other, "pid mode: its name 'true', nothing of others "
+		   "(%d records; comm %d, other %d)", rc, s.comm, s.other);
+		pc_task_trace_close(tt);
+	}
+	pc_task_trace_close(NULL);
+}
+
 int main(void)
 {
 	char *path, err[512], ppath[600], link[4096];
@@ -303,6 +379,7 @@ int main(void)
 		skip(err, "the checks of the use events (get_pages, map_pages, fault)");
 		close(fd);
 		rm_scratch();
+		task_names();
 		ok(perf_fds() == fds0, "no perf fd left open (%d before, %d after)", fds0, perf_fds());
 		return done_testing();
 	}
@@ -505,6 +582,7 @@ int main(void)
 	pc_sys_inject_reset();
 	ok(pc_inode_open(makedev(0, 3), 1, O_RDONLY) == -ENODEV, "a dev with no mount: -ENODEV");
 
+	task_names();
 	ok(perf_fds() == fds0, "no perf fd left open (%d before, %d after)", fds0, perf_fds());
 	ok(tracefs_mounts() == mounts0, "no tracefs mount left or made (%d before)", mounts0);
 	close(fd);
