@@ -569,39 +569,34 @@ static int add_pid(struct targets *t, int pid, bool children, int depth)
 	return 0;
 }
 
-/*
- * Every process in memory cgroup `dir` and the cgroups below it. Paths are
- * on the heap: cgroups nest as deep as whoever may make them likes.
- */
-static int add_cgroup(struct targets *t, const char *dir)
+/* The processes of one memory cgroup the walk comes to. */
+static int add_cgroup_procs(const struct pc_cgroup_entry *e, void *arg)
 {
-	char *path;
+	struct targets *t = arg;
 	FILE *f;
-	DIR *d;
-	struct dirent *de;
-	int pid;
+	int fd, pid;
 
-	if (asprintf(&path, "%s/cgroup.procs", dir) < 0)
-		return -ENOMEM;
-	f = fopen(path, "re");
-	free(path);
-	if (!f)
-		return -errno;
+	if (e->depth && e->name[0] == '.')
+		return PC_CGROUP_WALK_SKIP;
+	fd = openat(e->fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		int err = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return e->depth ? PC_CGROUP_WALK_SKIP : -err;	/* below: gone meanwhile */
+	}
 	while (fscanf(f, "%d", &pid) == 1)
 		add_pid(t, pid, false, 0);
 	fclose(f);
-	d = opendir(dir);
-	while (d && (de = readdir(d))) {
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
-			break;
-		add_cgroup(t, path);
-		free(path);
-	}
-	if (d)
-		closedir(d);
 	return 0;
+}
+
+/* Every process in memory cgroup `dir` and the cgroups below it. */
+static int add_cgroup(struct targets *t, const char *dir)
+{
+	return pc_cgroup_walk(dir, add_cgroup_procs, t);
 }
 
 int targets_finish(struct targets *t, int argc, char **argv)
