@@ -179,4 +179,54 @@ int pc_ovl_lookup_in(const struct ovl_mount *m, const char *path, uint64_t size,
 		     const struct stat *ost);	/* ost NULL: no identity check */
 void pc_ovl_mount_free(struct ovl_mount *m);
 
+/*
+ * target.c: the files processes use, for --pid and --cgroup: what each
+ * maps (/proc/PID/maps, map_files) or holds open to read or write
+ * (/proc/PID/fd), with its children's (t->children, 64 generations), or
+ * every process's of a memory cgroup and those below it. Each file is
+ * pinned with O_PATH, never opened for reading, and offered once to
+ * file(): a regular file, not of procfs, sysfs and kin, the process's
+ * very file (map_files, pidfd_getfd, else a name that leads to that
+ * (dev, ino); an fd only where the process opened it to read or write).
+ * file() returns 1 to take f->fd (the file is then never offered again),
+ * 0 to leave it (closed). Failures go to fail() (may be NULL). One
+ * struct pc_target serves several calls: a file is offered once across
+ * them. pc_target_release frees what it remembers.
+ */
+struct pc_target_file {
+	pid_t pid;			/* the process that uses it */
+	int fd;				/* O_PATH, on the regular file */
+	const struct stat *st;
+	/*
+	 * How to name it: the process's name for it where that leads here
+	 * to this very file; else through /proc/PID/root (a container, a
+	 * chroot); else the magic link (/proc/PID/map_files/A-B, fd/N)
+	 */
+	const char *name;
+};
+enum pc_target_fail_kind {
+	PC_TARGET_PROCESS,		/* the process's files cannot be read (gone, refused) */
+	PC_TARGET_KEEP,			/* a file cannot be kept open (EMFILE, ENFILE) */
+};
+struct pc_target_fail {
+	enum pc_target_fail_kind kind;
+	pid_t pid;
+	const char *subject;		/* KEEP: the file's name, or /proc/PID/fd/N */
+	int err;			/* errno */
+};
+struct pc_target_id;
+struct pc_target {
+	bool children;			/* each process's children too */
+	int (*file)(const struct pc_target_file *f, void *arg);
+	void (*fail)(const struct pc_target_fail *f, void *arg);
+	void *arg;
+	struct pc_target_id *taken;	/* the engine's: files taken so far */
+	size_t ntaken, cap;
+};
+/* 0, or -errno where the process's files cannot be read (fail() said so) */
+int pc_target_pid(struct pc_target *t, pid_t pid);
+/* 0, or -errno where cgroup directory dir cannot be read (not said) */
+int pc_target_cgroup(struct pc_target *t, const char *dir);
+void pc_target_release(struct pc_target *t);
+
 #endif
