@@ -263,9 +263,10 @@ $(B)/pagecache.pc: Makefile include/pagecache.h FORCE
 # pagecache-bench uses lib/'s internals (stats.h, json.h): always the .a.
 ifeq ($(LINK),shared)
 # pull reads manifests with lib/json.c, record keeps its spans with
-# lib/spanset.c, --pid and --cgroup find files with lib/target.c, which the
-# .so keeps hidden (lib/internal.h): their objects go into pagecache itself.
-CLI_HIDDEN_OBJ := $(B)/lib/json.o $(B)/lib/spanset.o $(B)/lib/target.o
+# lib/spanset.c, --pid and --cgroup find files with lib/target.c, lock
+# keeps its set with lib/lockset.c, which the .so keeps hidden
+# (lib/internal.h): their objects go into pagecache itself.
+CLI_HIDDEN_OBJ := $(B)/lib/json.o $(B)/lib/spanset.o $(B)/lib/target.o $(B)/lib/lockset.o
 RUN_PAGECACHE = LD_LIBRARY_PATH=$(B)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} $(B)/pagecache
 $(B)/pagecache: $(CLI_OBJ) $(CLI_HIDDEN_OBJ) $(B)/libpagecache.so
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CLI_HIDDEN_OBJ) -L$(B) -lpagecache $(CLI_LIBS) -lm

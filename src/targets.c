@@ -384,8 +384,6 @@ static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg
 		break;
 	case PC_WALK_DIR:
 		t->dirs++;
-		if (t->dir)
-			t->dir(path, t->dir_arg);
 		break;
 	default:
 		break;
@@ -412,6 +410,15 @@ int targets_walk(struct targets *t, int (*file)(struct pc_walk_entry *, void *),
 	t->walk.event = on_event;
 	t->walk.event_arg = t;
 	return pc_walk(t->paths, t->npaths, &t->walk);
+}
+
+const struct pc_walk_opts *targets_walk_opts(struct targets *t)
+{
+	t->walk.file = NULL;
+	t->walk.arg = NULL;
+	t->walk.event = on_event;
+	t->walk.event_arg = t;
+	return &t->walk;
 }
 
 void targets_release(struct targets *t)
