@@ -609,6 +609,26 @@ int pc_cgroup_events_read(const char *dir, int version, struct pc_cgroup_events 
 #define PC_CGROUP_POPULATED_MAX 4096
 int pc_cgroup_populated(const char *dir, int version);
 
+/*
+ * Every cgroup at and below directory dir, each before those below it:
+ * cb(e, arg). No link is followed below dir, and a cgroup removed on the
+ * way is left out. Paths are on the heap: cgroups nest as deep as whoever
+ * may make them likes. cb returns 0 to go on, PC_CGROUP_WALK_SKIP to leave
+ * out what is below e, anything else (-errno, PC_CGROUP_WALK_STOP) to end
+ * the walk, which returns it. 0, or -errno: dir cannot be opened, -ENOMEM.
+ */
+struct pc_cgroup_entry {
+	const char *path;		/* dir, then dir/a, dir/a/b, ... */
+	const char *rel;		/* below dir: "" for dir itself, then "/a", "/a/b" */
+	const char *name;		/* the last component of path */
+	int fd;				/* the directory, open (O_RDONLY): for *at() calls */
+	unsigned depth;			/* 0 for dir */
+};
+#define PC_CGROUP_WALK_SKIP 1
+#define PC_CGROUP_WALK_STOP 2
+typedef int (*pc_cgroup_walk_cb)(const struct pc_cgroup_entry *e, void *arg);
+int pc_cgroup_walk(const char *dir, pc_cgroup_walk_cb cb, void *arg);
+
 /* ---- vmstat.c: /proc/vmstat, and the swap readahead controller -------- */
 
 #define PC_VMSTAT_MISSING UINT64_MAX

@@ -58,6 +58,7 @@ static bool has_word(const char *list, const char *word)
 #define CG_LISTED	8		/* candidates named in an ambiguity */
 #define CG_ID_MIN	12		/* hex digits of a container ID prefix */
 #define CG_ID_LEN	64		/* a full container ID */
+#define CG_REL_MAX	4096		/* a longer path below the root is left out */
 
 /* Runtimes' cgroup names for container ID: PREFIX ID SUFFIX. */
 static const struct {
@@ -74,7 +75,6 @@ struct cg_search {
 	const struct pc_cgroup_fs *fs;
 	const char *name;		/* a unit name: matched whole */
 	bool id;			/* name may be a container ID prefix */
-	char path[4096];		/* where the walk is, relative to the root */
 	char *exact[CG_LISTED], *byid[CG_LISTED];
 	size_t nexact, nbyid;		/* matches (only CG_LISTED kept) */
 	size_t seen;			/* cgroups looked at */
@@ -122,21 +122,27 @@ static void keep(char **list, size_t *n, const char *path)
 	(*n)++;
 }
 
-/* Every cgroup below directory fd `dfd` (consumed); no link followed. */
-static void search(struct cg_search *s, int dfd, int depth)
+/*
+ * e, then every cgroup below it, each directory opened from its parent's
+ * fd with O_NOFOLLOW. Takes e->fd (the listing of the directory closes it).
+ */
+static int walk_at(const struct pc_cgroup_entry *e, size_t rootlen, pc_cgroup_walk_cb cb,
+		   void *arg)
 {
-	size_t plen = strlen(s->path);
 	struct dirent *de;
-	DIR *d = fdopendir(dfd);
+	DIR *d;
+	int rc = cb(e, arg);
 
-	if (!d) {
-		close(dfd);
-		return;
+	if (rc || !(d = fdopendir(e->fd))) {
+		close(e->fd);
+		return rc == PC_CGROUP_WALK_SKIP ? 0 : rc;
 	}
-	while (!s->stopped && (de = readdir(d))) {
+	while (!rc && (de = readdir(d))) {
 		const char *n = de->d_name;
+		struct pc_cgroup_entry sub;
 		struct stat st;
-		int sub;
+		char *path;
+		int fd;
 
 		if (!strcmp(n, ".") || !strcmp(n, ".."))
 			continue;
@@ -144,43 +150,69 @@ static void search(struct cg_search *s, int dfd, int depth)
 		    (de->d_type != DT_UNKNOWN ||
 		     fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)))
 			continue;	/* a link is DT_LNK: never followed */
-		if (plen + 1 + strlen(n) >= sizeof(s->path))
-			continue;
-		sub = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0)
-			continue;
-		if (++s->seen > (s->fs->max_seen ? s->fs->max_seen : CG_MAX)) {
-			s->stopped = true;
-			close(sub);
+		fd = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;	/* removed meanwhile */
+		if (asprintf(&path, "%s/%s", e->path, n) < 0) {
+			close(fd);
+			rc = -ENOMEM;
 			break;
 		}
-		snprintf(s->path + plen, sizeof(s->path) - plen, "/%s", n);
-		if (fd_is_memcg(sub, s->fs->version)) {
-			if (!strcmp(n, s->name))
-				keep(s->exact, &s->nexact, s->path);
-			else if (s->id && id_match(n, s->name))
-				keep(s->byid, &s->nbyid, s->path);
-		} else if (!strcmp(n, s->name)) {
-			s->nomem++;
-		}
-		/*
-		 * A name is root's to give: beneath a cgroup another user owns
-		 * (a delegated user@UID.service, a rootless container) that
-		 * user may mkdir one of any name, and root's restore would
-		 * join it, root's snapshot record its processes (or fail: two
-		 * of the name). That cgroup itself, whose parent root's
-		 * systemd made (a Delegate=yes service), is still a match.
-		 */
-		if (fstat(sub, &st) == 0 && st.st_uid != 0 && st.st_uid != geteuid()) {
-			s->others++;
-			close(sub);
-		} else if (depth + 1 < CG_DEPTH)
-			search(s, sub, depth + 1);
-		else
-			close(sub);
-		s->path[plen] = 0;
+		sub = (struct pc_cgroup_entry){ path, path + rootlen, path + strlen(e->path) + 1, fd,
+						e->depth + 1 };
+		rc = walk_at(&sub, rootlen, cb, arg);
+		free(path);
 	}
 	closedir(d);
+	return rc;
+}
+
+int pc_cgroup_walk(const char *dir, pc_cgroup_walk_cb cb, void *arg)
+{
+	const char *slash = strrchr(dir, '/');
+	struct pc_cgroup_entry e = { dir, dir + strlen(dir), slash ? slash + 1 : dir, -1, 0 };
+
+	e.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (e.fd < 0)
+		return -errno;
+	return walk_at(&e, strlen(dir), cb, arg);
+}
+
+/* One cgroup of the search below the root; bounded in depth and number. */
+static int search_one(const struct pc_cgroup_entry *e, void *arg)
+{
+	struct cg_search *s = arg;
+	struct stat st;
+
+	if (!e->depth)
+		return 0;	/* the root: only looked beneath */
+	if (strlen(e->rel) >= CG_REL_MAX)
+		return PC_CGROUP_WALK_SKIP;
+	if (++s->seen > (s->fs->max_seen ? s->fs->max_seen : CG_MAX)) {
+		s->stopped = true;
+		return PC_CGROUP_WALK_STOP;
+	}
+	if (fd_is_memcg(e->fd, s->fs->version)) {
+		if (!strcmp(e->name, s->name))
+			keep(s->exact, &s->nexact, e->rel);
+		else if (s->id && id_match(e->name, s->name))
+			keep(s->byid, &s->nbyid, e->rel);
+	} else if (!strcmp(e->name, s->name)) {
+		s->nomem++;
+	}
+	/*
+	 * A name is root's to give: beneath a cgroup another user owns
+	 * (a delegated user@UID.service, a rootless container) that
+	 * user may mkdir one of any name, and root's restore would
+	 * join it, root's snapshot record its processes (or fail: two
+	 * of the name). That cgroup itself, whose parent root's
+	 * systemd made (a Delegate=yes service), is still a match.
+	 */
+	if (fstat(e->fd, &st) == 0 && st.st_uid != 0 && st.st_uid != geteuid()) {
+		s->others++;
+		return PC_CGROUP_WALK_SKIP;
+	}
+	return e->depth < CG_DEPTH ? 0 : PC_CGROUP_WALK_SKIP;
 }
 
 static void search_free(struct cg_search *s)
@@ -374,14 +406,13 @@ int pc_cgroup_resolve_in(const struct pc_cgroup_fs *fs, const char *spec, char *
 	s->fs = fs;
 	s->name = spec;
 	s->id = strlen(spec) >= CG_ID_MIN && strlen(spec) <= CG_ID_LEN && is_hex(spec, strlen(spec));
-	rc = open(fs->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	rc = pc_cgroup_walk(fs->root, search_one, s);
 	if (rc < 0) {
-		rc = -errno;
+		search_free(s);
 		free(s);
 		WHY("cannot open '%s': %s", fs->root, strerror(-rc));
 		return rc;
 	}
-	search(s, rc, 0);
 	if (s->stopped) {
 		WHY("more than %u cgroups under '%s': the search for '%s' stopped; name it by "
 		    "its path", fs->max_seen ? fs->max_seen : CG_MAX, fs->root, spec);
@@ -799,40 +830,28 @@ int pc_cgroup_events_read(const char *dir, int version, struct pc_cgroup_events 
 /*
  * v1 has no populated flag: a process in the cgroup or in one beneath it
  * (a service that makes its own children), 16 levels down and
- * PC_CGROUP_POPULATED_MAX cgroups at most (*left counts them down): who
+ * PC_CGROUP_POPULATED_MAX cgroups at most (arg counts them down): who
  * may make cgroups beneath it (its user, Delegate=yes) may make 65,535,
  * and the daemon asks at each status, snapshot and metrics write.
  */
-static int populated_v1(const char *dir, int depth, int *left)
+static int populated_v1(const struct pc_cgroup_entry *e, void *arg)
 {
 	char path[PATH_MAX], buf[16];
-	struct dirent *d;
-	DIR *dp;
-	int rc;
+	int *left = arg, rc;
 
+	if (e->depth && e->name[0] == '.')
+		return PC_CGROUP_WALK_SKIP;
 	if ((*left)-- <= 0)
 		return -E2BIG;
-	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
-		return -ENAMETOOLONG;
-	rc = pc_read_text(path, buf, sizeof(buf));
-	if (rc < 0)
-		return rc;
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", e->path) >= sizeof(path))
+		rc = -ENAMETOOLONG;
+	else
+		rc = pc_read_text(path, buf, sizeof(buf));
+	if (rc < 0)	/* one below gone meanwhile: empty */
+		return e->depth ? PC_CGROUP_WALK_SKIP : rc;
 	if (buf[0])
-		return 1;
-	if (depth >= 16 || !(dp = opendir(dir)))
-		return 0;
-	rc = 0;
-	while (rc != 1 && rc != -E2BIG && (d = readdir(dp))) {
-		if (d->d_type != DT_DIR || d->d_name[0] == '.')
-			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, d->d_name) >= sizeof(path))
-			continue;
-		rc = populated_v1(path, depth + 1, left);
-		if (rc < 0 && rc != -E2BIG)
-			rc = 0;	/* one gone meanwhile: empty */
-	}
-	closedir(dp);
-	return rc;
+		return PC_CGROUP_WALK_STOP;
+	return e->depth >= 16 ? PC_CGROUP_WALK_SKIP : 0;
 }
 
 int pc_cgroup_populated(const char *dir, int version)
@@ -845,7 +864,8 @@ int pc_cgroup_populated(const char *dir, int version)
 	if (version == 1) {
 		int left = PC_CGROUP_POPULATED_MAX + 1;	/* dir and that many beneath */
 
-		return populated_v1(dir, 0, &left);
+		rc = pc_cgroup_walk(dir, populated_v1, &left);
+		return rc == PC_CGROUP_WALK_STOP ? 1 : rc;
 	}
 	if (version != 2)
 		return -EINVAL;

@@ -178,4 +178,150 @@ int pc_ovl_lookup_in(const struct ovl_mount *m, const char *path, uint64_t size,
 		     const struct stat *ost);	/* ost NULL: no identity check */
 void pc_ovl_mount_free(struct ovl_mount *m);
 
+/*
+ * target.c: the files processes use, for --pid and --cgroup: what each
+ * maps (/proc/PID/maps, map_files) or holds open to read or write
+ * (/proc/PID/fd), with its children's (t->children, 64 generations), or
+ * every process's of a memory cgroup and those below it. Each file is
+ * pinned with O_PATH, never opened for reading, and offered once to
+ * file(): a regular file, not of procfs, sysfs and kin, the process's
+ * very file (map_files, pidfd_getfd, else a name that leads to that
+ * (dev, ino); an fd only where the process opened it to read or write).
+ * file() returns 1 to take f->fd (the file is then never offered again),
+ * 0 to leave it (closed). Failures go to fail() (may be NULL). One
+ * struct pc_target serves several calls: a file is offered once across
+ * them. pc_target_release frees what it remembers.
+ */
+struct pc_target_file {
+	pid_t pid;			/* the process that uses it */
+	int fd;				/* O_PATH, on the regular file */
+	const struct stat *st;
+	/*
+	 * How to name it: the process's name for it where that leads here
+	 * to this very file; else through /proc/PID/root (a container, a
+	 * chroot); else the magic link (/proc/PID/map_files/A-B, fd/N)
+	 */
+	const char *name;
+};
+enum pc_target_fail_kind {
+	PC_TARGET_PROCESS,		/* the process's files cannot be read (gone, refused) */
+	PC_TARGET_KEEP,			/* a file cannot be kept open (EMFILE, ENFILE) */
+};
+struct pc_target_fail {
+	enum pc_target_fail_kind kind;
+	pid_t pid;
+	const char *subject;		/* KEEP: the file's name, or /proc/PID/fd/N */
+	int err;			/* errno */
+};
+struct pc_target_id;
+struct pc_target {
+	bool children;			/* each process's children too */
+	int (*file)(const struct pc_target_file *f, void *arg);
+	void (*fail)(const struct pc_target_fail *f, void *arg);
+	void *arg;
+	struct pc_target_id *taken;	/* the engine's: files taken so far */
+	size_t ntaken, cap;
+};
+/* 0, or -errno where the process's files cannot be read (fail() said so) */
+int pc_target_pid(struct pc_target *t, pid_t pid);
+/* 0, or -errno where cgroup directory dir cannot be read (not said) */
+int pc_target_cgroup(struct pc_target *t, const char *dir);
+void pc_target_release(struct pc_target *t);
+
+/*
+ * lockset.c: a set of files locked in the page cache, kept locked as they
+ * are replaced, within a memory budget and a budget of mappings (see
+ * lockset.c). pc_lockset_add locks one file (thread-safe: a walk's file
+ * callback); watched (pc_lockset_watch), the set is walked from the named
+ * paths (pc_lockset_walk), and then again after each burst of changes
+ * inotify reports there, or on a timer: the caller polls pc_lockset_fd
+ * (-1: none) for at most pc_lockset_timeout ms (-1: no limit), then calls
+ * pc_lockset_dispatch, which rescans when one is due (1) or not (0).
+ * Everything that happens is said through opts.event.
+ */
+#define PC_LOCKSET_FALLBACK_INTERVAL 30	/* seconds, where a directory cannot be watched */
+struct pc_lockset;
+enum pc_lockset_kind {
+	PC_LOCKSET_LOCKED,	/* pc_lockset_add (the first walk) locked it: locked */
+	PC_LOCKSET_PARTIAL,	/* its data lies in more than PC_LOCK_MAX_RANGES pieces:
+				   the rest is not locked */
+	PC_LOCKSET_FAILED,	/* not locked: why, err (pc_lockset_add; a rescan: NOMEM) */
+	PC_LOCKSET_NEW,		/* a rescan locked a file new in a tree, or at a name */
+	PC_LOCKSET_REPLACED,	/* ... a new inode at a name; previous: the old one's
+				   bytes, whose lock was released first */
+	PC_LOCKSET_RESIZED,	/* ... a file whose data changed, locked again (new mapping
+				   first); previous: what it held */
+	PC_LOCKSET_REFUSED,	/* ... could not lock it: why, wanted; not said again until
+				   it changes */
+	PC_LOCKSET_RELEASED,	/* ... gone from where it was: its lock (previous) released */
+	PC_LOCKSET_RESCAN,	/* a rescan changed the set: stats */
+	PC_LOCKSET_WALK_FAILED,	/* a rescan's walk failed (err): the locks stay as they are */
+	PC_LOCKSET_UNRESOLVED,	/* a named path cannot be resolved (err): never walked */
+	PC_LOCKSET_LINK,	/* a named path is a symbolic link now: not followed, its
+				   lock released (said once) */
+	PC_LOCKSET_UNOPENED,	/* a named path cannot be opened for a walk (err) */
+	PC_LOCKSET_UNWATCHED,	/* a directory (path; NULL: inotify itself) cannot be
+				   watched (err): everything walked again every interval s */
+};
+enum pc_lockset_why {
+	PC_LOCKSET_WHY_DATA,	/* its data could not be found (err) */
+	PC_LOCKSET_WHY_PIECES,	/* its mappings (maps) would pass the set's budget of them */
+	PC_LOCKSET_WHY_BUDGET,	/* the memory budget (its `stopped` says which cap) */
+	PC_LOCKSET_WHY_MLOCK,	/* the kernel said no (err) */
+	PC_LOCKSET_WHY_NOMEM,	/* no memory to keep it */
+};
+struct pc_lockset_stats {
+	size_t files;			/* locked */
+	uint64_t bytes;			/* locked: data, never a hole */
+	uint64_t holes;			/* bytes of holes in the ranges, left unlocked */
+	uint64_t maps, max_maps;	/* mappings the locks take, and the set's cap */
+	bool stopped;			/* the budget stopped pc_lockset_add */
+	uint64_t relocks, released, rescans;	/* watched */
+	uint64_t refusals, refused_bytes;	/* what the caps and mlock refused */
+};
+struct pc_lockset_event {
+	enum pc_lockset_kind kind;
+	const char *path;		/* as the walk reached it, or as named */
+	const struct stat *st;		/* the file's; NULL when gone or none */
+	uint64_t locked;		/* bytes of it locked now */
+	uint64_t previous;		/* ... before (this inode's, or the one replaced) */
+	uint64_t wanted;		/* REFUSED: bytes its lock would take */
+	enum pc_lockset_why why;	/* FAILED, REFUSED */
+	int err;			/* errno, where one says why */
+	uint64_t maps, maps_taken, maps_max;	/* WHY_PIECES: its, the set's, the cap */
+	bool kept;			/* REFUSED: the part locked before stays locked */
+	bool replaced;			/* REFUSED: a new inode at a name, the old one released */
+	unsigned interval;		/* UNWATCHED: seconds between walks now */
+	const struct pc_lockset_stats *stats;	/* RESCAN */
+};
+struct pc_lockset_opts {
+	struct pc_budget *budget;	/* required: what is locked is taken from it */
+	uint64_t off, len;		/* of each file; len 0: to its end */
+	uint64_t max_maps;		/* 0: half of vm.max_map_count */
+	/* from the walk's threads too (serialise what needs it); may be NULL */
+	void (*event)(const struct pc_lockset_event *e, void *arg);
+	void *arg;
+};
+int pc_lockset_new(const struct pc_lockset_opts *o, struct pc_lockset **ret);
+/* Releases every lock, then frees; NULL-safe. */
+void pc_lockset_free(struct pc_lockset *s);
+/* 0: locked, or refused (said); 1: the budget is spent: stop adding (a walk). */
+int pc_lockset_add(struct pc_lockset *s, int fd, const struct stat *st, const char *path);
+void pc_lockset_stats(struct pc_lockset *s, struct pc_lockset_stats *ret);
+/*
+ * Watch paths (resolved now; failures said) with inotify, and walk them
+ * with walk's options and events (its file callback is the set's).
+ * interval: seconds between rescans besides those changes cause (0: none).
+ * 0, or -ENOMEM.
+ */
+int pc_lockset_watch(struct pc_lockset *s, const char *const *paths, size_t n,
+		     const struct pc_walk_opts *walk, unsigned interval);
+/* The first walk, which locks: pc_walk's return (1: the budget stopped it). */
+int pc_lockset_walk(struct pc_lockset *s);
+/* Walk again now and bring the locks in line: 1 if the set changed, else 0. */
+int pc_lockset_rescan(struct pc_lockset *s);
+int pc_lockset_fd(const struct pc_lockset *s);
+int pc_lockset_timeout(const struct pc_lockset *s);
+int pc_lockset_dispatch(struct pc_lockset *s);
+
 #endif

@@ -283,9 +283,6 @@ struct targets {
 	size_t nprocs;
 	int (*file)(struct pc_walk_entry *, void *);	/* the command's */
 	void *file_arg;
-	/* each directory the walk enters, before it is read (lock --watch) */
-	void (*dir)(const char *path, void *arg);
-	void *dir_arg;
 	/* counters filled by the walk's events */
 	uint64_t dirs, vanished, special, symlinks, loops, mounts, toobig, excluded, dups;
 };
@@ -297,6 +294,8 @@ int targets_opt(struct targets *t, int c, const char *arg);
 int targets_finish(struct targets *t, int argc, char **argv);
 /* Walk with t's options; event counters are kept in t. */
 int targets_walk(struct targets *t, int (*file)(struct pc_walk_entry *, void *), void *arg);
+/* t's walk options and events (counters, messages), for a walk made elsewhere (lock --watch) */
+const struct pc_walk_opts *targets_walk_opts(struct targets *t);
 void targets_release(struct targets *t);
 /* A PC_WALK_ERROR said as the walking commands say it (a device: "not a regular file ...") */
 void targets_walk_error(const char *path, int err);

@@ -8,7 +8,6 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,49 +87,30 @@ static const struct ometric metrics[] = {
 	  "Share of the last 10 s in which some task waited for memory (PSI some avg10)." },
 };
 
-/*
- * Cgroups nest as deep as whoever may make them likes (a delegated
- * subtree), so a level costs the stack a few words, not a path buffer:
- * paths are on the heap.
- */
-static void walk(const char *mount, const char *rel, int version, struct rows *r)
+struct walk {
+	const char *mount;
+	int version;
+	struct rows *r;
+};
+
+/* A row for each cgroup the walk comes to (lib/cgroup.c: pc_cgroup_walk). */
+static int add_row(const struct pc_cgroup_entry *e, void *arg)
 {
+	struct walk *w = arg;
+	struct rows *r = w->r;
+	const char *rel = e->path + strlen(w->mount);
 	struct row row = { 0 };
-	char *dir;
-	DIR *d;
-	struct dirent *de;
 
-	if (asprintf(&dir, "%s%s", mount, rel) < 0)
-		return;
-	if (pc_cgroup_read(dir, version, &row.s) == 0 && (row.path = strdup(*rel ? rel : "/"))) {
-		if (r->n == r->cap) {
-			size_t nc = r->cap ? r->cap * 2 : 64;
-			struct row *nv = realloc(r->v, nc * sizeof(*nv));
-
-			if (!nv) {
-				free(row.path);
-				free(dir);
-				return;
-			}
-			r->v = nv;
-			r->cap = nc;
+	if (e->depth && e->name[0] == '.')
+		return PC_CGROUP_WALK_SKIP;
+	if (pc_cgroup_read(e->path, w->version, &row.s) == 0 && (row.path = strdup(*rel ? rel : "/"))) {
+		if (cli_grow(&r->v, &r->cap, r->n, sizeof(*r->v)) < 0) {
+			free(row.path);
+			return PC_CGROUP_WALK_SKIP;
 		}
 		r->v[r->n++] = row;
 	}
-	d = opendir(dir);
-	free(dir);
-	while (d && (de = readdir(d))) {
-		char *sub;
-
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		if (asprintf(&sub, "%s/%s", rel, de->d_name) < 0)
-			break;
-		walk(mount, sub, version, r);
-		free(sub);
-	}
-	if (d)
-		closedir(d);
+	return 0;
 }
 
 static int by_file(const void *a, const void *b)
@@ -192,8 +172,15 @@ int cmd_cgroups(int argc, char **argv)
 		else
 			snprintf(rel, sizeof(rel), "%s", dir + strlen(mount));
 	}
-	if (rc == 0)
-		walk(mount, rel, version, &r);
+	if (rc == 0) {
+		struct walk w = { mount, version, &r };
+		char *dir;
+
+		if (asprintf(&dir, "%s%s", mount, rel) >= 0) {
+			pc_cgroup_walk(dir, add_row, &w);
+			free(dir);
+		}
+	}
 	qsort(r.v, r.n, sizeof(*r.v), by_file);
 	for (size_t i = 0; i < r.n; i++) {
 		struct orec rec = { 0 };

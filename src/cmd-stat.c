@@ -11,7 +11,6 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <linux/capability.h>
 #include <stdlib.h>
@@ -246,42 +245,21 @@ static void bar_text(const struct bar_arg *b, char *out)
 	out[cells + 2] = 0;
 }
 
-/*
- * Every memory cgroup's directory inode (what /proc/kpagecgroup gives).
- * Nesting is up to whoever may make cgroups: paths are on the heap, so a
- * level costs the stack a few words.
- */
-static void map_cgroups(struct stat_ctx *c, const char *mount, const char *rel)
+/* Every memory cgroup's directory inode (what /proc/kpagecgroup gives), by its path. */
+static int map_cgroup(const struct pc_cgroup_entry *e, void *arg)
 {
+	struct stat_ctx *c = arg;
 	struct stat st;
 	struct cg_name *n;
-	char *dir;
-	DIR *d;
-	struct dirent *de;
 
-	if (asprintf(&dir, "%s%s", mount, rel) < 0)
-		return;
-	if (stat(dir, &st) < 0 || !(n = realloc(c->cgs, (c->ncgs + 1) * sizeof(*n)))) {
-		free(dir);
-		return;
-	}
+	if (e->depth && e->name[0] == '.')
+		return PC_CGROUP_WALK_SKIP;
+	if (fstat(e->fd, &st) < 0 || !(n = realloc(c->cgs, (c->ncgs + 1) * sizeof(*n))))
+		return PC_CGROUP_WALK_SKIP;
 	c->cgs = n;
 	c->cgs[c->ncgs].ino = st.st_ino;
-	c->cgs[c->ncgs++].path = strdup(*rel ? rel : "/");
-	d = opendir(dir);
-	free(dir);
-	while (d && (de = readdir(d))) {
-		char *sub;
-
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		if (asprintf(&sub, "%s/%s", rel, de->d_name) < 0)
-			break;
-		map_cgroups(c, mount, sub);
-		free(sub);
-	}
-	if (d)
-		closedir(d);
+	c->cgs[c->ncgs++].path = strdup(*e->rel ? e->rel : "/");
+	return 0;
 }
 
 struct owners {
@@ -567,7 +545,7 @@ int cmd_stat(int argc, char **argv)
 			return cli_usage_error("--by-cgroup %s", pc_kpage_reason(EPERM, true));
 		}
 		if (pc_cgroup_root(mount, sizeof(mount), &version) == 0)
-			map_cgroups(&c, mount, "");
+			pc_cgroup_walk(mount, map_cgroup, &c);
 		add_col("CGROUPS");
 	}
 

@@ -3,25 +3,23 @@
  * targets.c: the options every file-taking command shares, and the walk
  * that turns them into files: paths on the command line, lists read with
  * -b (newline or NUL separated, the last record kept whole even without a
- * trailing separator), patterns, a byte range, a size cap, and --pid and
- * --cgroup: the files those processes map or hold open, each pinned by an
- * O_PATH fd and walked as /proc/self/fd/FD, so exactly that file is
- * reopened. Walk events become counters for the summary, and errors
+ * trailing separator), patterns, a byte range, a size cap; the files of
+ * --pid's and --cgroup's processes, which lib/target.c finds and pins (an
+ * O_PATH fd each, walked as /proc/self/fd/FD, so exactly that file is
+ * reopened). Walk events become counters for the summary, and errors
  * become named failures. Also the options the commands share beyond files
  * (output format, memory budget) and the progress line.
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "internal.h"	/* lib/target.c: the files of processes */
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 void targets_init(struct targets *t)
@@ -213,24 +211,15 @@ static bool has_path(struct targets *t, const char *p)
 
 /*
  * A file of a process (--pid, --cgroup), pinned: fd is an O_PATH fd on the
- * file itself, kept open for the walk, which is handed "/proc/self/fd/FD"
- * and so reopens exactly that file; name is what people see.
+ * file itself (lib/target.c), kept open for the walk, which is handed
+ * "/proc/self/fd/FD" and so reopens exactly that file; name is what
+ * people see.
  */
 struct proc_file {
 	int fd;			/* O_PATH, on a regular file */
 	char link[32];		/* "/proc/self/fd/FD": the walk's root */
 	char *name;		/* shown and recorded instead of link */
-	dev_t dev;
-	ino_t ino;
 };
-
-static bool has_file(struct targets *t, dev_t dev, ino_t ino)
-{
-	for (size_t i = 0; i < t->nprocs; i++)
-		if (t->procs[i].dev == dev && t->procs[i].ino == ino)
-			return true;
-	return false;
-}
 
 /* The name the walk's path stands for, if it is a pinned process file. */
 static const char *proc_name(const struct targets *t, const char *path)
@@ -250,362 +239,73 @@ static const char *proc_name(const struct targets *t, const char *path)
 	return NULL;
 }
 
-static bool same_file(const char *p, dev_t dev, ino_t ino)
+/* Take a process's file into the walk's roots, unless it is named there already. */
+static int take_proc_file(const struct pc_target_file *f, void *arg)
 {
-	struct stat st;
-
-	return stat(p, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
-}
-
-/* A symlink's target, whatever its length; NULL if unreadable. */
-static char *readlink_alloc(int dirfd, const char *name)
-{
-	for (size_t cap = 256; cap <= 65536; cap *= 2) {
-		char *b = malloc(cap);
-		ssize_t n;
-
-		if (!b)
-			return NULL;
-		n = readlinkat(dirfd, name, b, cap);
-		if (n >= 0 && (size_t)n < cap) {
-			b[n] = 0;
-			return b;
-		}
-		free(b);
-		if (n < 0)
-			return NULL;
-	}
-	return NULL;
-}
-
-/* "x (deleted)": how the kernel names a file that is gone */
-static bool deleted(const char *name)
-{
-	size_t n = strlen(name);
-
-	return n >= 10 && !strcmp(name + n - 10, " (deleted)");
-}
-
-/*
- * Which name to show for the pinned file st: the process's name for it if
- * that reaches the very file (dev, ino) from here; else through the
- * process's root (a container, a chroot); else the magic link (`link`:
- * /proc/PID/map_files/A-B or /proc/PID/fd/N). Files of special
- * filesystems and deleted files are left out: NULL.
- */
-static char *show_name(int pid, const char *name, const struct stat *st, const char *link)
-{
-	char *p = NULL;
-
-	if (name[0] != '/' || !strncmp(name, "/dev/", 5) || !strncmp(name, "/proc/", 6) ||
-	    !strncmp(name, "/sys/", 5) || !strncmp(name, "/memfd:", 7))
-		return NULL;
-	if (same_file(name, st->st_dev, st->st_ino))
-		return strdup(name);
-	if (asprintf(&p, "/proc/%d/root%s", pid, name) < 0)
-		return NULL;
-	if (same_file(p, st->st_dev, st->st_ino))
-		return p;
-	free(p);
-	return deleted(name) ? NULL : strdup(link);
-}
-
-/*
- * Keep pinned file fd (O_PATH) of process pid if it is a regular file not
- * kept already; name: the process's name for it. Takes fd.
- */
-static void add_proc_file(struct targets *t, int pid, int fd, const char *name, const char *link)
-{
+	struct targets *t = arg;
 	struct proc_file *np, *pf;
-	struct stat st;
-	char *show;
+	char *name;
 
-	/* files of procfs, sysfs and kin are interfaces, not page cache */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || has_file(t, st.st_dev, st.st_ino) ||
-	    pc_fd_kernel_fs(fd) || !(show = show_name(pid, name, &st, link))) {
-		close(fd);
-		return;
-	}
-	if (has_path(t, show) ||	/* named on the command line too */
-	    !(np = realloc(t->procs, (t->nprocs + 1) * sizeof(*np)))) {
-		free(show);
-		close(fd);
-		return;
-	}
+	if (has_path(t, f->name) ||	/* named on the command line too */
+	    !(np = realloc(t->procs, (t->nprocs + 1) * sizeof(*np))))
+		return 0;
 	t->procs = np;
+	if (!(name = strdup(f->name)))
+		return 0;
 	pf = &t->procs[t->nprocs];
-	pf->fd = fd;
-	pf->name = show;
-	pf->dev = st.st_dev;
-	pf->ino = st.st_ino;
-	snprintf(pf->link, sizeof(pf->link), "/proc/self/fd/%d", fd);
+	pf->fd = f->fd;
+	pf->name = name;
+	snprintf(pf->link, sizeof(pf->link), "/proc/self/fd/%d", f->fd);
 	if (push_str(&t->paths, &t->npaths, strdup(pf->link)) < 0) {
-		free(show);
-		close(fd);
-		return;
+		free(name);
+		return 0;
 	}
 	t->nprocs++;
+	return 1;
 }
 
-/*
- * Pin the file of one mapping. Through map_files (the mapping itself, no
- * name parsed; following those links needs CAP_SYS_ADMIN); else by the
- * name, as the process sees it or through its root, kept only if it is
- * the very file the record names (dev, ino).
- */
-static void add_mapping(struct targets *t, int pid, int procfd, const struct pc_map *m)
+static void proc_fail(const struct pc_target_fail *f, void *arg)
 {
-	char rel[64], link[96], *name, *alt = NULL;
-	int fd;
+	char who[32];
 
-	snprintf(rel, sizeof(rel), "map_files/%llx-%llx", (unsigned long long)m->start,
-		 (unsigned long long)m->end);
-	snprintf(link, sizeof(link), "/proc/%d/%s", pid, rel);
-	/* the link's text has no \012 for a newline, unlike maps */
-	name = readlink_alloc(procfd, rel);
-	if (!name && !(name = strdup(m->name)))
+	(void)arg;
+	if (f->kind == PC_TARGET_KEEP) {
+		cli_fail(f->subject, f->err, "cannot keep");
 		return;
-	fd = openat(procfd, rel, O_PATH | O_CLOEXEC);
-	if (fd < 0 && (errno == EPERM || errno == EACCES) && name[0] == '/') {
-		struct stat st;
-
-		fd = open(name, O_PATH | O_CLOEXEC);
-		if (fd < 0 && asprintf(&alt, "/proc/%d/root%s", pid, name) >= 0)
-			fd = open(alt, O_PATH | O_CLOEXEC);
-		if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != m->dev ||
-				(uint64_t)st.st_ino != m->ino)) {
-			close(fd);	/* not the file the process maps */
-			fd = -1;
-		}
 	}
-	if (fd >= 0)
-		add_proc_file(t, pid, fd, name, link);
-	else if (errno == EMFILE || errno == ENFILE)
-		cli_fail(name, errno, "cannot keep");
-	free(alt);
-	free(name);
+	snprintf(who, sizeof(who), "pid %d", (int)f->pid);
+	cli_fail(who, f->err, "cannot read the files of");
 }
 
-/*
- * Was the process's fd N opened to read or write (not O_PATH)? fdinfo
- * says: 1 yes, 0 no (or gone), -errno when it could not be asked. With
- * ret_ino, also the inode it names now.
- */
-static int fd_opened_for_io(int procfd, const char *n, unsigned long long *ret_ino)
+/* The files of --pid's processes and --cgroup's, pinned (lib/target.c). */
+static void add_procs(struct targets *t)
 {
-	char rel[300], buf[512], *fl, *ino;
-	ssize_t got;
-	int fd;
+	struct pc_target pt = { .file = take_proc_file, .fail = proc_fail, .arg = t };
+	struct rlimit rl;
 
-	snprintf(rel, sizeof(rel), "fdinfo/%s", n);
-	fd = openat(procfd, rel, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == EMFILE || errno == ENFILE ? -errno : 0;
-	got = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (got <= 0)
-		return 0;
-	buf[got] = 0;
-	fl = strstr(buf, "flags:");
-	ino = strstr(buf, "\nino:");
-	if (ret_ino)
-		*ret_ino = ino ? strtoull(ino + 5, NULL, 10) : 0;
-	return fl && !(strtoul(fl + 6, NULL, 8) & O_PATH);
-}
-
-/*
- * Pin the file the process holds as fd N, only if it opened it to read
- * or write: an O_PATH fd needs only search permission on the way, and
- * holding one of /etc/shadow does not make it the process's file to warm,
- * evict or lock. pidfd_getfd (5.6; needs ptrace rights over the process)
- * takes its very file description, whose flags then say, with no window.
- * Where that is refused: fdinfo says a read or write open, the magic link
- * is pinned (O_PATH), and fdinfo must say so again, of the pinned inode,
- * so a dup2 of an O_PATH fd onto N in between is caught. Returns the pin,
- * -1 to skip, or -errno (EMFILE, ENFILE: to be said).
- */
-static int pin_fd(int pidfd, int procfd, int fddir, const char *n)
-{
-	unsigned long long ino = 0;
-	struct stat st;
-	int fd = -1, rc;
-
-	if (pidfd >= 0)
-		fd = (int)syscall(__NR_pidfd_getfd, pidfd, atoi(n), 0);
-	if (fd >= 0) {
-		int fl = fcntl(fd, F_GETFL);
-
-		if (fl < 0 || (fl & O_PATH)) {
-			close(fd);
-			return -1;
-		}
-		return fd;
+	/* a pinned fd per file of theirs: allow as many as we may */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	if (errno == EMFILE || errno == ENFILE)
-		return -errno;
-	rc = fd_opened_for_io(procfd, n, NULL);
-	if (rc <= 0)
-		return rc < 0 ? rc : -1;
-	fd = openat(fddir, n, O_PATH | O_CLOEXEC);	/* the magic link: that very file */
-	if (fd < 0)
-		return errno == EMFILE || errno == ENFILE ? -errno : -1;
-	if (fd_opened_for_io(procfd, n, &ino) <= 0 || fstat(fd, &st) < 0 ||
-	    (unsigned long long)st.st_ino != ino) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
+	pt.children = t->children;
+	for (size_t i = 0; i < t->npids; i++)
+		pc_target_pid(&pt, t->pids[i]);	/* a failure is said, and makes the exit 1 */
+	pt.children = false;
+	if (t->cgroup) {
+		char dir[4096], why[1024];
+		int rc = pc_cgroup_resolve(t->cgroup, dir, sizeof(dir), why, sizeof(why));
 
-/*
- * The files process `pid` maps (maps) or holds open (fd), and its
- * children's. /proc/PID is opened once: should the process exit and its
- * PID be reused, what follows fails instead of reading another process.
- * Every maps line is read whole and must be a well-formed record (a name
- * is up to PATH_MAX bytes and chosen by the process). Nothing the process
- * names is opened for reading here: files are pinned with O_PATH (which
- * opens no device, FIFO or socket), kept if regular, and read by the walk
- * through that pin.
- */
-static int add_pid(struct targets *t, int pid, bool children, int depth)
-{
-	char path[64], *line = NULL;
-	size_t cap = 0;
-	int procfd, fd, pidfd;
-	FILE *f = NULL;
-	DIR *d;
-	struct dirent *de;
-
-	snprintf(path, sizeof(path), "/proc/%d", pid);
-	procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	fd = procfd >= 0 ? openat(procfd, "maps", O_RDONLY | O_CLOEXEC) : -1;
-	if (fd < 0 || !(f = fdopen(fd, "r"))) {
-		char who[32];
-		int err = errno;
-
-		snprintf(who, sizeof(who), "pid %d", pid);
-		cli_fail(who, err, "cannot read the files of");
-		if (fd >= 0)
-			close(fd);
-		if (procfd >= 0)
-			close(procfd);
-		return -1;
+		if (rc == -ENOENT && t->cgroup_gone_empty)
+			/* systemd removes a stopped unit's cgroup: a service that is down */
+			cli_warn("nothing of '%s' to record: %s (the service is down?)", t->cgroup,
+				 why);
+		else if (rc < 0)
+			cli_fail_msg(t->cgroup, "cannot read memory cgroup", why);
+		else if ((rc = pc_target_cgroup(&pt, dir)) < 0)
+			cli_fail(t->cgroup, -rc, "cannot read memory cgroup");
 	}
-	while (getline(&line, &cap, f) > 0) {
-		struct pc_map m;
-
-		if (pc_map_parse(line, &m) < 0 || !m.ino || !*m.name)
-			continue;	/* anonymous, or not a record */
-		if (has_file(t, m.dev, (ino_t)m.ino))
-			continue;	/* another mapping of a file kept */
-		add_mapping(t, pid, procfd, &m);
-	}
-	free(line);
-	fclose(f);
-	fd = openat(procfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d && fd >= 0)
-		close(fd);
-	/* a pidfd of that same process: still alive through procfd after it */
-	pidfd = d ? (int)syscall(__NR_pidfd_open, pid, 0) : -1;
-	if (pidfd >= 0 && faccessat(procfd, "fd", F_OK, 0) < 0) {
-		close(pidfd);
-		pidfd = -1;
-	}
-	while (d && (de = readdir(d))) {
-		char link[300], *name;
-		int pin;
-
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		/* only files it opened to read or write: see pin_fd */
-		pin = pin_fd(pidfd, procfd, dirfd(d), de->d_name);
-		if (pin == -1)
-			continue;
-		if (pin < 0) {
-			errno = -pin;
-			if (errno == EMFILE || errno == ENFILE) {
-				snprintf(link, sizeof(link), "/proc/%d/fd/%s", pid, de->d_name);
-				cli_fail(link, errno, "cannot keep");
-			}
-			continue;
-		}
-		name = readlink_alloc(dirfd(d), de->d_name);
-		snprintf(link, sizeof(link), "/proc/%d/fd/%s", pid, de->d_name);
-		if (name)
-			add_proc_file(t, pid, pin, name, link);
-		else
-			close(pin);
-		free(name);
-	}
-	if (d)
-		closedir(d);
-	if (pidfd >= 0)
-		close(pidfd);
-	if (!children || depth > 64) {
-		close(procfd);
-		return 0;
-	}
-	fd = openat(procfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d && fd >= 0)
-		close(fd);
-	while (d && (de = readdir(d))) {
-		char cpath[300];
-		FILE *cf;
-		int child, cfd;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(cpath, sizeof(cpath), "%s/children", de->d_name);
-		cfd = openat(dirfd(d), cpath, O_RDONLY | O_CLOEXEC);
-		cf = cfd >= 0 ? fdopen(cfd, "r") : NULL;
-		if (!cf && cfd >= 0)
-			close(cfd);
-		while (cf && fscanf(cf, "%d", &child) == 1)
-			add_pid(t, child, true, depth + 1);
-		if (cf)
-			fclose(cf);
-	}
-	if (d)
-		closedir(d);
-	close(procfd);
-	return 0;
-}
-
-/*
- * Every process in memory cgroup `dir` and the cgroups below it. Paths are
- * on the heap: cgroups nest as deep as whoever may make them likes.
- */
-static int add_cgroup(struct targets *t, const char *dir)
-{
-	char *path;
-	FILE *f;
-	DIR *d;
-	struct dirent *de;
-	int pid;
-
-	if (asprintf(&path, "%s/cgroup.procs", dir) < 0)
-		return -ENOMEM;
-	f = fopen(path, "re");
-	free(path);
-	if (!f)
-		return -errno;
-	while (fscanf(f, "%d", &pid) == 1)
-		add_pid(t, pid, false, 0);
-	fclose(f);
-	d = opendir(dir);
-	while (d && (de = readdir(d))) {
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
-			break;
-		add_cgroup(t, path);
-		free(path);
-	}
-	if (d)
-		closedir(d);
-	return 0;
+	pc_target_release(&pt);
 }
 
 int targets_finish(struct targets *t, int argc, char **argv)
@@ -620,30 +320,8 @@ int targets_finish(struct targets *t, int argc, char **argv)
 		read_list(t, &t->lists[i]);	/* a failure is named and makes the exit 1 */
 	if (t->children && !t->npids)
 		return cli_usage_error("--children needs --pid"), -1;
-	if (t->npids || t->cgroup) {
-		struct rlimit rl;
-
-		/* a pinned fd per file of theirs: allow as many as we may */
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-			rl.rlim_cur = rl.rlim_max;
-			setrlimit(RLIMIT_NOFILE, &rl);
-		}
-	}
-	for (size_t i = 0; i < t->npids; i++)
-		add_pid(t, t->pids[i], t->children, 0);
-	if (t->cgroup) {
-		char dir[4096], why[1024];
-		int rc = pc_cgroup_resolve(t->cgroup, dir, sizeof(dir), why, sizeof(why));
-
-		if (rc == -ENOENT && t->cgroup_gone_empty)
-			/* systemd removes a stopped unit's cgroup: a service that is down */
-			cli_warn("nothing of '%s' to record: %s (the service is down?)", t->cgroup,
-				 why);
-		else if (rc < 0)
-			cli_fail_msg(t->cgroup, "cannot read memory cgroup", why);
-		else if ((rc = add_cgroup(t, dir)) < 0)
-			cli_fail(t->cgroup, -rc, "cannot read memory cgroup");
-	}
+	if (t->npids || t->cgroup)
+		add_procs(t);
 	if (!t->npaths && !t->nlists && !t->npids && !t->cgroup) {
 		cli_usage_error("no PATH given");
 		return -1;
@@ -708,8 +386,6 @@ static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg
 		break;
 	case PC_WALK_DIR:
 		t->dirs++;
-		if (t->dir)
-			t->dir(path, t->dir_arg);
 		break;
 	default:
 		break;
@@ -736,6 +412,15 @@ int targets_walk(struct targets *t, int (*file)(struct pc_walk_entry *, void *),
 	t->walk.event = on_event;
 	t->walk.event_arg = t;
 	return pc_walk(t->paths, t->npaths, &t->walk);
+}
+
+const struct pc_walk_opts *targets_walk_opts(struct targets *t)
+{
+	t->walk.file = NULL;
+	t->walk.arg = NULL;
+	t->walk.event = on_event;
+	t->walk.event_arg = t;
+	return &t->walk;
 }
 
 void targets_release(struct targets *t)

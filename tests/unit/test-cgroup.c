@@ -647,6 +647,69 @@ static void test_populated_files(void)
 		fprintf(stderr, "# could not remove %s\n", top);
 }
 
+/* What a walk saw: "rel@depth" for each cgroup, in order. */
+struct seen {
+	char list[1024];
+	const char *skip, *stop;	/* leave out what is below, end the walk at */
+};
+
+static int note(const struct pc_cgroup_entry *e, void *arg)
+{
+	struct seen *s = arg;
+	size_t n = strlen(s->list);
+	struct stat st;
+
+	snprintf(s->list + n, sizeof(s->list) - n, "%s%s@%u", n ? " " : "", *e->rel ? e->rel : "/",
+		 e->depth);
+	if (fstat(e->fd, &st) < 0 || !S_ISDIR(st.st_mode))
+		return -EBADF;
+	if (s->stop && !strcmp(e->name, s->stop))
+		return PC_CGROUP_WALK_STOP;
+	return s->skip && !strcmp(e->name, s->skip) ? PC_CGROUP_WALK_SKIP : 0;
+}
+
+/* pc_cgroup_walk: parents first, no link followed, stops and skips as asked. */
+static void test_walk(void)
+{
+	char top[64] = "/tmp/pc-test-walk-XXXXXX", p[200];
+	const char *dirs[] = { "a", "a/b", "a/b/c", "d" };
+	struct seen s = { "", NULL, NULL };
+	int rc;
+
+	if (!mkdtemp(top)) {
+		skip("cannot make a temporary directory", "walk");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", top, dirs[i]);
+		mkdir(p, 0755);
+	}
+	snprintf(p, sizeof(p), "%s/a/link", top);
+	if (symlink("/", p) < 0)
+		fprintf(stderr, "# symlink: %s\n", strerror(errno));
+	fake_file(top, "cgroup.procs", "");
+	rc = pc_cgroup_walk(top, note, &s);
+	ok(rc == 0 && strstr(s.list, "/@0") == s.list && strstr(s.list, "/a@1") &&
+	   strstr(s.list, "/a/b@2") && strstr(s.list, "/a/b/c@3") && strstr(s.list, "/d@1") &&
+	   strstr(s.list, "/a@1") < strstr(s.list, "/a/b@2") &&
+	   strstr(s.list, "/a/b@2") < strstr(s.list, "/a/b/c@3") && !strstr(s.list, "link") &&
+	   !strstr(s.list, "procs"), "walk: every directory, parents first, no link or file (%s)",
+	   s.list);
+	s = (struct seen){ "", "b", NULL };
+	rc = pc_cgroup_walk(top, note, &s);
+	ok(rc == 0 && strstr(s.list, "/a/b@2") && !strstr(s.list, "/a/b/c"),
+	   "walk: what is below a skipped one is left out (%s)", s.list);
+	s = (struct seen){ "", NULL, "b" };
+	rc = pc_cgroup_walk(top, note, &s);
+	ok(rc == PC_CGROUP_WALK_STOP && !strstr(s.list, "/a/b/c"),
+	   "walk: a stop ends it, and is returned (%s)", s.list);
+	snprintf(p, sizeof(p), "%s/gone", top);
+	ok(pc_cgroup_walk(p, note, &s) == -ENOENT, "walk: a root that is not there: -ENOENT");
+	snprintf(p, sizeof(p), "rm -rf '%s'", top);
+	if (system(p) != 0)
+		fprintf(stderr, "# could not remove %s\n", top);
+}
+
 /* As root: a live child of ours, empty, then with a process in it. */
 static void test_live_populated(void)
 {
@@ -837,6 +900,7 @@ int main(void)
 	test_live_nest();
 	test_live_limit();
 	test_populated_files();
+	test_walk();
 	test_live_populated();
 	test_real_v2();
 	return done_testing();

@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * proc.c: the maps record parser (every field well formed, or nothing),
- * and pc_file_mappers finding this very process.
+ * and pc_file_mappers finding this very process. target.c: the files a
+ * child process maps and holds open to read, found and pinned, and not
+ * one it holds O_PATH only; by its pid, as its parent's child, and as the
+ * process of a cgroup.
  */
 #define _GNU_SOURCE
 #include "pagecache.h"
+#include "internal.h"	/* target.c */
 #include "tap.h"
 
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 
 static int parse(const char *text, struct pc_map *m)
 {
@@ -16,6 +22,170 @@ static int parse(const char *text, struct pc_map *m)
 
 	snprintf(buf, sizeof(buf), "%s", text);
 	return pc_map_parse(buf, m);
+}
+
+/* Write text to path (NULL: just make it). */
+static void fake_procs(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		if (text)
+			fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* What pc_target offered: names, and whether each fd is the file it says. */
+struct found {
+	char names[32][600];
+	int n, fails, last_err, pinned_ok;
+	enum pc_target_fail_kind last_kind;
+	const char *mapped, *held, *pathonly;	/* the child's files */
+	pid_t pid;
+};
+
+static int on_file(const struct pc_target_file *f, void *arg)
+{
+	struct found *fo = arg;
+	struct stat st;
+
+	/* only the child's files are taken: the test's own are left (closed) */
+	if (f->pid != fo->pid)
+		return 0;
+	if (fo->n < 32)
+		snprintf(fo->names[fo->n++], sizeof(fo->names[0]), "%s", f->name);
+	if (fstat(f->fd, &st) == 0 && st.st_dev == f->st->st_dev && st.st_ino == f->st->st_ino &&
+	    S_ISREG(st.st_mode))
+		fo->pinned_ok++;
+	close(f->fd);
+	return 1;
+}
+
+static void on_fail(const struct pc_target_fail *f, void *arg)
+{
+	struct found *fo = arg;
+
+	fo->fails++;
+	fo->last_err = f->err;
+	fo->last_kind = f->kind;
+}
+
+/* Was the file at path offered, by its name or a magic link of pid's? */
+static bool offered(const struct found *fo, const char *path)
+{
+	char link[64];
+
+	snprintf(link, sizeof(link), "/proc/%d/map_files/", (int)fo->pid);
+	for (int i = 0; i < fo->n; i++)
+		if (!strcmp(fo->names[i], path) || (path == fo->mapped &&
+						      !strncmp(fo->names[i], link, strlen(link))))
+			return true;
+	return false;
+}
+
+static void test_target(void)
+{
+	char mapped[600], held[600], pathonly[600], cgdir[700], procs[800];
+	struct found fo = { .fails = 0 };
+	struct pc_target t = { .file = on_file, .fail = on_fail, .arg = &fo };
+	int ready[2], go[2], rc;
+	pid_t pid;
+	void *a;
+	char c;
+
+	snprintf(mapped, sizeof(mapped), "%s", make_file("target-mapped", 8192));
+	snprintf(held, sizeof(held), "%s", make_file("target-held", 4096));
+	snprintf(pathonly, sizeof(pathonly), "%s", make_file("target-pathonly", 4096));
+	if (pipe(ready) < 0 || pipe(go) < 0)
+		return (void)ok(0, "pipe");
+	pid = fork();
+	if (pid == 0) {
+		int m, h, p;
+
+		close(go[1]);	/* its end: the parent's close is the child's cue */
+		close(ready[0]);
+		m = open(mapped, O_RDONLY);
+		h = open(held, O_RDONLY);
+		p = open(pathonly, O_PATH);
+		a = m >= 0 ? mmap(NULL, 8192, PROT_READ, MAP_SHARED, m, 0) : MAP_FAILED;
+		if (m >= 0)
+			close(m);	/* only the mapping is left of it */
+		c = a != MAP_FAILED && h >= 0 && p >= 0 ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	if (pid < 0 || read(ready[0], &c, 1) != 1 || c != 'y') {
+		ok(0, "a child that maps and holds files (%s)", pid < 0 ? strerror(errno) : "not ready");
+		goto out;
+	}
+	fo.pid = pid;
+	fo.mapped = mapped;
+	fo.held = held;
+	fo.pathonly = pathonly;
+	rc = pc_target_pid(&t, pid);
+	ok(rc == 0 && !fo.fails, "pc_target_pid reads the child's files (%d, %d failures)", rc, fo.fails);
+	ok(offered(&fo, mapped), "the file it maps is found (%d found: %s)", fo.n, fo.names[0]);
+	ok(offered(&fo, held), "the file it holds open to read is found");
+	ok(!offered(&fo, pathonly), "the file it holds O_PATH only is not");
+	ok(fo.n && fo.pinned_ok == fo.n, "each is pinned, on the very regular file (%d of %d)",
+	   fo.pinned_ok, fo.n);
+	fo.n = fo.pinned_ok = 0;
+	rc = pc_target_pid(&t, pid);
+	ok(rc == 0 && fo.n == 0, "a file taken is not offered again (%d)", fo.n);
+	pc_target_release(&t);
+
+	/* as this process's child */
+	fo.n = fo.pinned_ok = 0;
+	t.children = true;
+	rc = pc_target_pid(&t, getpid());
+	ok(rc == 0 && offered(&fo, mapped) && offered(&fo, held) && !offered(&fo, pathonly),
+	   "with children: the child's files, found from its parent (%d)", fo.n);
+	pc_target_release(&t);
+	t.children = false;
+
+	/* as the process of a cgroup: a directory of cgroup.procs files */
+	snprintf(cgdir, sizeof(cgdir), "%s/cg", scratch_dir());
+	snprintf(procs, sizeof(procs), "%s/sub", cgdir);
+	mkdir(cgdir, 0755);
+	mkdir(procs, 0755);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgdir);
+	fake_procs(procs, "");
+	snprintf(procs, sizeof(procs), "%s/sub/cgroup.procs", cgdir);
+	fake_procs(procs, NULL);
+	{
+		char line[32];
+
+		snprintf(line, sizeof(line), "%d\n", (int)pid);
+		fake_procs(procs, line);
+	}
+	fo.n = fo.pinned_ok = 0;
+	rc = pc_target_cgroup(&t, cgdir);
+	ok(rc == 0 && offered(&fo, mapped) && offered(&fo, held) && !offered(&fo, pathonly),
+	   "pc_target_cgroup: the files of a process in a cgroup below (%d)", rc);
+	pc_target_release(&t);
+	snprintf(procs, sizeof(procs), "%s/none", cgdir);
+	ok(pc_target_cgroup(&t, procs) == -ENOENT, "a cgroup that is not there: -ENOENT");
+	snprintf(procs, sizeof(procs), "rm -rf '%s'", cgdir);
+	if (system(procs) != 0)
+		fprintf(stderr, "# could not remove %s\n", cgdir);
+out:
+	close(go[1]);	/* the child ends */
+	close(ready[0]);
+	if (pid > 0) {
+		waitpid(pid, NULL, 0);
+		fo.fails = 0;
+		rc = pc_target_pid(&t, pid);
+		ok(rc == -ENOENT && fo.fails == 1 && fo.last_kind == PC_TARGET_PROCESS &&
+		   fo.last_err == ENOENT, "a process gone: a failure of its files, -ENOENT (%d)", rc);
+		pc_target_release(&t);
+	}
+	unlink(mapped);
+	unlink(held);
+	unlink(pathonly);
 }
 
 int main(void)
@@ -94,6 +264,7 @@ int main(void)
 			unlink(tmpl);
 		}
 	}
+	test_target();
 	/*
 	 * A name long enough that a fixed buffer would split its line: the
 	 * piece after the split looks like a record of another file (victim)
