@@ -1503,24 +1503,276 @@ static int tmp_create(int dfd, const char *base, char *ret, size_t len)
 	return -EEXIST;
 }
 
+/* A pull under way: what it was told, what it has fetched and checked. */
+struct pull {
+	struct oci o;
+	const char *refs, *out;		/* REF and -o FILE, as given */
+	uint64_t max_size;		/* --max-size */
+	struct oref ref;
+	struct pc_json *m;		/* the manifest, checked to be ours */
+	char *raw;			/* its bytes, as checked */
+	size_t rawlen;
+	char mdig[72];			/* their digest */
+	struct layer ly;		/* the layer, as the manifest describes it */
+	struct snapinfo si;		/* what the snapshot holds */
+	char base[256];			/* FILE's name in its directory */
+	char tmp[300];			/* the temporary file's there; "": none to remove */
+	int dfd, tfd;			/* FILE's directory, the temporary file */
+	int lfd, bfd;			/* the layout skopeo wrote, its blobs/sha256 */
+};
+
+static const struct pc_json_opts manifest_opts = { .max_bytes = MANIFEST_MAX };
+
+/* 1. The manifest, alone: is it ours? 0, or -1 said. */
+static int pull_manifest(struct pull *p)
+{
+	char src[600], why[PATH_MAX + 256];
+	const char *args[] = { "inspect", "--raw", p->ref.local ? "--tls-verify=false"
+							       : "--tls-verify=true", src, NULL };
+	struct pc_json_error jerr;
+	int rc;
+
+	snprintf(src, sizeof(src), "docker://%s", p->refs);
+	rc = run_skopeo(&p->o, args, &p->raw, &p->rawlen, MANIFEST_MAX);
+	if (got_signal)
+		rc = rc ? rc : -EINTR;
+	if (rc) {
+		if (rc == -EFBIG)
+			cli_fail_msg(p->refs, "cannot pull", "its manifest is larger than 4 MiB");
+		else
+			skopeo_failed(&p->o, p->refs, "cannot pull", "inspect", rc);
+		return -1;
+	}
+	digest_of(p->raw, p->rawlen, p->mdig);
+	if (p->ref.digest[0] && strcmp(p->ref.digest, p->mdig)) {
+		snprintf(why, sizeof(why), "the registry sent a manifest of digest %s", p->mdig);
+		cli_fail_msg(p->refs, "cannot pull", why);
+		return -1;
+	}
+	rc = pc_json_parse(p->raw, p->rawlen, &manifest_opts, &p->m, &jerr);
+	if (rc < 0) {
+		snprintf(why, sizeof(why), "its manifest is not JSON: %s",
+			 rc == -EINVAL ? jerr.msg : strerror(-rc));
+		cli_fail_msg(p->refs, "cannot pull", why);
+		return -1;
+	}
+	if (manifest_check(p->m, p->max_size, &p->ly, why, sizeof(why)) < 0) {
+		cli_fail_msg(p->refs, "not pulling", why);
+		return -1;
+	}
+	return 0;
+}
+
+/* 2. Exactly that manifest and its blobs, by digest; no file of skopeo's larger than allowed. */
+static int pull_copy(struct pull *p)
+{
+	char src[600], lay[PATH_MAX + 96];
+	const char *args[] = { "copy", "--quiet", "--preserve-digests",
+			       p->ref.local ? "--src-tls-verify=false" : "--src-tls-verify=true",
+			       src, lay, NULL };
+	int rc;
+
+	snprintf(src, sizeof(src), "docker://%s@%s", p->ref.name, p->mdig);
+	snprintf(lay, sizeof(lay), "oci:%s/layout", p->o.dirpath);
+	p->o.fsize = (p->ly.size > MANIFEST_MAX ? p->ly.size : MANIFEST_MAX) + 65536;
+	rc = run_skopeo(&p->o, args, NULL, NULL, 0);
+	if (got_signal)
+		rc = rc ? rc : -EINTR;
+	if (rc) {
+		skopeo_failed(&p->o, p->refs, "cannot pull", "copy", rc);
+		return -1;
+	}
+	return 0;
+}
+
+/* 3. The layout as written: its manifest is the one checked. 0, or -1 said. */
+static int check_layout(struct pull *p)
+{
+	char ipath[PATH_MAX + 112], *raw2;
+	struct pc_json *index = NULL;
+	struct pc_json_error jerr;
+	const struct pc_json *d;
+	ssize_t r = -1;
+	int rc, mfd;
+
+	p->lfd = openat(p->o.dirfd, "layout", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	p->bfd = p->lfd < 0 ? -1 : openat(p->lfd, "blobs/sha256",
+					  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (p->bfd < 0) {
+		cli_fail_msg(p->refs, "cannot pull", "skopeo wrote no OCI layout");
+		return -1;
+	}
+	snprintf(ipath, sizeof(ipath), "%s/layout/index.json", p->o.dirpath);
+	rc = pc_json_parse_file(ipath, &manifest_opts, &index, &jerr);
+	d = pc_json_at(pc_json_get(index, "manifests"), 0);
+	if (rc < 0 || pc_json_count(pc_json_get(index, "manifests")) != 1 ||
+	    !jget_str(d, "digest") || strcmp(jget_str(d, "digest"), p->mdig)) {
+		cli_fail_msg(p->refs, "cannot pull", "the layout skopeo wrote does not hold the "
+			     "manifest that was checked");
+		pc_json_free(index);
+		return -1;
+	}
+	pc_json_free(index);
+	mfd = openat(p->bfd, p->mdig + 7, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	raw2 = malloc(p->rawlen + 1);
+	if (mfd >= 0 && raw2)
+		r = pread(mfd, raw2, p->rawlen + 1, 0);
+	if (mfd >= 0)
+		close(mfd);
+	if (r != (ssize_t)p->rawlen || memcmp(p->raw, raw2, p->rawlen)) {
+		cli_fail_msg(p->refs, "cannot pull",
+			     "the manifest skopeo wrote is not the one checked");
+		free(raw2);
+		return -1;
+	}
+	free(raw2);
+	return 0;
+}
+
+/* 4. The layer, copied beside FILE as it is hashed: its size and digest the manifest's. */
+static int pull_layer(struct pull *p)
+{
+	char why[PATH_MAX + 256], got[72];
+	int in = openat(p->bfd, p->ly.digest + 7, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	uint64_t len;
+	int rc;
+
+	if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
+		cli_fail_msg(p->refs, "cannot pull", "skopeo wrote no layer");
+		if (in >= 0)
+			close(in);
+		return -1;
+	}
+	p->tfd = tmp_create(p->dfd, p->base, p->tmp, sizeof(p->tmp));
+	if (p->tfd < 0) {
+		p->tmp[0] = 0;
+		cli_fail(p->out, -p->tfd, "cannot write");
+		close(in);
+		return -1;
+	}
+	rc = copy_hashed(in, p->tfd, p->ly.size, p->max_size, p->o.deadline, got, &len);
+	close(in);
+	if (rc == -ETIMEDOUT) {
+		timed_out(&p->o, p->refs, "cannot pull", "the layer's check");
+		return -1;
+	}
+	if (rc == -EBADMSG) {
+		snprintf(why, sizeof(why), "its layer is not of the %llu bytes its manifest says",
+			 (unsigned long long)p->ly.size);
+		cli_fail_msg(p->refs, "not pulling", why);
+		return -1;
+	}
+	if (rc < 0) {
+		cli_fail(p->out, -rc, "cannot write");
+		return -1;
+	}
+	if (strcmp(got, p->ly.digest)) {
+		snprintf(why, sizeof(why), "its layer's digest is %s, not %s as its manifest says",
+			 got, p->ly.digest);
+		cli_fail_msg(p->refs, "not pulling", why);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The copy read through: a whole, valid snapshot. Then 5. in place:
+ * fsync'ed, renamed, the directory fsync'ed; not once interrupted. 0, or -1 said.
+ */
+static int put_in_place(struct pull *p)
+{
+	char why[PATH_MAX + 256] = "";
+
+	if (snap_read(p->tfd, &p->si, why, sizeof(why)) < 0) {
+		char msg[sizeof(why) + 64];
+
+		snprintf(msg, sizeof(msg), "not a valid pagecache snapshot: %s",
+			 why[0] ? why : "unreadable");
+		cli_fail_msg(p->refs, "not pulling", msg);
+		return -1;
+	}
+	if (got_signal) {
+		cli_fail_msg(p->refs, "not pulling", "interrupted");
+		return -1;
+	}
+	if (p->o.deadline && pc_now() >= p->o.deadline) {
+		timed_out(&p->o, p->refs, "cannot pull", "the snapshot's check");
+		return -1;
+	}
+	if (fsync(p->tfd) < 0 || renameat(p->dfd, p->tmp, p->dfd, p->base) < 0) {
+		cli_fail(p->out, errno, "cannot write");
+		return -1;
+	}
+	p->tmp[0] = 0;
+	fsync(p->dfd);
+	return 0;
+}
+
+/* The manifest's annotations, as the registry gave them. */
+static void pulled_annotations_rec(const struct pc_json *m)
+{
+	const struct pc_json *ann = pc_json_get(m, "annotations");
+	/* a record keeps its keys by pointer, and m is freed before the output */
+	static char keys[64][128];
+	struct orec r = { 0 };
+
+	for (size_t i = 0; i < pc_json_count(ann) && i < 64; i++) {
+		const char *k = pc_json_key_at(ann, i, NULL), *v = pc_json_string(pc_json_at(ann, i), NULL);
+
+		if (k && v && strlen(k) < sizeof(keys[i])) {
+			snprintf(keys[i], sizeof(keys[i]), "%s", k);
+			orec_str(&r, keys[i], v, 0);
+		}
+	}
+	out_object("annotations", &r);
+}
+
+/* What was pulled: every format's records, and two lines for people. */
+static void pull_report(const struct pull *p, enum out_fmt fmt)
+{
+	artifact_rec(p->refs, p->mdig, p->rawlen, p->ly.digest, p->ly.size, p->out, p->ref.local);
+	pulled_annotations_rec(p->m);
+	snapshot_rec(&p->si);
+	if (fmt == OUT_HUMAN) {
+		char h1[32], when[64];
+
+		if (!rfc3339(p->si.created, when, sizeof(when)))
+			snprintf(when, sizeof(when), "an impossible time (%llu)",
+				 (unsigned long long)p->si.created);
+		out_human_line("pulled %s (%s) to '%s'", p->refs, p->mdig, p->out);
+		out_human_line("  a snapshot of %s on %s, %s: %llu files, %llu pages (%s)",
+			       p->si.root, p->si.host, when, (unsigned long long)p->si.files,
+			       (unsigned long long)p->si.pages,
+			       fmt_size(p->si.pages * p->si.page_size, h1, sizeof(h1)));
+	}
+}
+
+/* What is left of a pull: a temporary FILE (never placed) too. */
+static void pull_release(struct pull *p)
+{
+	if (p->tfd >= 0)
+		close(p->tfd);
+	if (p->tmp[0] && p->dfd >= 0)
+		unlinkat(p->dfd, p->tmp, 0);
+	if (p->dfd >= 0)
+		close(p->dfd);
+	if (p->bfd >= 0)
+		close(p->bfd);
+	if (p->lfd >= 0)
+		close(p->lfd);
+	oci_dir_remove(&p->o);
+	pc_json_free(p->m);
+	free(p->raw);
+}
+
 int cmd_pull(int argc, char **argv)
 {
 	struct oci_args a = { 0 };
-	struct oci o = { .dirfd = -1 };
-	struct oref ref;
-	struct snapinfo si;
-	struct layer ly;
-	struct pc_json *m = NULL, *index = NULL;
-	struct pc_json_error jerr;
-	struct pc_json_opts jo = { .max_bytes = MANIFEST_MAX };
-	char why[PATH_MAX + 256], mdig[72], got[72], base[256], tmp[300] = "", src[600], lay[PATH_MAX + 96],
-	     name[80];
-	char *raw = NULL, *raw2 = NULL;
-	size_t rawlen = 0;
-	uint64_t len;
-	const char *refs, *out;
-	int dfd = -1, tfd = -1, lfd = -1, bfd = -1, rc;
+	struct pull p = { .o = { .dirfd = -1 }, .dfd = -1, .tfd = -1, .lfd = -1, .bfd = -1 };
+	char why[PATH_MAX + 256];
 	bool written = false;
+	int rc;
 
 	rc = parse(argc, argv, &pull_spec, &a);
 	if (rc)
@@ -1529,220 +1781,25 @@ int cmd_pull(int argc, char **argv)
 		return cli_usage_error("want one REF (registry.example/team/db-cache:v42) and -o FILE");
 	if (!a.out)
 		return cli_usage_error("-o FILE is required: where the snapshot goes");
-	refs = argv[optind];
-	out = a.out;
-	if (ref_parse(refs, &ref, why, sizeof(why)) < 0)
-		return cli_usage_error("bad REF '%s': %s", refs, why);
-	catch_signals();
-	o.timeout = a.timeout;	/* from here: every run of skopeo, one deadline */
-	o.deadline = a.timeout ? pc_now() + a.timeout : 0;
-	dfd = out_target(out, base, sizeof(base), why, sizeof(why));
-	if (dfd < 0) {
-		cli_fail_msg(out, "not writing", why);
+	p.refs = argv[optind];
+	p.out = a.out;
+	p.max_size = a.max_size;
+	if (ref_parse(p.refs, &p.ref, why, sizeof(why)) < 0)
+		return cli_usage_error("bad REF '%s': %s", p.refs, why);
+	oci_start(&p.o, a.timeout);
+	p.dfd = out_target(p.out, p.base, sizeof(p.base), why, sizeof(why));
+	if (p.dfd < 0) {
+		cli_fail_msg(p.out, "not writing", why);
 		return finish(1);
 	}
-	if (find_skopeo(o.skopeo, sizeof(o.skopeo)) < 0) {
-		cli_fail_msg(refs, "cannot pull", "skopeo is missing or unsafe (said above)");
-		goto done;
+	if (find_skopeo(p.o.skopeo, sizeof(p.o.skopeo)) < 0)
+		cli_fail_msg(p.refs, "cannot pull", "skopeo is missing or unsafe (said above)");
+	else if (oci_dir(&p.o, p.refs, "cannot pull") == 0 && pull_manifest(&p) == 0 &&
+		 pull_copy(&p) == 0 && check_layout(&p) == 0 && pull_layer(&p) == 0 &&
+		 put_in_place(&p) == 0) {
+		written = true;
+		pull_report(&p, a.co.fmt);
 	}
-	if (oci_dir(&o, refs, "cannot pull") < 0)
-		goto done;
-	/* 1. the manifest, alone, and is it ours? */
-	snprintf(src, sizeof(src), "docker://%s", refs);
-	{
-		const char *args[] = { "inspect", "--raw", ref.local ? "--tls-verify=false"
-								    : "--tls-verify=true", src, NULL };
-
-		rc = run_skopeo(&o, args, &raw, &rawlen, MANIFEST_MAX);
-		if (got_signal)
-			rc = rc ? rc : -EINTR;
-		if (rc) {
-			if (rc == -EFBIG)
-				cli_fail_msg(refs, "cannot pull", "its manifest is larger than 4 MiB");
-			else
-				skopeo_failed(&o, refs, "cannot pull", "inspect", rc);
-			goto done;
-		}
-	}
-	digest_of(raw, rawlen, mdig);
-	if (ref.digest[0] && strcmp(ref.digest, mdig)) {
-		snprintf(why, sizeof(why), "the registry sent a manifest of digest %s", mdig);
-		cli_fail_msg(refs, "cannot pull", why);
-		goto done;
-	}
-	rc = pc_json_parse(raw, rawlen, &jo, &m, &jerr);
-	if (rc < 0) {
-		snprintf(why, sizeof(why), "its manifest is not JSON: %s", rc == -EINVAL ? jerr.msg : strerror(-rc));
-		cli_fail_msg(refs, "cannot pull", why);
-		goto done;
-	}
-	if (manifest_check(m, a.max_size, &ly, why, sizeof(why)) < 0) {
-		cli_fail_msg(refs, "not pulling", why);
-		goto done;
-	}
-	/* 2. exactly that manifest and its blobs, by digest; no file of skopeo's larger than allowed */
-	snprintf(src, sizeof(src), "docker://%s@%s", ref.name, mdig);
-	snprintf(lay, sizeof(lay), "oci:%s/layout", o.dirpath);
-	o.fsize = (ly.size > MANIFEST_MAX ? ly.size : MANIFEST_MAX) + 65536;
-	{
-		const char *args[] = { "copy", "--quiet", "--preserve-digests",
-				       ref.local ? "--src-tls-verify=false" : "--src-tls-verify=true",
-				       src, lay, NULL };
-
-		rc = run_skopeo(&o, args, NULL, NULL, 0);
-		if (got_signal)
-			rc = rc ? rc : -EINTR;
-		if (rc) {
-			skopeo_failed(&o, refs, "cannot pull", "copy", rc);
-			goto done;
-		}
-	}
-	/* 3. the layout as written: its manifest is the one checked, its layer as described */
-	lfd = openat(o.dirfd, "layout", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	bfd = lfd < 0 ? -1 : openat(lfd, "blobs/sha256", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (bfd < 0) {
-		cli_fail_msg(refs, "cannot pull", "skopeo wrote no OCI layout");
-		goto done;
-	}
-	{
-		char ipath[PATH_MAX + 112];
-		const struct pc_json *d;
-
-		snprintf(ipath, sizeof(ipath), "%s/layout/index.json", o.dirpath);
-		rc = pc_json_parse_file(ipath, &jo, &index, &jerr);
-		d = pc_json_at(pc_json_get(index, "manifests"), 0);
-		if (rc < 0 || pc_json_count(pc_json_get(index, "manifests")) != 1 ||
-		    !jget_str(d, "digest") || strcmp(jget_str(d, "digest"), mdig)) {
-			cli_fail_msg(refs, "cannot pull", "the layout skopeo wrote does not hold the "
-				     "manifest that was checked");
-			goto done;
-		}
-	}
-	{
-		int mfd = openat(bfd, mdig + 7, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		ssize_t r = -1;
-
-		raw2 = malloc(rawlen + 1);
-		if (mfd >= 0 && raw2)
-			r = pread(mfd, raw2, rawlen + 1, 0);
-		if (mfd >= 0)
-			close(mfd);
-		if (r != (ssize_t)rawlen || memcmp(raw, raw2, rawlen)) {
-			cli_fail_msg(refs, "cannot pull", "the manifest skopeo wrote is not the one checked");
-			goto done;
-		}
-	}
-	/* 4. the layer, copied beside FILE as it is hashed; then read through */
-	snprintf(name, sizeof(name), "%s", ly.digest + 7);
-	{
-		int in = openat(bfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		struct stat st;
-
-		if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
-			cli_fail_msg(refs, "cannot pull", "skopeo wrote no layer");
-			if (in >= 0)
-				close(in);
-			goto done;
-		}
-		tfd = tmp_create(dfd, base, tmp, sizeof(tmp));
-		if (tfd < 0) {
-			tmp[0] = 0;
-			cli_fail(out, -tfd, "cannot write");
-			close(in);
-			goto done;
-		}
-		rc = copy_hashed(in, tfd, ly.size, a.max_size, o.deadline, got, &len);
-		close(in);
-		if (rc == -ETIMEDOUT) {
-			timed_out(&o, refs, "cannot pull", "the layer's check");
-			goto done;
-		}
-		if (rc == -EBADMSG) {
-			snprintf(why, sizeof(why), "its layer is not of the %llu bytes its manifest says",
-				 (unsigned long long)ly.size);
-			cli_fail_msg(refs, "not pulling", why);
-			goto done;
-		}
-		if (rc < 0) {
-			cli_fail(out, -rc, "cannot write");
-			goto done;
-		}
-		if (strcmp(got, ly.digest)) {
-			snprintf(why, sizeof(why), "its layer's digest is %s, not %s as its manifest says",
-				 got, ly.digest);
-			cli_fail_msg(refs, "not pulling", why);
-			goto done;
-		}
-	}
-	why[0] = 0;
-	if (snap_read(tfd, &si, why, sizeof(why)) < 0) {
-		char msg[sizeof(why) + 64];
-
-		snprintf(msg, sizeof(msg), "not a valid pagecache snapshot: %s", why[0] ? why : "unreadable");
-		cli_fail_msg(refs, "not pulling", msg);
-		goto done;
-	}
-	/* 5. in place: fsync'ed, renamed, the directory fsync'ed; not once interrupted */
-	if (got_signal) {
-		cli_fail_msg(refs, "not pulling", "interrupted");
-		goto done;
-	}
-	if (o.deadline && pc_now() >= o.deadline) {
-		timed_out(&o, refs, "cannot pull", "the snapshot's check");
-		goto done;
-	}
-	if (fsync(tfd) < 0 || renameat(dfd, tmp, dfd, base) < 0) {
-		cli_fail(out, errno, "cannot write");
-		goto done;
-	}
-	tmp[0] = 0;
-	written = true;
-	fsync(dfd);
-	artifact_rec(refs, mdig, rawlen, ly.digest, ly.size, out, ref.local);
-	{
-		const struct pc_json *ann = pc_json_get(m, "annotations");
-		/* a record keeps its keys by pointer, and m is freed before the output */
-		static char keys[64][128];
-		struct orec r = { 0 };
-
-		for (size_t i = 0; i < pc_json_count(ann) && i < 64; i++) {
-			const char *k = pc_json_key_at(ann, i, NULL), *v = pc_json_string(pc_json_at(ann, i), NULL);
-
-			if (k && v && strlen(k) < sizeof(keys[i])) {
-				snprintf(keys[i], sizeof(keys[i]), "%s", k);
-				orec_str(&r, keys[i], v, 0);
-			}
-		}
-		out_object("annotations", &r);
-	}
-	snapshot_rec(&si);
-	if (a.co.fmt == OUT_HUMAN) {
-		char h1[32], when[64];
-
-		if (!rfc3339(si.created, when, sizeof(when)))
-			snprintf(when, sizeof(when), "an impossible time (%llu)",
-				 (unsigned long long)si.created);
-		out_human_line("pulled %s (%s) to '%s'", refs, mdig, out);
-		out_human_line("  a snapshot of %s on %s, %s: %llu files, %llu pages (%s)", si.root,
-			       si.host, when, (unsigned long long)si.files,
-			       (unsigned long long)si.pages,
-			       fmt_size(si.pages * si.page_size, h1, sizeof(h1)));
-	}
-done:
-	if (tfd >= 0)
-		close(tfd);
-	if (tmp[0] && dfd >= 0)
-		unlinkat(dfd, tmp, 0);
-	if (dfd >= 0)
-		close(dfd);
-	if (bfd >= 0)
-		close(bfd);
-	if (lfd >= 0)
-		close(lfd);
-	oci_dir_remove(&o);
-	pc_json_free(m);
-	pc_json_free(index);
-	free(raw);
-	free(raw2);
+	pull_release(&p);
 	return finish(written ? 0 : 1);
 }
