@@ -5,7 +5,7 @@
  * by a named process), rather than claim a success the kernel refused.
  */
 #define _GNU_SOURCE
-#include "cli.h"
+#include "cmd-common.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -177,24 +177,17 @@ int cmd_evict(int argc, char **argv)
 				return EXIT_USAGE;
 		}
 	}
-	if (opt == CLI_STOP)
-		return p.exit;
-	if (cli_start(&co, &c.t, argc, argv) < 0)
-		return EXIT_USAGE;
+	rc = cli_files_begin(&p, opt, &co, &c.t, argc, argv);
+	if (rc >= 0)
+		return rc;
 	out_prom_metrics("evict", metrics, sizeof(metrics) / sizeof(metrics[0]));
 	c.list = c.list || co.prom_per_file;
 	nt = pc_walk_threads(&c.t.walk);
 	c.tot = cli_alloc_totals(nt, sizeof(*c.tot), _Alignof(__typeof__(*c.tot)));
 	if (!c.tot)
 		return EXIT_PARTIAL;
-	if (c.list) {	/* before the walk: rows are written as they come */
-		out_sort("files", "path");
-		out_columns("files", evict_cols, sizeof(evict_cols) / sizeof(evict_cols[0]));
-	}
-	t0 = pc_now();
-	rc = targets_walk(&c.t, evict_file, &c);
-	if (rc < 0)
-		cli_warn("walk failed: %s", strerror(-rc));
+	t0 = cli_files_walk(&c.t, c.list, evict_cols, sizeof(evict_cols) / sizeof(evict_cols[0]),
+			    evict_file, &c);
 	cli_sum_totals(&sum, c.tot, nt, sizeof(sum));
 	free(c.tot);
 	orec_u64(&rec, "files", sum.files, 0);
@@ -223,8 +216,7 @@ int cmd_evict(int argc, char **argv)
 			out_human_line("      Unverified: %llu files (the kernel refuses residency to "
 				       "this caller; dropped but not counted)",
 				       (unsigned long long)sum.unknown);
-		if (cli_failures())
-			out_human_line("        Failures: %u (named above)", cli_failures());
+		cli_human_failures();
 		out_human_line("         Elapsed: %.3g seconds", pc_now() - t0);
 	}
 	rc = out_flush();

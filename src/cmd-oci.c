@@ -1036,219 +1036,295 @@ static int put_file(int lfd, const char *name, const char *text)
 	return rc;
 }
 
+/* A push under way: what it was told, what it has made. */
+struct push {
+	struct oci o;
+	const char *snap, *refs;	/* SNAPSHOT and REF, as given */
+	struct oref ref;
+	struct snapinfo si;		/* what the snapshot holds */
+	int in;				/* the snapshot */
+	int lfd, bfd, tmpfd;		/* the layout, its blobs/sha256, the layer being made */
+	char ldig[72], mdig[72];	/* the layer's digest, the manifest's */
+	char pushed[72];		/* the manifest's, as the registry has it; "": not said */
+	uint64_t size;			/* the layer's */
+	size_t manlen;			/* the manifest's */
+};
+
+/* Every run of skopeo from here shares one deadline; a signal ends what waits. */
+static void oci_start(struct oci *o, double timeout)
+{
+	catch_signals();
+	o->timeout = timeout;	/* for the error that names it */
+	o->deadline = timeout ? pc_now() + timeout : 0;
+}
+
+/* The layout: oci-layout, index.json, blobs/sha256/. 0, or -1 said. */
+static int make_layout(struct push *p)
+{
+	if (mkdirat(p->o.dirfd, "layout", 0700) < 0 ||
+	    (p->lfd = openat(p->o.dirfd, "layout",
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    mkdirat(p->lfd, "blobs", 0700) < 0 || mkdirat(p->lfd, "blobs/sha256", 0700) < 0 ||
+	    (p->bfd = openat(p->lfd, "blobs/sha256",
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		cli_fail(p->snap, errno, "cannot make the OCI layout");
+		return -1;
+	}
+	return 0;
+}
+
+/* The layer: a copy of the snapshot, hashed as it is copied, then read through. 0, or -1 said. */
+static int put_layer(struct push *p)
+{
+	char why[512] = "";	/* pc_profile_open says nothing of ENOMEM */
+	int rc;
+
+	p->tmpfd = bench_file_create(p->bfd, "layer.tmp", O_RDWR, 0600);
+	if (p->tmpfd < 0) {
+		cli_fail(p->snap, -p->tmpfd, "cannot make the OCI layout");
+		return -1;
+	}
+	rc = copy_hashed(p->in, p->tmpfd, UINT64_MAX, UINT64_MAX, p->o.deadline, p->ldig, &p->size);
+	if (rc == -ETIMEDOUT) {
+		timed_out(&p->o, p->snap, "cannot push", "its copy and check");
+		return -1;
+	}
+	if (rc < 0) {
+		cli_fail(p->snap, -rc, "cannot read");
+		return -1;
+	}
+	if (snap_read(p->tmpfd, &p->si, why, sizeof(why)) < 0) {
+		cli_fail_msg(p->snap, "not pushing", why[0] ? why : "not a valid snapshot");
+		return -1;
+	}
+	if (renameat(p->bfd, "layer.tmp", p->bfd, p->ldig + 7) < 0) {
+		cli_fail(p->snap, errno, "cannot make the OCI layout");
+		return -1;
+	}
+	return 0;
+}
+
+/* The config: what the annotations say, as JSON (skopeo inspect --config shows it); NULL: ENOMEM */
+static char *config_json(const struct snapinfo *si, size_t *ret_len)
+{
+	char *cfg = NULL;
+	FILE *f = open_memstream(&cfg, ret_len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "{\"host\":");
+	jstr(f, si->host);
+	fprintf(f, ",\"root\":");
+	jstr(f, si->root);
+	fprintf(f, ",\"created\":%llu,\"page_size\":%u,\"files\":%llu,\"pages\":%llu,\"bytes\":%llu}",
+		(unsigned long long)si->created, si->page_size, (unsigned long long)si->files,
+		(unsigned long long)si->pages, (unsigned long long)(si->pages * si->page_size));
+	if (fclose(f) != 0) {
+		free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+/* The manifest, of the config (cdig, cfglen) and the layer; NULL: no memory. */
+static char *manifest_json(const struct push *p, const char *cdig, size_t cfglen, size_t *ret_len)
+{
+	const struct snapinfo *si = &p->si;
+	const char *title = strrchr(p->snap, '/') ? strrchr(p->snap, '/') + 1 : p->snap;
+	char *man = NULL, when[64];
+	FILE *f = open_memstream(&man, ret_len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "{\"schemaVersion\":2,\"mediaType\":\"" MT_MANIFEST "\",\"artifactType\":\""
+		   MT_ARTIFACT "\",\"config\":{\"mediaType\":\"" MT_CONFIG "\",\"digest\":\"%s\","
+		   "\"size\":%zu},\"layers\":[{\"mediaType\":\"" MT_LAYER "\",\"digest\":\"%s\","
+		   "\"size\":%llu,\"annotations\":{\"org.opencontainers.image.title\":",
+		cdig, cfglen, p->ldig, (unsigned long long)p->size);
+	jstr(f, title);
+	fprintf(f, "}}],\"annotations\":{");
+	if (rfc3339(si->created, when, sizeof(when)))
+		fprintf(f, "\"org.opencontainers.image.created\":\"%s\",", when);
+	fprintf(f, "\"" ANN "host\":");
+	jstr(f, si->host);
+	fprintf(f, ",\"" ANN "root\":");
+	jstr(f, si->root);
+	fprintf(f, ",\"" ANN "created\":\"%llu\",\"" ANN "page-size\":\"%u\",\"" ANN "files\":\"%llu\","
+		   "\"" ANN "pages\":\"%llu\",\"" ANN "bytes\":\"%llu\"}}",
+		(unsigned long long)si->created, si->page_size, (unsigned long long)si->files,
+		(unsigned long long)si->pages, (unsigned long long)(si->pages * si->page_size));
+	if (fclose(f) != 0) {
+		free(man);
+		return NULL;
+	}
+	return man;
+}
+
+/* The rest of the layout: the config and the manifest as blobs, the index. 0, or -1 said. */
+static int put_manifest(struct push *p)
+{
+	char cdig[72], *cfg, *man = NULL, *idx = NULL;
+	size_t cfglen = 0;
+	int rc = -ENOMEM;
+
+	cfg = config_json(&p->si, &cfglen);
+	if (!cfg)
+		goto out;
+	rc = put_blob(p->lfd, cfg, cfglen, cdig);
+	if (rc < 0)
+		goto out;
+	rc = -ENOMEM;
+	man = manifest_json(p, cdig, cfglen, &p->manlen);
+	if (!man)
+		goto out;
+	rc = put_blob(p->lfd, man, p->manlen, p->mdig);
+	if (rc < 0)
+		goto out;
+	if (asprintf(&idx, "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"" MT_MANIFEST
+		     "\",\"artifactType\":\"" MT_ARTIFACT "\",\"digest\":\"%s\",\"size\":%zu}]}",
+		     p->mdig, p->manlen) < 0) {
+		idx = NULL;
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = put_file(p->lfd, "index.json", idx)) < 0 ||
+	    (rc = put_file(p->lfd, "oci-layout", "{\"imageLayoutVersion\":\"1.0.0\"}")) < 0)
+		goto out;
+out:
+	if (rc < 0)
+		cli_fail(p->snap, -rc, "cannot make the OCI layout");
+	free(cfg);
+	free(man);
+	free(idx);
+	return rc < 0 ? -1 : 0;
+}
+
+/* skopeo copy: exactly these bytes (--preserve-digests), TLS unless on this host. 0, or -1 said. */
+static int push_copy(struct push *p)
+{
+	char lay[PATH_MAX + 96], dst[600], digestfile[PATH_MAX + 96];
+	const char *args[] = { "copy", "--quiet", "--preserve-digests", "--digestfile",
+			       digestfile, p->ref.local ? "--dest-tls-verify=false"
+							: "--dest-tls-verify=true",
+			       lay, dst, NULL };
+	int dfd, rc;
+	ssize_t r;
+
+	snprintf(lay, sizeof(lay), "oci:%s/layout", p->o.dirpath);
+	snprintf(dst, sizeof(dst), "docker://%s", p->refs);
+	snprintf(digestfile, sizeof(digestfile), "%s/digest", p->o.dirpath);
+	rc = run_skopeo(&p->o, args, NULL, NULL, 0);
+	if (got_signal)
+		rc = rc ? rc : -EINTR;
+	if (rc) {
+		skopeo_failed(&p->o, p->refs, "cannot push", "copy", rc);
+		return -1;
+	}
+	dfd = openat(p->o.dirfd, "digest", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	r = dfd >= 0 ? read(dfd, p->pushed, sizeof(p->pushed) - 1) : -1;
+	p->pushed[r > 0 ? r : 0] = 0;
+	p->pushed[strcspn(p->pushed, "\n")] = 0;
+	if (dfd >= 0)
+		close(dfd);
+	/* --preserve-digests: the registry has our manifest, byte for byte */
+	if (p->pushed[0] && strcmp(p->pushed, p->mdig))
+		cli_warn("the registry holds '%s' as %s, not %s as written", p->refs, p->pushed,
+			 p->mdig);
+	return 0;
+}
+
+/* The manifest's annotations, as pushed. */
+static void annotations_rec(const struct snapinfo *si)
+{
+	struct orec r = { 0 };
+	char when[64], num[32];
+
+	if (rfc3339(si->created, when, sizeof(when)))
+		orec_str(&r, "org.opencontainers.image.created", when, 0);
+	orec_str(&r, ANN "host", si->host, 0);
+	orec_str(&r, ANN "root", si->root, 0);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)si->created);
+	orec_str(&r, ANN "created", num, 0);
+	snprintf(num, sizeof(num), "%u", si->page_size);
+	orec_str(&r, ANN "page-size", num, 0);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)si->files);
+	orec_str(&r, ANN "files", num, 0);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)si->pages);
+	orec_str(&r, ANN "pages", num, 0);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)(si->pages * si->page_size));
+	orec_str(&r, ANN "bytes", num, 0);
+	out_object("annotations", &r);
+}
+
+/* What was pushed: every format's records, and two lines for people. */
+static void push_report(const struct push *p, enum out_fmt fmt)
+{
+	const char *digest = p->pushed[0] ? p->pushed : p->mdig;
+
+	artifact_rec(p->refs, digest, p->manlen, p->ldig, p->size, NULL, p->ref.local);
+	annotations_rec(&p->si);
+	snapshot_rec(&p->si);
+	if (fmt == OUT_HUMAN) {
+		char h1[32], h2[32];
+
+		out_human_line("pushed '%s' to %s", p->snap, p->refs);
+		out_human_line("  digest %s (%s; a snapshot of %s on %s: %llu files, %llu pages, %s)",
+			       digest, fmt_size(p->size, h1, sizeof(h1)), p->si.root, p->si.host,
+			       (unsigned long long)p->si.files, (unsigned long long)p->si.pages,
+			       fmt_size(p->si.pages * p->si.page_size, h2, sizeof(h2)));
+	}
+}
+
+static void push_release(struct push *p)
+{
+	if (p->in >= 0)
+		close(p->in);
+	if (p->tmpfd >= 0)
+		close(p->tmpfd);
+	if (p->bfd >= 0)
+		close(p->bfd);
+	if (p->lfd >= 0)
+		close(p->lfd);
+	oci_dir_remove(&p->o);
+}
+
 int cmd_push(int argc, char **argv)
 {
 	struct oci_args a = { 0 };
-	struct oci o = { .dirfd = -1 };
-	struct oref ref;
-	struct snapinfo si;
-	char why[512], ldig[72], cdig[72], mdig[72], pushed[72] = "", when[64], *cfg = NULL,
-	     *man = NULL, *idx = NULL, dst[600], lay[PATH_MAX + 96];
-	size_t cfglen = 0, manlen = 0, idxlen = 0;
-	uint64_t size = 0;
-	const char *snap, *title;
-	int in = -1, lfd = -1, bfd = -1, tmpfd = -1, rc = 0;
-	FILE *f;
+	struct push p = { .o = { .dirfd = -1 }, .in = -1, .lfd = -1, .bfd = -1, .tmpfd = -1 };
 	struct stat st;
+	char why[512];
+	int rc;
 
 	rc = parse(argc, argv, &push_spec, &a);
 	if (rc)
 		return rc > 0 ? 0 : EXIT_USAGE;
 	if (argc - optind != 2)
 		return cli_usage_error("want SNAPSHOT and REF (registry.example/team/db-cache:v42)");
-	snap = argv[optind];
-	if (ref_parse(argv[optind + 1], &ref, why, sizeof(why)) < 0)
-		return cli_usage_error("bad REF '%s': %s", argv[optind + 1], why);
-	if (ref.digest[0])
+	p.snap = argv[optind];
+	p.refs = argv[optind + 1];
+	if (ref_parse(p.refs, &p.ref, why, sizeof(why)) < 0)
+		return cli_usage_error("bad REF '%s': %s", p.refs, why);
+	if (p.ref.digest[0])
 		return cli_usage_error("push names a tag, not a digest (the registry gives the digest): '%s'",
-				       argv[optind + 1]);
-	catch_signals();
-	o.timeout = a.timeout;	/* from here: every run of skopeo, one deadline */
-	o.deadline = a.timeout ? pc_now() + a.timeout : 0;
-	if (find_skopeo(o.skopeo, sizeof(o.skopeo)) < 0) {
-		cli_fail_msg(snap, "cannot push", "skopeo is missing or unsafe (said above)");
+				       p.refs);
+	oci_start(&p.o, a.timeout);
+	if (find_skopeo(p.o.skopeo, sizeof(p.o.skopeo)) < 0) {
+		cli_fail_msg(p.snap, "cannot push", "skopeo is missing or unsafe (said above)");
 		return finish(1);
 	}
 	/* the user's file, but never a FIFO or a device */
-	in = open(snap, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (in < 0) {
-		cli_fail(snap, errno, "cannot open");
+	p.in = open(p.snap, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (p.in < 0) {
+		cli_fail(p.snap, errno, "cannot open");
 		return finish(1);
 	}
-	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
-		cli_fail_msg(snap, "cannot push", "not a regular file");
-		goto done;
-	}
-	if (oci_dir(&o, snap, "cannot push") < 0)
-		goto done;
-	/* the layout: oci-layout, index.json, blobs/sha256/ */
-	if (mkdirat(o.dirfd, "layout", 0700) < 0 ||
-	    (lfd = openat(o.dirfd, "layout", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-	    mkdirat(lfd, "blobs", 0700) < 0 || mkdirat(lfd, "blobs/sha256", 0700) < 0 ||
-	    (bfd = openat(lfd, "blobs/sha256", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-		cli_fail(snap, errno, "cannot make the OCI layout");
-		goto done;
-	}
-	/* the layer: a copy of the snapshot, hashed as it is copied, then read through */
-	tmpfd = bench_file_create(bfd, "layer.tmp", O_RDWR, 0600);
-	if (tmpfd < 0) {
-		cli_fail(snap, -tmpfd, "cannot make the OCI layout");
-		goto done;
-	}
-	rc = copy_hashed(in, tmpfd, UINT64_MAX, UINT64_MAX, o.deadline, ldig, &size);
-	if (rc == -ETIMEDOUT) {
-		timed_out(&o, snap, "cannot push", "its copy and check");
-		goto done;
-	}
-	if (rc < 0) {
-		cli_fail(snap, -rc, "cannot read");
-		goto done;
-	}
-	if (snap_read(tmpfd, &si, why, sizeof(why)) < 0) {
-		cli_fail_msg(snap, "not pushing", why[0] ? why : "not a valid snapshot");
-		goto done;
-	}
-	if (renameat(bfd, "layer.tmp", bfd, ldig + 7) < 0) {
-		cli_fail(snap, errno, "cannot make the OCI layout");
-		goto done;
-	}
-	/* the config: what the annotations say, as JSON (skopeo inspect --config shows it) */
-	f = open_memstream(&cfg, &cfglen);
-	if (!f)
-		goto nomem;
-	fprintf(f, "{\"host\":");
-	jstr(f, si.host);
-	fprintf(f, ",\"root\":");
-	jstr(f, si.root);
-	fprintf(f, ",\"created\":%llu,\"page_size\":%u,\"files\":%llu,\"pages\":%llu,\"bytes\":%llu}",
-		(unsigned long long)si.created, si.page_size, (unsigned long long)si.files,
-		(unsigned long long)si.pages, (unsigned long long)(si.pages * si.page_size));
-	if (fclose(f) != 0 || !cfg)
-		goto nomem;
-	if ((rc = put_blob(lfd, cfg, cfglen, cdig)) < 0) {
-		cli_fail(snap, -rc, "cannot make the OCI layout");
-		goto done;
-	}
-	/* the manifest */
-	title = strrchr(snap, '/') ? strrchr(snap, '/') + 1 : snap;
-	f = open_memstream(&man, &manlen);
-	if (!f)
-		goto nomem;
-	fprintf(f, "{\"schemaVersion\":2,\"mediaType\":\"" MT_MANIFEST "\",\"artifactType\":\""
-		   MT_ARTIFACT "\",\"config\":{\"mediaType\":\"" MT_CONFIG "\",\"digest\":\"%s\","
-		   "\"size\":%zu},\"layers\":[{\"mediaType\":\"" MT_LAYER "\",\"digest\":\"%s\","
-		   "\"size\":%llu,\"annotations\":{\"org.opencontainers.image.title\":",
-		cdig, cfglen, ldig, (unsigned long long)size);
-	jstr(f, title);
-	fprintf(f, "}}],\"annotations\":{");
-	if (rfc3339(si.created, when, sizeof(when)))
-		fprintf(f, "\"org.opencontainers.image.created\":\"%s\",", when);
-	fprintf(f, "\"" ANN "host\":");
-	jstr(f, si.host);
-	fprintf(f, ",\"" ANN "root\":");
-	jstr(f, si.root);
-	fprintf(f, ",\"" ANN "created\":\"%llu\",\"" ANN "page-size\":\"%u\",\"" ANN "files\":\"%llu\","
-		   "\"" ANN "pages\":\"%llu\",\"" ANN "bytes\":\"%llu\"}}",
-		(unsigned long long)si.created, si.page_size, (unsigned long long)si.files,
-		(unsigned long long)si.pages, (unsigned long long)(si.pages * si.page_size));
-	if (fclose(f) != 0 || !man)
-		goto nomem;
-	if ((rc = put_blob(lfd, man, manlen, mdig)) < 0) {
-		cli_fail(snap, -rc, "cannot make the OCI layout");
-		goto done;
-	}
-	if (asprintf(&idx, "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"" MT_MANIFEST
-		     "\",\"artifactType\":\"" MT_ARTIFACT "\",\"digest\":\"%s\",\"size\":%zu}]}",
-		     mdig, manlen) < 0) {
-		idx = NULL;
-		goto nomem;
-	}
-	idxlen = strlen(idx);
-	(void)idxlen;
-	if ((rc = put_file(lfd, "index.json", idx)) < 0 ||
-	    (rc = put_file(lfd, "oci-layout", "{\"imageLayoutVersion\":\"1.0.0\"}")) < 0) {
-		cli_fail(snap, -rc, "cannot make the OCI layout");
-		goto done;
-	}
-	/* skopeo copy: exactly these bytes (--preserve-digests), TLS unless on this host */
-	snprintf(lay, sizeof(lay), "oci:%s/layout", o.dirpath);
-	snprintf(dst, sizeof(dst), "docker://%s", argv[optind + 1]);
-	{
-		char digestfile[PATH_MAX + 96];
-		const char *args[] = { "copy", "--quiet", "--preserve-digests", "--digestfile",
-				       digestfile, ref.local ? "--dest-tls-verify=false"
-							     : "--dest-tls-verify=true",
-				       lay, dst, NULL };
-
-		snprintf(digestfile, sizeof(digestfile), "%s/digest", o.dirpath);
-		rc = run_skopeo(&o, args, NULL, NULL, 0);
-		if (got_signal)
-			rc = rc ? rc : -EINTR;
-		if (rc) {
-			skopeo_failed(&o, argv[optind + 1], "cannot push", "copy", rc);
-			goto done;
-		}
-		rc = 0;
-		{
-			int dfd = openat(o.dirfd, "digest", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			ssize_t r = dfd >= 0 ? read(dfd, pushed, sizeof(pushed) - 1) : -1;
-
-			pushed[r > 0 ? r : 0] = 0;
-			pushed[strcspn(pushed, "\n")] = 0;
-			if (dfd >= 0)
-				close(dfd);
-		}
-		/* --preserve-digests: the registry has our manifest, byte for byte */
-		if (pushed[0] && strcmp(pushed, mdig))
-			cli_warn("the registry holds '%s' as %s, not %s as written", argv[optind + 1],
-				 pushed, mdig);
-	}
-	artifact_rec(argv[optind + 1], pushed[0] ? pushed : mdig, manlen, ldig, size, NULL, ref.local);
-	{
-		struct orec r = { 0 };
-
-		if (rfc3339(si.created, when, sizeof(when)))
-			orec_str(&r, "org.opencontainers.image.created", when, 0);
-		orec_str(&r, ANN "host", si.host, 0);
-		orec_str(&r, ANN "root", si.root, 0);
-		snprintf(why, sizeof(why), "%llu", (unsigned long long)si.created);
-		orec_str(&r, ANN "created", why, 0);
-		snprintf(why, sizeof(why), "%u", si.page_size);
-		orec_str(&r, ANN "page-size", why, 0);
-		snprintf(why, sizeof(why), "%llu", (unsigned long long)si.files);
-		orec_str(&r, ANN "files", why, 0);
-		snprintf(why, sizeof(why), "%llu", (unsigned long long)si.pages);
-		orec_str(&r, ANN "pages", why, 0);
-		snprintf(why, sizeof(why), "%llu", (unsigned long long)(si.pages * si.page_size));
-		orec_str(&r, ANN "bytes", why, 0);
-		out_object("annotations", &r);
-	}
-	snapshot_rec(&si);
-	if (a.co.fmt == OUT_HUMAN) {
-		char h1[32], h2[32];
-
-		out_human_line("pushed '%s' to %s", snap, argv[optind + 1]);
-		out_human_line("  digest %s (%s; a snapshot of %s on %s: %llu files, %llu pages, %s)",
-			       pushed[0] ? pushed : mdig, fmt_size(size, h1, sizeof(h1)), si.root,
-			       si.host, (unsigned long long)si.files, (unsigned long long)si.pages,
-			       fmt_size(si.pages * si.page_size, h2, sizeof(h2)));
-	}
-	goto done;
-nomem:
-	cli_fail(snap, ENOMEM, "cannot make the OCI layout");
-done:
-	if (in >= 0)
-		close(in);
-	if (tmpfd >= 0)
-		close(tmpfd);
-	if (bfd >= 0)
-		close(bfd);
-	if (lfd >= 0)
-		close(lfd);
-	oci_dir_remove(&o);
-	free(cfg);
-	free(man);
-	free(idx);
+	if (fstat(p.in, &st) < 0 || !S_ISREG(st.st_mode))
+		cli_fail_msg(p.snap, "cannot push", "not a regular file");
+	else if (oci_dir(&p.o, p.snap, "cannot push") == 0 && make_layout(&p) == 0 &&
+		 put_layer(&p) == 0 && put_manifest(&p) == 0 && push_copy(&p) == 0)
+		push_report(&p, a.co.fmt);
+	push_release(&p);
 	return finish(0);
 }
 
@@ -1424,24 +1500,276 @@ static int tmp_create(int dfd, const char *base, char *ret, size_t len)
 	return -EEXIST;
 }
 
+/* A pull under way: what it was told, what it has fetched and checked. */
+struct pull {
+	struct oci o;
+	const char *refs, *out;		/* REF and -o FILE, as given */
+	uint64_t max_size;		/* --max-size */
+	struct oref ref;
+	struct pc_json *m;		/* the manifest, checked to be ours */
+	char *raw;			/* its bytes, as checked */
+	size_t rawlen;
+	char mdig[72];			/* their digest */
+	struct layer ly;		/* the layer, as the manifest describes it */
+	struct snapinfo si;		/* what the snapshot holds */
+	char base[256];			/* FILE's name in its directory */
+	char tmp[300];			/* the temporary file's there; "": none to remove */
+	int dfd, tfd;			/* FILE's directory, the temporary file */
+	int lfd, bfd;			/* the layout skopeo wrote, its blobs/sha256 */
+};
+
+static const struct pc_json_opts manifest_opts = { .max_bytes = MANIFEST_MAX };
+
+/* 1. The manifest, alone: is it ours? 0, or -1 said. */
+static int pull_manifest(struct pull *p)
+{
+	char src[600], why[PATH_MAX + 256];
+	const char *args[] = { "inspect", "--raw", p->ref.local ? "--tls-verify=false"
+							       : "--tls-verify=true", src, NULL };
+	struct pc_json_error jerr;
+	int rc;
+
+	snprintf(src, sizeof(src), "docker://%s", p->refs);
+	rc = run_skopeo(&p->o, args, &p->raw, &p->rawlen, MANIFEST_MAX);
+	if (got_signal)
+		rc = rc ? rc : -EINTR;
+	if (rc) {
+		if (rc == -EFBIG)
+			cli_fail_msg(p->refs, "cannot pull", "its manifest is larger than 4 MiB");
+		else
+			skopeo_failed(&p->o, p->refs, "cannot pull", "inspect", rc);
+		return -1;
+	}
+	digest_of(p->raw, p->rawlen, p->mdig);
+	if (p->ref.digest[0] && strcmp(p->ref.digest, p->mdig)) {
+		snprintf(why, sizeof(why), "the registry sent a manifest of digest %s", p->mdig);
+		cli_fail_msg(p->refs, "cannot pull", why);
+		return -1;
+	}
+	rc = pc_json_parse(p->raw, p->rawlen, &manifest_opts, &p->m, &jerr);
+	if (rc < 0) {
+		snprintf(why, sizeof(why), "its manifest is not JSON: %s",
+			 rc == -EINVAL ? jerr.msg : strerror(-rc));
+		cli_fail_msg(p->refs, "cannot pull", why);
+		return -1;
+	}
+	if (manifest_check(p->m, p->max_size, &p->ly, why, sizeof(why)) < 0) {
+		cli_fail_msg(p->refs, "not pulling", why);
+		return -1;
+	}
+	return 0;
+}
+
+/* 2. Exactly that manifest and its blobs, by digest; no file of skopeo's larger than allowed. */
+static int pull_copy(struct pull *p)
+{
+	char src[600], lay[PATH_MAX + 96];
+	const char *args[] = { "copy", "--quiet", "--preserve-digests",
+			       p->ref.local ? "--src-tls-verify=false" : "--src-tls-verify=true",
+			       src, lay, NULL };
+	int rc;
+
+	snprintf(src, sizeof(src), "docker://%s@%s", p->ref.name, p->mdig);
+	snprintf(lay, sizeof(lay), "oci:%s/layout", p->o.dirpath);
+	p->o.fsize = (p->ly.size > MANIFEST_MAX ? p->ly.size : MANIFEST_MAX) + 65536;
+	rc = run_skopeo(&p->o, args, NULL, NULL, 0);
+	if (got_signal)
+		rc = rc ? rc : -EINTR;
+	if (rc) {
+		skopeo_failed(&p->o, p->refs, "cannot pull", "copy", rc);
+		return -1;
+	}
+	return 0;
+}
+
+/* 3. The layout as written: its manifest is the one checked. 0, or -1 said. */
+static int check_layout(struct pull *p)
+{
+	char ipath[PATH_MAX + 112], *raw2;
+	struct pc_json *index = NULL;
+	struct pc_json_error jerr;
+	const struct pc_json *d;
+	ssize_t r = -1;
+	int rc, mfd;
+
+	p->lfd = openat(p->o.dirfd, "layout", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	p->bfd = p->lfd < 0 ? -1 : openat(p->lfd, "blobs/sha256",
+					  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (p->bfd < 0) {
+		cli_fail_msg(p->refs, "cannot pull", "skopeo wrote no OCI layout");
+		return -1;
+	}
+	snprintf(ipath, sizeof(ipath), "%s/layout/index.json", p->o.dirpath);
+	rc = pc_json_parse_file(ipath, &manifest_opts, &index, &jerr);
+	d = pc_json_at(pc_json_get(index, "manifests"), 0);
+	if (rc < 0 || pc_json_count(pc_json_get(index, "manifests")) != 1 ||
+	    !jget_str(d, "digest") || strcmp(jget_str(d, "digest"), p->mdig)) {
+		cli_fail_msg(p->refs, "cannot pull", "the layout skopeo wrote does not hold the "
+			     "manifest that was checked");
+		pc_json_free(index);
+		return -1;
+	}
+	pc_json_free(index);
+	mfd = openat(p->bfd, p->mdig + 7, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	raw2 = malloc(p->rawlen + 1);
+	if (mfd >= 0 && raw2)
+		r = pread(mfd, raw2, p->rawlen + 1, 0);
+	if (mfd >= 0)
+		close(mfd);
+	if (r != (ssize_t)p->rawlen || memcmp(p->raw, raw2, p->rawlen)) {
+		cli_fail_msg(p->refs, "cannot pull",
+			     "the manifest skopeo wrote is not the one checked");
+		free(raw2);
+		return -1;
+	}
+	free(raw2);
+	return 0;
+}
+
+/* 4. The layer, copied beside FILE as it is hashed: its size and digest the manifest's. */
+static int pull_layer(struct pull *p)
+{
+	char why[PATH_MAX + 256], got[72];
+	int in = openat(p->bfd, p->ly.digest + 7, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	uint64_t len;
+	int rc;
+
+	if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
+		cli_fail_msg(p->refs, "cannot pull", "skopeo wrote no layer");
+		if (in >= 0)
+			close(in);
+		return -1;
+	}
+	p->tfd = tmp_create(p->dfd, p->base, p->tmp, sizeof(p->tmp));
+	if (p->tfd < 0) {
+		p->tmp[0] = 0;
+		cli_fail(p->out, -p->tfd, "cannot write");
+		close(in);
+		return -1;
+	}
+	rc = copy_hashed(in, p->tfd, p->ly.size, p->max_size, p->o.deadline, got, &len);
+	close(in);
+	if (rc == -ETIMEDOUT) {
+		timed_out(&p->o, p->refs, "cannot pull", "the layer's check");
+		return -1;
+	}
+	if (rc == -EBADMSG) {
+		snprintf(why, sizeof(why), "its layer is not of the %llu bytes its manifest says",
+			 (unsigned long long)p->ly.size);
+		cli_fail_msg(p->refs, "not pulling", why);
+		return -1;
+	}
+	if (rc < 0) {
+		cli_fail(p->out, -rc, "cannot write");
+		return -1;
+	}
+	if (strcmp(got, p->ly.digest)) {
+		snprintf(why, sizeof(why), "its layer's digest is %s, not %s as its manifest says",
+			 got, p->ly.digest);
+		cli_fail_msg(p->refs, "not pulling", why);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The copy read through: a whole, valid snapshot. Then 5. in place:
+ * fsync'ed, renamed, the directory fsync'ed; not once interrupted. 0, or -1 said.
+ */
+static int put_in_place(struct pull *p)
+{
+	char why[PATH_MAX + 256] = "";
+
+	if (snap_read(p->tfd, &p->si, why, sizeof(why)) < 0) {
+		char msg[sizeof(why) + 64];
+
+		snprintf(msg, sizeof(msg), "not a valid pagecache snapshot: %s",
+			 why[0] ? why : "unreadable");
+		cli_fail_msg(p->refs, "not pulling", msg);
+		return -1;
+	}
+	if (got_signal) {
+		cli_fail_msg(p->refs, "not pulling", "interrupted");
+		return -1;
+	}
+	if (p->o.deadline && pc_now() >= p->o.deadline) {
+		timed_out(&p->o, p->refs, "cannot pull", "the snapshot's check");
+		return -1;
+	}
+	if (fsync(p->tfd) < 0 || renameat(p->dfd, p->tmp, p->dfd, p->base) < 0) {
+		cli_fail(p->out, errno, "cannot write");
+		return -1;
+	}
+	p->tmp[0] = 0;
+	fsync(p->dfd);
+	return 0;
+}
+
+/* The manifest's annotations, as the registry gave them. */
+static void pulled_annotations_rec(const struct pc_json *m)
+{
+	const struct pc_json *ann = pc_json_get(m, "annotations");
+	/* a record keeps its keys by pointer, and m is freed before the output */
+	static char keys[64][128];
+	struct orec r = { 0 };
+
+	for (size_t i = 0; i < pc_json_count(ann) && i < 64; i++) {
+		const char *k = pc_json_key_at(ann, i, NULL), *v = pc_json_string(pc_json_at(ann, i), NULL);
+
+		if (k && v && strlen(k) < sizeof(keys[i])) {
+			snprintf(keys[i], sizeof(keys[i]), "%s", k);
+			orec_str(&r, keys[i], v, 0);
+		}
+	}
+	out_object("annotations", &r);
+}
+
+/* What was pulled: every format's records, and two lines for people. */
+static void pull_report(const struct pull *p, enum out_fmt fmt)
+{
+	artifact_rec(p->refs, p->mdig, p->rawlen, p->ly.digest, p->ly.size, p->out, p->ref.local);
+	pulled_annotations_rec(p->m);
+	snapshot_rec(&p->si);
+	if (fmt == OUT_HUMAN) {
+		char h1[32], when[64];
+
+		if (!rfc3339(p->si.created, when, sizeof(when)))
+			snprintf(when, sizeof(when), "an impossible time (%llu)",
+				 (unsigned long long)p->si.created);
+		out_human_line("pulled %s (%s) to '%s'", p->refs, p->mdig, p->out);
+		out_human_line("  a snapshot of %s on %s, %s: %llu files, %llu pages (%s)",
+			       p->si.root, p->si.host, when, (unsigned long long)p->si.files,
+			       (unsigned long long)p->si.pages,
+			       fmt_size(p->si.pages * p->si.page_size, h1, sizeof(h1)));
+	}
+}
+
+/* What is left of a pull: a temporary FILE (never placed) too. */
+static void pull_release(struct pull *p)
+{
+	if (p->tfd >= 0)
+		close(p->tfd);
+	if (p->tmp[0] && p->dfd >= 0)
+		unlinkat(p->dfd, p->tmp, 0);
+	if (p->dfd >= 0)
+		close(p->dfd);
+	if (p->bfd >= 0)
+		close(p->bfd);
+	if (p->lfd >= 0)
+		close(p->lfd);
+	oci_dir_remove(&p->o);
+	pc_json_free(p->m);
+	free(p->raw);
+}
+
 int cmd_pull(int argc, char **argv)
 {
 	struct oci_args a = { 0 };
-	struct oci o = { .dirfd = -1 };
-	struct oref ref;
-	struct snapinfo si;
-	struct layer ly;
-	struct pc_json *m = NULL, *index = NULL;
-	struct pc_json_error jerr;
-	struct pc_json_opts jo = { .max_bytes = MANIFEST_MAX };
-	char why[PATH_MAX + 256], mdig[72], got[72], base[256], tmp[300] = "", src[600], lay[PATH_MAX + 96],
-	     name[80];
-	char *raw = NULL, *raw2 = NULL;
-	size_t rawlen = 0;
-	uint64_t len;
-	const char *refs, *out;
-	int dfd = -1, tfd = -1, lfd = -1, bfd = -1, rc;
+	struct pull p = { .o = { .dirfd = -1 }, .dfd = -1, .tfd = -1, .lfd = -1, .bfd = -1 };
+	char why[PATH_MAX + 256];
 	bool written = false;
+	int rc;
 
 	rc = parse(argc, argv, &pull_spec, &a);
 	if (rc)
@@ -1450,220 +1778,25 @@ int cmd_pull(int argc, char **argv)
 		return cli_usage_error("want one REF (registry.example/team/db-cache:v42) and -o FILE");
 	if (!a.out)
 		return cli_usage_error("-o FILE is required: where the snapshot goes");
-	refs = argv[optind];
-	out = a.out;
-	if (ref_parse(refs, &ref, why, sizeof(why)) < 0)
-		return cli_usage_error("bad REF '%s': %s", refs, why);
-	catch_signals();
-	o.timeout = a.timeout;	/* from here: every run of skopeo, one deadline */
-	o.deadline = a.timeout ? pc_now() + a.timeout : 0;
-	dfd = out_target(out, base, sizeof(base), why, sizeof(why));
-	if (dfd < 0) {
-		cli_fail_msg(out, "not writing", why);
+	p.refs = argv[optind];
+	p.out = a.out;
+	p.max_size = a.max_size;
+	if (ref_parse(p.refs, &p.ref, why, sizeof(why)) < 0)
+		return cli_usage_error("bad REF '%s': %s", p.refs, why);
+	oci_start(&p.o, a.timeout);
+	p.dfd = out_target(p.out, p.base, sizeof(p.base), why, sizeof(why));
+	if (p.dfd < 0) {
+		cli_fail_msg(p.out, "not writing", why);
 		return finish(1);
 	}
-	if (find_skopeo(o.skopeo, sizeof(o.skopeo)) < 0) {
-		cli_fail_msg(refs, "cannot pull", "skopeo is missing or unsafe (said above)");
-		goto done;
+	if (find_skopeo(p.o.skopeo, sizeof(p.o.skopeo)) < 0)
+		cli_fail_msg(p.refs, "cannot pull", "skopeo is missing or unsafe (said above)");
+	else if (oci_dir(&p.o, p.refs, "cannot pull") == 0 && pull_manifest(&p) == 0 &&
+		 pull_copy(&p) == 0 && check_layout(&p) == 0 && pull_layer(&p) == 0 &&
+		 put_in_place(&p) == 0) {
+		written = true;
+		pull_report(&p, a.co.fmt);
 	}
-	if (oci_dir(&o, refs, "cannot pull") < 0)
-		goto done;
-	/* 1. the manifest, alone, and is it ours? */
-	snprintf(src, sizeof(src), "docker://%s", refs);
-	{
-		const char *args[] = { "inspect", "--raw", ref.local ? "--tls-verify=false"
-								    : "--tls-verify=true", src, NULL };
-
-		rc = run_skopeo(&o, args, &raw, &rawlen, MANIFEST_MAX);
-		if (got_signal)
-			rc = rc ? rc : -EINTR;
-		if (rc) {
-			if (rc == -EFBIG)
-				cli_fail_msg(refs, "cannot pull", "its manifest is larger than 4 MiB");
-			else
-				skopeo_failed(&o, refs, "cannot pull", "inspect", rc);
-			goto done;
-		}
-	}
-	digest_of(raw, rawlen, mdig);
-	if (ref.digest[0] && strcmp(ref.digest, mdig)) {
-		snprintf(why, sizeof(why), "the registry sent a manifest of digest %s", mdig);
-		cli_fail_msg(refs, "cannot pull", why);
-		goto done;
-	}
-	rc = pc_json_parse(raw, rawlen, &jo, &m, &jerr);
-	if (rc < 0) {
-		snprintf(why, sizeof(why), "its manifest is not JSON: %s", rc == -EINVAL ? jerr.msg : strerror(-rc));
-		cli_fail_msg(refs, "cannot pull", why);
-		goto done;
-	}
-	if (manifest_check(m, a.max_size, &ly, why, sizeof(why)) < 0) {
-		cli_fail_msg(refs, "not pulling", why);
-		goto done;
-	}
-	/* 2. exactly that manifest and its blobs, by digest; no file of skopeo's larger than allowed */
-	snprintf(src, sizeof(src), "docker://%s@%s", ref.name, mdig);
-	snprintf(lay, sizeof(lay), "oci:%s/layout", o.dirpath);
-	o.fsize = (ly.size > MANIFEST_MAX ? ly.size : MANIFEST_MAX) + 65536;
-	{
-		const char *args[] = { "copy", "--quiet", "--preserve-digests",
-				       ref.local ? "--src-tls-verify=false" : "--src-tls-verify=true",
-				       src, lay, NULL };
-
-		rc = run_skopeo(&o, args, NULL, NULL, 0);
-		if (got_signal)
-			rc = rc ? rc : -EINTR;
-		if (rc) {
-			skopeo_failed(&o, refs, "cannot pull", "copy", rc);
-			goto done;
-		}
-	}
-	/* 3. the layout as written: its manifest is the one checked, its layer as described */
-	lfd = openat(o.dirfd, "layout", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	bfd = lfd < 0 ? -1 : openat(lfd, "blobs/sha256", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (bfd < 0) {
-		cli_fail_msg(refs, "cannot pull", "skopeo wrote no OCI layout");
-		goto done;
-	}
-	{
-		char ipath[PATH_MAX + 112];
-		const struct pc_json *d;
-
-		snprintf(ipath, sizeof(ipath), "%s/layout/index.json", o.dirpath);
-		rc = pc_json_parse_file(ipath, &jo, &index, &jerr);
-		d = pc_json_at(pc_json_get(index, "manifests"), 0);
-		if (rc < 0 || pc_json_count(pc_json_get(index, "manifests")) != 1 ||
-		    !jget_str(d, "digest") || strcmp(jget_str(d, "digest"), mdig)) {
-			cli_fail_msg(refs, "cannot pull", "the layout skopeo wrote does not hold the "
-				     "manifest that was checked");
-			goto done;
-		}
-	}
-	{
-		int mfd = openat(bfd, mdig + 7, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		ssize_t r = -1;
-
-		raw2 = malloc(rawlen + 1);
-		if (mfd >= 0 && raw2)
-			r = pread(mfd, raw2, rawlen + 1, 0);
-		if (mfd >= 0)
-			close(mfd);
-		if (r != (ssize_t)rawlen || memcmp(raw, raw2, rawlen)) {
-			cli_fail_msg(refs, "cannot pull", "the manifest skopeo wrote is not the one checked");
-			goto done;
-		}
-	}
-	/* 4. the layer, copied beside FILE as it is hashed; then read through */
-	snprintf(name, sizeof(name), "%s", ly.digest + 7);
-	{
-		int in = openat(bfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		struct stat st;
-
-		if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
-			cli_fail_msg(refs, "cannot pull", "skopeo wrote no layer");
-			if (in >= 0)
-				close(in);
-			goto done;
-		}
-		tfd = tmp_create(dfd, base, tmp, sizeof(tmp));
-		if (tfd < 0) {
-			tmp[0] = 0;
-			cli_fail(out, -tfd, "cannot write");
-			close(in);
-			goto done;
-		}
-		rc = copy_hashed(in, tfd, ly.size, a.max_size, o.deadline, got, &len);
-		close(in);
-		if (rc == -ETIMEDOUT) {
-			timed_out(&o, refs, "cannot pull", "the layer's check");
-			goto done;
-		}
-		if (rc == -EBADMSG) {
-			snprintf(why, sizeof(why), "its layer is not of the %llu bytes its manifest says",
-				 (unsigned long long)ly.size);
-			cli_fail_msg(refs, "not pulling", why);
-			goto done;
-		}
-		if (rc < 0) {
-			cli_fail(out, -rc, "cannot write");
-			goto done;
-		}
-		if (strcmp(got, ly.digest)) {
-			snprintf(why, sizeof(why), "its layer's digest is %s, not %s as its manifest says",
-				 got, ly.digest);
-			cli_fail_msg(refs, "not pulling", why);
-			goto done;
-		}
-	}
-	why[0] = 0;
-	if (snap_read(tfd, &si, why, sizeof(why)) < 0) {
-		char msg[sizeof(why) + 64];
-
-		snprintf(msg, sizeof(msg), "not a valid pagecache snapshot: %s", why[0] ? why : "unreadable");
-		cli_fail_msg(refs, "not pulling", msg);
-		goto done;
-	}
-	/* 5. in place: fsync'ed, renamed, the directory fsync'ed; not once interrupted */
-	if (got_signal) {
-		cli_fail_msg(refs, "not pulling", "interrupted");
-		goto done;
-	}
-	if (o.deadline && pc_now() >= o.deadline) {
-		timed_out(&o, refs, "cannot pull", "the snapshot's check");
-		goto done;
-	}
-	if (fsync(tfd) < 0 || renameat(dfd, tmp, dfd, base) < 0) {
-		cli_fail(out, errno, "cannot write");
-		goto done;
-	}
-	tmp[0] = 0;
-	written = true;
-	fsync(dfd);
-	artifact_rec(refs, mdig, rawlen, ly.digest, ly.size, out, ref.local);
-	{
-		const struct pc_json *ann = pc_json_get(m, "annotations");
-		/* a record keeps its keys by pointer, and m is freed before the output */
-		static char keys[64][128];
-		struct orec r = { 0 };
-
-		for (size_t i = 0; i < pc_json_count(ann) && i < 64; i++) {
-			const char *k = pc_json_key_at(ann, i, NULL), *v = pc_json_string(pc_json_at(ann, i), NULL);
-
-			if (k && v && strlen(k) < sizeof(keys[i])) {
-				snprintf(keys[i], sizeof(keys[i]), "%s", k);
-				orec_str(&r, keys[i], v, 0);
-			}
-		}
-		out_object("annotations", &r);
-	}
-	snapshot_rec(&si);
-	if (a.co.fmt == OUT_HUMAN) {
-		char h1[32], when[64];
-
-		if (!rfc3339(si.created, when, sizeof(when)))
-			snprintf(when, sizeof(when), "an impossible time (%llu)",
-				 (unsigned long long)si.created);
-		out_human_line("pulled %s (%s) to '%s'", refs, mdig, out);
-		out_human_line("  a snapshot of %s on %s, %s: %llu files, %llu pages (%s)", si.root,
-			       si.host, when, (unsigned long long)si.files,
-			       (unsigned long long)si.pages,
-			       fmt_size(si.pages * si.page_size, h1, sizeof(h1)));
-	}
-done:
-	if (tfd >= 0)
-		close(tfd);
-	if (tmp[0] && dfd >= 0)
-		unlinkat(dfd, tmp, 0);
-	if (dfd >= 0)
-		close(dfd);
-	if (bfd >= 0)
-		close(bfd);
-	if (lfd >= 0)
-		close(lfd);
-	oci_dir_remove(&o);
-	pc_json_free(m);
-	pc_json_free(index);
-	free(raw);
-	free(raw2);
+	pull_release(&p);
 	return finish(written ? 0 : 1);
 }

@@ -103,19 +103,27 @@ static void trim(const char *dir, int version, uint64_t limit, const char *orig)
 	}
 }
 
-int cmd_run(int argc, char **argv)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-	struct cli_parser p;
-	char dir[800], name[64], orig[32] = "-1";
-	bool no_cache = false, verbose = false, clean = true;
-	uint64_t limit = 0, left = 0, after = 0;
-	int opt, rc, st = 0, status, moved;
-	struct sigaction sa = { .sa_handler = forward };
+/* What run was told. */
+struct run_cli {
+	uint64_t limit;			/* --cache-limit; 0: none */
+	bool verbose;
+	char **cmd;			/* CMD and its arguments */
+};
+
+/* CMD's memory cgroup, and what is noted to undo it after a kill -9. */
+struct run_cg {
 	struct pc_cgroup_nest nest;
 	struct bench_state state;
-	sigset_t set;
-	pid_t pid;
+	char dir[800];			/* the cgroup's directory */
+	char orig[32];			/* v1's memory.limit_in_bytes, that trim puts back */
+};
+
+/* -1: go on; else the exit status. */
+static int parse(struct run_cli *cl, int argc, char **argv)
+{
+	struct cli_parser p;
+	bool no_cache = false;
+	int opt;
 
 	/* options stop at CMD, which has options of its own (spec: stop_at_operand) */
 	cli_parser_init(&p, &run_spec, argc, argv);
@@ -125,12 +133,12 @@ int cmd_run(int argc, char **argv)
 			no_cache = true;
 			break;
 		case 'L':
-			if (pc_parse_size(p.arg, &limit) < 0 || !limit)
+			if (pc_parse_size(p.arg, &cl->limit) < 0 || !cl->limit)
 				return cli_usage_error("invalid size '%s' (e.g. 256M)", p.arg);
 			no_cache = true;
 			break;
 		case 'v':
-			verbose = true;
+			cl->verbose = true;
 			break;
 		}
 	}
@@ -140,43 +148,109 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("say --no-cache or --cache-limit SIZE");
 	if (optind >= argc)
 		return cli_usage_error("no command given (pagecache run --no-cache -- CMD)");
-	/* first, what runs killed with kill -9 left: emptied and removed */
-	rc = bench_state_open(&state, "run");
+	cl->cmd = argv + optind;
+	return -1;
+}
+
+/*
+ * CMD's cgroup, made beneath ours, after what runs killed with kill -9
+ * left is emptied and removed. -1: go on; else the exit status.
+ */
+static int make_cgroup(struct run_cg *g, const struct run_cli *cl)
+{
+	char name[64];
+	int rc;
+
+	rc = bench_state_open(&g->state, "run");
 	if (rc < 0 && geteuid() == 0)
 		cli_warn("cannot keep a state file in /run/pagecache: %s (after a kill -9, "
 			 "CMD's cgroup would stay)", strerror(-rc));
-	rc = pc_cgroup_nest_init(&nest);
+	rc = pc_cgroup_nest_init(&g->nest);
 	if (rc < 0) {
 		char why[800];
 
-		cli_warn("cannot run: %s", cli_nest_why(rc, &nest, why, sizeof(why)));
-		bench_state_close(&state);
+		cli_warn("cannot run: %s", cli_nest_why(rc, &g->nest, why, sizeof(why)));
+		bench_state_close(&g->state);
 		return EXIT_PARTIAL;
 	}
-	if (nest.leaf[0])
-		bench_state_put(&state, "cgroup", nest.leaf);
+	if (g->nest.leaf[0])
+		bench_state_put(&g->state, "cgroup", g->nest.leaf);
 	snprintf(name, sizeof(name), "pagecache-run-%d", getpid());
-	snprintf(dir, sizeof(dir), "%s/%s", nest.parent, name);
-	bench_state_put(&state, "cgroup", dir);	/* before it exists: no window */
-	rc = pc_cgroup_create(nest.parent, name, dir, sizeof(dir));
-	if (rc == -EEXIST && rmdir(dir) == 0)	/* an empty one, left with our pid: stale */
-		rc = pc_cgroup_create(nest.parent, name, dir, sizeof(dir));
+	snprintf(g->dir, sizeof(g->dir), "%s/%s", g->nest.parent, name);
+	bench_state_put(&g->state, "cgroup", g->dir);	/* before it exists: no window */
+	rc = pc_cgroup_create(g->nest.parent, name, g->dir, sizeof(g->dir));
+	if (rc == -EEXIST && rmdir(g->dir) == 0)	/* an empty one, left with our pid: stale */
+		rc = pc_cgroup_create(g->nest.parent, name, g->dir, sizeof(g->dir));
 	if (rc < 0) {
-		cli_warn("cannot create memory cgroup '%s/%s': %s%s", nest.parent, name, strerror(-rc),
-			 rc == -EACCES || rc == -EPERM
+		cli_warn("cannot create memory cgroup '%s/%s': %s%s", g->nest.parent, name,
+			 strerror(-rc), rc == -EACCES || rc == -EPERM
 			 ? " (needs write permission on the parent cgroup: to be its owner (a "
 			   "delegated cgroup) or CAP_DAC_OVERRIDE)" : "");
-		pc_cgroup_nest_release(&nest);
-		bench_state_close(&state);
+		pc_cgroup_nest_release(&g->nest);
+		bench_state_close(&g->state);
 		return EXIT_PARTIAL;
 	}
-	if (limit && nest.version == 1) {	/* what trim lifts the limit back to */
+	if (cl->limit && g->nest.version == 1) {	/* what trim lifts the limit back to */
 		char path[900];
 
-		snprintf(path, sizeof(path), "%s/memory.limit_in_bytes", dir);
-		if (pc_read_text(path, orig, sizeof(orig)) < 0)
-			snprintf(orig, sizeof(orig), "-1");
+		snprintf(path, sizeof(path), "%s/memory.limit_in_bytes", g->dir);
+		if (pc_read_text(path, g->orig, sizeof(g->orig)) < 0)
+			snprintf(g->orig, sizeof(g->orig), "-1");
 	}
+	return -1;
+}
+
+/* In the forked child: into the cgroup, then CMD. */
+static void __attribute__((noreturn)) exec_cmd(struct run_cg *g, const struct run_cli *cl)
+{
+	int rc;
+
+	bench_state_child(&g->state);
+	bench_exec_prep();	/* every signal at its default, none blocked */
+	rc = pc_cgroup_enter(g->dir, getpid());
+	if (rc < 0) {
+		fprintf(stderr, "pagecache: cannot enter '%s': %s\n", g->dir, strerror(-rc));
+		_exit(126);
+	}
+	execvp(cl->cmd[0], cl->cmd);
+	fprintf(stderr, "pagecache: cannot run '%s': %s\n", cl->cmd[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/* Wait for CMD (pid), trimming its cache meanwhile with --cache-limit: its wait status, or -1. */
+static int wait_cmd(pid_t pid, const struct run_cg *g, const struct run_cli *cl)
+{
+	int st = 0;
+
+	for (;;) {
+		pid_t w = waitpid(pid, &st, cl->limit ? WNOHANG : 0);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			cli_warn("cannot wait for '%s': %s", cl->cmd[0], strerror(errno));
+			st = -1;
+			break;
+		}
+		if (cl->limit) {
+			struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+			trim(g->dir, g->nest.version, cl->limit, g->orig);
+			nanosleep(&ts, NULL);
+		}
+	}
+	return st;
+}
+
+/* CMD run in its cgroup, the signals we get passed on to it: what run exits with. */
+static int run_cmd(struct run_cg *g, const struct run_cli *cl)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	struct sigaction sa = { .sa_handler = forward };
+	sigset_t set;
+	pid_t pid;
+	int st;
+
 	/*
 	 * An ignored SIGCHLD would let the kernel reap CMD and lose its status;
 	 * the signals we pass on must reach us even if our caller blocked them.
@@ -193,59 +267,41 @@ int cmd_run(int argc, char **argv)
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
-	if (pid == 0) {
-		bench_state_child(&state);
-		bench_exec_prep();	/* every signal at its default, none blocked */
-		rc = pc_cgroup_enter(dir, getpid());
-		if (rc < 0) {
-			fprintf(stderr, "pagecache: cannot enter '%s': %s\n", dir, strerror(-rc));
-			_exit(126);
-		}
-		execvp(argv[optind], argv + optind);
-		fprintf(stderr, "pagecache: cannot run '%s': %s\n", argv[optind], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
-	}
+	if (pid == 0)
+		exec_cmd(g, cl);
 	if (pid < 0) {
-		rc = -errno;
-		cli_warn("cannot fork: %s", strerror(-rc));
-		status = EXIT_PARTIAL;
-		goto teardown;
+		cli_warn("cannot fork: %s", strerror(errno));
+		return EXIT_PARTIAL;
 	}
 	child = pid;
-	for (;;) {
-		pid_t w = waitpid(pid, &st, limit ? WNOHANG : 0);
-
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			cli_warn("cannot wait for '%s': %s", argv[optind], strerror(errno));
-			st = -1;
-			break;
-		}
-		if (limit) {
-			struct timespec ts = { 0, 50 * 1000 * 1000 };
-
-			trim(dir, nest.version, limit, orig);
-			nanosleep(&ts, NULL);
-		}
-	}
+	st = wait_cmd(pid, g, cl);
 	child = 0;
-	status = st == -1 ? EXIT_PARTIAL : WIFEXITED(st) ? WEXITSTATUS(st)
-		 : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : EXIT_PARTIAL;
+	return st == -1 ? EXIT_PARTIAL : WIFEXITED(st) ? WEXITSTATUS(st)
+	       : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : EXIT_PARTIAL;
+}
 
-teardown:
-	/* CMD is gone: what it left running goes back with us, then drop and remove */
-	moved = pc_cgroup_move_procs(dir, nest.leaf[0] ? nest.leaf : nest.parent);
+/*
+ * CMD is gone: what it left running goes back with us, then its cache is
+ * dropped and its cgroup removed; with -v, how much that was.
+ */
+static void teardown(struct run_cg *g, const struct run_cli *cl)
+{
+	const char *dir = g->dir;
+	uint64_t left, after;
+	bool clean = true;
+	int rc, moved;
+
+	moved = pc_cgroup_move_procs(dir, g->nest.leaf[0] ? g->nest.leaf : g->nest.parent);
 	if (moved > 0)
 		cli_warn("%d processes outlived the command; moved back to '%s' (what they "
-			 "cache from now on stays)", moved, nest.parent);
+			 "cache from now on stays)", moved, g->nest.parent);
 	else if (moved < 0)
-		cli_warn("cannot move what '%s' left running out of '%s': %s", argv[optind], dir,
+		cli_warn("cannot move what '%s' left running out of '%s': %s", cl->cmd[0], dir,
 			 strerror(-moved));
 	sync();	/* dirty pages must be written before they can be dropped */
-	left = cache_bytes(dir, nest.version);
-	rc = pc_cgroup_drop_cache(dir, nest.version);
-	after = cache_bytes(dir, nest.version);
+	left = cache_bytes(dir, g->nest.version);
+	rc = pc_cgroup_drop_cache(dir, g->nest.version);
+	after = cache_bytes(dir, g->nest.version);
 	if (rc < 0)
 		cli_warn("cannot drop the cache of '%s': %s", dir, strerror(-rc));
 	for (int i = 0; i < 50; i++) {
@@ -259,22 +315,38 @@ teardown:
 			clean = false;
 		}
 	}
-	rc = pc_cgroup_nest_release(&nest);
+	rc = pc_cgroup_nest_release(&g->nest);
 	if (rc < 0) {
 		cli_warn("cannot move back to '%s' and undo its cgroup.subtree_control: %s",
-			 nest.parent, strerror(-rc));
+			 g->nest.parent, strerror(-rc));
 		clean = false;
 	}
 	/* what could not be undone stays noted, for the next run */
 	if (clean)
-		bench_state_close(&state);
-	if (verbose) {
+		bench_state_close(&g->state);
+	if (cl->verbose) {
 		char a[32], b[32], c[32];
 
 		fprintf(stderr, "pagecache run: '%s' left %s cached; %s dropped, %s could not be dropped\n",
-			argv[optind], pc_human_size(left, a, sizeof(a)),
+			cl->cmd[0], pc_human_size(left, a, sizeof(a)),
 			pc_human_size(left - (after < left ? after : left), b, sizeof(b)),
 			pc_human_size(after, c, sizeof(c)));
 	}
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_cli cl = { 0 };
+	struct run_cg g = { .orig = "-1" };
+	int rc, status;
+
+	rc = parse(&cl, argc, argv);
+	if (rc >= 0)
+		return rc;
+	rc = make_cgroup(&g, &cl);
+	if (rc >= 0)
+		return rc;
+	status = run_cmd(&g, &cl);
+	teardown(&g, &cl);
 	return status;
 }

@@ -143,6 +143,13 @@ static struct pc_profile_reader *open_snap(const char *path)
 	return r;
 }
 
+/* A snapshot that failed part way (rc: pc_profile_next's), named with why. */
+static void read_failed(const char *path, int rc, struct pc_profile_reader *r)
+{
+	cli_fail_msg(path, rc == -EBADMSG ? "corrupt snapshot" : "cannot read snapshot",
+		     rc == -EBADMSG ? pc_profile_error(r) : strerror(-rc));
+}
+
 /* Prometheus text: docs/metrics.md; pages (the snapshot's) are exported in bytes */
 static const struct ometric show_metrics[] = {
 	{ "total", "created", "created_timestamp_seconds", 0,
@@ -308,8 +315,7 @@ int cmd_show(int argc, char **argv)
 			pc_profile_file_release(&f);
 		}
 		if (rc < 0)
-			cli_fail_msg(argv[optind], rc == -EBADMSG ? "corrupt snapshot" : "cannot read snapshot",
-				     rc == -EBADMSG ? pc_profile_error(r) : strerror(-rc));
+			read_failed(argv[optind], rc, r);
 		orec_str(&rec, "root", m->root, 0);
 		orec_str(&rec, "host", m->host, 0);
 		orec_u64(&rec, "created", m->created, 0);
@@ -417,181 +423,240 @@ static void diff_row(const struct pc_profile_file *fa, const struct pc_profile_f
 	out_list_add(bdev ? "metadata" : "files", &rec);
 }
 
+/* OLD as read, NEW as compared with it, and what was counted. */
+struct diff_ctx {
+	struct entry *ents;		/* OLD's files and devices, sorted by by_path */
+	size_t n;
+	uint32_t page_size;		/* OLD's: NEW's must be the same */
+	char root[sizeof(((struct pc_profile_meta *)0)->root)];	/* OLD's: NEW's too */
+	struct orec old_meta, new_meta;	/* their meta_fields, for the total */
+	int verbose;			/* -v: unchanged files too */
+	uint64_t added, removed, changed, gained, lost;	/* files */
+	uint64_t madded, mremoved, mchanged, mgained, mlost;	/* block devices' metadata */
+	bool any_bdev;			/* either has metadata: version 3's total */
+};
+
+/* OLD whole into d, sorted: 0, or -1 where it could not be read (said). */
+static int read_old(const char *path, struct diff_ctx *d)
+{
+	struct pc_profile_reader *ra = open_snap(path);
+	struct pc_profile_file f;
+	size_t cap = 0;
+	int rc;
+
+	if (!ra)
+		return -1;
+	d->page_size = pc_profile_get_meta(ra)->page_size;
+	out_prom_page_size(d->page_size);
+	snprintf(d->root, sizeof(d->root), "%s", pc_profile_get_meta(ra)->root);
+	meta_fields(&d->old_meta, pc_profile_get_meta(ra));
+	diff_times = pc_profile_get_meta(ra)->flags & PC_META_RECORDED;
+	while ((rc = pc_profile_next(ra, &f)) > 0) {
+		if (d->n == cap) {
+			struct entry *ne = realloc(d->ents, (cap = cap ? cap * 2 : 256) * sizeof(*ne));
+
+			if (!ne) {
+				rc = -ENOMEM;
+				pc_profile_file_release(&f);
+				break;
+			}
+			d->ents = ne;
+		}
+		d->ents[d->n].f = f;
+		d->ents[d->n++].seen = false;
+	}
+	if (rc < 0)
+		read_failed(path, rc, ra);
+	pc_profile_close(ra);
+	qsort(d->ents, d->n, sizeof(*d->ents), by_path);
+	for (size_t i = 0; i < d->n; i++)
+		d->any_bdev |= d->ents[i].f.ident & PC_IDENT_BDEV;
+	return rc < 0 ? -1 : 0;
+}
+
+/* NEW, where it can be compared with OLD (page size, root); NULL: said why not. */
+static struct pc_profile_reader *open_new(const char *path, struct diff_ctx *d)
+{
+	struct pc_profile_reader *rb = open_snap(path);
+
+	if (rb && pc_profile_get_meta(rb)->page_size != d->page_size) {
+		cli_fail_msg(path, "cannot compare",
+			     "the snapshots were taken with different page sizes");
+		pc_profile_close(rb);
+		return NULL;
+	}
+	/* paths are relative to the root: 'a' under one is not 'a' under another */
+	if (rb && strcmp(pc_profile_get_meta(rb)->root, d->root) != 0) {
+		char why[2 * sizeof(d->root) + 64];
+
+		snprintf(why, sizeof(why), "the snapshots are of different roots ('%s', then '%s')",
+			 d->root, pc_profile_get_meta(rb)->root);
+		cli_fail_msg(path, "cannot compare", why);
+		pc_profile_close(rb);
+		return NULL;
+	}
+	if (rb) {
+		meta_fields(&d->new_meta, pc_profile_get_meta(rb));
+		if (pc_profile_get_meta(rb)->flags & PC_META_RECORDED)
+			diff_times = true;
+	}
+	return rb;
+}
+
+/* One of NEW's files or devices against OLD's: counted, and its row if it differs. */
+static void diff_one(struct diff_ctx *d, const struct pc_profile_file *f)
+{
+	struct entry key = { .f.path = f->path, .f.ident = f->ident }, *e;
+	uint64_t pb = run_pages(f->runs, f->nruns);
+
+	e = bsearch(&key, d->ents, d->n, sizeof(*d->ents), by_path);
+	if (f->ident & PC_IDENT_BDEV) {	/* metadata: counted apart from files */
+		d->any_bdev = true;
+		uint64_t pa = e ? run_pages(e->f.runs, e->f.nruns) : 0;
+		uint64_t both = e ? overlap(e->f.runs, e->f.nruns, f->runs, f->nruns) : 0;
+
+		if (e)
+			e->seen = true;
+		d->madded += !e;
+		d->mgained += pb - both;
+		d->mlost += pa - both;
+		if (!e || pa != both || pb != both) {
+			d->mchanged++;
+			diff_row(e ? &e->f : NULL, f, e ? "changed" : "added", pa, pb, pb - both,
+				 pa - both);
+		} else if (d->verbose) {
+			diff_row(&e->f, f, "same", pa, pb, 0, 0);
+		}
+	} else if (!e) {
+		d->added++;
+		d->gained += pb;
+		diff_row(NULL, f, "added", 0, pb, pb, 0);
+	} else {
+		uint64_t pa = run_pages(e->f.runs, e->f.nruns);
+		uint64_t both = overlap(e->f.runs, e->f.nruns, f->runs, f->nruns);
+
+		e->seen = true;
+		d->gained += pb - both;
+		d->lost += pa - both;
+		if (pa != both || pb != both) {
+			d->changed++;
+			diff_row(&e->f, f, "changed", pa, pb, pb - both, pa - both);
+		} else if (d->verbose) {
+			diff_row(&e->f, f, "same", pa, pb, 0, 0);
+		}
+	}
+}
+
+/* What OLD has and NEW has not: removed. */
+static void diff_removed(struct diff_ctx *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		const struct pc_profile_file *f = &d->ents[i].f;
+		uint64_t pa;
+
+		if (d->ents[i].seen)
+			continue;
+		pa = run_pages(f->runs, f->nruns);
+		if (f->ident & PC_IDENT_BDEV) {
+			d->mremoved++;
+			d->mchanged++;
+			d->mlost += pa;
+		} else {
+			d->removed++;
+			d->lost += pa;
+		}
+		diff_row(f, NULL, "removed", pa, 0, 0, pa);
+	}
+}
+
+/* NEW read through against OLD, and closed; then, if it was read whole, what it lacks. */
+static void compare_new(struct diff_ctx *d, struct pc_profile_reader *rb, const char *path)
+{
+	struct pc_profile_file f;
+	int rc;
+
+	while ((rc = pc_profile_next(rb, &f)) > 0) {
+		diff_one(d, &f);
+		pc_profile_file_release(&f);
+	}
+	if (rc < 0)
+		read_failed(path, rc, rb);
+	pc_profile_close(rb);
+	/* a NEW read only in part: what it did not get to is not "removed" */
+	if (rc >= 0)
+		diff_removed(d);
+}
+
+/* The "total" object: every format's. */
+static void total_rec(struct diff_ctx *d)
+{
+	struct orec rec = { 0 };
+
+	orec_u64(&rec, "added", d->added, 0);
+	orec_u64(&rec, "removed", d->removed, 0);
+	orec_u64(&rec, "changed", d->changed, 0);
+	orec_u64(&rec, "gained", d->gained, OF_PAGES);
+	orec_u64(&rec, "lost", d->lost, OF_PAGES);
+	/* what version 3 adds, where either side has it (else the shape stays version 2's) */
+	if (d->any_bdev) {
+		orec_u64(&rec, "metadata_added", d->madded, 0);
+		orec_u64(&rec, "metadata_removed", d->mremoved, 0);
+		orec_u64(&rec, "metadata_changed", d->mchanged - d->madded - d->mremoved, 0);
+		orec_u64(&rec, "metadata_gained", d->mgained, OF_PAGES);
+		orec_u64(&rec, "metadata_lost", d->mlost, OF_PAGES);
+	}
+	if (diff_times && d->old_meta.n)
+		orec_object(&rec, "old", &d->old_meta);
+	if (diff_times && d->new_meta.n)
+		orec_object(&rec, "new", &d->new_meta);
+	orec_release(&d->old_meta);
+	orec_release(&d->new_meta);
+	out_object("total", &rec);
+}
+
+/* The summary for people, after the tables. */
+static void human_summary(const struct diff_ctx *d)
+{
+	if (d->added + d->removed + d->changed + d->mchanged)
+		out_human_line("%s", "");	/* a blank line after the table (escaped if in the text) */
+	if (d->mchanged)
+		out_human_line("%llu block devices' metadata added, removed or changed",
+			       (unsigned long long)d->mchanged);
+	out_human_line("%llu files added, %llu removed, %llu changed; %llu pages gained, "
+		       "%llu lost",
+		       (unsigned long long)d->added, (unsigned long long)d->removed,
+		       (unsigned long long)d->changed, (unsigned long long)d->gained,
+		       (unsigned long long)d->lost);
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	struct cli_opts co = { OUT_HUMAN };
-	struct pc_profile_reader *ra, *rb = NULL;
-	struct entry *ents = NULL;
-	size_t n = 0, cap = 0;
-	struct pc_profile_file f;
-	uint64_t added = 0, removed = 0, changed = 0, gained = 0, lost = 0, mchanged = 0;
-	uint64_t madded = 0, mremoved = 0, mgained = 0, mlost = 0;
-	struct orec rec = { 0 };
-	uint32_t psa = 0;
-	struct orec oa = { 0 }, ob = { 0 };
-	bool any_bdev = false;
-	int verbose = 0, rc = 0;
-	char roota[sizeof(((struct pc_profile_meta *)0)->root)] = "";
+	struct diff_ctx d = { 0 };
+	struct pc_profile_reader *rb = NULL;
+	int rc;
 
-	rc = parse_format(argc, argv, &co, &verbose, &diff_spec);
+	rc = parse_format(argc, argv, &co, &d.verbose, &diff_spec);
 	if (rc)
 		return rc > 0 ? 0 : EXIT_USAGE;
 	out_prom_metrics("diff", diff_metrics, sizeof(diff_metrics) / sizeof(diff_metrics[0]));
 	if (argc - optind != 2)
 		return cli_usage_error("want two snapshots, OLD and NEW");
-	ra = open_snap(argv[optind]);
-	if (ra) {
-		psa = pc_profile_get_meta(ra)->page_size;
-		out_prom_page_size(psa);
-		snprintf(roota, sizeof(roota), "%s", pc_profile_get_meta(ra)->root);
-		meta_fields(&oa, pc_profile_get_meta(ra));
-		diff_times = pc_profile_get_meta(ra)->flags & PC_META_RECORDED;
-		while ((rc = pc_profile_next(ra, &f)) > 0) {
-			if (n == cap) {
-				struct entry *ne = realloc(ents, (cap = cap ? cap * 2 : 256) * sizeof(*ne));
-
-				if (!ne) {
-					rc = -ENOMEM;
-					pc_profile_file_release(&f);
-					break;
-				}
-				ents = ne;
-			}
-			ents[n].f = f;
-			ents[n++].seen = false;
-		}
-		if (rc < 0)
-			cli_fail_msg(argv[optind], rc == -EBADMSG ? "corrupt snapshot" : "cannot read snapshot",
-				     rc == -EBADMSG ? pc_profile_error(ra) : strerror(-rc));
-		pc_profile_close(ra);
-		qsort(ents, n, sizeof(*ents), by_path);
-		rb = rc < 0 ? NULL : open_snap(argv[optind + 1]);
-		if (rb && pc_profile_get_meta(rb)->page_size != psa) {
-			cli_fail_msg(argv[optind + 1], "cannot compare",
-				     "the snapshots were taken with different page sizes");
-			pc_profile_close(rb);
-			rb = NULL;
-		}
-		/* paths are relative to the root: 'a' under one is not 'a' under another */
-		if (rb && strcmp(pc_profile_get_meta(rb)->root, roota) != 0) {
-			char why[2 * sizeof(roota) + 64];
-
-			snprintf(why, sizeof(why), "the snapshots are of different roots ('%s', then '%s')",
-				 roota, pc_profile_get_meta(rb)->root);
-			cli_fail_msg(argv[optind + 1], "cannot compare", why);
-			pc_profile_close(rb);
-			rb = NULL;
-		}
-	}
+	if (read_old(argv[optind], &d) == 0)
+		rb = open_new(argv[optind + 1], &d);
 	/* before the rows: they are written as they come */
 	out_sort("files", "path");
 	out_columns("files", diff_cols, sizeof(diff_cols) / sizeof(diff_cols[0]));
-	if (rb)
-		meta_fields(&ob, pc_profile_get_meta(rb));
-	if (rb && (pc_profile_get_meta(rb)->flags & PC_META_RECORDED))
-		diff_times = true;
-	for (size_t i = 0; i < n; i++)
-		any_bdev |= ents[i].f.ident & PC_IDENT_BDEV;
 	out_sort("metadata", "device");
 	out_columns("metadata", diff_meta_cols, sizeof(diff_meta_cols) / sizeof(diff_meta_cols[0]));
-	while (rb && (rc = pc_profile_next(rb, &f)) > 0) {
-		struct entry key = { .f.path = f.path, .f.ident = f.ident }, *e;
-		uint64_t pb = run_pages(f.runs, f.nruns);
-
-		e = bsearch(&key, ents, n, sizeof(*ents), by_path);
-		if (f.ident & PC_IDENT_BDEV) {	/* metadata: counted apart from files */
-			any_bdev = true;
-			uint64_t pa = e ? run_pages(e->f.runs, e->f.nruns) : 0;
-			uint64_t both = e ? overlap(e->f.runs, e->f.nruns, f.runs, f.nruns) : 0;
-
-			if (e)
-				e->seen = true;
-			madded += !e;
-			mgained += pb - both;
-			mlost += pa - both;
-			if (!e || pa != both || pb != both) {
-				mchanged++;
-				diff_row(e ? &e->f : NULL, &f, e ? "changed" : "added", pa, pb, pb - both,
-					 pa - both);
-			} else if (verbose) {
-				diff_row(&e->f, &f, "same", pa, pb, 0, 0);
-			}
-		} else if (!e) {
-			added++;
-			gained += pb;
-			diff_row(NULL, &f, "added", 0, pb, pb, 0);
-		} else {
-			uint64_t pa = run_pages(e->f.runs, e->f.nruns);
-			uint64_t both = overlap(e->f.runs, e->f.nruns, f.runs, f.nruns);
-
-			e->seen = true;
-			gained += pb - both;
-			lost += pa - both;
-			if (pa != both || pb != both) {
-				changed++;
-				diff_row(&e->f, &f, "changed", pa, pb, pb - both, pa - both);
-			} else if (verbose) {
-				diff_row(&e->f, &f, "same", pa, pb, 0, 0);
-			}
-		}
-		pc_profile_file_release(&f);
-	}
-	if (rb) {
-		if (rc < 0)
-			cli_fail_msg(argv[optind + 1], rc == -EBADMSG ? "corrupt snapshot" : "cannot read snapshot",
-				     rc == -EBADMSG ? pc_profile_error(rb) : strerror(-rc));
-		pc_profile_close(rb);
-		/* a NEW read only in part: what it did not get to is not "removed" */
-		for (size_t i = 0; i < n && rc >= 0; i++)
-			if (!ents[i].seen) {
-				uint64_t pa = run_pages(ents[i].f.runs, ents[i].f.nruns);
-
-				if (ents[i].f.ident & PC_IDENT_BDEV) {
-					mremoved++;
-					mchanged++;
-					mlost += pa;
-					diff_row(&ents[i].f, NULL, "removed", pa, 0, 0, pa);
-					continue;
-				}
-				removed++;
-				lost += pa;
-				diff_row(&ents[i].f, NULL, "removed", pa, 0, 0, pa);
-			}
-	}
-	for (size_t i = 0; i < n; i++)
-		pc_profile_file_release(&ents[i].f);
-	free(ents);
-	orec_u64(&rec, "added", added, 0);
-	orec_u64(&rec, "removed", removed, 0);
-	orec_u64(&rec, "changed", changed, 0);
-	orec_u64(&rec, "gained", gained, OF_PAGES);
-	orec_u64(&rec, "lost", lost, OF_PAGES);
-	/* what version 3 adds, where either side has it (else the shape stays version 2's) */
-	if (any_bdev) {
-		orec_u64(&rec, "metadata_added", madded, 0);
-		orec_u64(&rec, "metadata_removed", mremoved, 0);
-		orec_u64(&rec, "metadata_changed", mchanged - madded - mremoved, 0);
-		orec_u64(&rec, "metadata_gained", mgained, OF_PAGES);
-		orec_u64(&rec, "metadata_lost", mlost, OF_PAGES);
-	}
-	if (diff_times && oa.n)
-		orec_object(&rec, "old", &oa);
-	if (diff_times && ob.n)
-		orec_object(&rec, "new", &ob);
-	orec_release(&oa);
-	orec_release(&ob);
-	out_object("total", &rec);
-	if (co.fmt == OUT_HUMAN && !cli_failures() && added + removed + changed + mchanged)
-		out_human_line("%s", "");	/* a blank line after the table (escaped if in the text) */
-	if (co.fmt == OUT_HUMAN && !cli_failures() && mchanged)
-		out_human_line("%llu block devices' metadata added, removed or changed",
-			       (unsigned long long)mchanged);
+	if (rb)
+		compare_new(&d, rb, argv[optind + 1]);
+	for (size_t i = 0; i < d.n; i++)
+		pc_profile_file_release(&d.ents[i].f);
+	free(d.ents);
+	total_rec(&d);
 	if (co.fmt == OUT_HUMAN && !cli_failures())
-		out_human_line("%llu files added, %llu removed, %llu changed; %llu pages gained, "
-			       "%llu lost",
-			       (unsigned long long)added, (unsigned long long)removed,
-			       (unsigned long long)changed, (unsigned long long)gained,
-			       (unsigned long long)lost);
+		human_summary(&d);
 	rc = out_flush();
 	return rc < 0 || cli_failures() ? EXIT_PARTIAL : 0;
 }

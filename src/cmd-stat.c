@@ -9,7 +9,7 @@
  * shown as a made-up number.
  */
 #define _GNU_SOURCE
-#include "cli.h"
+#include "cmd-common.h"
 
 #include <errno.h>
 #include <linux/capability.h>
@@ -465,45 +465,45 @@ static int stat_file(struct pc_walk_entry *e, void *arg)
 	return 0;
 }
 
-int cmd_stat(int argc, char **argv)
+/* What stat was told that stat_ctx does not keep. */
+struct stat_cli {
+	struct cli_opts co;
+	const char *colspec;		/* -o COLS; NULL: the default columns */
+};
+
+/* -1: go on; else the exit status. */
+static int parse(struct stat_ctx *c, struct stat_cli *cl, int argc, char **argv)
 {
 	struct cli_parser p;
-	struct stat_ctx c = { 0 };
-	struct cli_opts co = { OUT_HUMAN };
-	bool custom = false;
-	const char *colspec = NULL;
-	struct tot sum = { 0 };
-	struct orec rec = { 0 };
-	unsigned nt;
-	double t0;
-	int opt, rc;
+	int opt;
 
-	targets_init(&c.t);
+	targets_init(&c->t);
 	cli_parser_init(&p, &stat_spec, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'v':
-			c.verbose++;
+			c->verbose++;
 			break;
 		case 'o':
-			colspec = p.arg;
+			cl->colspec = p.arg;
 			break;
 		case 'G' + 256:
-			c.by_cgroup = true;
+			c->by_cgroup = true;
 			break;
 		default:
-			if (cli_common_opt(&co, &c.t, opt, p.arg, argv) < 0)
+			if (cli_common_opt(&cl->co, &c->t, opt, p.arg, argv) < 0)
 				return EXIT_USAGE;
 		}
 	}
-	if (opt == CLI_STOP)
-		return p.exit;
-	if (cli_start(&co, &c.t, argc, argv) < 0) {
-		targets_release(&c.t);	/* nothing held at exit: LeakSanitizer */
-		return EXIT_USAGE;
-	}
-	out_prom_metrics("stat", metrics, sizeof(metrics) / sizeof(metrics[0]));
+	return cli_files_begin(&p, opt, &cl->co, &c->t, argc, argv);
+}
 
+/*
+ * The table's columns (the default ones, or -o's) and what they need:
+ * bars, ranges, the memory cgroups' names. -1: go on; else the exit status.
+ */
+static int pick_columns(struct stat_ctx *c, const struct stat_cli *cl)
+{
 	/* Default columns, fincore's first, then ours. */
 	ncols = 0;
 	for (const char *d = "RES,CACHED,SIZE,PERCENT,DIRTY_PAGES,EVICTED_PAGES"; d;) {
@@ -516,150 +516,181 @@ int cmd_stat(int argc, char **argv)
 		add_col(n);
 		d = comma ? comma + 1 : NULL;
 	}
-	if (c.verbose && co.fmt == OUT_HUMAN)
+	if (c->verbose && cl->co.fmt == OUT_HUMAN)
 		add_col("BAR");
 	add_col("FILE");
-	if (c.verbose >= 2)
+	if (c->verbose >= 2)
 		add_col("RANGES");
-	if (colspec) {
-		if (parse_cols(colspec) < 0) {
-			targets_release(&c.t);
-			return EXIT_USAGE;
-		}
-		custom = true;
+	if (cl->colspec && parse_cols(cl->colspec) < 0) {
+		targets_release(&c->t);
+		return EXIT_USAGE;
 	}
 	for (size_t i = 0; i < ncols; i++) {
 		if (!strcmp(cols[i].key, "bar"))
-			c.want_bar = true;
+			c->want_bar = true;
 		if (!strcmp(cols[i].key, "ranges"))
-			c.want_ranges = true;
+			c->want_ranges = true;
 	}
-	if (c.verbose >= 2)
-		c.want_ranges = true;
-	if (c.by_cgroup) {
+	if (c->verbose >= 2)
+		c->want_ranges = true;
+	if (c->by_cgroup) {
 		char mount[64];
 		int version;
 
 		if (!pc_have_cap(CAP_SYS_ADMIN)) {	/* page frame numbers, for kpagecgroup */
-			targets_release(&c.t);	/* nothing held at exit: LeakSanitizer */
+			targets_release(&c->t);	/* nothing held at exit: LeakSanitizer */
 			return cli_usage_error("--by-cgroup %s", pc_kpage_reason(EPERM, true));
 		}
 		if (pc_cgroup_root(mount, sizeof(mount), &version) == 0)
-			pc_cgroup_walk(mount, map_cgroup, &c);
+			pc_cgroup_walk(mount, map_cgroup, c);
 		add_col("CGROUPS");
 	}
+	return -1;
+}
 
-	/* List files with -v, -o or --by-cgroup, or when no PATH is a directory. */
-	c.list = c.verbose || custom || c.by_cgroup || co.prom_per_file;
-	if (!c.list) {
-		bool anydir = false;
+/* List files with -v, -o or --by-cgroup, or when no PATH is a directory. */
+static bool list_files(const struct stat_ctx *c, const struct stat_cli *cl)
+{
+	bool anydir = false;
 
-		for (size_t i = 0; i < c.t.npaths; i++) {
-			struct stat st;
+	if (c->verbose || cl->colspec || c->by_cgroup || cl->co.prom_per_file)
+		return true;
+	for (size_t i = 0; i < c->t.npaths; i++) {
+		struct stat st;
 
-			if (stat(c.t.paths[i], &st) == 0 && S_ISDIR(st.st_mode))
-				anydir = true;
-		}
-		c.list = !anydir;
+		if (stat(c->t.paths[i], &st) == 0 && S_ISDIR(st.st_mode))
+			anydir = true;
 	}
-	if (c.list) {	/* before the walk: rows are written as they come */
-		out_sort("files", "path");
-		out_columns("files", cols, ncols);
-	}
-	nt = pc_walk_threads(&c.t.walk);
-	c.tot = cli_alloc_totals(nt, sizeof(*c.tot), _Alignof(__typeof__(*c.tot)));
-	if (!c.tot)
-		return EXIT_PARTIAL;
-	t0 = pc_now();
-	rc = targets_walk(&c.t, stat_file, &c);
-	if (rc < 0)
-		cli_warn("walk failed: %s", strerror(-rc));
-	cli_sum_totals(&sum, c.tot, nt, sizeof(sum));
-	sum.why = EPERM << 1;
+	return !anydir;
+}
+
+/* The threads' totals in *sum, why the last unknown was (EPERM's if none); c's freed. */
+static void sum_totals(struct stat_ctx *c, unsigned nt, struct tot *sum)
+{
+	cli_sum_totals(sum, c->tot, nt, sizeof(*sum));
+	sum->why = EPERM << 1;
 	for (unsigned i = 0; i < nt; i++)
-		if (c.tot[i].unknown_files)
-			sum.why = c.tot[i].why;
-	free(c.tot);
-	for (size_t i = 0; i < c.ncgs; i++)
-		free(c.cgs[i].path);
-	free(c.cgs);
+		if (c->tot[i].unknown_files)
+			sum->why = c->tot[i].why;
+	free(c->tot);
+	for (size_t i = 0; i < c->ncgs; i++)
+		free(c->cgs[i].path);
+	free(c->cgs);
+}
 
-	orec_u64(&rec, "files", sum.files, 0);
-	orec_u64(&rec, "directories", c.t.dirs, 0);
-	orec_u64(&rec, "pages", sum.pages, OF_PAGES);
-	orec_u64(&rec, "size", sum.size, OF_BYTES);
-	if (sum.files && sum.unknown_files == sum.files) {
+static uint64_t skipped(const struct targets *t)
+{
+	return t->special + t->symlinks + t->loops + t->mounts + t->toobig + t->excluded + t->dups;
+}
+
+/* The "total" object: every format's. */
+static void total_rec(const struct stat_ctx *c, const struct tot *sum, double t0)
+{
+	struct orec rec = { 0 };
+
+	orec_u64(&rec, "files", sum->files, 0);
+	orec_u64(&rec, "directories", c->t.dirs, 0);
+	orec_u64(&rec, "pages", sum->pages, OF_PAGES);
+	orec_u64(&rec, "size", sum->size, OF_BYTES);
+	if (sum->files && sum->unknown_files == sum->files) {
 		orec_null(&rec, "cached");
 		orec_null(&rec, "cached_bytes");
 	} else {
-		orec_u64(&rec, "cached", sum.cached, OF_PAGES);
-		orec_u64(&rec, "cached_bytes", sum.cached * pc_page_size(), OF_BYTES);
+		orec_u64(&rec, "cached", sum->cached, OF_PAGES);
+		orec_u64(&rec, "cached_bytes", sum->cached * pc_page_size(), OF_BYTES);
 	}
-	if (sum.counted || !sum.files) {
-		orec_u64(&rec, "dirty", sum.dirty, OF_PAGES);
-		orec_u64(&rec, "writeback", sum.writeback, OF_PAGES);
-		orec_u64(&rec, "evicted", sum.evicted, OF_PAGES);
-		orec_u64(&rec, "recently_evicted", sum.recent, OF_PAGES);
+	if (sum->counted || !sum->files) {
+		orec_u64(&rec, "dirty", sum->dirty, OF_PAGES);
+		orec_u64(&rec, "writeback", sum->writeback, OF_PAGES);
+		orec_u64(&rec, "evicted", sum->evicted, OF_PAGES);
+		orec_u64(&rec, "recently_evicted", sum->recent, OF_PAGES);
 	} else {	/* no file had cachestat's counts */
 		orec_null(&rec, "dirty");
 		orec_null(&rec, "writeback");
 		orec_null(&rec, "evicted");
 		orec_null(&rec, "recently_evicted");
 	}
-	orec_u64(&rec, "unknown_files", sum.unknown_files, 0);
-	orec_u64(&rec, "unknown_pages", sum.unknown_pages, OF_PAGES);
-	orec_u64(&rec, "skipped", c.t.special + c.t.symlinks + c.t.loops + c.t.mounts +
-				       c.t.toobig + c.t.excluded + c.t.dups, 0);
-	orec_u64(&rec, "vanished", c.t.vanished, 0);
+	orec_u64(&rec, "unknown_files", sum->unknown_files, 0);
+	orec_u64(&rec, "unknown_pages", sum->unknown_pages, OF_PAGES);
+	orec_u64(&rec, "skipped", skipped(&c->t), 0);
+	orec_u64(&rec, "vanished", c->t.vanished, 0);
 	orec_u64(&rec, "failures", cli_failures(), 0);
 	orec_f64(&rec, "elapsed", pc_now() - t0);
 	out_object("total", &rec);
+}
 
-	if (co.fmt == OUT_HUMAN) {
-		char a[32], b[32], pct[16], whybuf[512];
-		uint64_t known = sum.pages - sum.unknown_pages;
+/* The summary for people, vmtouch's, after the table if there is one. */
+static void human_summary(const struct stat_ctx *c, const struct stat_cli *cl,
+			  const struct tot *sum, double t0)
+{
+	const struct targets *t = &c->t;
+	char a[32], b[32], pct[16], whybuf[512];
+	uint64_t known = sum->pages - sum->unknown_pages;
 
-		if (c.list && !co.noheadings && sum.files)
-			out_human_line("%s", "");
-		out_human_line("           Files: %llu", (unsigned long long)sum.files);
-		out_human_line("     Directories: %llu", (unsigned long long)c.t.dirs);
-		if (sum.files && sum.unknown_files == sum.files)
-			out_human_line("  Resident Pages: unknown/%llu  (%s)",
-				       (unsigned long long)sum.pages,
-				       unknown_reason(sum.why, whybuf, sizeof(whybuf)));
-		else
-			out_human_line("  Resident Pages: %llu/%llu  %s/%s  %s",
-				       (unsigned long long)sum.cached, (unsigned long long)known,
-				       fmt_size(sum.cached * pc_page_size(), a, sizeof(a)),
-				       fmt_size(known * pc_page_size(), b, sizeof(b)),
-				       fmt_percent(sum.cached, known, pct, sizeof(pct)));
-		if (sum.unknown_files && sum.unknown_files != sum.files)
-			out_human_line("         Unknown: %llu files, %llu pages (not counted above: "
-				       "no write permission, the kernel refuses residency)",
-				       (unsigned long long)sum.unknown_files,
-				       (unsigned long long)sum.unknown_pages);
-		if (sum.counted || !sum.files) {
-			out_human_line(" Dirty/Writeback: %llu/%llu pages",
-				       (unsigned long long)sum.dirty, (unsigned long long)sum.writeback);
-			out_human_line("         Evicted: %llu pages (%llu recently)",
-				       (unsigned long long)sum.evicted, (unsigned long long)sum.recent);
-		} else {
-			out_human_line(" Dirty/Writeback: unknown (needs cachestat(2), Linux 6.5+)");
-		}
-		if (c.t.special || c.t.symlinks || c.t.loops || c.t.mounts || c.t.toobig ||
-		    c.t.excluded || c.t.dups)
-			out_human_line("         Skipped: %llu special, %llu symlinks, %llu loops, "
-				       "%llu other-fs, %llu too big, %llu excluded, %llu hardlinks",
-				       (unsigned long long)c.t.special,
-				       (unsigned long long)c.t.symlinks,
-				       (unsigned long long)c.t.loops, (unsigned long long)c.t.mounts,
-				       (unsigned long long)c.t.toobig,
-				       (unsigned long long)c.t.excluded,
-				       (unsigned long long)c.t.dups);
-		if (cli_failures())
-			out_human_line("        Failures: %u (named above)", cli_failures());
-		out_human_line("         Elapsed: %.3g seconds", pc_now() - t0);
+	if (c->list && !cl->co.noheadings && sum->files)
+		out_human_line("%s", "");
+	out_human_line("           Files: %llu", (unsigned long long)sum->files);
+	out_human_line("     Directories: %llu", (unsigned long long)t->dirs);
+	if (sum->files && sum->unknown_files == sum->files)
+		out_human_line("  Resident Pages: unknown/%llu  (%s)",
+			       (unsigned long long)sum->pages,
+			       unknown_reason(sum->why, whybuf, sizeof(whybuf)));
+	else
+		out_human_line("  Resident Pages: %llu/%llu  %s/%s  %s",
+			       (unsigned long long)sum->cached, (unsigned long long)known,
+			       fmt_size(sum->cached * pc_page_size(), a, sizeof(a)),
+			       fmt_size(known * pc_page_size(), b, sizeof(b)),
+			       fmt_percent(sum->cached, known, pct, sizeof(pct)));
+	if (sum->unknown_files && sum->unknown_files != sum->files)
+		out_human_line("         Unknown: %llu files, %llu pages (not counted above: "
+			       "no write permission, the kernel refuses residency)",
+			       (unsigned long long)sum->unknown_files,
+			       (unsigned long long)sum->unknown_pages);
+	if (sum->counted || !sum->files) {
+		out_human_line(" Dirty/Writeback: %llu/%llu pages",
+			       (unsigned long long)sum->dirty, (unsigned long long)sum->writeback);
+		out_human_line("         Evicted: %llu pages (%llu recently)",
+			       (unsigned long long)sum->evicted, (unsigned long long)sum->recent);
+	} else {
+		out_human_line(" Dirty/Writeback: unknown (needs cachestat(2), Linux 6.5+)");
 	}
+	if (skipped(t))
+		out_human_line("         Skipped: %llu special, %llu symlinks, %llu loops, "
+			       "%llu other-fs, %llu too big, %llu excluded, %llu hardlinks",
+			       (unsigned long long)t->special, (unsigned long long)t->symlinks,
+			       (unsigned long long)t->loops, (unsigned long long)t->mounts,
+			       (unsigned long long)t->toobig, (unsigned long long)t->excluded,
+			       (unsigned long long)t->dups);
+	cli_human_failures();
+	out_human_line("         Elapsed: %.3g seconds", pc_now() - t0);
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	struct stat_ctx c = { 0 };
+	struct stat_cli cl = { .co = { OUT_HUMAN } };
+	struct tot sum = { 0 };
+	unsigned nt;
+	double t0;
+	int rc;
+
+	rc = parse(&c, &cl, argc, argv);
+	if (rc >= 0)
+		return rc;
+	out_prom_metrics("stat", metrics, sizeof(metrics) / sizeof(metrics[0]));
+	rc = pick_columns(&c, &cl);
+	if (rc >= 0)
+		return rc;
+	c.list = list_files(&c, &cl);
+	nt = pc_walk_threads(&c.t.walk);
+	c.tot = cli_alloc_totals(nt, sizeof(*c.tot), _Alignof(__typeof__(*c.tot)));
+	if (!c.tot)
+		return EXIT_PARTIAL;
+	t0 = cli_files_walk(&c.t, c.list, cols, ncols, stat_file, &c);
+	sum_totals(&c, nt, &sum);
+	total_rec(&c, &sum, t0);
+	if (cl.co.fmt == OUT_HUMAN)
+		human_summary(&c, &cl, &sum, t0);
 	rc = out_flush();
 	targets_release(&c.t);
 	if (rc < 0) {

@@ -8,7 +8,7 @@
  * cgroup's headroom); where it stops, it says how far it got.
  */
 #define _GNU_SOURCE
-#include "cli.h"
+#include "cmd-common.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -24,6 +24,7 @@ struct warm_ctx {
 	struct targets t;
 	struct pc_budget budget;
 	struct pc_warmer **w;		/* one per walker thread */
+	unsigned nt;			/* walker threads */
 	struct warm_tot *tot;
 	struct pc_progress progress;
 	uint64_t found;			/* bytes of the files found so far: the progress total */
@@ -156,148 +157,180 @@ static int warm_file(struct pc_walk_entry *e, void *arg)
 	return 0;
 }
 
-int cmd_warm(int argc, char **argv)
+/* What warm was told that warm_ctx does not keep. */
+struct warm_cli {
+	struct cli_opts co;
+	struct cli_budget bo;
+	struct pc_warm_opts wo;		/* --engine, --chunk */
+	bool quiet;			/* -q: no progress line */
+};
+
+/* -1: go on; else the exit status. */
+static int parse(struct warm_ctx *c, struct warm_cli *cl, int argc, char **argv)
 {
 	struct cli_parser p;
-	struct warm_ctx c = { 0 };
-	struct pc_warm_opts wo = { 0 };
-	struct cli_opts co = { OUT_HUMAN };
-	struct cli_budget bo = CLI_BUDGET_INIT;
-	bool quiet = false;
-	struct warm_tot sum = { 0 };
-	struct orec rec = { 0 };
-	struct cli_progress *prog = NULL;
-	unsigned nt;
-	double t0, el;
-	int opt, rc;
+	int opt;
 
-	targets_init(&c.t);
+	targets_init(&c->t);
 	cli_parser_init(&p, &warm_spec, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'M': case 'S': case 'T':
-			if (cli_budget_opt(&bo, opt, p.arg) < 0)
+			if (cli_budget_opt(&cl->bo, opt, p.arg) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'E':
 			if (!strcmp(p.arg, "uring") || !strcmp(p.arg, "io_uring"))
-				wo.engine = PC_ENGINE_URING;
+				cl->wo.engine = PC_ENGINE_URING;
 			else if (!strcmp(p.arg, "threads") || !strcmp(p.arg, "readahead"))
-				wo.engine = PC_ENGINE_THREADS;
+				cl->wo.engine = PC_ENGINE_THREADS;
 			else if (!strcmp(p.arg, "auto"))
-				wo.engine = PC_ENGINE_AUTO;
+				cl->wo.engine = PC_ENGINE_AUTO;
 			else
 				return cli_usage_error("unknown engine '%s' (uring, threads, auto)",
 						       p.arg);
 			break;
 		case 'C':
-			if (pc_parse_size(p.arg, &wo.chunk) < 0 || wo.chunk < pc_page_size())
+			if (pc_parse_size(p.arg, &cl->wo.chunk) < 0 || cl->wo.chunk < pc_page_size())
 				return cli_usage_error("invalid chunk '%s' (at least one page)",
 						       p.arg);
 			break;
 		case 'v':
-			c.list = true;
+			c->list = true;
 			break;
 		case 'q':
-			quiet = true;
+			cl->quiet = true;
 			break;
 		default:
-			if (cli_common_opt(&co, &c.t, opt, p.arg, argv) < 0)
+			if (cli_common_opt(&cl->co, &c->t, opt, p.arg, argv) < 0)
 				return EXIT_USAGE;
 		}
 	}
-	if (opt == CLI_STOP)
-		return p.exit;
-	if (cli_start(&co, &c.t, argc, argv) < 0)
-		return EXIT_USAGE;
-	out_prom_metrics("warm", metrics, sizeof(metrics) / sizeof(metrics[0]));
-	c.list = c.list || co.prom_per_file;
-	rc = pc_budget_init(&c.budget, bo.max_mem, bo.reserve);
+	return cli_files_begin(&p, opt, &cl->co, &c->t, argc, argv);
+}
+
+/* The budget, then a warmer for each walker thread. -1: go on; else the exit status. */
+static int start_warmers(struct warm_ctx *c, struct warm_cli *cl)
+{
+	int rc = pc_budget_init(&c->budget, cl->bo.max_mem, cl->bo.reserve);
+
 	if (rc < 0) {
 		cli_warn("cannot read memory state: %s", strerror(-rc));
 		return EXIT_PARTIAL;
 	}
-	c.budget.rate = bo.rate;
-	wo.budget = &c.budget;
-	wo.progress = &c.progress;
-	nt = pc_walk_threads(&c.t.walk);
-	c.w = calloc(nt, sizeof(*c.w));
-	c.tot = cli_alloc_totals(nt, sizeof(*c.tot), _Alignof(__typeof__(*c.tot)));
-	if (!c.w || !c.tot)
+	c->budget.rate = cl->bo.rate;
+	cl->wo.budget = &c->budget;
+	cl->wo.progress = &c->progress;
+	c->nt = pc_walk_threads(&c->t.walk);
+	c->w = calloc(c->nt, sizeof(*c->w));
+	c->tot = cli_alloc_totals(c->nt, sizeof(*c->tot), _Alignof(__typeof__(*c->tot)));
+	if (!c->w || !c->tot)
 		return EXIT_PARTIAL;
-	for (unsigned i = 0; i < nt; i++) {
-		rc = pc_warmer_new(&wo, &c.w[i]);
+	for (unsigned i = 0; i < c->nt; i++) {
+		rc = pc_warmer_new(&cl->wo, &c->w[i]);
 		if (rc < 0) {
 			cli_warn("cannot start the %s engine: %s",
-				 wo.engine == PC_ENGINE_URING ? "io_uring" : "warming", strerror(-rc));
+				 cl->wo.engine == PC_ENGINE_URING ? "io_uring" : "warming",
+				 strerror(-rc));
 			return EXIT_PARTIAL;
 		}
 	}
-	if (!quiet && co.fmt == OUT_HUMAN)
-		prog = cli_progress_start(&c.progress, "warming", &c.found);
+	return -1;
+}
 
-	if (c.list) {	/* before the walk: rows are written as they come */
-		out_sort("files", "path");
-		out_columns("files", warm_cols, sizeof(warm_cols) / sizeof(warm_cols[0]));
-	}
-	t0 = pc_now();
-	rc = targets_walk(&c.t, warm_file, &c);
-	if (rc < 0)
-		cli_warn("walk failed: %s", strerror(-rc));
-	for (unsigned i = 0; i < nt; i++) {
+/* Where the budget stopped the walk: how far it got. */
+static void say_stopped(const struct warm_ctx *c, const struct warm_tot *sum)
+{
+	const struct pc_budget *b = &c->budget;
+
+	cli_warn("stopped early: %s; %llu files warmed (%llu MiB read, %llu MiB allowed)",
+		 cli_budget_reason(b->stopped), (unsigned long long)sum->files,
+		 (unsigned long long)(sum->read * pc_page_size() >> 20),
+		 (unsigned long long)((b->max_bytes < b->headroom ? b->max_bytes
+								  : b->headroom) >> 20));
+}
+
+/* The "total" object: every format's. */
+static void total_rec(const struct warm_ctx *c, const struct warm_tot *sum, double el)
+{
+	struct orec rec = { 0 };
+
+	orec_u64(&rec, "files", sum->files, 0);
+	orec_u64(&rec, "pages", sum->pages, OF_PAGES);
+	orec_u64(&rec, "resident", sum->resident, OF_PAGES);
+	orec_u64(&rec, "read", sum->read, OF_PAGES);
+	orec_u64(&rec, "read_bytes", sum->read * pc_page_size(), OF_BYTES);
+	orec_u64(&rec, "denied", sum->denied, 0);
+	orec_u64(&rec, "failures", cli_failures(), 0);
+	orec_str(&rec, "engine", pc_warmer_engine(c->w[0]), 0);
+	orec_bool(&rec, "budget_stopped", c->budget.stopped != 0);
+	if (c->budget.stopped)
+		orec_str(&rec, "budget_reason", cli_budget_reason(c->budget.stopped), 0);
+	orec_f64(&rec, "elapsed", el);
+	out_object("total", &rec);
+}
+
+/* The summary for people, after the table if there is one. */
+static void human_summary(const struct warm_ctx *c, const struct warm_tot *sum, double el)
+{
+	char a[32], b[32], r[32];
+
+	if (c->list)
+		out_human_line("%s", "");
+	out_human_line("           Files: %llu", (unsigned long long)sum->files);
+	out_human_line("  Resident Pages: %llu/%llu  %s/%s  %s",
+		       (unsigned long long)sum->resident, (unsigned long long)sum->pages,
+		       fmt_size(sum->resident * pc_page_size(), a, sizeof(a)),
+		       fmt_size(sum->pages * pc_page_size(), b, sizeof(b)),
+		       fmt_percent(sum->resident, sum->pages, r, sizeof(r)));
+	out_human_line("            Read: %s in %.3g s (%s/s, %s)",
+		       fmt_size(sum->read * pc_page_size(), a, sizeof(a)), el,
+		       pc_human_size(el > 0 ? (uint64_t)((double)sum->read *
+							 (double)pc_page_size() / el)
+					    : 0,
+				     r, sizeof(r)),
+		       pc_warmer_engine(c->w[0]));
+	if (sum->denied)
+		out_human_line("          Denied: %llu files the kernel refuses residency to "
+			       "(mincore would lie): proven by reading them in full",
+			       (unsigned long long)sum->denied);
+	cli_human_failures();
+}
+
+int cmd_warm(int argc, char **argv)
+{
+	struct warm_ctx c = { 0 };
+	struct warm_cli cl = { .co = { OUT_HUMAN }, .bo = CLI_BUDGET_INIT };
+	struct warm_tot sum = { 0 };
+	struct cli_progress *prog = NULL;
+	double t0, el;
+	int rc;
+
+	rc = parse(&c, &cl, argc, argv);
+	if (rc >= 0)
+		return rc;
+	out_prom_metrics("warm", metrics, sizeof(metrics) / sizeof(metrics[0]));
+	c.list = c.list || cl.co.prom_per_file;
+	rc = start_warmers(&c, &cl);
+	if (rc >= 0)
+		return rc;
+	if (!cl.quiet && cl.co.fmt == OUT_HUMAN)
+		prog = cli_progress_start(&c.progress, "warming", &c.found);
+	t0 = cli_files_walk(&c.t, c.list, warm_cols, sizeof(warm_cols) / sizeof(warm_cols[0]),
+			    warm_file, &c);
+	for (unsigned i = 0; i < c.nt; i++) {
 		pc_warmer_drain(c.w[i]);
 		report(&c, i);
 	}
 	el = pc_now() - t0;
 	cli_progress_stop(prog);
-	cli_sum_totals(&sum, c.tot, nt, sizeof(sum));
+	cli_sum_totals(&sum, c.tot, c.nt, sizeof(sum));
 	if (c.budget.stopped)
-		cli_warn("stopped early: %s; %llu files warmed (%llu MiB read, %llu MiB allowed)",
-			 cli_budget_reason(c.budget.stopped), (unsigned long long)sum.files,
-			 (unsigned long long)(sum.read * pc_page_size() >> 20),
-			 (unsigned long long)((c.budget.max_bytes < c.budget.headroom
-						       ? c.budget.max_bytes
-						       : c.budget.headroom) >> 20));
-
-	orec_u64(&rec, "files", sum.files, 0);
-	orec_u64(&rec, "pages", sum.pages, OF_PAGES);
-	orec_u64(&rec, "resident", sum.resident, OF_PAGES);
-	orec_u64(&rec, "read", sum.read, OF_PAGES);
-	orec_u64(&rec, "read_bytes", sum.read * pc_page_size(), OF_BYTES);
-	orec_u64(&rec, "denied", sum.denied, 0);
-	orec_u64(&rec, "failures", cli_failures(), 0);
-	orec_str(&rec, "engine", pc_warmer_engine(c.w[0]), 0);
-	orec_bool(&rec, "budget_stopped", c.budget.stopped != 0);
-	if (c.budget.stopped)
-		orec_str(&rec, "budget_reason", cli_budget_reason(c.budget.stopped), 0);
-	orec_f64(&rec, "elapsed", el);
-	out_object("total", &rec);
-	if (co.fmt == OUT_HUMAN) {
-		char a[32], b[32], r[32];
-
-		if (c.list)
-			out_human_line("%s", "");
-		out_human_line("           Files: %llu", (unsigned long long)sum.files);
-		out_human_line("  Resident Pages: %llu/%llu  %s/%s  %s",
-			       (unsigned long long)sum.resident, (unsigned long long)sum.pages,
-			       fmt_size(sum.resident * pc_page_size(), a, sizeof(a)),
-			       fmt_size(sum.pages * pc_page_size(), b, sizeof(b)),
-			       fmt_percent(sum.resident, sum.pages, r, sizeof(r)));
-		out_human_line("            Read: %s in %.3g s (%s/s, %s)",
-			       fmt_size(sum.read * pc_page_size(), a, sizeof(a)), el,
-			       pc_human_size(el > 0 ? (uint64_t)((double)sum.read *
-								 (double)pc_page_size() / el)
-						    : 0,
-					     r, sizeof(r)),
-			       pc_warmer_engine(c.w[0]));
-		if (sum.denied)
-			out_human_line("          Denied: %llu files the kernel refuses residency to "
-				       "(mincore would lie): proven by reading them in full",
-				       (unsigned long long)sum.denied);
-		if (cli_failures())
-			out_human_line("        Failures: %u (named above)", cli_failures());
-	}
-	for (unsigned i = 0; i < nt; i++)
+		say_stopped(&c, &sum);
+	total_rec(&c, &sum, el);
+	if (cl.co.fmt == OUT_HUMAN)
+		human_summary(&c, &sum, el);
+	for (unsigned i = 0; i < c.nt; i++)
 		pc_warmer_free(c.w[i]);
 	free(c.w);
 	free(c.tot);
