@@ -135,22 +135,6 @@ struct pc_lockset {
 	double first, last, next;	/* a burst's first and last change, the timer's next */
 };
 
-/* Room for one more of elem bytes in *arrp (cap grows by doubling): 0 or -ENOMEM. */
-static int grow(void *arrp, size_t *cap, size_t n, size_t elem)
-{
-	void **arr = arrp, *na;
-	size_t nc;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 64;
-	na = realloc(*arr, nc * elem);
-	if (!na)
-		return -ENOMEM;
-	*arr = na;
-	*cap = nc;
-	return 0;
-}
 
 static void emit(const struct pc_lockset *s, struct pc_lockset_event *e)
 {
@@ -196,7 +180,7 @@ static int add_held(struct pc_lockset *s, const struct pc_lock *l, uint64_t lock
 	if (s->watching && !(p = strdup(path)))
 		return -ENOMEM;
 	pthread_mutex_lock(&s->lock);
-	if (grow(&s->locks, &s->cap, s->n, sizeof(*s->locks)) < 0) {
+	if (pc_grow(&s->locks, &s->cap, s->n, sizeof(*s->locks)) < 0) {
 		pthread_mutex_unlock(&s->lock);
 		free(p);
 		return -ENOMEM;
@@ -380,7 +364,7 @@ static void watch_dir(struct pc_lockset *s, const char *path)
 			s->dirs[i].seen = true;
 			return;
 		}
-	if (grow(&s->dirs, &s->dcap, s->ndirs, sizeof(*s->dirs)) == 0)
+	if (pc_grow(&s->dirs, &s->dcap, s->ndirs, sizeof(*s->dirs)) == 0)
 		s->dirs[s->ndirs++] = (struct wdir){ wd, true };
 }
 
@@ -648,7 +632,7 @@ static int rescan_file(struct pc_walk_entry *e, void *arg)
 			}
 		}
 	}
-	if (grow(&s->cands, &s->ccap, s->ncands, sizeof(*s->cands)) == 0 &&
+	if (pc_grow(&s->cands, &s->ccap, s->ncands, sizeof(*s->cands)) == 0 &&
 	    (p = strdup(e->path))) {
 		s->cands[s->ncands++] = (struct cand){ e->fd, e->st, data, maps, p, same };
 		e->fd = -1;	/* ours now */
@@ -673,7 +657,7 @@ static void refuse(struct pc_lockset *s, const struct cand *k, struct pc_lockset
 	s->refused_bytes += k->data > e->locked ? k->data - e->locked : 0;
 	e->kind = PC_LOCKSET_REFUSED;
 	emit(s, e);
-	if (grow(&s->refused, &s->rcap, s->nrefused, sizeof(*s->refused)) == 0)
+	if (pc_grow(&s->refused, &s->rcap, s->nrefused, sizeof(*s->refused)) == 0)
 		s->refused[s->nrefused++] =
 			(struct refused){ k->st.st_dev, k->st.st_ino, k->st.st_size, k->data };
 }

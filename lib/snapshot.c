@@ -68,23 +68,6 @@ static int take_sized(void *dst, size_t dstlen, const void *src, uint32_t srclen
 	return 0;
 }
 
-static int grow(void *arrp, size_t *cap, size_t n, size_t elem)
-{
-	void **arr = arrp;
-	size_t nc;
-	void *na;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 64;
-	na = realloc(*arr, nc * elem);
-	if (!na)
-		return -ENOMEM;
-	*arr = na;
-	*cap = nc;
-	return 0;
-}
-
 static void emit(struct pc_snapshot *s, struct pc_snapshot_event *ev)
 {
 	if (!s->o.event)
@@ -350,7 +333,7 @@ int pc_snapshot_add(struct pc_snapshot *s, int fd, const char *path, const struc
 		return 0;
 	}
 	pthread_mutex_lock(&s->lock);
-	if (grow(&s->files, &s->cap, s->n, sizeof(*s->files)) < 0) {
+	if (pc_grow(&s->files, &s->cap, s->n, sizeof(*s->files)) < 0) {
 		pthread_mutex_unlock(&s->lock);
 		pc_profile_file_release(&f);
 		fail(s, path, PC_SNAPSHOT_FAIL_NOMEM, ENOMEM, "cannot snapshot", NULL, NULL);
@@ -418,11 +401,11 @@ static void metadata(struct pc_snapshot *s, struct pc_profile_file **recs, size_
 			;
 		if (k < ndevs)
 			continue;
-		if (grow(&devs, &cap, ndevs, sizeof(*devs)) < 0)
+		if (pc_grow(&devs, &cap, ndevs, sizeof(*devs)) < 0)
 			break;
 		devs[ndevs++] = f->dev;
 		rc = pc_bdev_snapshot(f->dev, f->ident & PC_IDENT_FSID ? f->fsid : 0, &rec);
-		if (rc == 0 && grow(recs, &rcap, *nrecs, sizeof(**recs)) < 0) {
+		if (rc == 0 && pc_grow(recs, &rcap, *nrecs, sizeof(**recs)) < 0) {
 			pc_profile_file_release(&rec);
 			rc = -ENOMEM;
 		}
