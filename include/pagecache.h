@@ -1125,6 +1125,13 @@ struct pc_meta_row {
 	bool done;			/* recorded, or read back (counted: dry run) */
 	char status[256];		/* "recorded", "ok", "dry run", or why not */
 };
+/*
+ * Append a row to *rows (n used, cap allocated; pc_grow): done is set for
+ * "recorded" or where cached is known. 0, or -ENOMEM (nothing added).
+ */
+int pc_meta_row_add(struct pc_meta_row **rows, size_t *n, size_t *cap, const char *name,
+		    uint64_t dev, uint64_t size, uint64_t pages, const uint64_t *cached,
+		    const uint64_t *read, const char *status);
 
 struct pc_restore_opts {
 	size_t size;			/* sizeof(struct pc_restore_opts) */

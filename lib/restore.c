@@ -557,14 +557,15 @@ static struct item *result_item(const char *root, struct item **sent, size_t nse
 	return NULL;
 }
 
-static void row(struct meta_set *ms, const char *name, uint64_t dev, uint64_t size,
-		uint64_t pages, const uint64_t *cached, const uint64_t *read, const char *status)
+int pc_meta_row_add(struct pc_meta_row **rows, size_t *n, size_t *cap, const char *name,
+		    uint64_t dev, uint64_t size, uint64_t pages, const uint64_t *cached,
+		    const uint64_t *read, const char *status)
 {
 	struct pc_meta_row *r;
 
-	if (pc_grow(&ms->rows, &ms->rowcap, ms->nrows, sizeof(*ms->rows)) < 0)
-		return;
-	r = &ms->rows[ms->nrows++];
+	if (pc_grow(rows, cap, *n, sizeof(**rows)) < 0)
+		return -ENOMEM;
+	r = &(*rows)[(*n)++];
 	memset(r, 0, sizeof(*r));
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	snprintf(r->status, sizeof(r->status), "%s", status);
@@ -576,6 +577,15 @@ static void row(struct meta_set *ms, const char *name, uint64_t dev, uint64_t si
 	r->has_read = read;
 	r->read = read ? *read : 0;
 	r->done = cached || !strcmp(status, "recorded");
+	return 0;
+}
+
+/* A row of the restore's metadata list (none where memory is short). */
+static void row(struct meta_set *ms, const char *name, uint64_t dev, uint64_t size,
+		uint64_t pages, const uint64_t *cached, const uint64_t *read, const char *status)
+{
+	pc_meta_row_add(&ms->rows, &ms->nrows, &ms->rowcap, name, dev, size, pages, cached, read,
+			status);
 }
 
 static bool meta_take(struct meta_set *ms, struct pc_profile_file *f, int snap_ps)

@@ -24,22 +24,8 @@
 static void row(struct meta_set *ms, const char *name, uint64_t dev, uint64_t size,
 		uint64_t pages, const uint64_t *cached, const uint64_t *read, const char *status)
 {
-	struct pc_meta_row *r;
-
-	if (cli_grow(&ms->rows, &ms->rowcap, ms->nrows, sizeof(*ms->rows)) < 0)
-		return;
-	r = &ms->rows[ms->nrows++];
-	memset(r, 0, sizeof(*r));
-	snprintf(r->name, sizeof(r->name), "%s", name);
-	snprintf(r->status, sizeof(r->status), "%s", status);
-	r->dev = dev;
-	r->size = size;
-	r->pages = pages;
-	r->has_cached = cached;
-	r->cached = cached ? *cached : 0;
-	r->has_read = read;
-	r->read = read ? *read : 0;
-	r->done = cached || !strcmp(status, "recorded");
+	pc_meta_row_add(&ms->rows, &ms->nrows, &ms->rowcap, name, dev, size, pages, cached, read,
+			status);
 }
 
 void meta_snapshot_device(struct meta_set *ms, const struct pc_snapshot_device *d)
