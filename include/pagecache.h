@@ -1138,6 +1138,10 @@ struct pc_restore_opts {
 	const char *root;		/* the paths are beneath it; NULL: "/", and a
 					   snapshot taken beneath another root is
 					   refused (say where: root) */
+	int root_fd;			/* > 2: the root itself, as the caller reached
+					   it (O_PATH will do: a daemon that trusts
+					   no link there); root then only names it.
+					   Else root is opened by name */
 	enum pc_restore_order order;
 	bool strict;			/* skip files whose size or mtime changed */
 	bool allow_changed;		/* restore replaced regular files too */

@@ -1137,7 +1137,9 @@ int pc_restore_run(struct pc_restore *r)
 	if (r->ran)
 		return -EALREADY;
 	r->ran = true;
-	rootfd = open(r->t.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* the caller's fd of the root, where it reached it itself; else by name */
+	rootfd = r->o.root_fd > 2 ? fcntl(r->o.root_fd, F_DUPFD_CLOEXEC, 3)
+				  : open(r->t.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0) {
 		rc = -errno;
 		say_error(r, r->t.root, "cannot open the root", -rc, NULL);

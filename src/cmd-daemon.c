@@ -466,13 +466,18 @@ static void child_setup(int out)
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
+	/* ignored ones too (a daemon started in the background ignores SIGINT, SIGQUIT) */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != D.self)	/* the daemon died before the prctl */
 		_exit(127);
 	if (null >= 0)
 		dup2(null, 0);
 	dup2(out >= 0 ? out : null, 1);
+	if (null > 2)
+		close(null);
 	/* the daemon's own: a job that is not exec'd keeps no socket of it open */
 	for (int *fd = (int[]){ D.lfd, D.sfd, D.ifd }, k = 0; k < 3; k++)
 		if (fd[k] >= 0)
@@ -554,9 +559,10 @@ static void sjob_event(const struct pc_snapshot_event *ev, void *arg)
 {
 	struct sjob *j = arg;
 
+	/* said and counted as the command does (snapshot_capture counts on cli_failures) */
 	if (ev->kind == PC_SNAPSHOT_FAILED) {
 		j->failures++;
-		dlog(LOG_WARN, "[service %s]: %s '%s': %s", j->name, ev->what, ev->path, ev->reason);
+		cli_fail_msg(ev->path, ev->what, ev->reason);
 	} else if (ev->kind == PC_SNAPSHOT_DEVICE && ev->device->err) {
 		dlog(LOG_WARN, "[service %s]: metadata of '%s' not recorded: %s", j->name,
 		     ev->device->file, pc_bdev_strerror(ev->device->err));
@@ -713,6 +719,26 @@ static void restore_job(struct svc *s, int fd)
 	if ((c->max_mem && cli_budget_opt(&bo, 'M', c->max_mem) < 0) ||
 	    (c->rate && cli_budget_opt(&bo, 'T', c->rate) < 0))
 		job_exit(fd, &res, 2);
+	/*
+	 * root = DIR: reached as the snapshot job reaches its paths, a link
+	 * followed only where nobody but root could have made it (a user who
+	 * owns a directory on the way must not point root's restore at root's
+	 * own private files); the engine then works beneath that very fd
+	 */
+	if (c->root) {
+		struct pc_trusted tr;
+
+		o.root_fd = pc_path_trusted(c->root, PC_TRUSTED_FOLLOW_LAST | PC_TRUSTED_NO_FUSE, &tr);
+		if (o.root_fd == -EPERM)
+			dlog(LOG_ERR, "[service %s]: not restoring beneath '%s': the link %s is not "
+				      "root's, or is in a directory others may change", c->name, c->root,
+			     tr.link);
+		else if (o.root_fd < 0)
+			dlog(LOG_ERR, "[service %s]: not restoring beneath '%s': %s", c->name, c->root,
+			     strerror(-o.root_fd));
+		if (o.root_fd < 0)
+			job_exit(fd, &res, 2);
+	}
 	o.root = c->root;
 	o.max_mem = bo.max_mem;
 	o.reserve = bo.reserve;
@@ -1478,9 +1504,9 @@ static void reap(void)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		if (pid == D.job.pid) {
 			/* the rest of its output, then its result */
-			for (ssize_t n; D.job.fd >= 0 && D.job.len < sizeof(D.job.raw) - 1 &&
+			for (ssize_t n; D.job.fd >= 0 && D.job.len < sizeof(D.job.raw) &&
 					(n = read(D.job.fd, D.job.raw + D.job.len,
-						  sizeof(D.job.raw) - 1 - D.job.len)) > 0;)
+						  sizeof(D.job.raw) - D.job.len)) > 0;)
 				D.job.len += (size_t)n;
 			if (D.job.fd >= 0)
 				close(D.job.fd);
@@ -1784,17 +1810,18 @@ static int run_loop(void)
 		if (pf[3].fd >= 0 && (pf[3].revents & POLLIN))
 			cg_check();
 		if (pf[2].fd >= 0 && (pf[2].revents & (POLLIN | POLLHUP))) {
-			ssize_t n = read(D.job.fd, D.job.raw + D.job.len,
-					 sizeof(D.job.raw) - 1 - D.job.len);
+			/* a byte more than a result: one that long is refused (job_result) */
+			ssize_t n = D.job.len < sizeof(D.job.raw)
+					    ? read(D.job.fd, D.job.raw + D.job.len,
+						   sizeof(D.job.raw) - D.job.len)
+					    : 0;
 
-			if (n > 0)
+			if (n > 0) {
 				D.job.len += (size_t)n;
-			else if (n == 0 || D.job.len >= sizeof(D.job.raw) - 1) {
-				/* its end is its exit: SIGCHLD says it */
-				if (n == 0) {
-					close(D.job.fd);
-					D.job.fd = -1;
-				}
+			} else if (n == 0) {
+				/* the end, or too much: its exit (SIGCHLD) says the rest */
+				close(D.job.fd);
+				D.job.fd = -1;
 			}
 		}
 	}

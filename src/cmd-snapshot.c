@@ -325,7 +325,8 @@ void snapshot_capture(struct targets *t, unsigned flags, struct pc_snapshot *s, 
 	if (rc < 0)
 		cli_warn("walk failed: %s", strerror(-rc));
 	/* what failed before the engine saw it (lists, processes, the walk) counts too */
-	pc_snapshot_count_failures(s, cli_failures() - *engine_failures);
+	if (cli_failures() > *engine_failures)
+		pc_snapshot_count_failures(s, cli_failures() - *engine_failures);
 	pc_snapshot_finish(s, out, r);
 }
 

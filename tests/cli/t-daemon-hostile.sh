@@ -309,4 +309,51 @@ t_is "status against it gives up within its limit (exit 1, not killed)" "$rc" 1
 t_ok "saying it did not answer in time" grep -q "did not answer within" e
 t_kill $FPID
 
+# ---- 4. root = DIR: a user's link there leads the restore nowhere ----
+# Before (the fork of issue 23): the start-up restore opened root = by
+# name, following every link; a user who owns a directory on the way
+# swapped the root for a link to root's secret directory, with a file of
+# the same name, size and mtime, and root's restore read root's file.
+mkdir -p usr/rt/app secret/app
+mkfile secret/app/f 256; chmod 600 secret/app/f
+head -c $((256 * 1024)) /dev/zero >usr/rt/app/f; touch -r secret/app/f usr/rt/app/f
+chown -R 65534:65534 usr/rt
+cat usr/rt/app/f >/dev/null
+pc snapshot --root "$T_DIR/usr/rt/app" -o state/rt.snap "$T_DIR/usr/rt/app" >/dev/null 2>&1
+chmod 644 state/rt.snap
+as_nobody sh -c "mv '$T_DIR/usr/rt/app' '$T_DIR/usr/rt/app.old' && ln -s '$T_DIR/secret/app' '$T_DIR/usr/rt/app'"
+drop secret/app/f
+printf '[daemon]\nsocket = %s/run/pc.sock\n[service rt]\nroot = %s/usr/rt/app\npaths = %s/usr/rt/app\nsnapshot = %s/state/rt.snap\nrestore = yes\ninterval = 0\n' \
+	"$T_DIR" "$T_DIR" "$T_DIR" "$T_DIR" >rt.conf
+chmod 644 rt.conf
+"$PAGECACHE" daemon --config rt.conf 2>rt.log &
+RPID=$!
+T_CLEANUP+=("kill -9 $RPID")
+rt_ended() { [ "$(st | jq -r '.services[0].restore_result')" != null ]; }
+t_wait 10 test -S run/pc.sock
+t_wait 10 rt_ended
+t_is "root = a user's link to root's directory: the restore is refused" \
+	"$(st | jq -r '.services[0].restore_result')" failed
+t_ok "saying why" grep -q "not restoring beneath '$T_DIR/usr/rt/app': the link $T_DIR/usr/rt/app is not root's" rt.log
+t_is "root's file was not read" "$(cached_pages secret/app/f)" 0
+t_kill $RPID
+
+# ---- 5. a snapshot job of which every file failed writes nothing ----
+# Before: the job's engine failures were not counted as the command's, so
+# a service whose every path lay outside its root wrote an empty snapshot
+# and said "written"; `snapshot` itself writes none.
+mkdir -p rt2/tree rt2/other
+mkfile rt2/other/f 16; cat rt2/other/f >/dev/null
+printf '[daemon]\nsocket = %s/run/pc.sock\n[service b]\nroot = %s/rt2/tree\npaths = %s/rt2/other\nsnapshot = %s/state/b.snap\nrestore = no\ninterval = 0\n' \
+	"$T_DIR" "$T_DIR" "$T_DIR" "$T_DIR" >b.conf
+chmod 644 b.conf
+"$PAGECACHE" daemon --config b.conf 2>b.log &
+RPID=$!
+T_CLEANUP+=("kill -9 $RPID")
+t_wait 10 test -S run/pc.sock
+kill -TERM $RPID
+t_wait 20 sh -c "! kill -0 $RPID 2>/dev/null"
+t_ok "every file of a snapshot job failed: no snapshot written" test ! -e state/b.snap
+t_ok "the log says the snapshot failed" grep -q '\[service b\]: snapshot failed' b.log
+
 t_done
