@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "pagecache.h"
+#include "sys.h"		/* pc_sys_inject (lib/sys.h) */
 #include "tap.h"
 
 #include <dirent.h>
