@@ -529,10 +529,11 @@ static void remove_pidfile(const struct pidfile *pf)
 }
 
 /*
- * The command line into c (and co): 0, or the exit status to return now
- * (usage, --help).
+ * The command line into c (and co): true to go on, else false with the
+ * exit status to return now (usage, --help, --version) in *ret_exit.
  */
-static int lock_args(struct lock_ctx *c, struct cli_opts *co, int argc, char **argv)
+static bool lock_args(struct lock_ctx *c, struct cli_opts *co, int argc, char **argv,
+		      int *ret_exit)
 {
 	struct cli_parser p;
 	int opt;
@@ -560,7 +561,7 @@ static int lock_args(struct lock_ctx *c, struct cli_opts *co, int argc, char **a
 			if (!*p.arg || *end || *p.arg == '-' || errno || v > 86400) {
 				cli_usage_error("invalid --watch-interval '%s' (seconds, 0 to 86400)",
 						p.arg);
-				return EXIT_USAGE;
+				return *ret_exit = EXIT_USAGE, false;
 			}
 			c->interval = (unsigned)v;
 			c->interval_set = true;
@@ -568,29 +569,29 @@ static int lock_args(struct lock_ctx *c, struct cli_opts *co, int argc, char **a
 		}
 		case 'M': case 'S': case 'T':
 			if (cli_budget_opt(&c->bo, opt, p.arg) < 0)
-				return EXIT_USAGE;
+				return *ret_exit = EXIT_USAGE, false;
 			break;
 		case 'v':
 			c->list = true;
 			break;
 		default:
 			if (cli_common_opt(co, &c->t, opt, p.arg, argv) < 0)
-				return EXIT_USAGE;
+				return *ret_exit = EXIT_USAGE, false;
 		}
 	}
 	if (opt == CLI_STOP)
-		return p.exit;
+		return *ret_exit = p.exit, false;
 	if (cli_start(co, &c->t, argc, argv) < 0)
-		return EXIT_USAGE;
+		return *ret_exit = EXIT_USAGE, false;
 	if ((c->interval_set && !c->watch) || (c->watch && (c->t.npids || c->t.cgroup))) {
 		if (!c->watch)
 			cli_usage_error("--watch-interval needs --watch");
 		else
 			cli_usage_error("--watch keeps PATHs locked, not the files of --pid or --cgroup");
 		targets_release(&c->t);	/* a sanitized build's leak check: exit 2, not 1 */
-		return EXIT_USAGE;
+		return *ret_exit = EXIT_USAGE, false;
 	}
-	return 0;
+	return true;
 }
 
 /*
@@ -794,8 +795,7 @@ int cmd_lock(int argc, char **argv)
 	int rc;
 
 	targets_init(&c.t);
-	rc = lock_args(&c, &co, argc, argv);
-	if (rc)
+	if (!lock_args(&c, &co, argc, argv, &rc))
 		return rc;
 	out_prom_metrics("lock", metrics, sizeof(metrics) / sizeof(metrics[0]));
 	c.list = c.list || co.prom_per_file;
