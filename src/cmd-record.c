@@ -1414,429 +1414,524 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int cmd_record(int argc, char **argv)
+/* ---- the command ---- */
+
+/* what the command was told */
+struct record_cli {
+	struct cli_opts co;
+	struct pc_trace_opts to;	/* its pid, cgroup_fd and children set as it starts */
+	const char *out;		/* -o */
+	const char *rootarg;		/* --root, "/" */
+	const char *cgroup;		/* --cgroup */
+	pid_t pid;			/* --pid; 0: none */
+	double duration;		/* --duration; 0: none */
+	bool cold_asked;		/* --cold */
+	const char *cold_paths[REC_COLD_PATHS];	/* into argv: nothing to free on any return */
+	size_t ncold;
+	char **cmd;			/* -- CMD [ARG...], into argv; NULL: none */
+};
+
+/* what it holds while it runs, and what it found */
+struct record_run {
+	char *root;			/* --root, resolved */
+	struct stat rootst;		/* --root's: the device it is on */
+	struct rec r;
+	struct outcome o;
+	struct cold cold;
+	struct pc_trace *t;
+	struct walk_set walk;		/* files left to a walk of --root */
+	struct walk_set bdevs;		/* block devices' own pages: after the files */
+	pid_t child;			/* CMD; -1: none */
+	pid_t warden;			/* ends CMD if record dies (start_warden) */
+	int warden_fd;
+	int go[2], ex[2];		/* CMD's start, and its exec's errno (start_command) */
+	int sfd;			/* SIGINT, SIGTERM, SIGCHLD */
+	int out_dfd;			/* -o's directory, as probed */
+	int cmd_status;			/* CMD's exit status; -1: not exited */
+	int exec_err;			/* CMD could not be run: errno */
+	bool stop_signal, written, cmd_done, tty;
+	bool own_group;			/* CMD in a process group of its own */
+	bool handover;			/* the terminal was given to CMD's group */
+	sigset_t oldmask;
+	uint64_t lost, t_end;
+	double started;
+	const char *ended;		/* what ended the recording; NULL: it never began */
+};
+
+/* -1 to go on, else the exit status */
+static int parse(struct record_cli *c, int argc, char **argv)
 {
 	struct cli_parser p;
-	struct cli_opts co = { OUT_HUMAN };
-	/* before 6.12 without the use events: misses only */
-	struct pc_trace_opts to = { .kinds = PC_TR_ADD | PC_TR_USE, .optional = PC_TR_USE,
-				    .cgroup_fd = -1, .ring_pages = REC_RING_PAGES };
-	struct cold cold = { 0 };
-	bool cold_asked = false;
-	const char *cold_paths[REC_COLD_PATHS];	/* into argv: nothing to free on any return */
-	size_t ncold = 0;
-	struct pc_trace *t = NULL;
-	struct rec r = { 0 };
-	struct outcome o = { 0 };
-	struct pc_profile_meta meta = { 0 };
-	struct pc_profile_writer *w = NULL;
-	const char *out = NULL, *rootarg = "/", *cgroup = NULL;
-	double duration = 0;
-	char *root = NULL, err[1024];
-	char why[4096];
-	pid_t child = -1, pid = 0, self;
-	int opt, rc, go[2] = { -1, -1 }, ex[2] = { -1, -1 }, sfd = -1, cmd_status = -1;
-	int exec_err = 0;		/* CMD could not be run: errno */
-	bool cmd = false, stop_signal = false, written = false, cmd_done = false, tty = false;
-	bool fg = false, own_group = true;	/* CMD in a process group of its own */
-	bool handover = false;			/* the terminal was given to CMD's group */
-	pid_t warden = -1;			/* ends CMD if record dies (start_warden) */
-	int out_dfd = -1;			/* -o's directory, as probed */
-	int warden_fd = -1;
-	sigset_t mask, oldmask;
-	struct orec rec = { 0 };
-	struct walk_set walk = { 0 };
-	struct walk_set bdevs = { 0 };
-	struct stat st;
-	uint64_t lost = 0, t_end;
-	double started = pc_now();
-	const char *ended = NULL;	/* what ended the recording; NULL: it never began */
+	int opt;
 
 	cli_parser_init(&p, &record_spec, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'o':
-			out = p.arg;
+			c->out = p.arg;
 			break;
 		case 'R':
-			rootarg = p.arg;
+			c->rootarg = p.arg;
 			break;
 		case OPT_COLD:
-			cold_asked = true;
+			c->cold_asked = true;
 			break;
 		case OPT_COLD_PATH:
-			if (ncold == REC_COLD_PATHS)
+			if (c->ncold == REC_COLD_PATHS)
 				return cli_usage_error("--cold-path: at most %d (name a directory above "
 						       "them)", REC_COLD_PATHS);
-			cold_paths[ncold++] = p.arg;
+			c->cold_paths[c->ncold++] = p.arg;
 			break;
 		case OPT_PID:
-			if (cli_parse_pid("--pid", p.arg, &pid))
+			if (cli_parse_pid("--pid", p.arg, &c->pid))
 				return EXIT_USAGE;
 			break;
 		case OPT_CHILDREN:
-			to.children = true;
+			c->to.children = true;
 			break;
 		case OPT_CGROUP:
-			cgroup = p.arg;
+			c->cgroup = p.arg;
 			break;
 		case 'd':
-			if (cli_parse_decimal(p.arg, 0, 1e9, CLI_ABOVE_LO | CLI_BELOW_HI, &duration) < 0)
+			if (cli_parse_decimal(p.arg, 0, 1e9, CLI_ABOVE_LO | CLI_BELOW_HI,
+					      &c->duration) < 0)
 				return cli_usage_error("--duration '%s': seconds, more than 0 (1.5 is "
 						       "a second and a half)", p.arg);
 			break;
 		default:
-			if (cli_format_opt(&co, opt, argv) < 0)
+			if (cli_format_opt(&c->co, opt, argv) < 0)
 				return EXIT_USAGE;
 		}
 	}
 	if (opt == CLI_STOP)
 		return p.exit;
-	out_init(co.fmt, co.bytes, co.noheadings);
-	out_set_raw(co.raw);
+	return -1;
+}
+
+static void start_output(const struct record_cli *c)
+{
+	out_init(c->co.fmt, c->co.bytes, c->co.noheadings);
+	out_set_raw(c->co.raw);
 	out_prom_metrics("record", metrics, sizeof(metrics) / sizeof(metrics[0]));
 	out_list_declare("errors");
-	cmd = optind < argc;
-	if (!out)
+}
+
+/* What it was told, checked (once the output is set up); -1 to go on, else the exit status. */
+static int check(struct record_cli *c, struct record_run *s, int argc, char **argv)
+{
+	int rc;
+
+	c->cmd = optind < argc ? argv + optind : NULL;
+	if (!c->out)
 		return cli_usage_error("-o FILE is required");
-	if (cmd + (pid > 0) + (cgroup != NULL) > 1)
+	if ((c->cmd != NULL) + (c->pid > 0) + (c->cgroup != NULL) > 1)
 		return cli_usage_error("record one of: -- CMD, --pid PID, --cgroup CG (or, with "
 				       "none, the whole system)");
-	if (to.children && !pid)
+	if (c->to.children && !c->pid)
 		return cli_usage_error("--children goes with --pid");
-	if (ncold && !cold_asked)
+	if (c->ncold && !c->cold_asked)
 		return cli_usage_error("--cold-path goes with --cold");
-	if ((rc = cli_trace_ring_env(&to.ring_pages)))
+	if ((rc = cli_trace_ring_env(&c->to.ring_pages)))
 		return rc;
-	root = realpath(rootarg, NULL);
-	if (!root || stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		free(root);
-		return cli_usage_error("--root '%s' is not a directory", rootarg);
+	s->root = realpath(c->rootarg, NULL);
+	if (!s->root || stat(s->root, &s->rootst) < 0 || !S_ISDIR(s->rootst.st_mode)) {
+		free(s->root);
+		s->root = NULL;
+		return cli_usage_error("--root '%s' is not a directory", c->rootarg);
 	}
-	r.self = (uint32_t)getpid();
+	return -1;
+}
 
-	/* SIGINT, SIGTERM end the recording (what was seen is written); SIGCHLD: CMD ended */
+/*
+ * SIGINT, SIGTERM end the recording (what was seen is written); SIGCHLD:
+ * CMD ended. All three come through s->sfd from here on.
+ */
+static void hold_signals(struct record_run *s)
+{
+	sigset_t mask;
+
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGCHLD);
 	signal(SIGCHLD, SIG_DFL);
-	sigprocmask(SIG_BLOCK, &mask, &oldmask);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	sigprocmask(SIG_BLOCK, &mask, &s->oldmask);
+	s->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+}
 
-	/* failures from here on still report (--json's total, written false) */
-	if (pid > 0 && pid_gone(pid)) {
-		snprintf(why, sizeof(why), "%d", (int)pid);
+/* What must be there before anything starts: PID, -o's directory, the cgroup. 0 or -errno. */
+static int open_targets(struct record_cli *c, struct record_run *s)
+{
+	char why[4096];
+	int rc;
+
+	if (c->pid > 0 && pid_gone(c->pid)) {
+		snprintf(why, sizeof(why), "%d", (int)c->pid);
 		cli_fail_msg(why, "cannot record process", "no such process");
-		rc = -ESRCH;
-		goto report;
+		return -ESRCH;
 	}
 	/* where the snapshot goes is tried now, not after CMD ran (its temporary file, made and removed) */
-	rc = pc_profile_probe_target(out, &out_dfd);	/* its directory pinned till the end */
+	rc = pc_profile_probe_target(c->out, &s->out_dfd);	/* its directory pinned till the end */
 	if (rc < 0) {
-		cli_fail_msg(out, "cannot write recording", cli_snapshot_target_why(out, -rc));
-		goto report;
+		cli_fail_msg(c->out, "cannot write recording", cli_snapshot_target_why(c->out, -rc));
+		return rc;
 	}
+	if (c->cgroup) {
+		c->to.cgroup_fd = pc_trace_cgroup_open(c->cgroup, why, sizeof(why));
+		if (c->to.cgroup_fd < 0) {
+			cli_fail_msg(c->cgroup, "cannot record cgroup", why);
+			return c->to.cgroup_fd;
+		}
+	}
+	return 0;
+}
 
-	if (cgroup) {
-		to.cgroup_fd = pc_trace_cgroup_open(cgroup, why, sizeof(why));
-		if (to.cgroup_fd < 0) {
-			cli_fail_msg(cgroup, "cannot record cgroup", why);
-			rc = to.cgroup_fd;
-			goto report;
-		}
-	}
-	if (cmd) {
-		/*
-		 * CMD waits on a pipe until its events are open: nothing it does
-		 * is missed. A second one, closed by a successful exec, brings
-		 * back the errno of one that failed.
-		 */
-		if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ex, O_CLOEXEC) < 0) {
-			cli_warn("cannot make a pipe: %s", strerror(errno));
-			rc = -errno;
-			goto report;
-		}
-		/*
-		 * On a terminal, in its foreground: CMD gets a group of its own
-		 * and the terminal only where record is alone in its group; in a
-		 * pipeline, CMD stays in the foreground group with the others.
-		 */
-		fg = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-		own_group = !fg || alone_in_group();
-		fflush(stdout);
-		fflush(stderr);
-		self = getpid();
-		child = fork();
-		if (child == 0) {
-			char b;
-			int e;
+/* In the child: CMD, once the recording has started (a byte on go[0]). Never returns. */
+static void run_command(const struct record_cli *c, const struct record_run *s, pid_t parent)
+{
+	char b;
+	int e;
 
-			/* CMD dies with record, even by kill -9 (checked: record may be gone already) */
-			if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
-				_exit(127);
-			if (own_group)
-				setpgid(0, 0);	/* a group of its own, which record ends with it */
-			/* stdout is record's --json (or --prom, ...): CMD writes to stderr */
-			if (co.fmt != OUT_HUMAN && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
-				_exit(127);
-			close(go[1]);
-			close(ex[0]);
-			bench_exec_prep();	/* every signal at its default, none blocked */
-			if (read(go[0], &b, 1) != 1)
-				_exit(127);	/* the recording did not start */
-			execvp(argv[optind], argv + optind);
-			e = errno;
-			if (write(ex[1], &e, sizeof(e)) != (ssize_t)sizeof(e))
-				_exit(125);
-			_exit(e == ENOENT ? 127 : 126);
-		}
-		close(go[0]);
-		go[0] = -1;
-		close(ex[1]);
-		ex[1] = -1;
-		if (child < 0) {
-			rc = -errno;
-			cli_warn("cannot fork: %s", strerror(-rc));
-			goto report;
-		}
-		if (own_group)
-			setpgid(child, child);	/* as the child does: whichever runs first */
-		/* a terminal's foreground is CMD's (it may read it; ^C goes to it) */
-		if (own_group && fg)
-			tty = handover = tcsetpgrp(STDIN_FILENO, child) == 0;
-		warden = start_warden(child, own_group, &warden_fd);
-		if (warden < 0)
-			cli_warn("cannot start the process that ends '%s' if record is killed: %s",
-				 argv[optind], strerror(errno));
-		to.pid = child;
-		to.children = true;
-	} else if (pid > 0) {
-		to.pid = pid;
+	/* CMD dies with record, even by kill -9 (checked: record may be gone already) */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
+	if (s->own_group)
+		setpgid(0, 0);	/* a group of its own, which record ends with it */
+	/* stdout is record's --json (or --prom, ...): CMD writes to stderr */
+	if (c->co.fmt != OUT_HUMAN && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		_exit(127);
+	close(s->go[1]);
+	close(s->ex[0]);
+	bench_exec_prep();	/* every signal at its default, none blocked */
+	if (read(s->go[0], &b, 1) != 1)
+		_exit(127);	/* the recording did not start */
+	execvp(c->cmd[0], c->cmd);
+	e = errno;
+	if (write(s->ex[1], &e, sizeof(e)) != (ssize_t)sizeof(e))
+		_exit(125);
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+/* CMD forked, waiting to be let go; its warden started. 0 or -errno. */
+static int start_command(struct record_cli *c, struct record_run *s)
+{
+	bool fg;
+	pid_t self;
+
+	/*
+	 * CMD waits on a pipe until its events are open: nothing it does
+	 * is missed. A second one, closed by a successful exec, brings
+	 * back the errno of one that failed.
+	 */
+	if (pipe2(s->go, O_CLOEXEC) < 0 || pipe2(s->ex, O_CLOEXEC) < 0) {
+		cli_warn("cannot make a pipe: %s", strerror(errno));
+		return -errno;
 	}
-	rc = pc_trace_open(&to, &t, err, sizeof(err));
+	/*
+	 * On a terminal, in its foreground: CMD gets a group of its own
+	 * and the terminal only where record is alone in its group; in a
+	 * pipeline, CMD stays in the foreground group with the others.
+	 */
+	fg = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	s->own_group = !fg || alone_in_group();
+	fflush(stdout);
+	fflush(stderr);
+	self = getpid();
+	s->child = fork();
+	if (s->child == 0)
+		run_command(c, s, self);
+	close(s->go[0]);
+	s->go[0] = -1;
+	close(s->ex[1]);
+	s->ex[1] = -1;
+	if (s->child < 0) {
+		int rc = -errno;
+
+		cli_warn("cannot fork: %s", strerror(-rc));
+		return rc;
+	}
+	if (s->own_group)
+		setpgid(s->child, s->child);	/* as the child does: whichever runs first */
+	/* a terminal's foreground is CMD's (it may read it; ^C goes to it) */
+	if (s->own_group && fg)
+		s->tty = s->handover = tcsetpgrp(STDIN_FILENO, s->child) == 0;
+	s->warden = start_warden(s->child, s->own_group, &s->warden_fd);
+	if (s->warden < 0)
+		cli_warn("cannot start the process that ends '%s' if record is killed: %s",
+			 c->cmd[0], strerror(errno));
+	c->to.pid = s->child;
+	c->to.children = true;
+	return 0;
+}
+
+/* The recording started: events open, --cold done, CMD let go. 0 or -errno. */
+static int start_trace(struct record_cli *c, struct record_run *s)
+{
+	char err[1024];
+	int rc;
+
+	rc = pc_trace_open(&c->to, &s->t, err, sizeof(err));
 	if (rc < 0) {
-		cli_fail_msg(cmd ? argv[optind] : pid ? "pid" : cgroup ? cgroup : "system",
+		cli_fail_msg(c->cmd ? c->cmd[0] : c->pid ? "pid" : c->cgroup ? c->cgroup : "system",
 			     "cannot record", err);
-		goto report;
+		return rc;
 	}
-	r.misses = !(pc_trace_kinds(t) & PC_TR_GET_PAGES);
+	s->r.misses = !(pc_trace_kinds(s->t) & PC_TR_GET_PAGES);
 	/*
 	 * --cold once the recording can start (evicted for nothing where it
 	 * cannot: no permission, no events), before CMD does; what the rings
 	 * took meanwhile (other processes, the eviction's own) is not the
 	 * workload's.
 	 */
-	if (cold_asked) {
-		cold_evict(out_dfd, out, root, cold_paths, ncold, &cold);
-		if (!cold.previous && !ncold)
+	if (c->cold_asked) {
+		cold_evict(s->out_dfd, c->out, s->root, c->cold_paths, c->ncold, &s->cold);
+		if (!s->cold.previous && !c->ncold)
 			cli_warn("--cold: no recording at '%s' yet and no --cold-path: nothing evicted "
-				 "(evict the workload's files with --cold-path, or drop the caches)", out);
-		pc_trace_drain(t, cold_discard, NULL);
+				 "(evict the workload's files with --cold-path, or drop the caches)",
+				 c->out);
+		pc_trace_drain(s->t, cold_discard, NULL);
 	}
-	r.t0_ns = mono_ns();
-	started = pc_now();
-	t_end = duration > 0 ? r.t0_ns + (uint64_t)(duration * 1e9) : 0;
-	if (cmd) {
-		if (write(go[1], "g", 1) != 1)
-			cli_warn("cannot start '%s': %s", argv[optind], strerror(errno));
-		close(go[1]);
-		go[1] = -1;
+	s->r.t0_ns = mono_ns();
+	s->started = pc_now();
+	s->t_end = c->duration > 0 ? s->r.t0_ns + (uint64_t)(c->duration * 1e9) : 0;
+	if (c->cmd) {
+		if (write(s->go[1], "g", 1) != 1)
+			cli_warn("cannot start '%s': %s", c->cmd[0], strerror(errno));
+		close(s->go[1]);
+		s->go[1] = -1;
 	}
+	return 0;
+}
+
+/* CMD stopped or exited since the last look? True when it exited. */
+static bool watch_command(struct record_run *s)
+{
+	siginfo_t ci = { 0 };
+
+	if (s->handover &&
+	    waitid(P_PID, (id_t)s->child, &ci, WSTOPPED | WNOHANG) == 0 &&
+	    ci.si_pid == s->child && ci.si_code == CLD_STOPPED)
+		stop_with(s->child, &s->tty);
+	memset(&ci, 0, sizeof(ci));
+	/* left a zombie (WNOWAIT): its pid, its group's id, is not reused until the end */
+	if (waitid(P_PID, (id_t)s->child, &ci, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	    ci.si_pid == s->child) {
+		s->cmd_status = ci.si_code == CLD_EXITED ? ci.si_status : 128 + ci.si_status;
+		s->cmd_done = true;
+		if (!s->ended)
+			s->ended = "command";
+		tty_back(&s->tty);
+		return true;
+	}
+	return false;
+}
+
+/* The events drained as they come, till the recording ends; then tracing is closed. */
+static void drain(const struct record_cli *c, struct record_run *s)
+{
 	for (;;) {
-		struct pollfd pf[3] = { { pc_trace_fd(t), POLLIN, 0 }, { sfd, POLLIN, 0 },
-					{ ex[0], POLLIN, 0 } };
+		struct pollfd pf[3] = { { pc_trace_fd(s->t), POLLIN, 0 }, { s->sfd, POLLIN, 0 },
+					{ s->ex[0], POLLIN, 0 } };
 		struct signalfd_siginfo si;
 		bool ending = false;
 
 		poll(pf, 3, REC_TICK_MS);
 		if (pf[2].revents)
-			exec_err = exec_result(&ex[0]);
-		while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			s->exec_err = exec_result(&s->ex[0]);
+		while (s->sfd >= 0 && read(s->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) {
-				stop_signal = true;
+				s->stop_signal = true;
 				ending = true;
-				if (!ended)
-					ended = "signal";
-				if (child > 0 && !cmd_done)	/* CMD ends with us */
-					kill(own_group ? -child : child, (int)si.ssi_signo);
+				if (!s->ended)
+					s->ended = "signal";
+				if (s->child > 0 && !s->cmd_done)	/* CMD ends with us */
+					kill(s->own_group ? -s->child : s->child, (int)si.ssi_signo);
 			}
 		}
-		if (child > 0 && !cmd_done && handover) {
-			siginfo_t ci = { 0 };
-
-			if (waitid(P_PID, (id_t)child, &ci, WSTOPPED | WNOHANG) == 0 &&
-			    ci.si_pid == child && ci.si_code == CLD_STOPPED)
-				stop_with(child, &tty);
-		}
-		if (child > 0 && !cmd_done) {
-			siginfo_t ci = { 0 };
-
-			/* left a zombie (WNOWAIT): its pid, its group's id, is not reused until the end */
-			if (waitid(P_PID, (id_t)child, &ci, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-			    ci.si_pid == child) {
-				cmd_status = ci.si_code == CLD_EXITED ? ci.si_status : 128 + ci.si_status;
-				cmd_done = true;
-				ending = true;
-				if (!ended)
-					ended = "command";
-				tty_back(&tty);
-			}
-		}
-		if (pid > 0 && pid_gone(pid) && !ended)
-			ended = "process";
-		if (t_end && mono_ns() >= t_end && !ended)
-			ended = "duration";
-		ending = ending || ended;
-		rc = pc_trace_drain(t, on_event, &r);
-		scan_round(&r);
+		if (s->child > 0 && !s->cmd_done && watch_command(s))
+			ending = true;
+		if (c->pid > 0 && pid_gone(c->pid) && !s->ended)
+			s->ended = "process";
+		if (s->t_end && mono_ns() >= s->t_end && !s->ended)
+			s->ended = "duration";
+		ending = ending || s->ended;
+		pc_trace_drain(s->t, on_event, &s->r);
+		scan_round(&s->r);
 		if (ending)
 			break;
 	}
-	if (child > 0 && !cmd_done && !stop_signal)
-		kill(own_group ? -child : child, SIGTERM);	/* --duration is over: CMD ends too */
-	if (ex[0] >= 0 && cmd_status >= 0)	/* it ended before poll saw its pipe */
-		exec_err = exec_result(&ex[0]);
-	lost = pc_trace_lost(t);
-	pc_trace_close(t);
-	t = NULL;
-	rc = 0;
-	if (exec_err) {
-		/* nothing ran: no snapshot replaces the one -o may hold */
-		cli_fail_msg(argv[optind], "cannot run", strerror(exec_err));
-		goto report;
+	if (s->child > 0 && !s->cmd_done && !s->stop_signal)
+		kill(s->own_group ? -s->child : s->child, SIGTERM);	/* --duration is over: CMD ends too */
+	if (s->ex[0] >= 0 && s->cmd_status >= 0)	/* it ended before poll saw its pipe */
+		s->exec_err = exec_result(&s->ex[0]);
+	s->lost = pc_trace_lost(s->t);
+	pc_trace_close(s->t);
+	s->t = NULL;
+}
+
+/*
+ * One file used, at the end: its path found (where it was seen, else by
+ * its handle) and finished; or left to a walk of --root, or to the block
+ * devices (bdevs), or counted as unused or deleted.
+ */
+static void resolve_one(struct record_run *s, struct rfile *f)
+{
+	char name[64];
+	uint64_t rdev, size;
+	int fd;
+
+	/* the bdev pseudo-filesystem (no mount): the inode number is a disk's dev_t */
+	if (!major(f->dev) && !f->seen && !f->gone) {
+		fd = pc_inode_open(f->dev, f->ino, O_PATH);
+		if (fd >= 0)
+			close(fd);	/* a file after all */
+		else if (fd == -ENODEV && bdev_of(f->ino, name, sizeof(name), &rdev, &size)) {
+			if (cli_grow(&s->bdevs.v, &s->bdevs.cap, s->bdevs.n, sizeof(*s->bdevs.v)) == 0)
+				s->bdevs.v[s->bdevs.n++] = f;	/* after the files: see keep_bdevs */
+			return;
+		}
 	}
+	if (!f->used.n && !f->mapped.n) {
+		s->o.unused++;	/* only brought in (readahead, a file's metadata): not used */
+		return;
+	}
+	/* where it was seen, if it is still there; else where it is now */
+	if (f->seen) {
+		struct stat pst;
 
-	/* files: paths, used pages and their times */
-	end_phase_begin();
-	for (size_t i = 0; i < r.nfiles; i++) {
-		struct rfile *f = r.files[i];
-		char name[64];
-		uint64_t rdev, size;
-		int fd;
-
-		if (f->dev == 0)
-			continue;
-		if (end_signals) {	/* cut short: not looked for */
-			o.cut += f->used.n || f->mapped.n;
-			continue;
+		fd = open(f->seen, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 && (fstat(fd, &pst) < 0 ||
+				pst.st_dev != (f->sdev ? f->sdev : f->dev) ||
+				pst.st_ino != (f->sdev ? f->sino : f->ino) ||
+				!same_birth(f, fd))) {
+			close(fd);
+			fd = -1;
 		}
-		/* the bdev pseudo-filesystem (no mount): the inode number is a disk's dev_t */
-		if (!major(f->dev) && !f->seen && !f->gone) {
-			fd = pc_inode_open(f->dev, f->ino, O_PATH);
-			if (fd >= 0)
-				close(fd);	/* a file after all */
-			else if (fd == -ENODEV && bdev_of(f->ino, name, sizeof(name), &rdev, &size)) {
-				if (cli_grow(&bdevs.v, &bdevs.cap, bdevs.n, sizeof(*bdevs.v)) == 0)
-					bdevs.v[bdevs.n++] = f;	/* after the files: see below */
-				continue;
-			}
-		}
-		if (!f->used.n && !f->mapped.n) {
-			o.unused++;	/* only brought in (readahead, a file's metadata): not used */
-			continue;
-		}
-		/* where it was seen, if it is still there; else where it is now */
-		if (f->seen) {
-			struct stat pst;
-
-			fd = open(f->seen, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-			if (fd >= 0 && (fstat(fd, &pst) < 0 ||
-					pst.st_dev != (f->sdev ? f->sdev : f->dev) ||
-					pst.st_ino != (f->sdev ? f->sino : f->ino) ||
-					!same_birth(f, fd))) {
-				close(fd);
-				fd = -1;
-			}
-			if (fd >= 0)
-				f->pfd = fd;
-		}
-		if (f->pfd < 0) {
-			f->pfd = pc_inode_open(f->dev, f->ino, O_PATH);
-			if (f->pfd >= 0 && !same_birth(f, f->pfd)) {
-				close(f->pfd);	/* its inode number, another file's now */
-				f->pfd = -1;
-			}
-		}
-		if (f->pfd >= 0 && !f->sdev) {
-			/* a layer's file: by the path through the overlay, as a
-			   container's process named it */
-			char *op = NULL;
-			int ofd;
-
-			if (pc_fd_unstack(f->pfd, &op) == 0 &&
-			    (ofd = open(op, O_PATH | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-				close(f->pfd);
-				f->pfd = ofd;
-			}
-			free(op);
-		}
-		if (f->pfd < 0 && (f->seen || f->gone)) {
+		if (fd >= 0)
+			f->pfd = fd;
+	}
+	if (f->pfd < 0) {
+		f->pfd = pc_inode_open(f->dev, f->ino, O_PATH);
+		if (f->pfd >= 0 && !same_birth(f, f->pfd)) {
+			close(f->pfd);	/* its inode number, another file's now */
 			f->pfd = -1;
-			o.deleted++;	/* it was there while used, and is no more */
+		}
+	}
+	if (f->pfd >= 0 && !f->sdev) {
+		/* a layer's file: by the path through the overlay, as a
+		   container's process named it */
+		char *op = NULL;
+		int ofd;
+
+		if (pc_fd_unstack(f->pfd, &op) == 0 &&
+		    (ofd = open(op, O_PATH | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+			close(f->pfd);
+			f->pfd = ofd;
+		}
+		free(op);
+	}
+	if (f->pfd < 0 && (f->seen || f->gone)) {
+		f->pfd = -1;
+		s->o.deleted++;	/* it was there while used, and is no more */
+		return;
+	}
+	if (f->pfd < 0) {
+		f->pfd = -1;
+		if (cli_grow(&s->walk.v, &s->walk.cap, s->walk.n, sizeof(*s->walk.v)) == 0) {
+			s->walk.v[s->walk.n++] = f;	/* found by a walk of --root, or never */
+			f->walk = true;
+			return;
+		}
+	}
+	finish_file(f, &s->o, s->root, strlen(s->root));
+}
+
+/* The files no path or handle found: a walk of --root, then finished. */
+static void resolve_walked(struct record_run *s)
+{
+	s->walk.r = &s->r;
+	walk_root(s->root, &s->walk);
+	for (size_t i = 0; i < s->walk.n; i++) {
+		if (end_signals) {	/* cut short: not found, or not read */
+			s->o.cut++;
+			if (s->walk.v[i]->pfd >= 0)
+				close(s->walk.v[i]->pfd);
+			s->walk.v[i]->pfd = -1;
 			continue;
 		}
-		if (f->pfd < 0) {
-			f->pfd = -1;
-			if (cli_grow(&walk.v, &walk.cap, walk.n, sizeof(*walk.v)) == 0) {
-				walk.v[walk.n++] = f;	/* found by a walk of --root, or never */
-				f->walk = true;
-				continue;
-			}
-		}
-		finish_file(f, &o, root, strlen(root));
+		finish_file(s->walk.v[i], &s->o, s->root, strlen(s->root));
 	}
-	if (walk.n) {
-		walk.r = &r;
-		walk_root(root, &walk);
-		for (size_t i = 0; i < walk.n; i++) {
-			if (end_signals) {	/* cut short: not found, or not read */
-				o.cut++;
-				if (walk.v[i]->pfd >= 0)
-					close(walk.v[i]->pfd);
-				walk.v[i]->pfd = -1;
-				continue;
-			}
-			finish_file(walk.v[i], &o, root, strlen(root));
-		}
-	}
-	/*
-	 * Metadata of the block devices under the recording: the one --root is
-	 * on, and those of the files kept; not of every disk the system touched.
-	 */
-	for (size_t i = 0, nfiles = o.npf; i < bdevs.n; i++) {
-		struct rfile *f = bdevs.v[i];
+}
+
+/*
+ * Metadata of the block devices under the recording: the one --root is
+ * on, and those of the files kept; not of every disk the system touched.
+ */
+static void keep_bdevs(struct record_run *s)
+{
+	for (size_t i = 0, nfiles = s->o.npf; i < s->bdevs.n; i++) {
+		struct rfile *f = s->bdevs.v[i];
 		char name[64];
 		uint64_t rdev, size;
 		bool ours;
 
 		if (!bdev_of(f->ino, name, sizeof(name), &rdev, &size))
 			continue;
-		ours = rdev == st.st_dev;	/* st: --root's */
+		ours = rdev == s->rootst.st_dev;
 		for (size_t k = 0; k < nfiles && !ours; k++)
-			ours = o.pf[k].dev == rdev;
+			ours = s->o.pf[k].dev == rdev;
 		if (ours)
-			finish_bdev(f, &o, name, rdev, size);
+			finish_bdev(f, &s->o, name, rdev, size);
 		else
-			o.other_bdevs++;
+			s->o.other_bdevs++;
 	}
-	if (o.npf)
-		qsort(o.pf, o.npf, sizeof(*o.pf), by_path);
+}
+
+/* The end phase: files made paths with their used pages and times, in s->o.pf, by path. */
+static void resolve(struct record_run *s)
+{
+	end_phase_begin();
+	for (size_t i = 0; i < s->r.nfiles; i++) {
+		struct rfile *f = s->r.files[i];
+
+		if (f->dev == 0)
+			continue;
+		if (end_signals) {	/* cut short: not looked for */
+			s->o.cut += f->used.n || f->mapped.n;
+			continue;
+		}
+		resolve_one(s, f);
+	}
+	if (s->walk.n)
+		resolve_walked(s);
+	keep_bdevs(s);
+	if (s->o.npf)
+		qsort(s->o.pf, s->o.npf, sizeof(*s->o.pf), by_path);
+}
+
+/* The snapshot written, atomically, signals held meanwhile; then what went wrong said. 0 or -errno. */
+static int write_recording(const struct record_cli *c, struct record_run *s)
+{
+	struct pc_profile_meta meta = { 0 };
+	struct pc_profile_writer *w = NULL;
+	sigset_t ends;
+	int rc;
+
 	meta.created = (uint64_t)time(NULL);
 	meta.page_size = (uint32_t)pc_page_size();
-	snprintf(meta.root, sizeof(meta.root), "%s", root);
+	snprintf(meta.root, sizeof(meta.root), "%s", s->root);
 	gethostname(meta.host, sizeof(meta.host) - 1);
 	meta.flags = PC_META_RECORDED;
-	meta.source = r.misses ? PC_META_SRC_MISSES : PC_META_SRC_USE;
-	meta.lost = lost;
-	meta.duration_ms = (uint64_t)((pc_now() - started) * 1000);
+	meta.source = s->r.misses ? PC_META_SRC_MISSES : PC_META_SRC_USE;
+	meta.lost = s->lost;
+	meta.duration_ms = (uint64_t)((pc_now() - s->started) * 1000);
 	end_signals_hold(true);	/* a second signal from here abandons it before the rename */
-	rc = pc_profile_createat(out_dfd, out, &meta, &w);
-	for (size_t i = 0; i < o.npf && rc == 0; i++) {
-		rc = pc_profile_add(w, &o.pf[i]);
+	rc = pc_profile_createat(s->out_dfd, c->out, &meta, &w);
+	for (size_t i = 0; i < s->o.npf && rc == 0; i++) {
+		rc = pc_profile_add(w, &s->o.pf[i]);
 		if (rc == -EEXIST) {	/* two inodes at one path: the first is kept */
 			cli_warn("'%s' recorded twice (replaced during the recording?): kept the "
-				 "first", o.pf[i].path);
+				 "first", s->o.pf[i].path);
 			rc = 0;
 		}
 	}
@@ -1848,141 +1943,211 @@ int cmd_record(int argc, char **argv)
 	} else {
 		pc_profile_abort(w);
 	}
-	written = rc == 0;
-	{
-		sigset_t ends;
-
-		sigemptyset(&ends);
-		sigaddset(&ends, SIGINT);
-		sigaddset(&ends, SIGTERM);
-		sigprocmask(SIG_UNBLOCK, &ends, NULL);
-	}
-	if (o.cut)
+	s->written = rc == 0;
+	sigemptyset(&ends);
+	sigaddset(&ends, SIGINT);
+	sigaddset(&ends, SIGTERM);
+	sigprocmask(SIG_UNBLOCK, &ends, NULL);
+	if (s->o.cut)
 		cli_warn("a signal cut the end short: %llu files used were not looked for (they are "
 			 "not in the snapshot)",
-			 (unsigned long long)o.cut);
+			 (unsigned long long)s->o.cut);
 	if (rc < 0)
-		cli_fail_msg(out, "cannot write recording", cli_snapshot_target_why(out, -rc));
-	if (lost)
+		cli_fail_msg(c->out, "cannot write recording", cli_snapshot_target_why(c->out, -rc));
+	if (s->lost)
 		cli_warn("%llu events were lost: the kernel's ring buffer was full, so the "
 			 "recording misses pages (a bigger ring: PAGECACHE_TRACE_RING=PAGES, now %u "
-			 "a CPU)", (unsigned long long)lost, to.ring_pages);
-	if (r.nomem)
+			 "a CPU)", (unsigned long long)s->lost, c->to.ring_pages);
+	if (s->r.nomem)
 		cli_warn("out of memory while recording: some events were not kept");
+	return rc;
+}
 
-report:
-	orec_str(&rec, "output", out, 0);
-	orec_bool(&rec, "written", written);
-	orec_u64(&rec, "files", o.files, 0);
-	orec_u64(&rec, "pages_used", o.pages, OF_PAGES);
-	orec_u64(&rec, "bytes", o.pages * pc_page_size(), OF_BYTES);
-	orec_u64(&rec, "pages_mapped_around", o.mapped, OF_PAGES);
-	orec_u64(&rec, "pages_added", r.added_pages, OF_PAGES);
-	orec_u64(&rec, "metadata_devices", o.bdevs, 0);
-	orec_u64(&rec, "metadata_pages", o.meta_pages, OF_PAGES);
-	orec_u64(&rec, "metadata_other_devices", o.other_bdevs, 0);
-	orec_u64(&rec, "unresolved", o.unresolved, 0);
-	orec_u64(&rec, "deleted", o.deleted, 0);
-	orec_u64(&rec, "outside_root", o.outside, 0);
-	orec_u64(&rec, "unused_files", o.unused, 0);
-	orec_u64(&rec, "cut_short", o.cut, 0);
-	orec_u64(&rec, "events", r.events, 0);
-	orec_u64(&rec, "lost_events", lost, 0);
-	if (ended) {	/* what the kernel let it see, once it began */
-		orec_str(&rec, "source", r.misses ? "misses" : "use", 0);
-		orec_bool(&rec, "hits_seen", !r.misses);
+/* Human output: what it wrote, saw, left out. */
+static void human(const struct record_cli *c, const struct record_run *s)
+{
+	const struct outcome *o = &s->o;
+	char a[32];
+
+	out_human_line("%s %s: %llu files, %llu pages used (%s) and %llu mapped around "
+		       "them, %llu pages of metadata on %llu devices",
+		       s->written ? "Wrote" : "Did not write", c->out, (unsigned long long)o->files,
+		       (unsigned long long)o->pages,
+		       fmt_size(o->pages * pc_page_size(), a, sizeof(a)),
+		       (unsigned long long)o->mapped,
+		       (unsigned long long)o->meta_pages, (unsigned long long)o->bdevs);
+	out_human_line("%llu pages added to the cache while recording; %llu events in "
+		       "%.1f s, %llu lost", (unsigned long long)s->r.added_pages,
+		       (unsigned long long)s->r.events, pc_now() - s->started,
+		       (unsigned long long)s->lost);
+	if (o->unresolved || o->deleted || o->outside)
+		out_human_line("Left out: %llu files not found again, %llu deleted, %llu "
+			       "outside %s", (unsigned long long)o->unresolved,
+			       (unsigned long long)o->deleted, (unsigned long long)o->outside,
+			       s->root);
+	if (c->cold_asked)
+		out_human_line("Evicted first (--cold): %llu files, %llu of their pages stayed "
+			       "cached", (unsigned long long)s->cold.files,
+			       (unsigned long long)s->cold.stayed);
+	if (s->r.misses)
+		out_human_line("Misses only: this kernel has no filemap use events (Linux "
+			       "6.12), so the pages brought in count as used (readahead "
+			       "included) and uses of pages already cached (hits) are not "
+			       "seen%s", c->cold_asked ? "" : "; --cold starts from a cold cache");
+}
+
+/* The total, also after a failure (written false); human lines where it began. */
+static void report(const struct record_cli *c, const struct record_run *s)
+{
+	const struct outcome *o = &s->o;
+	struct orec rec = { 0 };
+
+	orec_str(&rec, "output", c->out, 0);
+	orec_bool(&rec, "written", s->written);
+	orec_u64(&rec, "files", o->files, 0);
+	orec_u64(&rec, "pages_used", o->pages, OF_PAGES);
+	orec_u64(&rec, "bytes", o->pages * pc_page_size(), OF_BYTES);
+	orec_u64(&rec, "pages_mapped_around", o->mapped, OF_PAGES);
+	orec_u64(&rec, "pages_added", s->r.added_pages, OF_PAGES);
+	orec_u64(&rec, "metadata_devices", o->bdevs, 0);
+	orec_u64(&rec, "metadata_pages", o->meta_pages, OF_PAGES);
+	orec_u64(&rec, "metadata_other_devices", o->other_bdevs, 0);
+	orec_u64(&rec, "unresolved", o->unresolved, 0);
+	orec_u64(&rec, "deleted", o->deleted, 0);
+	orec_u64(&rec, "outside_root", o->outside, 0);
+	orec_u64(&rec, "unused_files", o->unused, 0);
+	orec_u64(&rec, "cut_short", o->cut, 0);
+	orec_u64(&rec, "events", s->r.events, 0);
+	orec_u64(&rec, "lost_events", s->lost, 0);
+	if (s->ended) {	/* what the kernel let it see, once it began */
+		orec_str(&rec, "source", s->r.misses ? "misses" : "use", 0);
+		orec_bool(&rec, "hits_seen", !s->r.misses);
 	} else {
 		orec_null(&rec, "source");
 		orec_null(&rec, "hits_seen");
 	}
-	if (cold_asked) {
-		orec_u64(&rec, "cold_files", cold.files, 0);
-		orec_u64(&rec, "cold_pages_stayed", cold.stayed, OF_PAGES);
+	if (c->cold_asked) {
+		orec_u64(&rec, "cold_files", s->cold.files, 0);
+		orec_u64(&rec, "cold_pages_stayed", s->cold.stayed, OF_PAGES);
 	} else {
 		orec_null(&rec, "cold_files");
 		orec_null(&rec, "cold_pages_stayed");
 	}
-	orec_f64(&rec, "duration", pc_now() - started);
-	if (ended)
-		orec_str(&rec, "ended", ended, 0);
+	orec_f64(&rec, "duration", pc_now() - s->started);
+	if (s->ended)
+		orec_str(&rec, "ended", s->ended, 0);
 	else
 		orec_null(&rec, "ended");	/* it never began */
-	if (cmd && cmd_status >= 0)
-		orec_u64(&rec, "command_status", (uint64_t)cmd_status, 0);
-	else if (cmd)
+	if (c->cmd && s->cmd_status >= 0)
+		orec_u64(&rec, "command_status", (uint64_t)s->cmd_status, 0);
+	else if (c->cmd)
 		orec_null(&rec, "command_status");
-	orec_str(&rec, "root", root, 0);
+	orec_str(&rec, "root", s->root, 0);
 	orec_u64(&rec, "failures", cli_failures(), 0);
 	out_object("total", &rec);
-	if (co.fmt == OUT_HUMAN && ended) {	/* else the failure said it all */
-		char a[32];
+	if (c->co.fmt == OUT_HUMAN && s->ended)	/* else the failure said it all */
+		human(c, s);
+}
 
-		out_human_line("%s %s: %llu files, %llu pages used (%s) and %llu mapped around "
-			       "them, %llu pages of metadata on %llu devices",
-			       written ? "Wrote" : "Did not write", out, (unsigned long long)o.files,
-			       (unsigned long long)o.pages,
-			       fmt_size(o.pages * pc_page_size(), a, sizeof(a)),
-			       (unsigned long long)o.mapped,
-			       (unsigned long long)o.meta_pages, (unsigned long long)o.bdevs);
-		out_human_line("%llu pages added to the cache while recording; %llu events in "
-			       "%.1f s, %llu lost", (unsigned long long)r.added_pages,
-			       (unsigned long long)r.events, pc_now() - started,
-			       (unsigned long long)lost);
-		if (o.unresolved || o.deleted || o.outside)
-			out_human_line("Left out: %llu files not found again, %llu deleted, %llu "
-				       "outside %s", (unsigned long long)o.unresolved,
-				       (unsigned long long)o.deleted, (unsigned long long)o.outside,
-				       root);
-		if (cold_asked)
-			out_human_line("Evicted first (--cold): %llu files, %llu of their pages stayed "
-				       "cached", (unsigned long long)cold.files,
-				       (unsigned long long)cold.stayed);
-		if (r.misses)
-			out_human_line("Misses only: this kernel has no filemap use events (Linux "
-				       "6.12), so the pages brought in count as used (readahead "
-				       "included) and uses of pages already cached (hits) are not "
-				       "seen%s", cold_asked ? "" : "; --cold starts from a cold cache");
-	}
-
-	if (t)
-		pc_trace_close(t);
-	if (child > 0) {
+/*
+ * Everything ends: CMD (its group) and its warden, the descriptors, the
+ * signal mask as it was. Returns the exit status, rc being the run's.
+ */
+static int finish(const struct record_cli *c, struct record_run *s, int rc)
+{
+	if (s->t)
+		pc_trace_close(s->t);
+	if (s->child > 0) {
 		/* never started (tracing failed): it ends at once */
-		if (go[1] >= 0) {
-			close(go[1]);
-			go[1] = -1;
+		if (s->go[1] >= 0) {
+			close(s->go[1]);
+			s->go[1] = -1;
 		}
-		tty_back(&tty);
-		end_group(child, own_group, cmd_done);
+		tty_back(&s->tty);
+		end_group(s->child, s->own_group, s->cmd_done);
 	}
-	if (warden > 0) {	/* CMD reaped: the warden sees it exited and leaves */
-		close(warden_fd);
-		waitpid(warden, NULL, 0);
+	if (s->warden > 0) {	/* CMD reaped: the warden sees it exited and leaves */
+		close(s->warden_fd);
+		waitpid(s->warden, NULL, 0);
 	}
-	if (go[0] >= 0)
-		close(go[0]);
-	if (go[1] >= 0)
-		close(go[1]);
+	if (s->go[0] >= 0)
+		close(s->go[0]);
+	if (s->go[1] >= 0)
+		close(s->go[1]);
 	for (int i = 0; i < 2; i++)
-		if (ex[i] >= 0)
-			close(ex[i]);
-	if (to.cgroup_fd >= 0)
-		close(to.cgroup_fd);
-	if (out_dfd >= 0)
-		close(out_dfd);
-	if (sfd >= 0)
-		close(sfd);
-	sigprocmask(SIG_SETMASK, &oldmask, NULL);
-	for (size_t i = 0; i < o.npf; i++)
-		pc_profile_file_release(&o.pf[i]);
-	free(o.pf);
-	free(walk.v);
-	free(bdevs.v);
-	rec_free(&r);
-	free(root);
+		if (s->ex[i] >= 0)
+			close(s->ex[i]);
+	if (c->to.cgroup_fd >= 0)
+		close(c->to.cgroup_fd);
+	if (s->out_dfd >= 0)
+		close(s->out_dfd);
+	if (s->sfd >= 0)
+		close(s->sfd);
+	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
+	for (size_t i = 0; i < s->o.npf; i++)
+		pc_profile_file_release(&s->o.pf[i]);
+	free(s->o.pf);
+	free(s->walk.v);
+	free(s->bdevs.v);
+	rec_free(&s->r);
+	free(s->root);
 	if (out_flush() < 0 && rc == 0)
 		rc = -EIO;
-	if (cmd && cmd_status > 0 && rc == 0 && !exec_err)
-		cli_warn("'%s' exited with status %d", argv[optind], cmd_status);
+	if (c->cmd && s->cmd_status > 0 && rc == 0 && !s->exec_err)
+		cli_warn("'%s' exited with status %d", c->cmd[0], s->cmd_status);
 	return rc < 0 || cli_failures() ? EXIT_PARTIAL : 0;
+}
+
+/* From the targets opened to the snapshot written. 0 or -errno; what failed is said. */
+static int record(struct record_cli *c, struct record_run *s)
+{
+	int rc;
+
+	/* failures from here on still report (--json's total, written false) */
+	if ((rc = open_targets(c, s)) < 0)
+		return rc;
+	if (c->cmd && (rc = start_command(c, s)) < 0)
+		return rc;
+	if (!c->cmd && c->pid > 0)
+		c->to.pid = c->pid;
+	if ((rc = start_trace(c, s)) < 0)
+		return rc;
+	drain(c, s);
+	if (s->exec_err) {
+		/* nothing ran: no snapshot replaces the one -o may hold */
+		cli_fail_msg(c->cmd[0], "cannot run", strerror(s->exec_err));
+		return 0;
+	}
+	/* files: paths, used pages and their times */
+	resolve(s);
+	return write_recording(c, s);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	/* before 6.12 without the use events: misses only */
+	struct record_cli c = {
+		.co = { OUT_HUMAN }, .rootarg = "/",
+		.to = { .kinds = PC_TR_ADD | PC_TR_USE, .optional = PC_TR_USE, .cgroup_fd = -1,
+			.ring_pages = REC_RING_PAGES },
+	};
+	struct record_run s = {
+		.child = -1, .warden = -1, .warden_fd = -1, .go = { -1, -1 }, .ex = { -1, -1 },
+		.sfd = -1, .out_dfd = -1, .cmd_status = -1, .own_group = true,
+		.started = pc_now(),
+	};
+	int rc;
+
+	rc = parse(&c, argc, argv);
+	if (rc >= 0)
+		return rc;
+	start_output(&c);
+	rc = check(&c, &s, argc, argv);
+	if (rc >= 0)
+		return rc;
+	s.r.self = (uint32_t)getpid();
+	hold_signals(&s);
+	rc = record(&c, &s);
+	report(&c, &s);
+	return finish(&c, &s, rc);
 }
