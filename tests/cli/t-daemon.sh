@@ -107,7 +107,10 @@ st >s.json
 t_is "status: one service" "$(jq '.services | length' s.json)" 1
 t_is "status: its restore is done" "$(jq -r '.services[0].restore_result' s.json)" done
 t_is "status: the pages the restore wanted" "$(jq '.services[0].restore_pages' s.json)" "$wantall"
-t_ok "status: next snapshot due after now" test "$(jq '.services[0].next_snapshot_time' s.json)" -ge "$(($(date +%s) - 1))"
+# (interval 1: one that outlasts its second, under TCG, is still due at
+# the time it was queued for; the next is set when it ends)
+t_ok "status: next snapshot due after now, or one running or queued" sh -c \
+	"case \"\$(jq -r '.services[0].state' s.json)\" in snapshot|queued) exit 0;; esac; [ \"\$(jq '.services[0].next_snapshot_time' s.json)\" -ge $(($(date +%s) - 1)) ]"
 pc status --socket run/pc.sock >human 2>&1
 t_ok "status: a table for people" grep -q '^SERVICE' human
 
