@@ -1187,7 +1187,7 @@ static void section_readtwice(struct report *r)
 			const struct pc_json *row = row_at(in, i);
 			struct rtpoint p = { .in = in, .row = row };
 
-			if (cli_grow(&pts, &cap, npts, sizeof(*pts)) < 0)
+			if (pc_grow(&pts, &cap, npts, sizeof(*pts)) < 0)
 				break;
 			p.layout = pc_json_string(pc_json_get(row, "layout"), NULL);
 			p.cgroups = pc_json_number(pc_json_get(row, "cgroups"), NAN);

@@ -328,8 +328,6 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 		   char **argv);
 /* Commands that take no files: the format options only; 1 handled, -1 reported. */
 int cli_format_opt(struct cli_opts *co, int opt, char **argv);
-/* Make room for one more element in a growing array; -ENOMEM. */
-int cli_grow(void *arrp, size_t *cap, size_t n, size_t elem);
 /* After getopt: set up the output and take the paths; -1: usage error. */
 int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **argv);
 
@@ -371,8 +369,6 @@ struct cli_progress *cli_progress_start(const struct pc_progress *p, const char 
 					const uint64_t *total);
 void cli_progress_stop(struct cli_progress *pr);
 
-/* Absolute, with ".", ".." and "//" resolved lexically (no symlinks); malloc'd. */
-char *cli_abspath(const char *path);
 
 void bar_render(const uint64_t *buckets_res, const uint64_t *buckets_all, int n, char *out);
 

@@ -104,7 +104,7 @@ static int add_row(const struct pc_cgroup_entry *e, void *arg)
 	if (e->depth && e->name[0] == '.')
 		return PC_CGROUP_WALK_SKIP;
 	if (pc_cgroup_read(e->path, w->version, &row.s) == 0 && (row.path = strdup(*rel ? rel : "/"))) {
-		if (cli_grow(&r->v, &r->cap, r->n, sizeof(*r->v)) < 0) {
+		if (pc_grow(&r->v, &r->cap, r->n, sizeof(*r->v)) < 0) {
 			free(row.path);
 			return PC_CGROUP_WALK_SKIP;
 		}

@@ -191,7 +191,7 @@ static struct rfile *lookup(struct rec *r, uint64_t dev, uint64_t ino, bool crea
 	if (i)
 		return r->files[i - 1];
 	if (!create || r->nfiles >= UINT32_MAX - 1 ||
-	    cli_grow(&r->files, &r->nfcap, r->nfiles, sizeof(*r->files)) < 0 ||
+	    pc_grow(&r->files, &r->nfcap, r->nfiles, sizeof(*r->files)) < 0 ||
 	    !(f = calloc(1, sizeof(*f))))
 		return NULL;
 	if (pc_idmap_put(&r->ids, dev, ino, (uint32_t)r->nfiles + 1) < 0) {
@@ -213,7 +213,7 @@ static void want_scan(struct rec *r, pid_t pid)
 	for (size_t i = 0; i < r->nscan; i++)
 		if (r->scan[i] == pid)
 			return;
-	if (cli_grow(&r->scan, &r->scancap, r->nscan, sizeof(*r->scan)) == 0)
+	if (pc_grow(&r->scan, &r->scancap, r->nscan, sizeof(*r->scan)) == 0)
 		r->scan[r->nscan++] = pid;
 }
 
@@ -751,7 +751,7 @@ static bool bdev_of(uint64_t ino, char *name, size_t len, uint64_t *ret_rdev, ui
 
 static int keep(struct outcome *o, struct pc_profile_file *pf)
 {
-	if (cli_grow(&o->pf, &o->cap, o->npf, sizeof(*o->pf)) < 0) {
+	if (pc_grow(&o->pf, &o->cap, o->npf, sizeof(*o->pf)) < 0) {
 		pc_profile_file_release(pf);
 		return -ENOMEM;
 	}
@@ -1786,7 +1786,7 @@ static void resolve_one(struct record_run *s, struct rfile *f)
 		if (fd >= 0)
 			close(fd);	/* a file after all */
 		else if (fd == -ENODEV && bdev_of(f->ino, name, sizeof(name), &rdev, &size)) {
-			if (cli_grow(&s->bdevs.v, &s->bdevs.cap, s->bdevs.n, sizeof(*s->bdevs.v)) == 0)
+			if (pc_grow(&s->bdevs.v, &s->bdevs.cap, s->bdevs.n, sizeof(*s->bdevs.v)) == 0)
 				s->bdevs.v[s->bdevs.n++] = f;	/* after the files: see keep_bdevs */
 			return;
 		}
@@ -1837,7 +1837,7 @@ static void resolve_one(struct record_run *s, struct rfile *f)
 	}
 	if (f->pfd < 0) {
 		f->pfd = -1;
-		if (cli_grow(&s->walk.v, &s->walk.cap, s->walk.n, sizeof(*s->walk.v)) == 0) {
+		if (pc_grow(&s->walk.v, &s->walk.cap, s->walk.n, sizeof(*s->walk.v)) == 0) {
 			s->walk.v[s->walk.n++] = f;	/* found by a walk of --root, or never */
 			f->walk = true;
 			return;

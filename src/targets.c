@@ -573,10 +573,6 @@ void cli_sum_totals(void *sum, const void *per_thread, unsigned n, size_t size)
 			dst[i] += src[t * (size / sizeof(uint64_t)) + i];
 }
 
-char *cli_abspath(const char *path)
-{
-	return pc_abspath(path);
-}
 
 struct cli_progress {
 	const struct pc_progress *p;
@@ -721,7 +717,3 @@ int cli_format_opt(struct cli_opts *co, int opt, char **argv)
 	return cli_common_opt(co, &none, opt, optarg, argv);
 }
 
-int cli_grow(void *arrp, size_t *cap, size_t n, size_t elem)
-{
-	return pc_grow(arrp, cap, n, elem);
-}
