@@ -105,6 +105,18 @@ struct ocol {
 	bool left;
 };
 
+/*
+ * A document: its lists, objects and tags, and each renderer's settings.
+ * The out_* calls below fill the current one; a command writes one, the
+ * default, and needs none of these. out_doc_use(NULL) goes back to the
+ * default; it returns the document that was current. out_doc_free is
+ * NULL-safe and never frees the default.
+ */
+struct out_doc;
+struct out_doc *out_doc_new(void);
+struct out_doc *out_doc_use(struct out_doc *d);
+void out_doc_free(struct out_doc *d);
+
 void out_init(enum out_fmt fmt, bool bytes, bool noheadings);
 /* util-linux's raw table: one space between columns, none padded; ' ' as \x20 */
 void out_set_raw(bool raw);

@@ -686,6 +686,48 @@ static void test_table(void)
 	free(out);
 }
 
+/*
+ * Two documents filled in turn: each keeps its own lists and renderer
+ * settings (-r, the table's columns), and the default one is untouched.
+ */
+static void two_docs(void *arg)
+{
+	struct out_doc *a = out_doc_new(), *b = out_doc_new(), *old;
+	struct orec r = { 0 };
+
+	(void)arg;
+	old = out_doc_use(a);
+	out_init(OUT_HUMAN, true, false);
+	out_set_raw(true);
+	out_columns("files", tcols, 2);
+	out_doc_use(b);
+	out_init(OUT_KV, true, false);
+	orec_str(&r, "path", "b c", 0);
+	orec_u64(&r, "cached", 2, OF_BYTES);
+	out_list_add("files", &r);
+	out_doc_use(a);
+	orec_str(&r, "path", "a", 0);
+	orec_u64(&r, "cached", 1, OF_BYTES);
+	out_list_add("files", &r);
+	out_flush();
+	out_doc_use(b);
+	out_flush();
+	out_doc_use(old);
+	out_doc_free(a);
+	out_doc_free(b);
+	out_doc_free(NULL);
+}
+
+static void test_docs(void)
+{
+	char *out = captured(two_docs, NULL);
+
+	if (!ok(!strcmp(out, "FILE CACHED\na 1\npath=\"b c\" cached=2\n"),
+		"documents: two filled in turn render apart, each with its own settings"))
+		printf("#   got %s", out);
+	free(out);
+}
+
 /* ---- small pure helpers ---- */
 
 static void test_helpers(void)
@@ -716,6 +758,7 @@ int main(void)
 	test_kv();
 	test_human();
 	test_table();
+	test_docs();
 	test_helpers();
 	return done_testing();
 }
