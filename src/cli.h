@@ -19,13 +19,15 @@
 /* ---- output.c: one record model, several renderers ---- */
 enum out_fmt { OUT_HUMAN, OUT_JSON, OUT_PROM, OUT_KV };
 
-enum ofield_type { OF_U64, OF_F64, OF_STR, OF_NULL, OF_BOOL, OF_RANGES, OF_JSON, OF_LIST };
+enum ofield_type { OF_U64, OF_F64, OF_STR, OF_NULL, OF_BOOL, OF_RANGES, OF_JSON, OF_LIST,
+		   OF_NUMS };
 #define OF_BYTES 1		/* a size: human form unless --bytes */
 #define OF_HUMAN 2		/* human output only (bars) */
 #define OF_LABEL 4		/* prom: a label, not a metric */
 #define OF_PAGES 8		/* prom: a page count, suffix _pages */
 #define OF_MAX 16		/* null means "no limit": human "max" */
 #define OF_OBJECT 32		/* OF_LIST of one item: a nested object (orec_object) */
+#define OF_INTS 64		/* OF_NUMS of integers (orec_u64s), not doubles */
 
 struct ofield {
 	const char *key;
@@ -42,6 +44,13 @@ struct ofield {
 		struct {
 			struct oitem *items;	/* owned: OF_LIST's records */
 			size_t nitems;
+		};
+		struct {
+			union {
+				uint64_t *us;	/* owned: OF_NUMS with OF_INTS */
+				double *ds;	/* owned: OF_NUMS */
+			};
+			size_t nnums;
 		};
 	};
 };
@@ -94,6 +103,15 @@ void orec_list_add(struct orec *r, const char *key, struct orec *item);
  */
 void orec_object(struct orec *r, const char *key, struct orec *item);
 void orec_bool(struct orec *r, const char *key, bool v);
+/*
+ * An array of numbers (a run's samples), copied: JSON [1, 2.5, null] (a
+ * double that is not finite is null, as any); key=value KEY=1,2.5 (empty:
+ * KEY=""); the table the same, as ranges are (",..." where too long); not
+ * in Prometheus text, where a metric is one number. flags: OF_BYTES for
+ * orec_u64s, each a size for people; OF_HUMAN.
+ */
+void orec_u64s(struct orec *r, const char *key, const uint64_t *v, size_t n, int flags);
+void orec_f64s(struct orec *r, const char *key, const double *v, size_t n, int flags);
 void orec_ranges(struct orec *r, const char *key, uint64_t *pairs, size_t n);
 const struct ofield *orec_get(const struct orec *r, const char *key);
 void orec_release(struct orec *r);

@@ -314,6 +314,33 @@ void orec_ranges(struct orec *r, const char *key, uint64_t *pairs, size_t n)
 	f->nranges = n;
 }
 
+/* The array is copied; out of memory, the row is marked lost and the field null. */
+static void field_nums(struct orec *r, const char *key, const void *v, size_t n, int flags)
+{
+	struct ofield *f = add(r, key, OF_NUMS, flags);
+	size_t size = sizeof(uint64_t);	/* a double's too */
+
+	f->us = malloc(n ? n * size : 1);
+	if (!f->us) {
+		f->type = OF_NULL;
+		r->lost = true;
+		return;
+	}
+	if (n)
+		memcpy(f->us, v, n * size);
+	f->nnums = n;
+}
+
+void orec_u64s(struct orec *r, const char *key, const uint64_t *v, size_t n, int flags)
+{
+	field_nums(r, key, v, n, flags | OF_INTS);
+}
+
+void orec_f64s(struct orec *r, const char *key, const double *v, size_t n, int flags)
+{
+	field_nums(r, key, v, n, flags & ~OF_INTS);
+}
+
 const struct ofield *orec_get(const struct orec *r, const char *key)
 {
 	for (int i = 0; i < r->n; i++)
@@ -328,6 +355,8 @@ static void fields_release(struct ofield *f, int n)
 		free(f[i].s);
 		if (f[i].type == OF_RANGES) {
 			free(f[i].ranges);
+		} else if (f[i].type == OF_NUMS) {
+			free(f[i].us);
 		} else if (f[i].type == OF_LIST) {
 			for (size_t k = 0; k < f[i].nitems; k++) {
 				fields_release(f[i].items[k].f, f[i].items[k].n);
@@ -391,6 +420,8 @@ static size_t fields_bytes(const struct ofield *f, int n)
 			b += strlen(f[i].s) + 32;
 		if (f[i].type == OF_RANGES)
 			b += f[i].nranges * 2 * sizeof(uint64_t);
+		else if (f[i].type == OF_NUMS)
+			b += f[i].nnums * sizeof(uint64_t);
 		else if (f[i].type == OF_LIST)
 			for (size_t k = 0; k < f[i].nitems; k++)
 				b += fields_bytes(f[i].items[k].f, f[i].items[k].n);
@@ -788,6 +819,28 @@ static void json_base64(FILE *o, const char *s)
 	fputc('"', o);
 }
 
+/* A number of JSON: never NaN or infinity (null) */
+static void json_f64(FILE *o, double d)
+{
+	if (isfinite(d))
+		fprintf(o, "%.10g", d);
+	else
+		fputs("null", o);	/* JSON has no NaN */
+}
+
+static void json_nums(FILE *o, const struct ofield *f)
+{
+	fputc('[', o);
+	for (size_t k = 0; k < f->nnums; k++) {
+		fputs(k ? ", " : "", o);
+		if (f->flags & OF_INTS)
+			fprintf(o, "%llu", (unsigned long long)f->us[k]);
+		else
+			json_f64(o, f->ds[k]);
+	}
+	fputc(']', o);
+}
+
 /* An object of n fields; indent NULL: on one line. */
 static void json_obj(FILE *o, const struct ofield *fields, int n, const char *indent)
 {
@@ -811,10 +864,10 @@ static void json_obj(FILE *o, const struct ofield *fields, int n, const char *in
 			fprintf(o, "%llu", (unsigned long long)f->u);
 			break;
 		case OF_F64:
-			if (isfinite(f->d))
-				fprintf(o, "%.10g", f->d);
-			else
-				fputs("null", o);	/* JSON has no NaN */
+			json_f64(o, f->d);
+			break;
+		case OF_NUMS:
+			json_nums(o, f);
 			break;
 		case OF_STR:
 			json_str(o, f->s);
@@ -1521,21 +1574,54 @@ static int prom_write_file(const char *path)
 
 /* ---- key=value and human ---- */
 
+/* A number for people and key=value: 32767, not 3.277e+04 */
+static void f64_text(double d, char *buf, size_t len)
+{
+	if (d > -1e15 && d < 1e15 && d == (double)(long long)d)
+		snprintf(buf, len, "%lld", (long long)d);
+	else
+		snprintf(buf, len, "%.4g", d);
+}
+
+static void u64_text(uint64_t u, int flags, char *buf, size_t len)
+{
+	if (flags & OF_BYTES)
+		fmt_size(u, buf, len);
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)u);
+}
+
+/* An array's numbers, comma-separated, cut with ",..." where len is short. */
+static void nums_text(const struct ofield *f, char *buf, size_t len)
+{
+	size_t used = 0, k;
+
+	buf[0] = 0;
+	for (k = 0; k < f->nnums && used + 48 < len; k++) {
+		char num[40];
+
+		if (f->flags & OF_INTS)
+			u64_text(f->us[k], f->flags, num, sizeof(num));
+		else
+			f64_text(f->ds[k], num, sizeof(num));
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", k ? "," : "", num);
+	}
+	if (k < f->nnums)
+		snprintf(buf + used, len - used, ",...");
+}
+
 /* Numbers, ranges and such; strings are f->s itself (not copied). */
 static const char *field_text(const struct ofield *f, char *buf, size_t len)
 {
 	switch (f->type) {
 	case OF_U64:
-		if (f->flags & OF_BYTES)
-			fmt_size(f->u, buf, len);
-		else
-			snprintf(buf, len, "%llu", (unsigned long long)f->u);
+		u64_text(f->u, f->flags, buf, len);
 		break;
 	case OF_F64:
-		if (f->d > -1e15 && f->d < 1e15 && f->d == (double)(long long)f->d)
-			snprintf(buf, len, "%lld", (long long)f->d);	/* 32767, not 3.277e+04 */
-		else
-			snprintf(buf, len, "%.4g", f->d);
+		f64_text(f->d, buf, len);
+		break;
+	case OF_NUMS:
+		nums_text(f, buf, len);
 		break;
 	case OF_STR:
 	case OF_JSON:
@@ -1609,6 +1695,22 @@ static void kv_value(FILE *o, const char *s)
 	fputc('"', o);
 }
 
+/* An array whole, never cut as a cell is: exact integers, numbers as F64's */
+static void kv_nums(FILE *o, const struct ofield *f)
+{
+	if (!f->nnums)
+		fputs("\"\"", o);
+	for (size_t k = 0; k < f->nnums; k++) {
+		char num[40];
+
+		if (f->flags & OF_INTS)
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)f->us[k]);
+		else
+			f64_text(f->ds[k], num, sizeof(num));
+		fprintf(o, "%s%s", k ? "," : "", num);
+	}
+}
+
 /*
  * A record's pairs; prefix "" or "cgroups.0." for a nested list's item.
  * A list is KEY.count=N, then each item's fields as KEY.I.SUBKEY=value
@@ -1647,6 +1749,10 @@ static void kv_fields(FILE *o, const char *prefix, const struct ofield *fs, int 
 			continue;
 		}
 		fputc('=', o);
+		if (f->type == OF_NUMS) {
+			kv_nums(o, f);
+			continue;
+		}
 		if (f->type == OF_U64)
 			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)f->u);
 		kv_value(o, f->type == OF_U64 ? buf : field_text(f, buf, sizeof(buf)));

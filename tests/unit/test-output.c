@@ -14,6 +14,7 @@
 #include "json.h"
 #include "tap.h"
 
+#include <math.h>
 #include <stdint.h>
 
 /* ---- running an entry point with stdout (or stderr) into a buffer ---- */
@@ -728,6 +729,45 @@ static void test_docs(void)
 	free(out);
 }
 
+/* An array of numbers in each format: arg is the format */
+static void nums_doc(void *arg)
+{
+	static const struct ocol cols[] = { { "v", "V", true }, { "u", "U", false } };
+	const double v[] = { 1, 2.5, NAN };
+	const uint64_t u[] = { 1024, 3 };
+	struct orec r = { 0 };
+
+	out_init(*(enum out_fmt *)arg, false, false);
+	out_prom_metrics("t", NULL, 0);
+	out_columns("rows", cols, 2);
+	orec_f64s(&r, "v", v, 3, 0);
+	orec_u64s(&r, "u", u, 2, OF_BYTES);
+	orec_u64s(&r, "none", NULL, 0, 0);
+	out_list_add("rows", &r);
+	out_flush();
+}
+
+static void test_nums(void)
+{
+	static const struct { enum out_fmt fmt; const char *want, *name; } c[] = {
+		{ OUT_JSON, "{\n  \"rows\": [{\n      \"v\": [1, 2.5, null],\n"
+			    "      \"u\": [1024, 3],\n      \"none\": []\n    }]\n}\n",
+		  "arrays: JSON [1, 2.5, null], integers exact, empty []" },
+		{ OUT_KV, "v=1,2.5,nan u=1024,3 none=\"\"\n",
+		  "arrays: key=value comma-separated, exact, empty \"\"" },
+		{ OUT_HUMAN, "V            U\n1,2.5,nan 1K,3\n",
+		  "arrays: the table comma-separated, sizes for people" },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char *out = captured(nums_doc, (void *)&c[i].fmt);
+
+		if (!ok(!strcmp(out, c[i].want), "%s", c[i].name))
+			printf("#   got %s", out);
+		free(out);
+	}
+}
+
 /* ---- small pure helpers ---- */
 
 static void test_helpers(void)
@@ -759,6 +799,7 @@ int main(void)
 	test_human();
 	test_table();
 	test_docs();
+	test_nums();
 	test_helpers();
 	return done_testing();
 }
