@@ -80,8 +80,8 @@ void orec_null(struct orec *r, const char *key);
 void orec_nolimit(struct orec *r, const char *key);	/* null, "max" for people */
 /*
  * Pre-rendered JSON, in JSON output only: only what json.c's writer made
- * (pc_json_canonical; bench/'s bench_orec_json reads text made by hand
- * back through it). Never text built by hand: use orec_list_add.
+ * (pc_json_canonical: bench compare's row identities). Never text built
+ * by hand: use orec_object, orec_list_add and orec_f64s.
  */
 void orec_json(struct orec *r, const char *key, const char *json);
 /*
