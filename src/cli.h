@@ -136,6 +136,10 @@ struct out_doc *out_doc_use(struct out_doc *d);
 void out_doc_free(struct out_doc *d);
 
 void out_init(enum out_fmt fmt, bool bytes, bool noheadings);
+/* Where the current document is written (NULL: stdout); kept across out_init. */
+void out_set_file(FILE *o);
+/* The table's header even over no rows (a screen that refreshes); kept. */
+void out_keep_header(bool on);
 /* util-linux's raw table: one space between columns, none padded; ' ' as \x20 */
 void out_set_raw(bool raw);
 enum out_fmt out_format(void);
@@ -150,6 +154,12 @@ void out_tag(const char *key, const char *value);
 /* Sort list records by a string key before rendering. */
 void out_sort(const char *list, const char *key);
 void out_columns(const char *list, const struct ocol *cols, size_t n);
+/*
+ * The columns' widths fixed (top's, which stay put as counts change):
+ * w[i] for out_columns' column i (0: as wide as its widest cell), a wider
+ * cell widening its own row only. w is static: kept, not copied.
+ */
+void out_column_widths(const char *list, const unsigned *w);
 
 /*
  * Prometheus text: what a record's fields are as metrics, as out_columns

@@ -68,6 +68,7 @@ struct olist {
 	const struct ocol *cols;
 	size_t ncols;
 	size_t w[16];		/* the table's column widths, from the first batch */
+	const unsigned *fixed;	/* out_column_widths': 0 or NULL, from the cells */
 };
 
 /*
@@ -77,6 +78,7 @@ struct olist {
  */
 struct out_table {		/* the human table and summary */
 	bool noheadings;
+	bool keep_header;	/* the header over no rows too (top's) */
 	bool raw;		/* -r: no padding, spaces in cells escaped */
 	const struct ocol *from;	/* -o: the command's table */
 	struct ocol cols[16];		/* what -o picked of it */
@@ -105,6 +107,7 @@ struct out_prom {
 struct out_doc {
 	enum out_fmt fmt;
 	bool bytes;
+	FILE *file;		/* where it is written; NULL: stdout */
 	pthread_mutex_t lock;	/* out_list_add is called from the walker's threads */
 	struct olist lists[4];
 	int nlists;
@@ -145,6 +148,21 @@ struct out_doc *out_doc_use(struct out_doc *d)
 }
 
 static void doc_release(struct out_doc *d);
+
+static FILE *doc_file(const struct out_doc *d)
+{
+	return d->file ? d->file : stdout;
+}
+
+void out_set_file(FILE *o)
+{
+	doc->file = o;
+}
+
+void out_keep_header(bool on)
+{
+	doc->table.keep_header = on;
+}
 
 void out_doc_free(struct out_doc *d)
 {
@@ -485,7 +503,7 @@ void out_list_add(const char *list, struct orec *r)
 	l->bytes += sizeof(*r) + fields_bytes(l->recs[l->n].f, l->recs[l->n].n);
 	l->n++;
 	if ((l->n >= OUT_BATCH_ROWS || l->bytes >= OUT_BATCH_BYTES) && list_streams(l))
-		list_write(stdout, l);
+		list_write(doc_file(doc), l);
 	pthread_mutex_unlock(&doc->lock);
 }
 
@@ -566,6 +584,13 @@ void out_columns(const char *list, const struct ocol *cols, size_t n)
 	l = list_get(list);
 	l->cols = cols;
 	l->ncols = n < 16 ? n : 16;
+	pthread_mutex_unlock(&doc->lock);
+}
+
+void out_column_widths(const char *list, const unsigned *w)
+{
+	pthread_mutex_lock(&doc->lock);
+	list_get(list)->fixed = w;
 	pthread_mutex_unlock(&doc->lock);
 }
 
@@ -1839,6 +1864,10 @@ static size_t text_width(const char *s)
 static void table_start(struct olist *l)
 {
 	for (size_t c = 0; c < l->ncols; c++) {
+		if (l->fixed && l->fixed[c]) {	/* a wider cell widens its own row only */
+			l->w[c] = l->fixed[c];
+			continue;
+		}
 		l->w[c] = doc->table.noheadings ? 0 : text_width(l->cols[c].header);
 		for (size_t r = 0; r < l->n; r++) {
 			const struct ofield *f = orec_get(&l->recs[r], l->cols[c].key);
@@ -1903,7 +1932,7 @@ static void list_write(FILE *o, struct olist *l)
 				kv_rec(o, &l->recs[r]);
 		break;
 	case OUT_HUMAN:
-		if (!l->cols || !l->n)
+		if (!l->cols || (!l->n && !(doc->table.keep_header && !l->written)))
 			break;
 		if (!l->written) {
 			table_start(l);
@@ -1927,7 +1956,7 @@ static void list_write(FILE *o, struct olist *l)
 
 int out_event(const char *name, struct orec *r, const char *human)
 {
-	FILE *o = stdout;
+	FILE *o = doc_file(doc);
 	char *esc;
 	int rc = 0;
 
@@ -1957,7 +1986,7 @@ int out_event(const char *name, struct orec *r, const char *human)
 
 int out_line(struct orec *r)
 {
-	FILE *o = stdout;
+	FILE *o = doc_file(doc);
 	int rc = 0;
 
 	pthread_mutex_lock(&doc->lock);
@@ -1999,7 +2028,7 @@ static void doc_release(struct out_doc *d)
 
 int out_flush(void)
 {
-	FILE *o = stdout;
+	FILE *o = doc_file(doc);
 	int werr;
 	int prom_rc = 0;
 
