@@ -768,6 +768,57 @@ static void test_nums(void)
 	}
 }
 
+/*
+ * top's table: fixed widths (a wider cell widens its own row only), the
+ * header over no rows, written to a memory stream, not stdout.
+ */
+static void fixed_doc(void *arg)
+{
+	static const unsigned w[] = { 6, 0 };
+	static const struct ocol cols[] = { { "n", "N", false }, { "name", "NAME", true } };
+	const char *const names[] = { "a", "b" };
+	const uint64_t n[] = { 7, 12345678 };
+	int rows = *(int *)arg;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	struct out_doc *d = out_doc_new(), *old = out_doc_use(d);
+
+	out_init(OUT_HUMAN, false, false);
+	out_keep_header(true);
+	out_set_file(m);
+	out_columns("rows", cols, 2);
+	out_column_widths("rows", w);
+	for (int i = 0; i < rows; i++) {
+		struct orec r = { 0 };
+
+		orec_u64(&r, "n", n[i], 0);
+		orec_str(&r, "name", names[i], 0);
+		out_list_add("rows", &r);
+	}
+	out_flush();
+	out_doc_use(old);
+	out_doc_free(d);
+	fclose(m);
+	printf("[%s]", buf);
+	free(buf);
+}
+
+static void test_fixed(void)
+{
+	int two = 2, none = 0;
+	char *out = captured(fixed_doc, &two);
+
+	if (!ok(!strcmp(out, "[     N NAME\n     7 a\n12345678 b\n]"),
+		"table: fixed widths, a wider cell widens its own row, into a stream"))
+		printf("#   got %s\n", out);
+	free(out);
+	out = captured(fixed_doc, &none);
+	if (!ok(!strcmp(out, "[     N NAME\n]"), "table: the header kept over no rows"))
+		printf("#   got %s\n", out);
+	free(out);
+}
+
 /* ---- small pure helpers ---- */
 
 static void test_helpers(void)
@@ -800,6 +851,7 @@ int main(void)
 	test_table();
 	test_docs();
 	test_nums();
+	test_fixed();
 	test_helpers();
 	return done_testing();
 }
