@@ -31,18 +31,17 @@ int bench_wait(pid_t pid, int *ret_status);
 int bench_drop_caches(void);
 
 /*
- * One metric of a "results" row, as `bench compare` reads it:
- * "NAME": {"mean", "stderr", "stddev", "min", "max", "better", "unit", "values"}.
- */
-void bench_metric_json(FILE *f, bool first, const char *name, const double *v, int n,
-		       bool higher_better, const char *unit);
-/*
- * orec_json(r, key, text) for JSON text made here: read back strictly
- * (UTF-8, no NaN, whole) and written by json.c's writer, so only that
- * writer's text reaches the output; text that does not read back is null.
+ * One metric of a "results" row, as `bench compare` and `bench report`
+ * read it, into metrics: "NAME": {"better", "max", "mean", "min",
+ * "stddev", "stderr", "unit", "values": [...]}; a number that is not
+ * finite is null. Then bench_metrics_done puts metrics in r as "metrics",
+ * its members sorted by name (compare lists them in that order, as the
+ * results of before have them).
  */
 struct orec;
-void bench_orec_json(struct orec *r, const char *key, const char *text);
+void bench_metric(struct orec *metrics, const char *name, const double *v, int n,
+		  bool higher_better, const char *unit);
+void bench_metrics_done(struct orec *r, struct orec *metrics);
 
 int bench_warmup(const struct warmup_opts *o);
 

@@ -85,54 +85,33 @@ int bench_drop_caches(void)
 	return 0;
 }
 
-/* JSON has no NaN or infinity: those are null */
-static void json_num(FILE *f, double d)
-{
-	if (isfinite(d))
-		fprintf(f, "%.10g", d);
-	else
-		fputs("null", f);
-}
-
-void bench_orec_json(struct orec *r, const char *key, const char *text)
-{
-	struct pc_json *v = NULL;
-	char *canon = NULL;
-
-	if (text && pc_json_parse(text, strlen(text), NULL, &v, NULL) == 0 &&
-	    pc_json_canonical(v, NULL, &canon) == 0)
-		orec_json(r, key, canon);
-	else
-		orec_null(r, key);
-	free(canon);
-	pc_json_free(v);
-}
-
-void bench_metric_json(FILE *f, bool first, const char *name, const double *v, int n,
-		       bool higher_better, const char *unit)
+void bench_metric(struct orec *metrics, const char *name, const double *v, int n,
+		  bool higher_better, const char *unit)
 {
 	struct pc_summary s;
+	struct orec m = { 0 };
 
 	pc_summarize(v, (size_t)n, &s);
-	fputs(first ? "" : ", ", f);
-	out_json_str(f, name);
-	fputs(": {\"mean\": ", f);
-	json_num(f, s.mean);
-	fputs(", \"stderr\": ", f);
-	json_num(f, s.stderr_);
-	fputs(", \"stddev\": ", f);
-	json_num(f, s.stddev);
-	fputs(", \"min\": ", f);
-	json_num(f, s.min);
-	fputs(", \"max\": ", f);
-	json_num(f, s.max);
-	fprintf(f, ", \"better\": \"%s\", \"unit\": ", higher_better ? "higher" : "lower");
-	out_json_str(f, unit);
-	fputs(", \"values\": [", f);
-	for (int i = 0; i < n; i++) {
-		fputs(i ? ", " : "", f);
-		json_num(f, v[i]);
-	}
-	fputs("]}", f);
+	/* by name, as the results written before (json.c's canonical text) have them */
+	orec_str(&m, "better", higher_better ? "higher" : "lower", 0);
+	orec_f64(&m, "max", s.max);
+	orec_f64(&m, "mean", s.mean);
+	orec_f64(&m, "min", s.min);
+	orec_f64(&m, "stddev", s.stddev);
+	orec_f64(&m, "stderr", s.stderr_);
+	orec_str(&m, "unit", unit, 0);
+	orec_f64s(&m, "values", v, n > 0 ? (size_t)n : 0, 0);
+	orec_object(metrics, name, &m);
 }
 
+static int cmp_field_key(const void *a, const void *b)
+{
+	return strcmp(((const struct ofield *)a)->key, ((const struct ofield *)b)->key);
+}
+
+void bench_metrics_done(struct orec *r, struct orec *metrics)
+{
+	if (metrics->n > 1)
+		qsort(metrics->f, (size_t)metrics->n, sizeof(*metrics->f), cmp_field_key);
+	orec_object(r, "metrics", metrics);
+}

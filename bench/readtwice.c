@@ -480,10 +480,7 @@ static void summary(const struct rt *r, const struct readtwice_opts *o,
 		out_object("total", &rec);
 	}
 	{
-		struct orec rec = { 0 };
-		char *js = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&js, &len);
+		struct orec rec = { 0 }, ms = { 0 };
 
 		orec_u64(&rec, "cgroups", (uint64_t)o->cgroups, 0);
 		orec_u64(&rec, "readers_per_cgroup", (uint64_t)o->readers, 0);
@@ -492,17 +489,11 @@ static void summary(const struct rt *r, const struct readtwice_opts *o,
 		if (o->limit)
 			orec_u64(&rec, "limit_bytes", o->limit, OF_BYTES);
 		orec_u64(&rec, "runs", (uint64_t)n, 0);
-		if (f) {
-			fputc('{', f);
-			bench_metric_json(f, true, "aggregate_mbps", agg, n, true, "MB/s");
-			bench_metric_json(f, false, "mean_mbps_per_reader", mean, n, true, "MB/s");
-			bench_metric_json(f, false, "median_mbps_per_reader", median, n, true, "MB/s");
-			bench_metric_json(f, false, "reader_stddev_mbps", sd, n, false, "MB/s");
-			fputc('}', f);
-			fclose(f);
-		}
-		bench_orec_json(&rec, "metrics", js ? js : "{}");
-		free(js);
+		bench_metric(&ms, "aggregate_mbps", agg, n, true, "MB/s");
+		bench_metric(&ms, "mean_mbps_per_reader", mean, n, true, "MB/s");
+		bench_metric(&ms, "median_mbps_per_reader", median, n, true, "MB/s");
+		bench_metric(&ms, "reader_stddev_mbps", sd, n, false, "MB/s");
+		bench_metrics_done(&rec, &ms);
 		out_list_add("results", &rec);
 	}
 	if (out_format() == OUT_HUMAN) {

@@ -872,24 +872,17 @@ static bool metric_on(const struct swapin_opts *o, const struct config *c, int m
 	return m != M_DEVREADS || o->device == SWDEV_SLOW;
 }
 
-static char *metrics_json(const struct swapin_opts *o, const struct config *c)
+static void metrics_add(const struct swapin_opts *o, const struct config *c, struct orec *rec)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct orec ms = { 0 };
 
-	if (!f)
-		return NULL;
-	fputc('{', f);
 	for (int m = 0; m < M_COUNT; m++) {
 		if (!metric_on(o, c, m))
 			continue;
-		bench_metric_json(f, m == 0, m_names[m], c->v[m], c->n,
-				  m == M_HIT_PCT || m == M_RA_HIT, m_units[m]);
+		bench_metric(&ms, m_names[m], c->v[m], c->n, m == M_HIT_PCT || m == M_RA_HIT,
+			     m_units[m]);
 	}
-	fputc('}', f);
-	fclose(f);
-	return buf;
+	bench_metrics_done(rec, &ms);
 }
 
 static double mean_of(const struct config *c, int m)
@@ -964,25 +957,24 @@ static void auto_check(const struct swapin_opts *o, struct config *cfg, int ncfg
 	else
 		orec_null(&rec, "auto_worst_welch_p");
 	{
-		char js[400];
-		size_t j = 0;
+		/* page_cluster is 0 to 9 (--page-cluster): the member names */
+		static const char *const pc_key[] = { "0", "1", "2", "3", "4",
+						      "5", "6", "7", "8", "9" };
+		struct orec fw = { 0 };
 		bool all_lose = true;
 
-		j += (size_t)snprintf(js + j, sizeof(js) - j, "{");
 		for (int p = 0; p < o->npc; p++) {
-			if (isfinite(fixed_worst[p]))	/* JSON has no NaN */
-				j += (size_t)snprintf(js + j, sizeof(js) - j, "%s\"%d\": %.4g",
-						      p ? ", " : "", o->pcs[p], fixed_worst[p]);
-			else
-				j += (size_t)snprintf(js + j, sizeof(js) - j, "%s\"%d\": null",
-						      p ? ", " : "", o->pcs[p]);
+			char four[32];
+
+			/* four digits, as before: the noise is larger than that */
+			snprintf(four, sizeof(four), "%.4g", fixed_worst[p]);
+			orec_f64(&fw, pc_key[o->pcs[p]], strtod(four, NULL));	/* NaN: null */
 			at += (size_t)snprintf(line + at, sizeof(line) - at, "%spc=%d %+.1f%%",
 					       p ? ", " : "", o->pcs[p], fixed_worst[p]);
 			if (fixed_worst[p] <= 10)
 				all_lose = false;
 		}
-		snprintf(js + j, sizeof(js) - j, "}");
-		bench_orec_json(&rec, "fixed_worst_percent", js);
+		orec_object(&rec, "fixed_worst_percent", &fw);
 		orec_bool(&rec, "every_fixed_loses", all_lose);
 	}
 	out_object("auto_check", &rec);
@@ -999,7 +991,6 @@ static void report(const struct swapin_opts *o, struct config *cfg, int ncfg)
 	for (int i = 0; i < ncfg; i++) {
 		struct config *c = &cfg[i];
 		struct orec rec = { 0 };
-		char *js = metrics_json(o, c);
 
 		orec_str(&rec, "workload", wl_names[c->workload], 0);
 		if (c->pc == PC_AUTO)
@@ -1008,8 +999,7 @@ static void report(const struct swapin_opts *o, struct config *cfg, int ncfg)
 			orec_u64(&rec, "page_cluster", (uint64_t)c->pc, 0);
 		orec_str(&rec, "vma_ra", c->vma ? "on" : "off", 0);
 		orec_u64(&rec, "runs", (uint64_t)c->n, 0);
-		bench_orec_json(&rec, "metrics", js ? js : "{}");
-		free(js);
+		metrics_add(o, c, &rec);
 		out_list_add("results", &rec);
 	}
 	if (out_format() != OUT_HUMAN)

@@ -280,31 +280,22 @@ static void results_row(int c, int n, double q[][NQ], const double *pre, const d
 			int npre)
 {
 	static const char *const qn[NQ] = { "q1_ms", "q2_ms", "q3_ms" };
-	struct orec rec = { 0 };
-	char *js = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&js, &len);
+	struct orec rec = { 0 }, ms = { 0 };
 
 	orec_str(&rec, "condition", cond_names[c], OF_LABEL);
 	orec_u64(&rec, "runs", (uint64_t)n, 0);
-	if (f) {
-		fputc('{', f);
-		for (int k = 0; k < NQ; k++) {
-			double v[64];
+	for (int k = 0; k < NQ; k++) {
+		double v[64];
 
-			for (int t = 0; t < n; t++)
-				v[t] = q[t][k];
-			bench_metric_json(f, k == 0, qn[k], v, n, false, "ms");
-		}
-		if (pre && npre)
-			bench_metric_json(f, false, "prefetch_ms", pre, npre, false, "ms");
-		if (mib && npre)
-			bench_metric_json(f, false, "prefetch_mib", mib, npre, false, "MiB");
-		fputc('}', f);
-		fclose(f);
+		for (int t = 0; t < n; t++)
+			v[t] = q[t][k];
+		bench_metric(&ms, qn[k], v, n, false, "ms");
 	}
-	bench_orec_json(&rec, "metrics", js ? js : "{}");
-	free(js);
+	if (pre && npre)
+		bench_metric(&ms, "prefetch_ms", pre, npre, false, "ms");
+	if (mib && npre)
+		bench_metric(&ms, "prefetch_mib", mib, npre, false, "MiB");
+	bench_metrics_done(&rec, &ms);
 	out_list_add("results", &rec);
 }
 

@@ -19,13 +19,15 @@
 /* ---- output.c: one record model, several renderers ---- */
 enum out_fmt { OUT_HUMAN, OUT_JSON, OUT_PROM, OUT_KV };
 
-enum ofield_type { OF_U64, OF_F64, OF_STR, OF_NULL, OF_BOOL, OF_RANGES, OF_JSON, OF_LIST };
+enum ofield_type { OF_U64, OF_F64, OF_STR, OF_NULL, OF_BOOL, OF_RANGES, OF_JSON, OF_LIST,
+		   OF_NUMS };
 #define OF_BYTES 1		/* a size: human form unless --bytes */
 #define OF_HUMAN 2		/* human output only (bars) */
 #define OF_LABEL 4		/* prom: a label, not a metric */
 #define OF_PAGES 8		/* prom: a page count, suffix _pages */
 #define OF_MAX 16		/* null means "no limit": human "max" */
 #define OF_OBJECT 32		/* OF_LIST of one item: a nested object (orec_object) */
+#define OF_INTS 64		/* OF_NUMS of integers (orec_u64s), not doubles */
 
 struct ofield {
 	const char *key;
@@ -42,6 +44,13 @@ struct ofield {
 		struct {
 			struct oitem *items;	/* owned: OF_LIST's records */
 			size_t nitems;
+		};
+		struct {
+			union {
+				uint64_t *us;	/* owned: OF_NUMS with OF_INTS */
+				double *ds;	/* owned: OF_NUMS */
+			};
+			size_t nnums;
 		};
 	};
 };
@@ -71,8 +80,8 @@ void orec_null(struct orec *r, const char *key);
 void orec_nolimit(struct orec *r, const char *key);	/* null, "max" for people */
 /*
  * Pre-rendered JSON, in JSON output only: only what json.c's writer made
- * (pc_json_canonical; bench/'s bench_orec_json reads text made by hand
- * back through it). Never text built by hand: use orec_list_add.
+ * (pc_json_canonical: bench compare's row identities). Never text built
+ * by hand: use orec_object, orec_list_add and orec_f64s.
  */
 void orec_json(struct orec *r, const char *key, const char *json);
 /*
@@ -94,6 +103,15 @@ void orec_list_add(struct orec *r, const char *key, struct orec *item);
  */
 void orec_object(struct orec *r, const char *key, struct orec *item);
 void orec_bool(struct orec *r, const char *key, bool v);
+/*
+ * An array of numbers (a run's samples), copied: JSON [1, 2.5, null] (a
+ * double that is not finite is null, as any); key=value KEY=1,2.5 (empty:
+ * KEY=""); the table the same, as ranges are (",..." where too long); not
+ * in Prometheus text, where a metric is one number. flags: OF_BYTES for
+ * orec_u64s, each a size for people; OF_HUMAN.
+ */
+void orec_u64s(struct orec *r, const char *key, const uint64_t *v, size_t n, int flags);
+void orec_f64s(struct orec *r, const char *key, const double *v, size_t n, int flags);
 void orec_ranges(struct orec *r, const char *key, uint64_t *pairs, size_t n);
 const struct ofield *orec_get(const struct orec *r, const char *key);
 void orec_release(struct orec *r);
@@ -105,7 +123,23 @@ struct ocol {
 	bool left;
 };
 
+/*
+ * A document: its lists, objects and tags, and each renderer's settings.
+ * The out_* calls below fill the current one; a command writes one, the
+ * default, and needs none of these. out_doc_use(NULL) goes back to the
+ * default; it returns the document that was current. out_doc_free is
+ * NULL-safe and never frees the default.
+ */
+struct out_doc;
+struct out_doc *out_doc_new(void);
+struct out_doc *out_doc_use(struct out_doc *d);
+void out_doc_free(struct out_doc *d);
+
 void out_init(enum out_fmt fmt, bool bytes, bool noheadings);
+/* Where the current document is written (NULL: stdout); kept across out_init. */
+void out_set_file(FILE *o);
+/* The table's header even over no rows (a screen that refreshes); kept. */
+void out_keep_header(bool on);
 /* util-linux's raw table: one space between columns, none padded; ' ' as \x20 */
 void out_set_raw(bool raw);
 enum out_fmt out_format(void);
@@ -120,6 +154,12 @@ void out_tag(const char *key, const char *value);
 /* Sort list records by a string key before rendering. */
 void out_sort(const char *list, const char *key);
 void out_columns(const char *list, const struct ocol *cols, size_t n);
+/*
+ * The columns' widths fixed (top's, which stay put as counts change):
+ * w[i] for out_columns' column i (0: as wide as its widest cell), a wider
+ * cell widening its own row only. w is static: kept, not copied.
+ */
+void out_column_widths(const char *list, const unsigned *w);
 
 /*
  * Prometheus text: what a record's fields are as metrics, as out_columns

@@ -278,6 +278,8 @@ struct top {
 	char filter_rel[4096];		/* its path under the memory root */
 	bool screen;			/* the terminal is ours (alternate screen) */
 	int cols, lines;
+	struct out_doc *tdoc;		/* the rows' table (rows_table) */
+	struct ocol name_cols[6];	/* its columns, by file or cgroup */
 };
 
 static struct termios saved_tio;
@@ -992,6 +994,82 @@ static void put_line(struct top *t, const char *s)
 	fputc('\n', stdout);
 }
 
+/*
+ * The rows, through output.c's table in a document of top's own, each of
+ * its lines then cut to the screen (put_line). The columns have fixed
+ * widths, so they keep still from one interval to the next; a count
+ * wider than its column widens its own row only.
+ */
+static void rows_table(struct top *t, struct table *tb, size_t shown)
+{
+	static const struct ocol cols[] = {
+		{ "acc", "ACCESSES", false }, { "miss", "MISSES", false }, { "hit", "HIT%", false },
+		{ "evict", "EVICTED", false }, { "dirty", "DIRTIED", false },
+		{ "pid", "PID", false }, { "name", "COMMAND", true },
+	};
+	static const struct ocol file_col = { "name", "FILE", true },
+		cgroup_col = { "name", "CGROUP", true };
+	static const unsigned widths[] = { 10, 10, 6, 10, 10, 7, 0 };
+	struct ocol *mine = t->by == BY_PROCESS ? NULL : t->name_cols;
+	struct out_doc *old;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (!t->tdoc && !(t->tdoc = out_doc_new())) {
+		put_line(t, "(out of memory: no rows)");
+		return;
+	}
+	if (mine) {	/* no PID column: the name after DIRTIED */
+		memcpy(mine, cols, 5 * sizeof(*cols));
+		mine[5] = t->by == BY_FILE ? file_col : cgroup_col;
+	}
+	m = open_memstream(&buf, &len);
+	if (!m) {
+		put_line(t, "(out of memory: no rows)");
+		return;
+	}
+	old = out_doc_use(t->tdoc);
+	out_init(OUT_HUMAN, false, false);
+	out_keep_header(true);
+	out_set_file(m);
+	out_columns("rows", mine ? mine : cols, mine ? 6 : 7);
+	out_column_widths("rows", widths);
+	for (size_t i = 0; i < shown; i++) {
+		struct row *r = &tb->v[i];
+		struct orec rec = { 0 };
+		char hit[16];
+
+		fmt_ratio(&r->c, hit, sizeof(hit));
+		if (uses_seen(t))	/* '-': the kernel has no event for it */
+			orec_u64(&rec, "acc", r->c.acc, 0);
+		else
+			orec_str(&rec, "acc", "-", 0);
+		orec_u64(&rec, "miss", r->c.miss, 0);
+		orec_str(&rec, "hit", uses_seen(t) ? hit : "-", 0);
+		orec_u64(&rec, "evict", r->c.evict, 0);
+		if (t->kinds & PC_TR_DIRTY)
+			orec_u64(&rec, "dirty", r->c.dirty, 0);
+		else
+			orec_str(&rec, "dirty", "-", 0);
+		orec_u64(&rec, "pid", r->a, 0);
+		orec_str(&rec, "name", row_name(r), 0);
+		out_list_add("rows", &rec);
+	}
+	out_flush();
+	out_set_file(NULL);
+	out_doc_use(old);
+	if (fclose(m) == 0 && buf)
+		for (char *line = buf, *nl; *line; line = nl + 1) {
+			nl = strchr(line, '\n');
+			if (!nl)
+				break;
+			*nl = 0;
+			put_line(t, line);
+		}
+	free(buf);
+}
+
 static void render_text(struct top *t, struct table *tb, const struct meminfo *mi)
 {
 	char line[8192], when[32], cached[32], dirty[32], buffers[32], hit[16];
@@ -1051,30 +1129,7 @@ static void render_text(struct top *t, struct table *tb, const struct meminfo *m
 	else
 		line[0] = 0;
 	put_line(t, line);
-	snprintf(line, sizeof(line), "%10s %10s %6s %10s %10s %s%s", "ACCESSES", "MISSES", "HIT%",
-		 "EVICTED", "DIRTIED", t->by == BY_PROCESS ? "    PID " : "",
-		 t->by == BY_PROCESS ? "COMMAND" : t->by == BY_FILE ? "FILE" : "CGROUP");
-	put_line(t, line);
-	for (size_t i = 0; i < shown; i++) {
-		struct row *r = &tb->v[i];
-		char *esc = out_escape(row_name(r));
-		char pid[32] = "";
-
-		char acc[32], dirt[32];
-
-		fmt_ratio(&r->c, hit, sizeof(hit));
-		if (!uses_seen(t))
-			snprintf(hit, sizeof(hit), "-");
-		fmt_count(uses_seen(t), r->c.acc, acc, sizeof(acc));
-		fmt_count(t->kinds & PC_TR_DIRTY, r->c.dirty, dirt, sizeof(dirt));
-		if (t->by == BY_PROCESS)
-			snprintf(pid, sizeof(pid), "%7llu ", (unsigned long long)r->a);
-		snprintf(line, sizeof(line), "%10s %10llu %6s %10llu %10s %s%s", acc,
-			 (unsigned long long)r->c.miss, hit, (unsigned long long)r->c.evict, dirt,
-			 pid, esc ? esc : "?");
-		free(esc);
-		put_line(t, line);
-	}
+	rows_table(t, tb, shown);
 	if (t->screen) {
 		for (size_t i = shown; i < room; i++)
 			put_line(t, "");
@@ -1218,6 +1273,8 @@ static void top_release(struct top *t)
 	names_free(&t->files);
 	names_free(&t->cgid);
 	names_free(&t->pidcg);
+	out_doc_free(t->tdoc);
+	t->tdoc = NULL;
 }
 
 static int open_trace(struct top *t)

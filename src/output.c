@@ -68,54 +68,141 @@ struct olist {
 	const struct ocol *cols;
 	size_t ncols;
 	size_t w[16];		/* the table's column widths, from the first batch */
+	const unsigned *fixed;	/* out_column_widths': 0 or NULL, from the cells */
 };
 
-static struct {
-	enum out_fmt fmt;
-	bool bytes, noheadings;
+/*
+ * Each renderer's own state, so one document's table settings never leak
+ * into another's JSON: what is shared (the lists, objects, tags) is in
+ * struct out_doc itself. key=value has none: each record is its line.
+ */
+struct out_table {		/* the human table and summary */
+	bool noheadings;
+	bool keep_header;	/* the header over no rows too (top's) */
 	bool raw;		/* -r: no padding, spaces in cells escaped */
+	const struct ocol *from;	/* -o: the command's table */
+	struct ocol cols[16];		/* what -o picked of it */
+	size_t n;
+	char **lines;		/* out_human_line's, after the tables */
+	size_t nlines;
+};
+
+struct out_json {
+	bool short_form;	/* --json=short: one compact object a line */
+	bool started;		/* the document's start (tags) is written */
+	int members;		/* pretty: top-level members written */
+};
+
+struct out_prom {
+	const char *prefix;
+	const struct ometric *m;
+	size_t n;
+	uint64_t page_size;	/* 0: this system's */
+	bool per_file;
+	const char *file;	/* --prom-file, NULL: stdout */
+	char *labels;		/* --prom-label's, rendered: a="x",b="y"; NULL: none */
+	char *label_names;	/* their names, each between commas: ",a,b," */
+};
+
+struct out_doc {
+	enum out_fmt fmt;
+	bool bytes;
+	FILE *file;		/* where it is written; NULL: stdout */
+	pthread_mutex_t lock;	/* out_list_add is called from the walker's threads */
 	struct olist lists[4];
 	int nlists;
 	struct { const char *name; struct orec rec; } objs[4];
 	int nobjs;
-	char **lines;
-	size_t nlines;
 	struct { const char *key, *value; } tags[2];
 	int ntags;
-	bool json_short;	/* --json=short: one compact object a line */
-	bool started;		/* JSON: the document's start (tags) is written */
-	int members;		/* JSON pretty: top-level members written */
 	int werr;		/* errno of a failed write while streaming */
 	bool flushed;		/* rendered once (a usage error may flush early) */
 	size_t lost;		/* rows left out for want of memory */
-} doc;
+	struct out_table table;
+	struct out_json json;
+	struct out_prom prom;
+};
+
+/*
+ * The document the out_* calls fill: a command writes one, the default;
+ * out_doc_use points elsewhere. The only state here is this pointer.
+ */
+static struct out_doc default_doc = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static struct out_doc *doc = &default_doc;
+
+struct out_doc *out_doc_new(void)
+{
+	struct out_doc *d = calloc(1, sizeof(*d));
+
+	if (d)
+		pthread_mutex_init(&d->lock, NULL);
+	return d;
+}
+
+struct out_doc *out_doc_use(struct out_doc *d)
+{
+	struct out_doc *old = doc;
+
+	doc = d ? d : &default_doc;
+	return old;
+}
+
+static void doc_release(struct out_doc *d);
+
+static FILE *doc_file(const struct out_doc *d)
+{
+	return d->file ? d->file : stdout;
+}
+
+void out_set_file(FILE *o)
+{
+	doc->file = o;
+}
+
+void out_keep_header(bool on)
+{
+	doc->table.keep_header = on;
+}
+
+void out_doc_free(struct out_doc *d)
+{
+	if (!d || d == &default_doc)
+		return;
+	if (doc == d)
+		doc = &default_doc;
+	doc_release(d);
+	free(d->prom.labels);
+	free(d->prom.label_names);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
 
 void out_init(enum out_fmt fmt, bool bytes, bool noheadings)
 {
-	doc.fmt = fmt;
-	doc.flushed = false;
-	doc.bytes = bytes;
-	doc.noheadings = noheadings;
+	doc->fmt = fmt;
+	doc->flushed = false;
+	doc->bytes = bytes;
+	doc->table.noheadings = noheadings;
 }
 
 void out_json_short(bool on)
 {
-	doc.json_short = on;
+	doc->json.short_form = on;
 }
 
 void out_set_raw(bool raw)
 {
-	doc.raw = raw;
+	doc->table.raw = raw;
 }
 
 enum out_fmt out_format(void)
 {
-	return doc.fmt;
+	return doc->fmt;
 }
 
 bool out_bytes(void)
 {
-	return doc.bytes;
+	return doc->bytes;
 }
 
 static struct ofield *add(struct orec *r, const char *key, enum ofield_type t, int flags)
@@ -245,6 +332,33 @@ void orec_ranges(struct orec *r, const char *key, uint64_t *pairs, size_t n)
 	f->nranges = n;
 }
 
+/* The array is copied; out of memory, the row is marked lost and the field null. */
+static void field_nums(struct orec *r, const char *key, const void *v, size_t n, int flags)
+{
+	struct ofield *f = add(r, key, OF_NUMS, flags);
+	size_t size = sizeof(uint64_t);	/* a double's too */
+
+	f->us = malloc(n ? n * size : 1);
+	if (!f->us) {
+		f->type = OF_NULL;
+		r->lost = true;
+		return;
+	}
+	if (n)
+		memcpy(f->us, v, n * size);
+	f->nnums = n;
+}
+
+void orec_u64s(struct orec *r, const char *key, const uint64_t *v, size_t n, int flags)
+{
+	field_nums(r, key, v, n, flags | OF_INTS);
+}
+
+void orec_f64s(struct orec *r, const char *key, const double *v, size_t n, int flags)
+{
+	field_nums(r, key, v, n, flags & ~OF_INTS);
+}
+
 const struct ofield *orec_get(const struct orec *r, const char *key)
 {
 	for (int i = 0; i < r->n; i++)
@@ -259,6 +373,8 @@ static void fields_release(struct ofield *f, int n)
 		free(f[i].s);
 		if (f[i].type == OF_RANGES) {
 			free(f[i].ranges);
+		} else if (f[i].type == OF_NUMS) {
+			free(f[i].us);
 		} else if (f[i].type == OF_LIST) {
 			for (size_t k = 0; k < f[i].nitems; k++) {
 				fields_release(f[i].items[k].f, f[i].items[k].n);
@@ -290,7 +406,7 @@ static void orec_move(struct orec *to, struct orec *r)
 		r->cap = r->n;
 	}
 	if (r->lost)
-		doc.lost++;	/* an object keeps what it has; the loss is said */
+		doc->lost++;	/* an object keeps what it has; the loss is said */
 	*to = *r;
 	to->lost = false;
 	r->f = NULL;
@@ -300,17 +416,15 @@ static void orec_move(struct orec *to, struct orec *r)
 
 static struct olist *list_get(const char *name)
 {
-	for (int i = 0; i < doc.nlists; i++)
-		if (!strcmp(doc.lists[i].name, name))
-			return &doc.lists[i];
-	if (doc.nlists >= 4)
+	for (int i = 0; i < doc->nlists; i++)
+		if (!strcmp(doc->lists[i].name, name))
+			return &doc->lists[i];
+	if (doc->nlists >= 4)
 		abort();
-	memset(&doc.lists[doc.nlists], 0, sizeof(doc.lists[0]));
-	doc.lists[doc.nlists].name = name;
-	return &doc.lists[doc.nlists++];
+	memset(&doc->lists[doc->nlists], 0, sizeof(doc->lists[0]));
+	doc->lists[doc->nlists].name = name;
+	return &doc->lists[doc->nlists++];
 }
-
-static pthread_mutex_t doc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void list_write(FILE *o, struct olist *l);
 
@@ -324,6 +438,8 @@ static size_t fields_bytes(const struct ofield *f, int n)
 			b += strlen(f[i].s) + 32;
 		if (f[i].type == OF_RANGES)
 			b += f[i].nranges * 2 * sizeof(uint64_t);
+		else if (f[i].type == OF_NUMS)
+			b += f[i].nnums * sizeof(uint64_t);
 		else if (f[i].type == OF_LIST)
 			for (size_t k = 0; k < f[i].nitems; k++)
 				b += fields_bytes(f[i].items[k].f, f[i].items[k].n);
@@ -334,20 +450,20 @@ static size_t fields_bytes(const struct ofield *f, int n)
 /* May l's rows be written before out_flush (see OUT_BATCH_ROWS)? */
 static bool list_streams(const struct olist *l)
 {
-	if (doc.flushed || doc.fmt == OUT_PROM)
+	if (doc->flushed || doc->fmt == OUT_PROM)
 		return false;
-	if (doc.fmt == OUT_JSON && doc.json_short)
+	if (doc->fmt == OUT_JSON && doc->json.short_form)
 		return true;
-	if (l != &doc.lists[0])
+	if (l != &doc->lists[0])
 		return false;
-	return doc.fmt != OUT_HUMAN || l->cols;	/* a table needs its columns */
+	return doc->fmt != OUT_HUMAN || l->cols;	/* a table needs its columns */
 }
 
 void out_list_declare(const char *list)
 {
-	pthread_mutex_lock(&doc_lock);
+	pthread_mutex_lock(&doc->lock);
 	list_get(list);
-	pthread_mutex_unlock(&doc_lock);
+	pthread_mutex_unlock(&doc->lock);
 }
 
 static bool prom_wants(const char *list);
@@ -357,16 +473,16 @@ void out_list_add(const char *list, struct orec *r)
 {
 	struct olist *l;
 
-	if (doc.fmt == OUT_PROM && !prom_wants(list)) {
+	if (doc->fmt == OUT_PROM && !prom_wants(list)) {
 		orec_release(r);	/* Prometheus text shows no row of it: none kept */
 		return;
 	}
-	pthread_mutex_lock(&doc_lock);
+	pthread_mutex_lock(&doc->lock);
 	l = list_get(list);
 	if (r->lost) {
 		orec_release(r);
-		doc.lost++;
-		pthread_mutex_unlock(&doc_lock);
+		doc->lost++;
+		pthread_mutex_unlock(&doc->lock);
 		return;
 	}
 
@@ -376,8 +492,8 @@ void out_list_add(const char *list, struct orec *r)
 
 		if (!nr) {
 			orec_release(r);
-			doc.lost++;	/* said at out_flush: never a silently short list */
-			pthread_mutex_unlock(&doc_lock);
+			doc->lost++;	/* said at out_flush: never a silently short list */
+			pthread_mutex_unlock(&doc->lock);
 			return;
 		}
 		l->recs = nr;
@@ -387,47 +503,40 @@ void out_list_add(const char *list, struct orec *r)
 	l->bytes += sizeof(*r) + fields_bytes(l->recs[l->n].f, l->recs[l->n].n);
 	l->n++;
 	if ((l->n >= OUT_BATCH_ROWS || l->bytes >= OUT_BATCH_BYTES) && list_streams(l))
-		list_write(stdout, l);
-	pthread_mutex_unlock(&doc_lock);
+		list_write(doc_file(doc), l);
+	pthread_mutex_unlock(&doc->lock);
 }
 
 void out_object(const char *name, struct orec *r)
 {
-	if (doc.nobjs >= 4)
+	if (doc->nobjs >= 4)
 		abort();
-	doc.objs[doc.nobjs].name = name;
-	orec_move(&doc.objs[doc.nobjs++].rec, r);
+	doc->objs[doc->nobjs].name = name;
+	orec_move(&doc->objs[doc->nobjs++].rec, r);
 }
 
 void out_tag(const char *key, const char *value)
 {
-	if (doc.ntags >= 2)
+	if (doc->ntags >= 2)
 		abort();
-	doc.tags[doc.ntags].key = key;
-	doc.tags[doc.ntags++].value = value;
+	doc->tags[doc->ntags].key = key;
+	doc->tags[doc->ntags++].value = value;
 }
 
-static const char *sort_key;
-
-static int cmp_rec(const void *a, const void *b)
+static int cmp_rec(const void *a, const void *b, void *key)
 {
-	const struct ofield *fa = orec_get(a, sort_key), *fb = orec_get(b, sort_key);
+	const struct ofield *fa = orec_get(a, key), *fb = orec_get(b, key);
 
 	return strcmp(fa && fa->s ? fa->s : "", fb && fb->s ? fb->s : "");
 }
 
 void out_sort(const char *list, const char *key)
 {
-	pthread_mutex_lock(&doc_lock);
+	pthread_mutex_lock(&doc->lock);
 	list_get(list)->sort_key = key;
-	pthread_mutex_unlock(&doc_lock);
+	pthread_mutex_unlock(&doc->lock);
 }
 
-static struct {
-	const struct ocol *from;	/* the command's table */
-	struct ocol cols[16];		/* what -o picked of it */
-	size_t n;
-} picked;
 
 int out_select_columns(const struct ocol *from, size_t n, const char *list, char *bad,
 		       size_t badlen)
@@ -437,7 +546,7 @@ int out_select_columns(const struct ocol *from, size_t n, const char *list, char
 
 	if (*p == '+') {	/* after the defaults */
 		for (; k < n && k < 16; k++)
-			picked.cols[k] = from[k];
+			doc->table.cols[k] = from[k];
 		p++;
 	}
 	while (*p) {
@@ -450,15 +559,15 @@ int out_select_columns(const struct ocol *from, size_t n, const char *list, char
 			snprintf(bad, badlen, "%.*s", (int)len, p);
 			return -1;
 		}
-		picked.cols[k++] = from[i];
+		doc->table.cols[k++] = from[i];
 		p += len + (p[len] == ',');
 	}
 	if (!k) {
 		snprintf(bad, badlen, "%s", list);
 		return -1;
 	}
-	picked.from = from;
-	picked.n = k;
+	doc->table.from = from;
+	doc->table.n = k;
 	return 0;
 }
 
@@ -466,16 +575,23 @@ void out_columns(const char *list, const struct ocol *cols, size_t n)
 {
 	struct olist *l;
 
-	if (cols && cols == picked.from) {
-		cols = picked.cols;
-		n = picked.n;
+	if (cols && cols == doc->table.from) {
+		cols = doc->table.cols;
+		n = doc->table.n;
 	}
 
-	pthread_mutex_lock(&doc_lock);
+	pthread_mutex_lock(&doc->lock);
 	l = list_get(list);
 	l->cols = cols;
 	l->ncols = n < 16 ? n : 16;
-	pthread_mutex_unlock(&doc_lock);
+	pthread_mutex_unlock(&doc->lock);
+}
+
+void out_column_widths(const char *list, const unsigned *w)
+{
+	pthread_mutex_lock(&doc->lock);
+	list_get(list)->fixed = w;
+	pthread_mutex_unlock(&doc->lock);
 }
 
 /* Length of a valid UTF-8 sequence at s (shortest form, no surrogates), or 0. */
@@ -570,18 +686,18 @@ void out_human_line(const char *fmt, ...)
 	free(esc);
 	free(s);
 	s = line;
-	nl = s ? realloc(doc.lines, (doc.nlines + 1) * sizeof(*nl)) : NULL;
+	nl = s ? realloc(doc->table.lines, (doc->table.nlines + 1) * sizeof(*nl)) : NULL;
 	if (!nl) {
 		free(s);
 		return;
 	}
-	doc.lines = nl;
-	doc.lines[doc.nlines++] = s;
+	doc->table.lines = nl;
+	doc->table.lines[doc->table.nlines++] = s;
 }
 
 char *fmt_size(uint64_t bytes, char *buf, size_t len)
 {
-	if (doc.bytes)
+	if (doc->bytes)
 		snprintf(buf, len, "%llu", (unsigned long long)bytes);
 	else
 		pc_human_size(bytes, buf, len);
@@ -728,6 +844,28 @@ static void json_base64(FILE *o, const char *s)
 	fputc('"', o);
 }
 
+/* A number of JSON: never NaN or infinity (null) */
+static void json_f64(FILE *o, double d)
+{
+	if (isfinite(d))
+		fprintf(o, "%.10g", d);
+	else
+		fputs("null", o);	/* JSON has no NaN */
+}
+
+static void json_nums(FILE *o, const struct ofield *f)
+{
+	fputc('[', o);
+	for (size_t k = 0; k < f->nnums; k++) {
+		fputs(k ? ", " : "", o);
+		if (f->flags & OF_INTS)
+			fprintf(o, "%llu", (unsigned long long)f->us[k]);
+		else
+			json_f64(o, f->ds[k]);
+	}
+	fputc(']', o);
+}
+
 /* An object of n fields; indent NULL: on one line. */
 static void json_obj(FILE *o, const struct ofield *fields, int n, const char *indent)
 {
@@ -751,10 +889,10 @@ static void json_obj(FILE *o, const struct ofield *fields, int n, const char *in
 			fprintf(o, "%llu", (unsigned long long)f->u);
 			break;
 		case OF_F64:
-			if (isfinite(f->d))
-				fprintf(o, "%.10g", f->d);
-			else
-				fputs("null", o);	/* JSON has no NaN */
+			json_f64(o, f->d);
+			break;
+		case OF_NUMS:
+			json_nums(o, f);
 			break;
 		case OF_STR:
 			json_str(o, f->s);
@@ -835,25 +973,25 @@ static void short_line(FILE *o, const char *name, const struct orec *r, const ch
 /* JSON pretty: "name": at the top level */
 static void json_member(FILE *o, const char *name)
 {
-	fprintf(o, "%s\n  ", doc.members++ ? "," : "");
+	fprintf(o, "%s\n  ", doc->json.members++ ? "," : "");
 	json_str(o, name);
 	fputs(": ", o);
 }
 
 static void json_start(FILE *o)
 {
-	if (doc.started)
+	if (doc->json.started)
 		return;
-	doc.started = true;
-	if (!doc.json_short)
+	doc->json.started = true;
+	if (!doc->json.short_form)
 		fputc('{', o);
-	for (int i = 0; i < doc.ntags; i++) {
-		if (doc.json_short) {
-			short_line(o, doc.tags[i].key, NULL, doc.tags[i].value);
+	for (int i = 0; i < doc->ntags; i++) {
+		if (doc->json.short_form) {
+			short_line(o, doc->tags[i].key, NULL, doc->tags[i].value);
 			continue;
 		}
-		json_member(o, doc.tags[i].key);
-		json_str(o, doc.tags[i].value);
+		json_member(o, doc->tags[i].key);
+		json_str(o, doc->tags[i].value);
 	}
 }
 
@@ -861,7 +999,7 @@ static void json_rows(FILE *o, struct olist *l)
 {
 	json_start(o);
 	for (size_t k = 0; k < l->n; k++) {
-		if (doc.json_short) {
+		if (doc->json.short_form) {
 			short_line(o, l->name, &l->recs[k], NULL);
 			continue;
 		}
@@ -879,11 +1017,11 @@ static void json_rows(FILE *o, struct olist *l)
 static void json_end(FILE *o)
 {
 	json_start(o);
-	for (int i = 0; i < doc.nlists; i++) {
-		struct olist *l = &doc.lists[i];
+	for (int i = 0; i < doc->nlists; i++) {
+		struct olist *l = &doc->lists[i];
 
 		list_write(o, l);
-		if (doc.json_short)
+		if (doc->json.short_form)
 			continue;
 		if (!l->opened) {
 			json_member(o, l->name);
@@ -891,47 +1029,37 @@ static void json_end(FILE *o)
 		}
 		fputc(']', o);
 	}
-	for (int i = 0; i < doc.nobjs; i++) {
-		if (doc.json_short) {
-			short_line(o, doc.objs[i].name, &doc.objs[i].rec, NULL);
+	for (int i = 0; i < doc->nobjs; i++) {
+		if (doc->json.short_form) {
+			short_line(o, doc->objs[i].name, &doc->objs[i].rec, NULL);
 			continue;
 		}
-		json_member(o, doc.objs[i].name);
-		json_rec(o, &doc.objs[i].rec, "  ");
+		json_member(o, doc->objs[i].name);
+		json_rec(o, &doc->objs[i].rec, "  ");
 	}
-	if (!doc.json_short)
+	if (!doc->json.short_form)
 		fputs("\n}\n", o);
 }
 
 /* ---- Prometheus text ---- */
 
-static struct {
-	const char *prefix;
-	const struct ometric *m;
-	size_t n;
-	uint64_t page_size;	/* 0: this system's */
-	bool per_file;
-	const char *file;	/* --prom-file, NULL: stdout */
-	char *labels;		/* --prom-label's, rendered: a="x",b="y"; NULL: none */
-	char *label_names;	/* their names, each between commas: ",a,b," */
-} prom;
 
 void out_prom_metrics(const char *prefix, const struct ometric *m, size_t n)
 {
-	prom.prefix = prefix;
-	prom.m = m;
-	prom.n = n;
+	doc->prom.prefix = prefix;
+	doc->prom.m = m;
+	doc->prom.n = n;
 }
 
 void out_prom_page_size(uint64_t page_size)
 {
-	prom.page_size = page_size;
+	doc->prom.page_size = page_size;
 }
 
 void out_prom_opts(bool per_file, const char *file)
 {
-	prom.per_file = per_file;
-	prom.file = file;
+	doc->prom.per_file = per_file;
+	doc->prom.file = file;
 }
 
 static void prom_label(FILE *o, const char *s);
@@ -981,12 +1109,12 @@ int out_prom_label(const char *nv)
 			free(name);
 			return -1;
 		}
-	if (prom.label_names) {
+	if (doc->prom.label_names) {
 		char *key;
 
 		if (asprintf(&key, ",%s,", name) < 0)
 			key = NULL;
-		if (key && strstr(prom.label_names, key)) {
+		if (key && strstr(doc->prom.label_names, key)) {
 			cli_usage_error("--prom-label '%s' given twice", name);
 			free(key);
 			free(name);
@@ -996,28 +1124,28 @@ int out_prom_label(const char *nv)
 	}
 	m = open_memstream(&add, &alen);
 	if (m) {
-		fprintf(m, "%s%s%s=\"", prom.labels ? prom.labels : "", prom.labels ? "," : "", name);
+		fprintf(m, "%s%s%s=\"", doc->prom.labels ? doc->prom.labels : "", doc->prom.labels ? "," : "", name);
 		prom_label(m, eq + 1);
 		fputc('"', m);
 	}
 	if (!m || fclose(m) != 0 ||
-	    asprintf(&names, "%s%s,", prom.label_names ? prom.label_names : ",", name) < 0) {
+	    asprintf(&names, "%s%s,", doc->prom.label_names ? doc->prom.label_names : ",", name) < 0) {
 		free(add);
 		free(name);
 		cli_usage_error("out of memory");
 		return -1;
 	}
-	free(prom.labels);
-	free(prom.label_names);
-	prom.labels = add;
-	prom.label_names = names;
+	free(doc->prom.labels);
+	free(doc->prom.label_names);
+	doc->prom.labels = add;
+	doc->prom.label_names = names;
 	free(name);
 	return 0;
 }
 
 bool out_prom_labelled(void)
 {
-	return prom.labels != NULL;
+	return doc->prom.labels != NULL;
 }
 
 /*
@@ -1029,12 +1157,12 @@ static const char *prom_labels(const char *row, char *buf, size_t len, char **he
 	int n;
 
 	*heap = NULL;
-	if (!prom.labels)
+	if (!doc->prom.labels)
 		return row;
-	n = snprintf(buf, len, "{%s%s%s", prom.labels, *row ? "," : "}", *row ? row + 1 : "");
+	n = snprintf(buf, len, "{%s%s%s", doc->prom.labels, *row ? "," : "}", *row ? row + 1 : "");
 	if (n >= 0 && (size_t)n < len)
 		return buf;
-	if (asprintf(heap, "{%s%s%s", prom.labels, *row ? "," : "}", *row ? row + 1 : "") < 0) {
+	if (asprintf(heap, "{%s%s%s", doc->prom.labels, *row ? "," : "}", *row ? row + 1 : "") < 0) {
 		*heap = NULL;
 		return row;	/* out of memory: never reached in practice; the row's own */
 	}
@@ -1044,9 +1172,9 @@ static const char *prom_labels(const char *row, char *buf, size_t len, char **he
 /* Would the Prometheus output show anything of this list's rows? */
 static bool prom_wants(const char *list)
 {
-	for (size_t i = 0; i < prom.n; i++)
-		if (!(prom.m[i].flags & OM_LABEL) && !strcmp(prom.m[i].from, list) &&
-		    (prom.per_file || !(prom.m[i].flags & OM_PER_FILE)))
+	for (size_t i = 0; i < doc->prom.n; i++)
+		if (!(doc->prom.m[i].flags & OM_LABEL) && !strcmp(doc->prom.m[i].from, list) &&
+		    (doc->prom.per_file || !(doc->prom.m[i].flags & OM_PER_FILE)))
 			return true;
 	return false;
 }
@@ -1086,7 +1214,7 @@ static void prom_label(FILE *o, const char *s)
 /* f as a sample value, in base units; false: unknown (absent, never made up). */
 static bool prom_value(const struct ometric *m, const struct ofield *f, char *buf, size_t len)
 {
-	uint64_t ps = prom.page_size ? prom.page_size : pc_page_size();
+	uint64_t ps = doc->prom.page_size ? doc->prom.page_size : pc_page_size();
 	double d;
 
 	switch (f->type) {
@@ -1126,17 +1254,17 @@ static bool prom_value(const struct ometric *m, const struct ofield *f, char *bu
 
 static const struct orec *prom_object(const char *name)
 {
-	for (int i = 0; i < doc.nobjs; i++)
-		if (!strcmp(doc.objs[i].name, name))
-			return &doc.objs[i].rec;
+	for (int i = 0; i < doc->nobjs; i++)
+		if (!strcmp(doc->objs[i].name, name))
+			return &doc->objs[i].rec;
 	return NULL;
 }
 
 static struct olist *prom_list(const char *name)
 {
-	for (int i = 0; i < doc.nlists; i++)
-		if (!strcmp(doc.lists[i].name, name))
-			return &doc.lists[i];
+	for (int i = 0; i < doc->nlists; i++)
+		if (!strcmp(doc->lists[i].name, name))
+			return &doc->lists[i];
 	return NULL;
 }
 
@@ -1145,8 +1273,8 @@ static void prom_head(FILE *o, const struct ometric *m, bool *done)
 	if (*done)
 		return;
 	*done = true;
-	fprintf(o, "# HELP pagecache_%s_%s %s\n# TYPE pagecache_%s_%s %s\n", prom.prefix,
-		m->name, m->help, prom.prefix, m->name,
+	fprintf(o, "# HELP pagecache_%s_%s %s\n# TYPE pagecache_%s_%s %s\n", doc->prom.prefix,
+		m->name, m->help, doc->prom.prefix, m->name,
 		m->flags & OM_COUNTER ? "counter" : "gauge");
 }
 
@@ -1179,15 +1307,15 @@ static struct prom_row *prom_rows(const char *list, const struct olist *l, size_
 
 		if (!m)
 			break;
-		for (size_t i = 0; i < prom.n; i++) {
+		for (size_t i = 0; i < doc->prom.n; i++) {
 			const struct ofield *f;
 
-			if (!(prom.m[i].flags & OM_LABEL) || strcmp(prom.m[i].from, list))
+			if (!(doc->prom.m[i].flags & OM_LABEL) || strcmp(doc->prom.m[i].from, list))
 				continue;
-			f = orec_get(&l->recs[r], prom.m[i].key);
+			f = orec_get(&l->recs[r], doc->prom.m[i].key);
 			if (!f || f->type != OF_STR)
 				continue;
-			fprintf(m, "%c%s=\"", first ? '{' : ',', prom.m[i].name);
+			fprintf(m, "%c%s=\"", first ? '{' : ',', doc->prom.m[i].name);
 			prom_label(m, f->s);
 			fputc('"', m);
 			first = false;
@@ -1202,7 +1330,7 @@ static struct prom_row *prom_rows(const char *list, const struct olist *l, size_
 		rows[n++].row = r;
 	}
 	if (n < l->n)
-		doc.lost += l->n - n;	/* out of memory: said, never silently short */
+		doc->lost += l->n - n;	/* out of memory: said, never silently short */
 	qsort(rows, n, sizeof(*rows), cmp_prom_row);
 	*ret_n = n;
 	return rows;
@@ -1224,15 +1352,15 @@ static void render_prom(FILE *o)
 	char val[64];
 	struct timespec now;
 
-	if (!prom.prefix)
-		prom.prefix = cli_cmd;
-	for (size_t i = 0; i < prom.n; i++) {
-		const struct ometric *m = &prom.m[i];
+	if (!doc->prom.prefix)
+		doc->prom.prefix = cli_cmd;
+	for (size_t i = 0; i < doc->prom.n; i++) {
+		const struct ometric *m = &doc->prom.m[i];
 		bool head = false;
 
 		if (m->flags & OM_LABEL)
 			continue;
-		if ((m->flags & OM_PER_FILE) && !prom.per_file)
+		if ((m->flags & OM_PER_FILE) && !doc->prom.per_file)
 			continue;
 		{
 			const struct orec *r = prom_object(m->from);
@@ -1244,7 +1372,7 @@ static void render_prom(FILE *o)
 					const char *ls = prom_labels("", lb, sizeof(lb), &heap);
 
 					prom_head(o, m, &head);
-					fprintf(o, "pagecache_%s_%s%s %s\n", prom.prefix, m->name, ls, val);
+					fprintf(o, "pagecache_%s_%s%s %s\n", doc->prom.prefix, m->name, ls, val);
 					free(heap);
 				}
 				continue;
@@ -1279,7 +1407,7 @@ static void render_prom(FILE *o)
 								     &heap);
 
 					prom_head(o, m, &head);
-					fprintf(o, "pagecache_%s_%s%s %s\n", prom.prefix, m->name, ls, val);
+					fprintf(o, "pagecache_%s_%s%s %s\n", doc->prom.prefix, m->name, ls, val);
 					free(heap);
 				}
 			}
@@ -1298,8 +1426,8 @@ static void render_prom(FILE *o)
 		fprintf(o, "# HELP pagecache_%s_last_run_timestamp_seconds When the run that "
 			"wrote this ended, in seconds since the epoch.\n"
 			"# TYPE pagecache_%s_last_run_timestamp_seconds gauge\n"
-			"pagecache_%s_last_run_timestamp_seconds%s %lld.%03ld\n", prom.prefix,
-			prom.prefix, prom.prefix, ls, (long long)now.tv_sec, now.tv_nsec / 1000000);
+			"pagecache_%s_last_run_timestamp_seconds%s %lld.%03ld\n", doc->prom.prefix,
+			doc->prom.prefix, doc->prom.prefix, ls, (long long)now.tv_sec, now.tv_nsec / 1000000);
 		free(heap);
 	}
 }
@@ -1466,26 +1594,59 @@ static int prom_fill(FILE *o, void *arg)
 
 static int prom_write_file(const char *path)
 {
-	return out_write_file(path, prom.per_file ? 0640 : 0644, prom_fill, NULL);
+	return out_write_file(path, doc->prom.per_file ? 0640 : 0644, prom_fill, NULL);
 }
 
 /* ---- key=value and human ---- */
+
+/* A number for people and key=value: 32767, not 3.277e+04 */
+static void f64_text(double d, char *buf, size_t len)
+{
+	if (d > -1e15 && d < 1e15 && d == (double)(long long)d)
+		snprintf(buf, len, "%lld", (long long)d);
+	else
+		snprintf(buf, len, "%.4g", d);
+}
+
+static void u64_text(uint64_t u, int flags, char *buf, size_t len)
+{
+	if (flags & OF_BYTES)
+		fmt_size(u, buf, len);
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)u);
+}
+
+/* An array's numbers, comma-separated, cut with ",..." where len is short. */
+static void nums_text(const struct ofield *f, char *buf, size_t len)
+{
+	size_t used = 0, k;
+
+	buf[0] = 0;
+	for (k = 0; k < f->nnums && used + 48 < len; k++) {
+		char num[40];
+
+		if (f->flags & OF_INTS)
+			u64_text(f->us[k], f->flags, num, sizeof(num));
+		else
+			f64_text(f->ds[k], num, sizeof(num));
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", k ? "," : "", num);
+	}
+	if (k < f->nnums)
+		snprintf(buf + used, len - used, ",...");
+}
 
 /* Numbers, ranges and such; strings are f->s itself (not copied). */
 static const char *field_text(const struct ofield *f, char *buf, size_t len)
 {
 	switch (f->type) {
 	case OF_U64:
-		if (f->flags & OF_BYTES)
-			fmt_size(f->u, buf, len);
-		else
-			snprintf(buf, len, "%llu", (unsigned long long)f->u);
+		u64_text(f->u, f->flags, buf, len);
 		break;
 	case OF_F64:
-		if (f->d > -1e15 && f->d < 1e15 && f->d == (double)(long long)f->d)
-			snprintf(buf, len, "%lld", (long long)f->d);	/* 32767, not 3.277e+04 */
-		else
-			snprintf(buf, len, "%.4g", f->d);
+		f64_text(f->d, buf, len);
+		break;
+	case OF_NUMS:
+		nums_text(f, buf, len);
 		break;
 	case OF_STR:
 	case OF_JSON:
@@ -1559,6 +1720,22 @@ static void kv_value(FILE *o, const char *s)
 	fputc('"', o);
 }
 
+/* An array whole, never cut as a cell is: exact integers, numbers as F64's */
+static void kv_nums(FILE *o, const struct ofield *f)
+{
+	if (!f->nnums)
+		fputs("\"\"", o);
+	for (size_t k = 0; k < f->nnums; k++) {
+		char num[40];
+
+		if (f->flags & OF_INTS)
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)f->us[k]);
+		else
+			f64_text(f->ds[k], num, sizeof(num));
+		fprintf(o, "%s%s", k ? "," : "", num);
+	}
+}
+
 /*
  * A record's pairs; prefix "" or "cgroups.0." for a nested list's item.
  * A list is KEY.count=N, then each item's fields as KEY.I.SUBKEY=value
@@ -1597,6 +1774,10 @@ static void kv_fields(FILE *o, const char *prefix, const struct ofield *fs, int 
 			continue;
 		}
 		fputc('=', o);
+		if (f->type == OF_NUMS) {
+			kv_nums(o, f);
+			continue;
+		}
 		if (f->type == OF_U64)
 			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)f->u);
 		kv_value(o, f->type == OF_U64 ? buf : field_text(f, buf, sizeof(buf)));
@@ -1620,7 +1801,7 @@ static char *cell_text(const struct ofield *f)
 	if (!f)
 		return strdup("-");
 	e = out_escape(field_text(f, buf, sizeof(buf)));
-	if (!e || !doc.raw || !strchr(e, ' '))
+	if (!e || !doc->table.raw || !strchr(e, ' '))
 		return e;
 	/* raw: a space would split the cell, so it is \x20, as util-linux writes it */
 	r = malloc(strlen(e) * 4 + 1);
@@ -1683,7 +1864,11 @@ static size_t text_width(const char *s)
 static void table_start(struct olist *l)
 {
 	for (size_t c = 0; c < l->ncols; c++) {
-		l->w[c] = doc.noheadings ? 0 : text_width(l->cols[c].header);
+		if (l->fixed && l->fixed[c]) {	/* a wider cell widens its own row only */
+			l->w[c] = l->fixed[c];
+			continue;
+		}
+		l->w[c] = doc->table.noheadings ? 0 : text_width(l->cols[c].header);
 		for (size_t r = 0; r < l->n; r++) {
 			const struct ofield *f = orec_get(&l->recs[r], l->cols[c].key);
 			char *text = f ? cell_text(f) : NULL;
@@ -1711,7 +1896,7 @@ static void table_line(FILE *o, const struct olist *l, const struct orec *r)
 		const char *text = r ? (cell ? cell : "?") : l->cols[c].header;
 
 		/* padded to screen columns, not bytes: printf's %*s counts bytes */
-		if (doc.raw) {
+		if (doc->table.raw) {
 			fprintf(o, "%s%s", text, last ? "" : " ");
 		} else if (l->cols[c].left && last) {
 			fputs(text, o);
@@ -1730,15 +1915,14 @@ static void table_line(FILE *o, const struct olist *l, const struct orec *r)
 
 /*
  * Write the rows l holds, sorted, in the document's format, and free
- * them. Under doc_lock, or from out_flush.
+ * them. Under doc->lock, or from out_flush.
  */
 static void list_write(FILE *o, struct olist *l)
 {
 	if (l->sort_key && l->n > 1) {
-		sort_key = l->sort_key;
-		qsort(l->recs, l->n, sizeof(*l->recs), cmp_rec);
+		qsort_r(l->recs, l->n, sizeof(*l->recs), cmp_rec, (void *)l->sort_key);
 	}
-	switch (doc.fmt) {
+	switch (doc->fmt) {
 	case OUT_JSON:
 		json_rows(o, l);
 		break;
@@ -1748,11 +1932,11 @@ static void list_write(FILE *o, struct olist *l)
 				kv_rec(o, &l->recs[r]);
 		break;
 	case OUT_HUMAN:
-		if (!l->cols || !l->n)
+		if (!l->cols || (!l->n && !(doc->table.keep_header && !l->written)))
 			break;
 		if (!l->written) {
 			table_start(l);
-			if (!doc.noheadings)
+			if (!doc->table.noheadings)
 				table_line(o, l, NULL);
 		}
 		for (size_t r = 0; r < l->n; r++)
@@ -1766,18 +1950,18 @@ static void list_write(FILE *o, struct olist *l)
 	l->written += l->n;
 	l->n = 0;
 	l->bytes = 0;
-	if (ferror(o) && !doc.werr)
-		doc.werr = errno ? errno : EIO;
+	if (ferror(o) && !doc->werr)
+		doc->werr = errno ? errno : EIO;
 }
 
 int out_event(const char *name, struct orec *r, const char *human)
 {
-	FILE *o = stdout;
+	FILE *o = doc_file(doc);
 	char *esc;
 	int rc = 0;
 
-	pthread_mutex_lock(&doc_lock);
-	switch (doc.fmt) {
+	pthread_mutex_lock(&doc->lock);
+	switch (doc->fmt) {
 	case OUT_JSON:
 		short_line(o, name, r, NULL);
 		break;
@@ -1793,7 +1977,7 @@ int out_event(const char *name, struct orec *r, const char *human)
 	case OUT_PROM:
 		break;
 	}
-	pthread_mutex_unlock(&doc_lock);
+	pthread_mutex_unlock(&doc->lock);
 	orec_release(r);
 	if (fflush(o) != 0 || ferror(o))
 		rc = errno == EPIPE ? 0 : -(errno ? errno : EIO);
@@ -1802,79 +1986,88 @@ int out_event(const char *name, struct orec *r, const char *human)
 
 int out_line(struct orec *r)
 {
-	FILE *o = stdout;
+	FILE *o = doc_file(doc);
 	int rc = 0;
 
-	pthread_mutex_lock(&doc_lock);
-	if (doc.fmt == OUT_JSON) {
+	pthread_mutex_lock(&doc->lock);
+	if (doc->fmt == OUT_JSON) {
 		json_rec(o, r, NULL);
 		fputc('\n', o);
-	} else if (doc.fmt == OUT_KV) {
+	} else if (doc->fmt == OUT_KV) {
 		kv_rec(o, r);
 	}
-	pthread_mutex_unlock(&doc_lock);
+	pthread_mutex_unlock(&doc->lock);
 	orec_release(r);
 	if (fflush(o) != 0 || ferror(o))
 		rc = -(errno ? errno : EIO);
 	return rc;
 }
 
+/*
+ * What a document holds between out_init and out_flush; its settings
+ * (format, -o, --json=short, Prometheus options) stay for the next one.
+ */
+static void doc_release(struct out_doc *d)
+{
+	for (int i = 0; i < d->nlists; i++) {
+		for (size_t r = 0; r < d->lists[i].n; r++)
+			orec_release(&d->lists[i].recs[r]);
+		free(d->lists[i].recs);
+	}
+	for (int i = 0; i < d->nobjs; i++)
+		orec_release(&d->objs[i].rec);
+	for (size_t i = 0; i < d->table.nlines; i++)
+		free(d->table.lines[i]);
+	free(d->table.lines);
+	d->nlists = d->nobjs = d->ntags = 0;
+	d->table.nlines = 0;
+	d->table.lines = NULL;
+	d->json.started = false;
+	d->json.members = 0;
+}
+
 int out_flush(void)
 {
-	FILE *o = stdout;
+	FILE *o = doc_file(doc);
 	int werr;
 	int prom_rc = 0;
 
-	pthread_mutex_lock(&doc_lock);
-	if (doc.flushed) {
-		pthread_mutex_unlock(&doc_lock);
+	pthread_mutex_lock(&doc->lock);
+	if (doc->flushed) {
+		pthread_mutex_unlock(&doc->lock);
 		return 0;	/* one document per run: never a second {} */
 	}
-	switch (doc.fmt) {
+	switch (doc->fmt) {
 	case OUT_JSON:
 		json_end(o);
 		break;
 	case OUT_PROM:
-		if (prom.file)
-			prom_rc = prom_write_file(prom.file);
+		if (doc->prom.file)
+			prom_rc = prom_write_file(doc->prom.file);
 		else
 			render_prom(o);
 		break;
 	case OUT_KV:
-		for (int i = 0; i < doc.nlists; i++)
-			list_write(o, &doc.lists[i]);
-		for (int i = 0; i < doc.nobjs; i++)
-			kv_rec(o, &doc.objs[i].rec);
+		for (int i = 0; i < doc->nlists; i++)
+			list_write(o, &doc->lists[i]);
+		for (int i = 0; i < doc->nobjs; i++)
+			kv_rec(o, &doc->objs[i].rec);
 		break;
 	case OUT_HUMAN:
-		for (int i = 0; i < doc.nlists; i++)
-			list_write(o, &doc.lists[i]);
-		for (size_t i = 0; i < doc.nlines; i++)
-			fprintf(o, "%s\n", doc.lines[i]);
+		for (int i = 0; i < doc->nlists; i++)
+			list_write(o, &doc->lists[i]);
+		for (size_t i = 0; i < doc->table.nlines; i++)
+			fprintf(o, "%s\n", doc->table.lines[i]);
 		break;
 	}
-	doc.flushed = true;
-	for (int i = 0; i < doc.nlists; i++) {
-		for (size_t r = 0; r < doc.lists[i].n; r++)
-			orec_release(&doc.lists[i].recs[r]);
-		free(doc.lists[i].recs);
-	}
-	for (int i = 0; i < doc.nobjs; i++)
-		orec_release(&doc.objs[i].rec);
-	for (size_t i = 0; i < doc.nlines; i++)
-		free(doc.lines[i]);
-	free(doc.lines);
-	doc.nlists = doc.nobjs = doc.ntags = 0;
-	doc.nlines = 0;
-	doc.lines = NULL;
-	doc.started = false;
-	doc.members = 0;
-	werr = doc.werr;
-	doc.werr = 0;
-	pthread_mutex_unlock(&doc_lock);
-	if (doc.lost) {
-		cli_warn("out of memory: %zu rows left out of the output", doc.lost);
-		doc.lost = 0;
+	doc->flushed = true;
+	doc_release(doc);
+	werr = doc->werr;
+	doc->werr = 0;
+	pthread_mutex_unlock(&doc->lock);
+	if (doc->lost) {
+		cli_warn("out of memory: %zu rows left out of the output", doc->lost);
+		doc->lost = 0;
 		fflush(o);
 		return -ENOMEM;
 	}

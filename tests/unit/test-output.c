@@ -14,6 +14,7 @@
 #include "json.h"
 #include "tap.h"
 
+#include <math.h>
 #include <stdint.h>
 
 /* ---- running an entry point with stdout (or stderr) into a buffer ---- */
@@ -686,6 +687,138 @@ static void test_table(void)
 	free(out);
 }
 
+/*
+ * Two documents filled in turn: each keeps its own lists and renderer
+ * settings (-r, the table's columns), and the default one is untouched.
+ */
+static void two_docs(void *arg)
+{
+	struct out_doc *a = out_doc_new(), *b = out_doc_new(), *old;
+	struct orec r = { 0 };
+
+	(void)arg;
+	old = out_doc_use(a);
+	out_init(OUT_HUMAN, true, false);
+	out_set_raw(true);
+	out_columns("files", tcols, 2);
+	out_doc_use(b);
+	out_init(OUT_KV, true, false);
+	orec_str(&r, "path", "b c", 0);
+	orec_u64(&r, "cached", 2, OF_BYTES);
+	out_list_add("files", &r);
+	out_doc_use(a);
+	orec_str(&r, "path", "a", 0);
+	orec_u64(&r, "cached", 1, OF_BYTES);
+	out_list_add("files", &r);
+	out_flush();
+	out_doc_use(b);
+	out_flush();
+	out_doc_use(old);
+	out_doc_free(a);
+	out_doc_free(b);
+	out_doc_free(NULL);
+}
+
+static void test_docs(void)
+{
+	char *out = captured(two_docs, NULL);
+
+	if (!ok(!strcmp(out, "FILE CACHED\na 1\npath=\"b c\" cached=2\n"),
+		"documents: two filled in turn render apart, each with its own settings"))
+		printf("#   got %s", out);
+	free(out);
+}
+
+/* An array of numbers in each format: arg is the format */
+static void nums_doc(void *arg)
+{
+	static const struct ocol cols[] = { { "v", "V", true }, { "u", "U", false } };
+	const double v[] = { 1, 2.5, NAN };
+	const uint64_t u[] = { 1024, 3 };
+	struct orec r = { 0 };
+
+	out_init(*(enum out_fmt *)arg, false, false);
+	out_prom_metrics("t", NULL, 0);
+	out_columns("rows", cols, 2);
+	orec_f64s(&r, "v", v, 3, 0);
+	orec_u64s(&r, "u", u, 2, OF_BYTES);
+	orec_u64s(&r, "none", NULL, 0, 0);
+	out_list_add("rows", &r);
+	out_flush();
+}
+
+static void test_nums(void)
+{
+	static const struct { enum out_fmt fmt; const char *want, *name; } c[] = {
+		{ OUT_JSON, "{\n  \"rows\": [{\n      \"v\": [1, 2.5, null],\n"
+			    "      \"u\": [1024, 3],\n      \"none\": []\n    }]\n}\n",
+		  "arrays: JSON [1, 2.5, null], integers exact, empty []" },
+		{ OUT_KV, "v=1,2.5,nan u=1024,3 none=\"\"\n",
+		  "arrays: key=value comma-separated, exact, empty \"\"" },
+		{ OUT_HUMAN, "V            U\n1,2.5,nan 1K,3\n",
+		  "arrays: the table comma-separated, sizes for people" },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char *out = captured(nums_doc, (void *)&c[i].fmt);
+
+		if (!ok(!strcmp(out, c[i].want), "%s", c[i].name))
+			printf("#   got %s", out);
+		free(out);
+	}
+}
+
+/*
+ * top's table: fixed widths (a wider cell widens its own row only), the
+ * header over no rows, written to a memory stream, not stdout.
+ */
+static void fixed_doc(void *arg)
+{
+	static const unsigned w[] = { 6, 0 };
+	static const struct ocol cols[] = { { "n", "N", false }, { "name", "NAME", true } };
+	const char *const names[] = { "a", "b" };
+	const uint64_t n[] = { 7, 12345678 };
+	int rows = *(int *)arg;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	struct out_doc *d = out_doc_new(), *old = out_doc_use(d);
+
+	out_init(OUT_HUMAN, false, false);
+	out_keep_header(true);
+	out_set_file(m);
+	out_columns("rows", cols, 2);
+	out_column_widths("rows", w);
+	for (int i = 0; i < rows; i++) {
+		struct orec r = { 0 };
+
+		orec_u64(&r, "n", n[i], 0);
+		orec_str(&r, "name", names[i], 0);
+		out_list_add("rows", &r);
+	}
+	out_flush();
+	out_doc_use(old);
+	out_doc_free(d);
+	fclose(m);
+	printf("[%s]", buf);
+	free(buf);
+}
+
+static void test_fixed(void)
+{
+	int two = 2, none = 0;
+	char *out = captured(fixed_doc, &two);
+
+	if (!ok(!strcmp(out, "[     N NAME\n     7 a\n12345678 b\n]"),
+		"table: fixed widths, a wider cell widens its own row, into a stream"))
+		printf("#   got %s\n", out);
+	free(out);
+	out = captured(fixed_doc, &none);
+	if (!ok(!strcmp(out, "[     N NAME\n]"), "table: the header kept over no rows"))
+		printf("#   got %s\n", out);
+	free(out);
+}
+
 /* ---- small pure helpers ---- */
 
 static void test_helpers(void)
@@ -716,6 +849,9 @@ int main(void)
 	test_kv();
 	test_human();
 	test_table();
+	test_docs();
+	test_nums();
+	test_fixed();
 	test_helpers();
 	return done_testing();
 }
