@@ -13,9 +13,10 @@
  * the result.
  */
 #define _GNU_SOURCE
-#include "pagecache.h"
+#include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/fs.h>
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -363,9 +365,24 @@ static int64_t old_pages(const char *path)
 {
 	struct pc_profile_reader *r;
 	struct pc_profile_file f;
+	struct stat st;
 	int64_t pages = 0;
-	int rc = pc_profile_open(path, &r, NULL, 0);
+	int rc, fd;
 
+	/*
+	 * What is at the output path is read before it is replaced, as the
+	 * caller (root, perhaps, in a shared directory) may not own it: a
+	 * link is not followed and a FIFO not waited on; only a regular file
+	 * counts as an old snapshot (write_out refuses the rest).
+	 */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	rc = pc_profile_open_fd(fd, &r, NULL, 0);
 	if (rc < 0)
 		return rc;
 	while ((rc = pc_profile_next(r, &f)) > 0) {
