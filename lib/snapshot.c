@@ -457,6 +457,26 @@ static int by_path(const void *a, const void *b)
 		      ((const struct pc_profile_file *)b)->path);
 }
 
+/*
+ * A file reached twice under one path (`snapshot DIR DIR/f`, a list that
+ * names it twice) is one file: the format refuses a path twice, which
+ * would otherwise fail the whole snapshot. Sorted, the copies are
+ * adjacent; the first is kept.
+ */
+static void dedupe(struct pc_snapshot *s)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (k && !strcmp(s->files[k - 1].path, s->files[i].path)) {
+			pc_profile_file_release(&s->files[i]);
+			continue;
+		}
+		s->files[k++] = s->files[i];
+	}
+	s->n = k;
+}
+
 /* the file itself: the files in path order, then the devices; 0 or -errno */
 static int write_out(struct pc_snapshot *s, const char *out, const struct pc_profile_file *recs,
 		     size_t nrecs, bool active_unknown)
@@ -493,6 +513,7 @@ int pc_snapshot_finish(struct pc_snapshot *s, const char *out, struct pc_snapsho
 
 	if (s->n)	/* qsort(NULL, 0) is undefined: UBSan stops there */
 		qsort(s->files, s->n, sizeof(*s->files), by_path);
+	dedupe(s);
 	if (s->o.flags & PC_SNAPSHOT_METADATA)
 		metadata(s, &recs, &nrecs, &res);
 	res.active_unknown = s->active_denied ||
