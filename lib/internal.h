@@ -21,6 +21,13 @@ int pc_sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int gr
 			   unsigned long flags);
 
 /*
+ * profile.c: pc_profile_open on an fd the caller opened and checked (a
+ * regular file, opened without following a link); the reader owns it,
+ * closed by pc_profile_close, or here on failure.
+ */
+int pc_profile_open_fd(int fd, struct pc_profile_reader **ret, char *err, size_t errlen);
+
+/*
  * cgroup.c: the memory cgroup lines of /proc/PID/cgroup (pid 0: the
  * caller's), read through the seam: v1's "N:CONTROLLERS:PATH" of the
  * hierarchy whose controllers include memory into v1, v2's "0::PATH" into

@@ -1159,6 +1159,18 @@ int pc_profile_open(const char *path, struct pc_profile_reader **ret, char *err,
 	return open_finish(r, ret, err, errlen);
 }
 
+int pc_profile_open_fd(int fd, struct pc_profile_reader **ret, char *err, size_t errlen)
+{
+	struct pc_profile_reader *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		close(fd);
+		return -ENOMEM;
+	}
+	r->fd = fd;
+	return open_finish(r, ret, err, errlen);
+}
+
 int pc_profile_open_mem(const void *buf, size_t len, struct pc_profile_reader **ret,
 			char *err, size_t errlen)
 {

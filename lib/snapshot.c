@@ -13,9 +13,10 @@
  * the result.
  */
 #define _GNU_SOURCE
-#include "pagecache.h"
+#include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/fs.h>
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -363,9 +365,24 @@ static int64_t old_pages(const char *path)
 {
 	struct pc_profile_reader *r;
 	struct pc_profile_file f;
+	struct stat st;
 	int64_t pages = 0;
-	int rc = pc_profile_open(path, &r, NULL, 0);
+	int rc, fd;
 
+	/*
+	 * What is at the output path is read before it is replaced, as the
+	 * caller (root, perhaps, in a shared directory) may not own it: a
+	 * link is not followed and a FIFO not waited on; only a regular file
+	 * counts as an old snapshot (write_out refuses the rest).
+	 */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	rc = pc_profile_open_fd(fd, &r, NULL, 0);
 	if (rc < 0)
 		return rc;
 	while ((rc = pc_profile_next(r, &f)) > 0) {
@@ -440,6 +457,26 @@ static int by_path(const void *a, const void *b)
 		      ((const struct pc_profile_file *)b)->path);
 }
 
+/*
+ * A file reached twice under one path (`snapshot DIR DIR/f`, a list that
+ * names it twice) is one file: the format refuses a path twice, which
+ * would otherwise fail the whole snapshot. Sorted, the copies are
+ * adjacent; the first is kept.
+ */
+static void dedupe(struct pc_snapshot *s)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (k && !strcmp(s->files[k - 1].path, s->files[i].path)) {
+			pc_profile_file_release(&s->files[i]);
+			continue;
+		}
+		s->files[k++] = s->files[i];
+	}
+	s->n = k;
+}
+
 /* the file itself: the files in path order, then the devices; 0 or -errno */
 static int write_out(struct pc_snapshot *s, const char *out, const struct pc_profile_file *recs,
 		     size_t nrecs, bool active_unknown)
@@ -476,6 +513,7 @@ int pc_snapshot_finish(struct pc_snapshot *s, const char *out, struct pc_snapsho
 
 	if (s->n)	/* qsort(NULL, 0) is undefined: UBSan stops there */
 		qsort(s->files, s->n, sizeof(*s->files), by_path);
+	dedupe(s);
 	if (s->o.flags & PC_SNAPSHOT_METADATA)
 		metadata(s, &recs, &nrecs, &res);
 	res.active_unknown = s->active_denied ||

@@ -274,6 +274,24 @@ done
 t_is "the device node is still a device node, 0666" "$(stat -c '%F %a' tgt/null)" "character special file 666"
 t_is "the FIFO is still a FIFO" "$(stat -c %F tgt/fifo)" "fifo"
 t_is "nothing left beside them" "$(ls tgt | tr '\n' ' ')" "dir fifo null "
+# --guard reads the old snapshot first: a FIFO there must not hold it up,
+# nor a symbolic link be followed (root's snapshot in a shared directory)
+timeout 20 "$PAGECACHE" snapshot -o tgt/fifo --guard 0.5 db >/dev/null 2>tgt.err; rc=$?
+t_is "--guard, -o at a FIFO: not blocked on it, exit 1" "$rc" 1
+t_ok "  and says why" grep -q "cannot write snapshot 'tgt/fifo'" tgt.err
+pc snapshot -o tgt/real db >/dev/null 2>&1
+ln -s real tgt/glink
+pc snapshot -o tgt/glink --guard 0.5 --json db >tgt.json 2>tgt.err; rc=$?
+t_is "--guard, -o at a symbolic link: the link is not read as the old snapshot" \
+	"$rc.$(jq -c .total.previous_pages tgt.json)" "1.null"
+rm -f tgt/glink tgt/real
+
+# a file named twice (its directory and itself) is one file, not a failure
+cat db/f1 >/dev/null
+pc snapshot -o tgt/twice.snap --json db db/f1 >tgt.json 2>tgt.err; rc=$?
+t_is "a file named twice: written, exit 0" "$rc.$(jq .total.written tgt.json)" "0.true"
+t_is "  and listed once" "$(pc show --json tgt/twice.snap | jq '[.files[].path] | length == (unique | length)')" true
+t_is "  nothing said of it" "$(cat tgt.err)" ""
 ln -s s.snap tgt/link
 pc snapshot -o tgt/link db >/dev/null 2>tgt.err; rc=$?
 t_is "-o at a symbolic link: refused, the link left (not replaced, not followed)" \

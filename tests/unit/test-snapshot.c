@@ -13,6 +13,7 @@
 #include "tap.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <stddef.h>
 
@@ -227,6 +228,37 @@ int main(void)
 		pc_snapshot_abort(s);
 		ok(1, "abort frees it, writing nothing");
 		pc_snapshot_abort(NULL);
+		o.flags = 0;
+	}
+
+	/*
+	 * The guard reads what is at the output before replacing it: put
+	 * there during the walk (pc_snapshot_write checks before it), a FIFO
+	 * must not hold the writer forever, nor a link be read through.
+	 */
+	{
+		struct pc_snapshot *s;
+		char fifo[600], link[600];
+
+		snprintf(fifo, sizeof(fifo), "%s/fifo.snap", scratch_dir());
+		snprintf(link, sizeof(link), "%s/glink.snap", scratch_dir());
+		if (mkfifo(fifo, 0600) < 0 || symlink(out, link) < 0)
+			perror("mkfifo/symlink");
+		cache_file(a);
+		o.flags = PC_SNAPSHOT_GUARD;
+		o.guard = 0.5;
+		alarm(20);	/* a hang fails the test, it does not stall the suite */
+		ok(pc_snapshot_begin(&o, &s) == 0, "begin, the guard on");
+		rc = pc_snapshot_finish(s, fifo, &res);
+		ok(rc < 0 && !res.written && res.previous_pages == -1,
+		   "a FIFO at the output: not waited on, not read, not replaced (%d)", rc);
+		ok(pc_snapshot_begin(&o, &s) == 0, "begin again");
+		rc = pc_snapshot_finish(s, link, &res);
+		ok(rc < 0 && !res.written && res.previous_pages == -1,
+		   "a link at the output: its target not read as the old snapshot (%d)", rc);
+		alarm(0);
+		unlink(fifo);
+		unlink(link);
 		o.flags = 0;
 	}
 
