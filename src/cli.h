@@ -352,6 +352,36 @@ void targets_walk_error(const char *path, int err);
 void snapshot_capture(struct targets *t, unsigned flags, struct pc_snapshot *s, const char *out,
 		      const uint64_t *engine_failures, struct pc_snapshot_result *r);
 
+/*
+ * cmd-lock.c, for `lock` and the daemon's lock jobs (a fork, no command
+ * line): lock_watch_run is `lock --watch [--max-mem MAX] -- PATH...`:
+ * the paths locked (lib/lockset.c) and kept locked as files are replaced,
+ * the set never past max_mem (NULL: past what it first held), until
+ * SIGTERM, SIGINT or SIGHUP; said on stderr as lock says it, its lines
+ * on stdout. report (may be NULL) hears how the set stands once the
+ * first walk is done (LOCK_LOCKED; no file held: it ends now), after each
+ * rescan (LOCK_WATCHING) and once every lock is released (LOCK_RELEASED,
+ * with the exit status). Returns lock's exit status.
+ */
+enum lock_state { LOCK_LOCKED = 1, LOCK_WATCHING, LOCK_RELEASED };
+struct lock_report {
+	enum lock_state state;
+	uint64_t files, bytes;			/* locked now (data, never a hole) */
+	uint64_t holes;				/* bytes of holes left unlocked */
+	uint64_t relocks, released, rescans, refusals;	/* while watching */
+	unsigned failures;			/* paths that failed (said), as the exit counts them */
+	bool budget_stopped;			/* the budget stopped the first walk */
+	int status;				/* LOCK_RELEASED: the exit status */
+};
+struct lock_watch {
+	char **paths;				/* absolute */
+	size_t npaths;
+	const char *max_mem;			/* --max-mem's SIZE (checked); NULL: none */
+	void (*report)(const struct lock_report *r, void *arg);
+	void *arg;
+};
+int lock_watch_run(const struct lock_watch *w);
+
 /* What every data-printing, file-taking command parses the same way. */
 struct cli_opts {
 	enum out_fmt fmt;

@@ -9,17 +9,19 @@
  * status`) and in a node-exporter textfile.
  *
  * One process, one thread, one poll loop (signalfd, the socket, the
- * current job's pipe, timeouts). The work itself is done by children,
- * one snapshot or restore at a time: a job is a fork of the daemon
- * (named pc-snapshot or pc-restore) that calls the library's engine
- * (lib/snapshot.c, lib/restore.c) and writes a fixed, versioned struct
- * daemon_job_result (daemon.h) to its pipe; a lock set is this same
- * program (/proc/self/exe) running `lock --watch`. So a job's memory
- * goes back to the system when it ends (the daemon stays small while
- * idle), a crash or a leak in one job does not take the daemon down, and
- * a restore charged to a service's memory cgroup moves only that child
- * there. Children get PR_SET_PDEATHSIG: a daemon killed with -9 leaves no
- * job or lock behind.
+ * current job's pipe, the lock sets' pipes, timeouts). The work itself
+ * is done by children, one snapshot or restore at a time: a job is a fork
+ * of the daemon (named pc-snapshot or pc-restore) that calls the
+ * library's engine (lib/snapshot.c, lib/restore.c) and writes a fixed,
+ * versioned struct daemon_job_result (daemon.h) to its pipe; a lock set
+ * is a fork too (pc-lock), one a service, that keeps its set as `lock
+ * --watch` does (cmd-lock.c's lock_watch_run, on lib/lockset.c) and
+ * writes a struct daemon_lock_report each time the set changes. Nothing
+ * is exec'd, no text is parsed back. So a job's memory goes back to the
+ * system when it ends (the daemon stays small while idle), a crash or a
+ * leak in one job does not take the daemon down, and a restore charged to
+ * a service's memory cgroup moves only that child there. Children get
+ * PR_SET_PDEATHSIG: a daemon killed with -9 leaves no job or lock behind.
  *
  * A status peer (SO_PEERCRED, SO_PEERGROUPS) sees a service only if it
  * owns or may write every file the service's last snapshot read, judged
@@ -98,7 +100,7 @@ const struct cli_spec daemon_spec = {
 	.operands = CC_NONE,
 };
 
-enum job_kind { JOB_NONE, JOB_SNAPSHOT, JOB_RESTORE };
+enum job_kind { JOB_NONE, JOB_SNAPSHOT, JOB_RESTORE, JOB_LOCK };
 
 /*
  * After SIGTERM, the final snapshots end within stop-timeout (90 s;
@@ -150,6 +152,13 @@ struct svc {
 	/* the lock set */
 	pid_t lock_pid;
 	double lock_retry;		/* monotonic time to try again; 0: no */
+	int lock_fd;			/* its child's reports; -1: none */
+	union {
+		char lock_raw[sizeof(struct daemon_lock_report)];	/* one being read */
+		struct daemon_lock_report lock_in;
+	};
+	size_t lock_len;
+	struct daemon_lock_report lock;	/* the last whole one; state 0: none yet */
 	const char *state;		/* "idle", "snapshot", "restore", "queued", "waiting" */
 };
 
@@ -453,13 +462,13 @@ static void queue(const char *name, enum job_kind kind)
 }
 
 /*
- * A child, before it does a job or runs a lock: its signals back to the
- * defaults, tied to the daemon (PR_SET_PDEATHSIG: a daemon killed with -9
- * leaves no job or lock behind), stdin and stdout /dev/null (out: stdout
- * instead, for an exec'd one), none of the daemon's fds or systemd's
- * variables. Exits if the daemon died before the prctl.
+ * A child, before it does a job or keeps a lock set: its signals back to
+ * the defaults, tied to the daemon (PR_SET_PDEATHSIG: a daemon killed
+ * with -9 leaves no job or lock behind), stdin and stdout /dev/null, none
+ * of the daemon's fds or systemd's variables. Exits if the daemon died
+ * before the prctl.
  */
-static void child_setup(int out)
+static void child_setup(void)
 {
 	sigset_t none;
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -475,13 +484,16 @@ static void child_setup(int out)
 		_exit(127);
 	if (null >= 0)
 		dup2(null, 0);
-	dup2(out >= 0 ? out : null, 1);
+	dup2(null, 1);
 	if (null > 2)
 		close(null);
-	/* the daemon's own: a job that is not exec'd keeps no socket of it open */
-	for (int *fd = (int[]){ D.lfd, D.sfd, D.ifd }, k = 0; k < 3; k++)
+	/* the daemon's own (a fork inherits them all): no socket or other child's pipe kept open */
+	for (int *fd = (int[]){ D.lfd, D.sfd, D.ifd, D.job.fd }, k = 0; k < 4; k++)
 		if (fd[k] >= 0)
 			close(fd[k]);
+	for (size_t i = 0; i < D.nsvc; i++)
+		if (D.svc[i].lock_fd >= 0)
+			close(D.svc[i].lock_fd);
 	unsetenv("NOTIFY_SOCKET");
 	unsetenv("LISTEN_FDS");
 	unsetenv("LISTEN_PID");
@@ -505,44 +517,13 @@ static pid_t fork_job(struct svc *s, void (*job)(struct svc *s, int fd), int *re
 	}
 	if (pid == 0) {
 		close(p[0]);
-		child_setup(-1);
+		child_setup();
 		job(s, p[1]);	/* it exits */
 		_exit(2);
 	}
 	close(p[1]);
 	*ret_fd = p[0];
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
-	return pid;
-}
-
-/* fork + exec this program with argv; its stdout to *ret_fd (or /dev/null) */
-static pid_t spawn(char **argv, int *ret_fd)
-{
-	int p[2] = { -1, -1 };
-	pid_t pid;
-
-	if (ret_fd && pipe2(p, O_CLOEXEC) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0) {
-		if (ret_fd) {
-			close(p[0]);
-			close(p[1]);
-		}
-		return -1;
-	}
-	if (pid == 0) {
-		child_setup(ret_fd ? p[1] : -1);
-		execv("/proc/self/exe", argv);
-		fprintf(stderr, "pagecache daemon: cannot run itself (/proc/self/exe): %s\n",
-			strerror(errno));
-		_exit(127);
-	}
-	if (ret_fd) {
-		close(p[1]);
-		*ret_fd = p[0];
-		fcntl(p[0], F_SETFL, O_NONBLOCK);
-	}
 	return pid;
 }
 
@@ -761,19 +742,6 @@ static void restore_job(struct svc *s, int fd)
 	res.flags = t->budget_stopped ? DJR_BUDGET : 0;
 	pc_restore_free(r);
 	job_exit(fd, &res, rc < 0 ? 2 : rc);
-}
-
-struct argv {
-	char *v[DAEMON_MAX_PATHS + 24];
-	int n;
-	char num[3][32];
-};
-
-static void arg(struct argv *a, const char *s)
-{
-	if (a->n < (int)(sizeof(a->v) / sizeof(a->v[0])) - 1)
-		a->v[a->n++] = (char *)s;
-	a->v[a->n] = NULL;
 }
 
 /* at stop: when a final snapshot started now must end (its share of what is left) */
@@ -1064,25 +1032,60 @@ static void job_done(int status)
 	write_metrics();
 }
 
-/* ---- lock sets ------------------------------------------------------------ */
+/* ---- lock sets: lib/lockset.c in a child, one a service ------------------- */
+
+/* how the set stands, to the daemon: dropped where the pipe is full (the next one says it all) */
+static void ljob_report(const struct lock_report *r, void *arg)
+{
+	const int *fd = arg;
+	uint64_t ps = pc_page_size();
+	struct daemon_lock_report rep = {
+		.magic = DAEMON_JOB_MAGIC, .version = DAEMON_LOCK_VERSION, .size = sizeof(rep),
+		.kind = JOB_LOCK, .flags = r->budget_stopped ? DJR_BUDGET : 0, .status = r->status,
+		.files = r->files, .pages = (r->bytes + ps - 1) / ps, .holes = r->holes,
+		.relocks = r->relocks, .released = r->released, .rescans = r->rescans,
+		.refusals = r->refusals, .failures = r->failures,
+	};
+
+	_Static_assert(sizeof(rep) <= PIPE_BUF, "a lock's report fits one pipe write");
+	rep.state = r->state == LOCK_LOCKED ? DLS_LOCKED : r->state == LOCK_WATCHING ? DLS_WATCHING
+										       : DLS_RELEASED;
+	/* EAGAIN (the daemon is behind) or EPIPE (it reads no more): dropped */
+	if (write(*fd, &rep, sizeof(rep)) < 0)
+		return;
+}
+
+/*
+ * The child of a lock set: the service's lock = paths kept locked as
+ * `lock --watch --max-mem LOCK-MAX` keeps them (cmd-lock.c, on
+ * lib/lockset.c; its messages in the daemon's log), until the daemon
+ * stops it (SIGTERM) or dies (PR_SET_PDEATHSIG); how the set stands goes
+ * to the daemon through fd. Exit: lock's status (1: nothing held).
+ */
+static void lock_job(struct svc *s, int fd)
+{
+	int rc;
+
+	prctl(PR_SET_NAME, "pc-lock");	/* what ps and pgrep call it: no exec names it */
+	/* a daemon that reads slowly or no more is no reason to block or to let go */
+	signal(SIGPIPE, SIG_IGN);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	out_prom_opts(false, NULL);	/* the daemon's metrics file is not lock's output */
+	rc = lock_watch_run(&(struct lock_watch){
+		.paths = s->c->lock, .npaths = s->c->nlock, .max_mem = s->c->lock_max,
+		.report = ljob_report, .arg = &fd,
+	});
+	fflush(stdout);
+	_exit(rc);
+}
 
 static void lock_start(struct svc *s)
 {
-	struct argv a = { .n = 0 };
-
 	if (!s->c->nlock || s->lock_pid || s->refused)
 		return;
-	arg(&a, "pagecache");
-	arg(&a, "lock");
-	arg(&a, "--watch");
-	if (s->c->lock_max) {	/* else it never grows past what it first locked */
-		arg(&a, "--max-mem");
-		arg(&a, s->c->lock_max);
-	}
-	arg(&a, "--");
-	for (size_t i = 0; i < s->c->nlock; i++)
-		arg(&a, s->c->lock[i]);
-	s->lock_pid = spawn(a.v, NULL);
+	s->lock = (struct daemon_lock_report){ 0 };
+	s->lock_len = 0;
+	s->lock_pid = fork_job(s, lock_job, &s->lock_fd);
 	s->lock_retry = 0;
 	if (s->lock_pid < 0) {
 		dlog(LOG_ERR, "[service %s]: cannot start its lock: %s", s->c->name, strerror(errno));
@@ -1098,6 +1101,62 @@ static void lock_stop(struct svc *s)
 {
 	if (s->lock_pid > 0)
 		kill(s->lock_pid, SIGTERM);
+}
+
+/* its pipe no longer read: the child's reports go nowhere (it goes on) */
+static void lock_close(struct svc *s)
+{
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
+	s->lock_fd = -1;
+	s->lock_len = 0;
+}
+
+/* A lock child's report, if it is one of this version and kind. */
+static bool lock_report_ok(const struct daemon_lock_report *r)
+{
+	return r->magic == DAEMON_JOB_MAGIC && r->version == DAEMON_LOCK_VERSION &&
+	       r->size == sizeof(*r) && r->kind == JOB_LOCK && r->state >= DLS_LOCKED &&
+	       r->state <= DLS_RELEASED;
+}
+
+/*
+ * What a lock child wrote: each whole report taken, the last one kept,
+ * the first walk's figures logged. At the pipe's end, or at something
+ * that is not a report, the pipe is closed (its exit says the rest).
+ */
+static void lock_read(struct svc *s)
+{
+	while (s->lock_fd >= 0) {
+		ssize_t n = read(s->lock_fd, s->lock_raw + s->lock_len,
+				 sizeof(s->lock_raw) - s->lock_len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			lock_close(s);
+			return;
+		}
+		s->lock_len += (size_t)n;
+		if (s->lock_len < sizeof(s->lock_raw))
+			continue;
+		s->lock_len = 0;
+		if (!lock_report_ok(&s->lock_in)) {
+			dlog(LOG_ERR, "[service %s]: its lock (pid %d) wrote what is not a report of "
+				      "this version: not read any more", s->c->name, (int)s->lock_pid);
+			lock_close(s);
+			return;
+		}
+		if (s->lock_in.state == DLS_LOCKED && s->lock_in.files)
+			dlog(LOG_INFO, "[service %s]: its lock holds %llu files, %llu pages%s%s",
+			     s->c->name, (unsigned long long)s->lock_in.files,
+			     (unsigned long long)s->lock_in.pages,
+			     s->lock_in.failures ? "; some paths failed (above)" : "",
+			     s->lock_in.flags & DJR_BUDGET ? "; the memory budget stopped it" : "");
+		s->lock = s->lock_in;
+	}
 }
 
 /* ---- the configuration ----------------------------------------------------- */
@@ -1137,11 +1196,13 @@ static void adopt(struct dconf *nc, bool startup)
 				lock_stop(old);	/* reaped below; a new one starts */
 			if (old->c->interval != c->interval)
 				ns[i].due = 0;
-			if (!dsvc_same_lock(old->c, c))
+			if (!dsvc_same_lock(old->c, c)) {
 				ns[i].lock_pid = 0;
+				lock_close(&ns[i]);	/* its last reports are of the old set */
+			}
 			old->c = NULL;	/* carried */
 		} else {
-			ns[i] = (struct svc){ .state = "idle" };
+			ns[i] = (struct svc){ .state = "idle", .lock_fd = -1 };
 		}
 		ns[i].c = c;
 		ns[i].refused = !snapshot_dir_safe(c);
@@ -1165,6 +1226,7 @@ static void adopt(struct dconf *nc, bool startup)
 	for (size_t i = 0; i < D.nsvc; i++)
 		if (D.svc[i].c) {	/* gone from the file */
 			lock_stop(&D.svc[i]);
+			lock_close(&D.svc[i]);
 			if (D.job.pid > 0 && !strcmp(D.job.name, D.svc[i].c->name))
 				kill(D.job.pid, SIGTERM);	/* reaped; its result dropped */
 			dlog(LOG_INFO, "[service %s]: removed", D.svc[i].c->name);
@@ -1518,6 +1580,8 @@ static void reap(void)
 		}
 		for (size_t i = 0; i < D.nsvc; i++)
 			if (D.svc[i].lock_pid == pid) {
+				lock_read(&D.svc[i]);	/* its last reports */
+				lock_close(&D.svc[i]);
 				D.svc[i].lock_pid = 0;
 				if (!D.stopping) {
 					dlog(LOG_ERR, "[service %s]: its lock ended (%s %d); again in 60 s",
@@ -1583,9 +1647,11 @@ static void stop_all_locks(void)
 		if (any)
 			usleep(20000);
 	} while (any && pc_now() < end);
-	for (size_t i = 0; i < D.nsvc; i++)
+	for (size_t i = 0; i < D.nsvc; i++) {
 		if (D.svc[i].lock_pid > 0)
 			kill(D.svc[i].lock_pid, SIGKILL);
+		lock_close(&D.svc[i]);
+	}
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 }
@@ -1681,13 +1747,60 @@ static void on_signal(void)
 	}
 }
 
+/*
+ * Wait up to timeout ms for the signals, the socket, the job's pipe, the
+ * lock sets' pipes and the cgroups waited for, and take what came. The
+ * lock sets' reports first: a signal (SIGHUP's reload) may replace D.svc.
+ * -1: poll failed (said).
+ */
+static int wait_events(int timeout)
+{
+	struct pollfd pf[4 + DAEMON_MAX_SERVICES] = {
+		{ .fd = D.sfd, .events = POLLIN }, { .fd = D.lfd, .events = POLLIN },
+		{ .fd = D.job.kind ? D.job.fd : -1, .events = POLLIN },
+		{ .fd = D.ifd, .events = POLLIN },
+	};
+	struct svc *locks[DAEMON_MAX_SERVICES];
+	nfds_t n = 4;
+
+	for (size_t i = 0; i < D.nsvc && n < sizeof(pf) / sizeof(pf[0]); i++)
+		if (D.svc[i].lock_fd >= 0) {
+			locks[n - 4] = &D.svc[i];
+			pf[n++] = (struct pollfd){ .fd = D.svc[i].lock_fd, .events = POLLIN };
+		}
+	if (poll(pf, n, timeout) < 0 && errno != EINTR) {
+		dlog(LOG_ERR, "poll: %s", strerror(errno));
+		return -1;
+	}
+	for (nfds_t k = 4; k < n; k++)
+		if (pf[k].revents & (POLLIN | POLLHUP | POLLERR))
+			lock_read(locks[k - 4]);
+	if (pf[0].revents & POLLIN)
+		on_signal();
+	if (pf[1].revents & POLLIN)
+		serve();
+	if (pf[3].fd >= 0 && (pf[3].revents & POLLIN))
+		cg_check();
+	if (pf[2].fd >= 0 && (pf[2].revents & (POLLIN | POLLHUP))) {
+		/* a byte more than a result: one that long is refused (job_result) */
+		ssize_t r = D.job.len < sizeof(D.job.raw)
+				    ? read(D.job.fd, D.job.raw + D.job.len, sizeof(D.job.raw) - D.job.len)
+				    : 0;
+
+		if (r > 0) {
+			D.job.len += (size_t)r;
+		} else if (r == 0) {
+			/* the end, or too much: its exit (SIGCHLD) says the rest */
+			close(D.job.fd);
+			D.job.fd = -1;
+		}
+	}
+	return 0;
+}
+
 static int run_loop(void)
 {
 	for (;;) {
-		struct pollfd pf[4] = { { .fd = D.sfd, .events = POLLIN },
-					{ .fd = D.lfd, .events = POLLIN },
-					{ .fd = D.job.fd, .events = POLLIN },
-					{ .fd = -1, .events = POLLIN } };
 		double now = pc_now(), wake = now + 3600;
 		bool cg_wait = false;
 		int timeout;
@@ -1797,33 +1910,8 @@ static int run_loop(void)
 		if ((!D.ready && !startup_pending() && !D.job.kind) || (!D.job.kind && D.nq) ||
 		    (D.stopping && !D.job.kind))
 			timeout = 0;	/* the top of the loop has work */
-		pf[2].fd = D.job.kind ? D.job.fd : -1;
-		pf[3].fd = D.ifd;
-		if (poll(pf, 4, timeout) < 0 && errno != EINTR) {
-			dlog(LOG_ERR, "poll: %s", strerror(errno));
+		if (wait_events(timeout) < 0)
 			return 1;
-		}
-		if (pf[0].revents & POLLIN)
-			on_signal();
-		if (pf[1].revents & POLLIN)
-			serve();
-		if (pf[3].fd >= 0 && (pf[3].revents & POLLIN))
-			cg_check();
-		if (pf[2].fd >= 0 && (pf[2].revents & (POLLIN | POLLHUP))) {
-			/* a byte more than a result: one that long is refused (job_result) */
-			ssize_t n = D.job.len < sizeof(D.job.raw)
-					    ? read(D.job.fd, D.job.raw + D.job.len,
-						   sizeof(D.job.raw) - D.job.len)
-					    : 0;
-
-			if (n > 0) {
-				D.job.len += (size_t)n;
-			} else if (n == 0) {
-				/* the end, or too much: its exit (SIGCHLD) says the rest */
-				close(D.job.fd);
-				D.job.fd = -1;
-			}
-		}
 	}
 	return 0;
 }

@@ -54,6 +54,9 @@ struct lock_ctx {
 	bool daemon;		/* -d */
 	const char *pidfile;	/* -P */
 	struct cli_budget bo;
+	/* lock_watch_run's caller (the daemon's lock job), told how the set stands */
+	void (*report)(const struct lock_report *r, void *arg);
+	void *report_arg;
 };
 
 static const struct ocol lock_cols[] = {
@@ -189,6 +192,19 @@ static const char *budget_why(const struct lock_ctx *c, char *buf, size_t len)
 		 "--max-mem (lock-max = for the daemon's) lets it grow",
 		 pc_human_size(c->budget.max_bytes, a, sizeof(a)));
 	return buf;
+}
+
+/* How the set stands, to lock_watch_run's caller; nothing for `lock` itself. */
+static void report(const struct lock_ctx *c, enum lock_state state,
+		   const struct pc_lockset_stats *st, int status)
+{
+	if (c->report)
+		c->report(&(struct lock_report){
+			.state = state, .files = st->files, .bytes = st->bytes, .holes = st->holes,
+			.relocks = st->relocks, .released = st->released, .rescans = st->rescans,
+			.refusals = st->refusals, .failures = cli_failures(),
+			.budget_stopped = c->budget.stopped != 0, .status = status,
+		}, c->report_arg);
 }
 
 /* A file the first walk could not lock (or a rescan, for want of memory): said. */
@@ -450,8 +466,15 @@ static int watch_loop(struct lock_ctx *c, const sigset_t *set)
 				return (int)si.ssi_signo;
 			}
 		}
-		if (pc_lockset_dispatch(c->set) > 0)
+		if (pc_lockset_dispatch(c->set) > 0) {
 			fflush(stderr);
+			if (c->report) {
+				struct pc_lockset_stats st;
+
+				pc_lockset_stats(c->set, &st);
+				report(c, LOCK_WATCHING, &st, 0);
+			}
+		}
 	}
 	cli_warn("cannot watch: poll: %s", strerror(errno));
 	close(sfd);
@@ -755,6 +778,7 @@ static int lock_run(struct lock_ctx *c, const struct cli_opts *co, const sigset_
 	rc = say_locked(c, co, &st);
 	fflush(stderr);
 	status = cli_failures() || c->stopped || rc < 0 ? EXIT_PARTIAL : 0;
+	report(c, LOCK_LOCKED, &st, 0);
 	if (c->daemon)
 		status = detach(pipefd[1], status, st.files);
 	/* A daemon that failed holds nothing: exit 1 must mean no daemon. */
@@ -783,32 +807,32 @@ static int lock_run(struct lock_ctx *c, const struct cli_opts *co, const sigset_
 	}
 	if (pf.path)
 		remove_pidfile(&pf);
-	return held ? status : EXIT_PARTIAL;
+	status = held ? status : EXIT_PARTIAL;
+	report(c, LOCK_RELEASED, &st, status);
+	return status;
 }
 
-int cmd_lock(int argc, char **argv)
+/*
+ * From the options taken to every lock released: the budget, the set,
+ * the signals, then lock_run. Returns the exit status.
+ */
+static int lock_main(struct lock_ctx *c, const struct cli_opts *co)
 {
-	struct lock_ctx c = { .bo = CLI_BUDGET_INIT };
-	struct cli_opts co = { OUT_HUMAN };
-	struct pc_lockset_opts lo = { .budget = &c.budget, .event = on_event, .arg = &c };
+	struct pc_lockset_opts lo = { .budget = &c->budget, .event = on_event, .arg = c };
 	sigset_t set;
 	int rc;
 
-	targets_init(&c.t);
-	if (!lock_args(&c, &co, argc, argv, &rc))
-		return rc;
-	out_prom_metrics("lock", metrics, sizeof(metrics) / sizeof(metrics[0]));
-	c.list = c.list || co.prom_per_file;
-	if (pc_budget_init(&c.budget, c.bo.max_mem, c.bo.reserve) < 0) {
+	if (pc_budget_init(&c->budget, c->bo.max_mem, c->bo.reserve) < 0) {
 		cli_warn("cannot read memory state");
+		targets_release(&c->t);
 		return EXIT_PARTIAL;
 	}
-	lo.off = c.t.off;
-	lo.len = c.t.len;
-	if (pc_lockset_new(&lo, &c.set) < 0) {
+	lo.off = c->t.off;
+	lo.len = c->t.len;
+	if (pc_lockset_new(&lo, &c->set) < 0) {
 		cli_warn("cannot lock: %s", strerror(ENOMEM));
-		pc_budget_release(&c.budget);
-		targets_release(&c.t);
+		pc_budget_release(&c->budget);
+		targets_release(&c->t);
 		return EXIT_PARTIAL;
 	}
 
@@ -826,9 +850,49 @@ int cmd_lock(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-	rc = lock_run(&c, &co, &set);
-	pc_lockset_free(c.set);
-	pc_budget_release(&c.budget);
-	targets_release(&c.t);
+	rc = lock_run(c, co, &set);
+	pc_lockset_free(c->set);
+	pc_budget_release(&c->budget);
+	targets_release(&c->t);
 	return rc;
+}
+
+int cmd_lock(int argc, char **argv)
+{
+	struct lock_ctx c = { .bo = CLI_BUDGET_INIT };
+	struct cli_opts co = { OUT_HUMAN };
+	int rc;
+
+	targets_init(&c.t);
+	if (!lock_args(&c, &co, argc, argv, &rc))
+		return rc;
+	out_prom_metrics("lock", metrics, sizeof(metrics) / sizeof(metrics[0]));
+	c.list = c.list || co.prom_per_file;
+	return lock_main(&c, &co);
+}
+
+/*
+ * `lock --watch --max-mem MAX -- PATH...` without a command line: the
+ * same set, options and messages, for the daemon's lock jobs.
+ */
+int lock_watch_run(const struct lock_watch *w)
+{
+	struct lock_ctx c = { .bo = CLI_BUDGET_INIT, .watch = true, .report = w->report,
+			      .report_arg = w->arg };
+	struct cli_opts co = { OUT_HUMAN };
+
+	targets_init(&c.t);
+	if (w->max_mem && cli_budget_opt(&c.bo, 'M', w->max_mem) < 0) {
+		targets_release(&c.t);
+		return EXIT_USAGE;
+	}
+	/* as cli_start sets the output up for a command line */
+	out_init(co.fmt, co.bytes, co.noheadings);
+	out_list_declare("files");
+	out_list_declare("errors");
+	if (targets_finish(&c.t, (int)w->npaths, w->paths) < 0) {
+		targets_release(&c.t);
+		return EXIT_USAGE;
+	}
+	return lock_main(&c, &co);
 }

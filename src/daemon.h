@@ -51,6 +51,28 @@ struct daemon_job_result {
 	struct downer owners[DAEMON_MAX_OWNERS];
 };
 
+/*
+ * A lock set's report: what its child (pc-lock) writes to its pipe, whole,
+ * once its first walk is done, after each rescan and when it lets go. Each
+ * is the whole picture, so one the pipe has no room for is dropped (the
+ * next says it all); the exit status says the rest. Tied like a job's
+ * result: the same magic, kind 3, a version of its own.
+ */
+#define DAEMON_LOCK_VERSION 1
+enum { DLS_LOCKED = 1, DLS_WATCHING = 2, DLS_RELEASED = 3 };
+struct daemon_lock_report {
+	uint32_t magic, version, size;	/* DAEMON_JOB_MAGIC, DAEMON_LOCK_VERSION, sizeof */
+	uint32_t kind;			/* 3 lock */
+	uint32_t state;			/* DLS_* */
+	uint32_t flags;			/* DJR_BUDGET: the budget stopped its first walk */
+	int32_t status;			/* DLS_RELEASED: its exit status */
+	uint32_t pad;
+	uint64_t files, pages;		/* locked now (data, never a hole) */
+	uint64_t holes;			/* bytes of holes left unlocked */
+	uint64_t relocks, released, rescans, refusals;	/* while watching */
+	uint64_t failures;		/* paths that failed (in the log) */
+};
+
 /* one [service NAME] section */
 struct dsvc {
 	char *name;

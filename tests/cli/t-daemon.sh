@@ -243,8 +243,15 @@ EOF
 	locked() { [ "$(st | jq -r '.services[0].locked')" = true ]; }
 	t_ok "lock set: held" t_wait 10 locked
 	lpid=$(st | jq '.services[0].lock_pid')
+	# a fork of the daemon calling the engine, as its jobs are: nothing exec'd
+	t_is "lock set: its child is named pc-lock" "$(cat "/proc/$lpid/comm")" pc-lock
+	t_ok "lock set: its child is the daemon forked, not a program it ran" \
+		cmp -s "/proc/$lpid/cmdline" "/proc/$LKD/cmdline"
 	vmlck_ge() { [ "$(awk '/^VmLck:/ { print $2 }' "/proc/$lpid/status")" -ge "$1" ]; }
 	t_ok "lock set: its child has hot/lib.so's 256 KiB locked" t_wait 10 vmlck_ge 256
+	# its report came back through the pipe, whole: the first walk's figures
+	t_ok "lock set: the daemon has its report (1 file, 256 KiB in pages)" \
+		t_wait 10 grep -q "\[service hot\]: its lock holds 1 files, $((256 * 1024 / $(getconf PAGESIZE))) pages\$" lock.log
 	ino0=$(stat -c %i hot/lib.so)
 	mkfile hot/lib.so.new 512 && mv hot/lib.so.new hot/lib.so	# an upgrade: rename over
 	ino1=$(stat -c %i hot/lib.so)
