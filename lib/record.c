@@ -32,7 +32,6 @@
 #include "record.h"
 #include "spanset.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -318,18 +317,16 @@ static struct rfile *hidden_one(struct pc_rec *r, int fd, const struct stat *st)
  * real inode number (without xino): the one file of that number on a
  * device of the events that we do not mount is it.
  */
-static void note_stacked(struct pc_rec *r, const char *ent, const struct stat *st)
+static void note_stacked(struct pc_rec *r, int fd, const struct stat *st)
 {
 	dev_t devs[6];
 	uint64_t inos[6];
 	char link[64], path[PATH_MAX + 16];
 	struct stat pst;
-	int fd = open(ent, O_PATH | O_CLOEXEC), n;
 	bool real;
 	ssize_t k;
+	int n;
 
-	if (fd < 0)
-		return;
 	n = pc_fd_stack_ids(fd, devs, inos, 6, &real);
 	if (n >= 0 && n < 6 && !real) {
 		struct rfile *one = hidden_one(r, fd, st);
@@ -362,55 +359,41 @@ static void note_stacked(struct pc_rec *r, const char *ent, const struct stat *s
 	close(fd);
 }
 
-/* Where the files of the table that process pid has open or mapped are. */
-static void scan_dir(struct pc_rec *r, pid_t pid, const char *sub)
+/*
+ * A file a process maps or holds open (target.c, every name as is: a
+ * deleted one is noted gone): where it is, if it is one of the table's or
+ * the overlay file of one. Takes the pin, and closes it.
+ */
+static int scan_file(const struct pc_target_file *tf, void *arg)
 {
-	char path[64], ent[384];
-	DIR *d;
-	struct dirent *de;
+	struct pc_rec *r = arg;
+	struct rfile *f = lookup(r, tf->st->st_dev, tf->st->st_ino, false);
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, sub);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		struct stat st;
-		struct rfile *f;
-		int fd;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(ent, sizeof(ent), "%s/%s", path, de->d_name);
-		if (stat(ent, &st) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		f = lookup(r, st.st_dev, st.st_ino, false);
-		if (!f) {
-			note_stacked(r, ent, &st);
-			continue;
-		}
-		if (f->seen || f->gone)
-			continue;
-		fd = open(ent, O_PATH | O_CLOEXEC);
-		if (fd >= 0)
-			note_path(f, fd);
-	}
-	closedir(d);
+	if (!f)
+		note_stacked(r, tf->fd, tf->st);
+	else if (!f->seen && !f->gone)
+		note_path(f, tf->fd);
+	else
+		close(tf->fd);
+	return 1;	/* taken: not offered again this round */
 }
 
 /*
- * Where the round's new files are: through the processes' handles, else
+ * Where the round's new files are: through the processes' handles (what
+ * they map or hold open: target.c, as --pid's files are found), else
  * by handle (pc_inode_open) now, while the file was just used and its
  * dentry is surely cached (opened after a drop_caches it could be a
  * disconnected dentry, whose path says nothing).
  */
 void pc_rec_scan(struct pc_rec *r)
 {
+	struct pc_target t = { .every = true, .file = scan_file, .arg = r };
+
 	for (size_t i = r->scanned_upto; i < r->nfiles; i++)
 		(void)dev_hidden(r, r->files[i]->dev);	/* for note_stacked */
-	for (size_t i = 0; i < r->nscan; i++) {
-		scan_dir(r, r->scan[i], "fd");
-		scan_dir(r, r->scan[i], "map_files");
-	}
+	for (size_t i = 0; i < r->nscan; i++)
+		(void)pc_target_pid(&t, r->scan[i]);	/* gone meanwhile: by handle below */
+	pc_target_release(&t);
 	for (size_t i = r->scanned_upto; i < r->nfiles; i++) {
 		struct rfile *f = r->files[i];
 		int fd;
