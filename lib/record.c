@@ -34,8 +34,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,8 +75,9 @@ struct rfile {
  */
 struct walk_set {
 	struct rfile **v;
-	size_t n, cap, left;
-	unsigned long seen;
+	size_t n, cap, left;		/* left: not found yet (under lock) */
+	unsigned long seen;		/* entries the walk came to */
+	pthread_mutex_t lock;		/* the walk's threads: left, the files' pfd */
 	struct pc_rec *r;		/* its table finds a (dev, ino) */
 	const struct pc_rec_resolve_opts *ro;	/* stop() */
 	uint64_t devs[16];		/* the filesystems they are on (0: any, too many) */
@@ -847,56 +848,127 @@ out:
 /*
  * The last resort for files that neither the processes' handles nor a
  * file handle found (filesystems whose handles need the generation: XFS,
- * btrfs): a walk of the root, no link followed, only through the
- * filesystems those files are on, at most WALK_MAX entries. nftw() takes
- * no argument for its callback: the walk's set is this thread's.
+ * btrfs): a walk of the root (walk.c: in parallel, no link followed, no
+ * FIFO or device opened), only through the filesystems those files are
+ * on, at most WALK_MAX entries; it ends once all are found.
  */
 #define WALK_MAX 1000000
-static __thread struct walk_set *walking;
 
-static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+static bool walk_dev(const struct walk_set *w, dev_t dev)
 {
-	(void)ftw;
-	if (++walking->seen > WALK_MAX || !walking->left || stopped(walking->ro))
-		return FTW_STOP;
-	if (type == FTW_D) {
-		if (walking->hidden)
-			return FTW_CONTINUE;	/* an overlay's directories: its own device */
-		for (size_t i = 0; i < walking->ndevs; i++)
-			if (!walking->devs[i] || walking->devs[i] == st->st_dev)
-				return FTW_CONTINUE;
-		return FTW_SKIP_SUBTREE;	/* none of ours on this filesystem */
-	}
-	if (type != FTW_F || !S_ISREG(st->st_mode))
-		return FTW_CONTINUE;
-	{
-		struct rfile *f = lookup(walking->r, st->st_dev, st->st_ino, false);
-		bool stacked = false;
-		int fd;
-		struct stat fst;
+	for (size_t i = 0; i < w->ndevs; i++)
+		if (!w->devs[i] || w->devs[i] == dev)
+			return true;
+	return false;
+}
 
-		if (!f && walking->hidden && (f = hidden_one(walking->r, -1, st)))
-			stacked = true;	/* a candidate: its fd tells below */
-		if (!f || !f->walk || f->pfd >= 0)
-			return FTW_CONTINUE;
-		fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (stacked && fd >= 0 && hidden_one(walking->r, fd, st) != f) {
-			close(fd);
-			return FTW_CONTINUE;
-		}
-		if (fd >= 0 && fstat(fd, &fst) == 0 && fst.st_ino == (stacked ? st->st_ino : f->ino) &&
-		    fst.st_dev == (stacked ? st->st_dev : f->dev)) {
-			f->pfd = fd;
-			walking->left--;
-		} else if (fd >= 0) {
-			close(fd);
-		}
+static int add_root(char ***v, size_t *n, size_t *cap, const char *path)
+{
+	char *p = strdup(path);
+
+	if (!p || pc_grow(v, cap, *n, sizeof(**v)) < 0) {
+		free(p);
+		return -ENOMEM;
 	}
-	return FTW_CONTINUE;
+	(*v)[(*n)++] = p;
+	return 0;
+}
+
+/*
+ * Where the walk starts: the root, where it is on one of the files'
+ * filesystems, and each mount point beneath it that is on one, each
+ * walked on its own filesystem only (one_fs): a filesystem none of them
+ * is on is never entered. A mount point that mountinfo escapes (a space
+ * in its name) is not one we try. Where any filesystem may hold them (an
+ * overlay's, or too many to tell), the root alone, across all of them.
+ */
+static int walk_roots(const char *root, struct walk_set *w, char ***ret, size_t *ret_n)
+{
+	size_t n = 0, cap = 0, rootlen = strlen(root), len = 0;
+	char **v = NULL, *line = NULL;
+	struct stat st;
+	FILE *f;
+	int rc = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (w->hidden || walk_dev(w, 0) || (stat(root, &st) == 0 && walk_dev(w, st.st_dev)))
+		rc = add_root(&v, &n, &cap, root);
+	if (rc < 0 || w->hidden || walk_dev(w, 0))
+		goto out;
+	f = fopen("/proc/self/mountinfo", "re");
+	while (f && rc == 0 && getline(&line, &len, f) > 0 && !stopped(w->ro)) {
+		char *mp = line;
+
+		/* ID, parent ID, major:minor, root, then the mount point */
+		for (int i = 0; i < 4 && mp; i++)
+			if ((mp = strchr(mp, ' ')))
+				mp++;
+		if (!mp || !strchr(mp, ' '))
+			continue;
+		*strchr(mp, ' ') = 0;
+		if (strchr(mp, '\\') || strncmp(mp, root, rootlen) ||
+		    (rootlen > 1 && mp[rootlen] != '/'))
+			continue;	/* escaped, or not beneath the root */
+		if (strcmp(mp, root) && stat(mp, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    walk_dev(w, st.st_dev))
+			rc = add_root(&v, &n, &cap, mp);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+out:
+	if (rc < 0) {
+		while (n)
+			free(v[--n]);
+		free(v);
+		return rc;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* A regular file the walk came to: one of those looked for? (the walk's threads) */
+static int walk_file(struct pc_walk_entry *e, void *arg)
+{
+	struct walk_set *w = arg;
+	struct rfile *f;
+	bool stacked = false;
+	int rc = 0;
+
+	if (__atomic_add_fetch(&w->seen, 1, __ATOMIC_RELAXED) > WALK_MAX || stopped(w->ro))
+		return 1;
+	pthread_mutex_lock(&w->lock);
+	f = lookup(w->r, e->st.st_dev, e->st.st_ino, false);
+	if (!f && w->hidden && (f = hidden_one(w->r, -1, &e->st)))
+		stacked = true;	/* a candidate: its fd tells */
+	if (f && f->walk && f->pfd < 0 && (!stacked || hidden_one(w->r, e->fd, &e->st) == f)) {
+		f->pfd = e->fd;	/* that very file: the walk opened it */
+		e->fd = -1;
+		rc = --w->left == 0;	/* all found: the walk is over */
+	}
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+static void walk_event(enum pc_walk_event ev, const char *path, int err, void *arg)
+{
+	struct walk_set *w = arg;
+
+	(void)path;
+	(void)err;
+	if (ev == PC_WALK_DIR)	/* directories count against WALK_MAX too */
+		__atomic_add_fetch(&w->seen, 1, __ATOMIC_RELAXED);
 }
 
 static void walk_root(const char *root, struct walk_set *w)
 {
+	struct pc_walk_opts wo = { .file = walk_file, .event = walk_event, .arg = w,
+				   .event_arg = w };
+	char **roots;
+	size_t nroots;
+
 	w->left = w->n;
 	for (size_t i = 0; i < w->n; i++) {
 		size_t k = 0;
@@ -910,9 +982,16 @@ static void walk_root(const char *root, struct walk_set *w)
 		if (dev_hidden(w->r, w->v[i]->dev))
 			w->hidden = true;
 	}
-	walking = w;
-	nftw(root, walk_one, 64, FTW_PHYS | FTW_ACTIONRETVAL);
-	walking = NULL;
+	if (walk_roots(root, w, &roots, &nroots) < 0)
+		return;
+	wo.one_fs = !w->hidden && !walk_dev(w, 0);
+	pthread_mutex_init(&w->lock, NULL);
+	if (nroots && !stopped(w->ro))
+		(void)pc_walk((const char *const *)roots, nroots, &wo);	/* what it found counts */
+	pthread_mutex_destroy(&w->lock);
+	while (nroots)
+		free(roots[--nroots]);
+	free(roots);
 }
 
 static int by_path(const void *a, const void *b)
