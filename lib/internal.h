@@ -197,7 +197,10 @@ void pc_ovl_mount_free(struct ovl_mount *m);
  * file() returns 1 to take f->fd (the file is then never offered again),
  * 0 to leave it (closed). Failures go to fail() (may be NULL). One
  * struct pc_target serves several calls: a file is offered once across
- * them. pc_target_release frees what it remembers.
+ * them. pc_target_release frees what it remembers. With `every`, deleted
+ * files and those of /dev and memfds are offered too, f->name the
+ * process's name for it as is (" (deleted)" and all): record's scan, which
+ * judges the names itself (record.c).
  */
 struct pc_target_file {
 	pid_t pid;			/* the process that uses it */
@@ -223,6 +226,7 @@ struct pc_target_fail {
 struct pc_target_id;
 struct pc_target {
 	bool children;			/* each process's children too */
+	bool every;			/* every regular file, named as is (above) */
 	int (*file)(const struct pc_target_file *f, void *arg);
 	void (*fail)(const struct pc_target_fail *f, void *arg);
 	void *arg;

@@ -120,8 +120,9 @@ static char *show_name(pid_t pid, const char *name, const struct stat *st, const
 
 /*
  * Offer pinned file fd (O_PATH) of process pid to the caller if it is a
- * regular file not taken already; name: the process's name for it. Takes
- * fd: the caller's if it says so, else closed.
+ * regular file not taken already; name: the process's name for it (as is,
+ * deleted or not, with t->every). Takes fd: the caller's if it says so,
+ * else closed.
  */
 static void offer(struct pc_target *t, pid_t pid, int fd, const char *name, const char *link)
 {
@@ -131,7 +132,8 @@ static void offer(struct pc_target *t, pid_t pid, int fd, const char *name, cons
 
 	/* files of procfs, sysfs and kin are interfaces, not page cache */
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || taken(t, st.st_dev, st.st_ino) ||
-	    pc_fd_kernel_fs(fd) || !(show = show_name(pid, name, &st, link))) {
+	    pc_fd_kernel_fs(fd) ||
+	    !(show = t->every ? strdup(name) : show_name(pid, name, &st, link))) {
 		close(fd);
 		return;
 	}

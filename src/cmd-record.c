@@ -17,6 +17,8 @@
  * number the disk's dev_t), written as PC_IDENT_BDEV records. Pages only
  * readahead brought in and nobody used are not kept.
  *
+ * The engine is lib/record.c; here: the options, the command and the
+ * tracing around it, the end phase's signals, the snapshot and the report.
  * Events name (dev, ino). Files become paths by the traced processes' own
  * open handles (/proc/PID/fd, /proc/PID/map_files) while they run, else by
  * handle (pc_inode_open) right after their first use, else by a walk of
@@ -30,25 +32,19 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "state.h"
-#include "idmap.h"
-#include "spanset.h"
+#include "record.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/fs.h>
-#include <linux/magic.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -57,7 +53,6 @@
 
 #define REC_RING_PAGES 1024u	/* 4 MiB a CPU: a burst of ~45,000 events */
 #define REC_TICK_MS 100		/* drain at least this often */
-#define REC_SCAN_TRIES 3	/* a file's processes' handles looked at, at most */
 
 #define REC_COLD_PATHS 64	/* --cold-path given, at most */
 
@@ -146,791 +141,6 @@ static const struct ometric metrics[] = {
 	  "1 if the kernel showed uses of cached pages (Linux 6.12 use events), 0: misses only." },
 };
 
-/* ---- what was seen ---- */
-
-struct rfile {
-	uint64_t dev, ino;
-	struct pc_spanset used;		/* get_pages, fault */
-	struct pc_spanset mapped;	/* map_pages: requested */
-	struct pc_spanset added;	/* add_to_page_cache */
-	char *seen;			/* its path, as seen while it was used */
-	uint64_t sdev, sino;		/* seen through an overlay: the overlay
-					   file's (dev, ino) the path leads to */
-	bool gone;			/* seen deleted while it was used */
-	int pfd;			/* at the end: an O_PATH fd of it, -1 */
-	bool walk;			/* to be looked for by a walk of --root */
-	unsigned scans;			/* looked for among the processes' handles */
-	struct statx_timestamp born;	/* its birth time, seen while it was used */
-	bool has_born;			/* (where its filesystem keeps one) */
-	uint32_t gen;			/* else its inode generation */
-	bool has_gen;
-};
-
-struct rec {
-	struct pc_idmap ids;		/* (dev, ino) -> index into files + 1 */
-	struct rfile **files;		/* in order of first use */
-	size_t nfiles, nfcap;
-	uint64_t t0_ns;
-	uint32_t self;
-	uint64_t added_pages, events;
-	bool nomem;
-	bool misses;			/* no use events (before 6.12): what is added is used */
-	pid_t *scan;			/* pids with files to pin, this round */
-	size_t nscan, scancap;
-	size_t scanned_upto;		/* files before this were tried by handle */
-	uint64_t devs[16];		/* devices of the events, judged: */
-	bool hidden[16];		/* mounted nowhere in our namespace */
-	size_t ndevs;
-};
-
-static struct rfile *lookup(struct rec *r, uint64_t dev, uint64_t ino, bool create)
-{
-	uint32_t i = pc_idmap_get(&r->ids, dev, ino);
-	struct rfile *f;
-
-	if (i)
-		return r->files[i - 1];
-	if (!create || r->nfiles >= UINT32_MAX - 1 ||
-	    pc_grow(&r->files, &r->nfcap, r->nfiles, sizeof(*r->files)) < 0 ||
-	    !(f = calloc(1, sizeof(*f))))
-		return NULL;
-	if (pc_idmap_put(&r->ids, dev, ino, (uint32_t)r->nfiles + 1) < 0) {
-		free(f);
-		return NULL;
-	}
-	f->dev = dev;
-	f->ino = ino;
-	f->pfd = -1;
-	pc_spanset_init(&f->used);	/* a file's pages as sets (lib/spanset.c) */
-	pc_spanset_init(&f->mapped);
-	pc_spanset_init(&f->added);
-	r->files[r->nfiles++] = f;
-	return f;
-}
-
-static void want_scan(struct rec *r, pid_t pid)
-{
-	for (size_t i = 0; i < r->nscan; i++)
-		if (r->scan[i] == pid)
-			return;
-	if (pc_grow(&r->scan, &r->scancap, r->nscan, sizeof(*r->scan)) == 0)
-		r->scan[r->nscan++] = pid;
-}
-
-static int on_event(const struct pc_trace_event *e, void *arg)
-{
-	struct rec *r = arg;
-	struct rfile *f;
-	uint32_t ms;
-	int rc = 0;
-
-	if (e->pid == r->self)
-		return 0;	/* our own reads (/proc, the snapshot) are not the workload's */
-	r->events++;
-	f = lookup(r, e->dev, e->ino, true);
-	if (!f) {
-		r->nomem = true;
-		return 0;
-	}
-	ms = e->time_ns > r->t0_ns ? (uint32_t)((e->time_ns - r->t0_ns) / 1000000) : 0;
-	switch (e->kind) {
-	case PC_TR_ADD:
-		r->added_pages += e->last - e->first + 1;
-		/* misses only: from a cold cache, a page brought in is one the workload used */
-		rc = pc_spanset_add(r->misses ? &f->used : &f->added, e->first, e->last, ms);
-		break;
-	case PC_TR_GET_PAGES:
-	case PC_TR_FAULT:
-		rc = pc_spanset_add(&f->used, e->first, e->last, ms);
-		break;
-	case PC_TR_MAP_PAGES:
-		rc = pc_spanset_add(&f->mapped, e->first, e->last, ms);
-		break;
-	}
-	if (rc == -ENOMEM)
-		r->nomem = true;
-	if (!f->seen && !f->gone && f->scans < REC_SCAN_TRIES && major(e->dev) + minor(e->dev))
-		want_scan(r, (pid_t)e->pid);
-	return 0;
-}
-
-/* fd's birth time, where its filesystem keeps one */
-static bool birth_of(int fd, struct statx_timestamp *ret)
-{
-	struct statx sx;
-
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &sx) < 0 || !(sx.stx_mask & STATX_BTIME))
-		return false;
-	*ret = sx.stx_btime;
-	return true;
-}
-
-/*
- * An O_PATH fd's inode generation (FS_IOC_GETVERSION), on ext2/3/4 only,
- * for inodes that keep no birth time (128-byte inodes, mkfs.ext4 -I 128).
- * The ioctl needs a real open, so only a regular file on a local
- * filesystem is opened: elsewhere an open could wait on a server (FUSE,
- * NFS) while the events pile up.
- */
-static bool gen_of(int fd, uint32_t *ret)
-{
-	struct statfs sf;
-	struct stat st;
-	char link[64];
-	int rfd, gen;
-	bool ok;
-
-	if (fstatfs(fd, &sf) < 0 || sf.f_type != EXT4_SUPER_MAGIC || fstat(fd, &st) < 0 ||
-	    !S_ISREG(st.st_mode))
-		return false;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	rfd = open(link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOATIME | O_CLOEXEC);
-	if (rfd < 0)
-		rfd = open(link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (rfd < 0)
-		return false;
-	ok = ioctl(rfd, FS_IOC_GETVERSION, &gen) == 0;
-	close(rfd);
-	if (ok)
-		*ret = (uint32_t)gen;
-	return ok;
-}
-
-/* What tells f's inode from a later one of the same number: its birth time, else its generation. */
-static void note_identity(struct rfile *f, int fd)
-{
-	f->has_born = birth_of(fd, &f->born);
-	f->has_gen = !f->has_born && gen_of(fd, &f->gen);
-}
-
-/*
- * Is fd (same dev and inode number) still f? An inode number is reused
- * once the file is deleted and closed: another file born since is not it
- * (a deleted file's pages would be recorded under its path). Where the
- * filesystem keeps no birth time, the generation tells (ext4 gives each
- * new inode another).
- */
-static bool same_birth(const struct rfile *f, int fd)
-{
-	struct statx_timestamp b;
-	uint32_t g;
-
-	if (f->has_born)
-		return !birth_of(fd, &b) ||
-		       (b.tv_sec == f->born.tv_sec && b.tv_nsec == f->born.tv_nsec);
-	return !f->has_gen || !gen_of(fd, &g) || g == f->gen;
-}
-
-/*
- * Note where fd (an O_PATH fd of f) is: its path now, if the path leads
- * back to it (a dentry the kernel could not connect to its directory has
- * a path that says nothing), or that it is deleted. The fd is closed: no
- * file is held open while recording, so no filesystem is kept busy (a
- * system-wide recording would otherwise make every umount fail).
- */
-static void note_path(struct rfile *f, int fd)
-{
-	char link[64], path[PATH_MAX + 16];
-	struct stat st, pst;
-	ssize_t k;
-
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	k = readlink(link, path, sizeof(path) - 1);
-	if (k > 0 && fstat(fd, &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino) {
-		path[k] = 0;
-		if (st.st_nlink == 0 || (k > 10 && !strcmp(path + k - 10, " (deleted)")))
-			f->gone = true;
-		else if (path[0] == '/' && stat(path, &pst) == 0 && pst.st_dev == f->dev &&
-			 pst.st_ino == f->ino) {
-			f->seen = strdup(path);
-			note_identity(f, fd);
-		}
-	}
-	close(fd);
-}
-
-/* Is dev mounted nowhere in our mount namespace (a container's layers)? */
-static bool dev_hidden(struct rec *r, uint64_t dev)
-{
-	bool hidden;
-
-	for (size_t i = 0; i < r->ndevs; i++)
-		if (r->devs[i] == dev)
-			return r->hidden[i];
-	if (r->ndevs == sizeof(r->devs) / sizeof(r->devs[0]))
-		return false;	/* so many devices: not judged (nor read again) */
-	hidden = pc_dev_mounted((dev_t)dev) == 0 && major(dev);	/* not the bdev pseudo-fs */
-	r->devs[r->ndevs] = dev;
-	r->hidden[r->ndevs++] = hidden;
-	return hidden;
-}
-
-/*
- * A file of an overlay whose real file is out of reach (inside a container:
- * its layers are on a filesystem mounted nowhere in our namespace): the one
- * file of the events of its inode number on such a device, or NULL. Only
- * a file of an overlay (fd: open on it): a file of the same number on
- * another filesystem is another file. fd -1: the candidate, by the number.
- */
-static struct rfile *hidden_one(struct rec *r, int fd, const struct stat *st)
-{
-	struct rfile *one = NULL, *g;
-	struct statfs sf;
-	int found = 0;
-
-	for (size_t i = 0; i < r->ndevs; i++)
-		if (r->hidden[i] && (g = lookup(r, r->devs[i], (uint64_t)st->st_ino, false))) {
-			one = g;
-			found++;
-		}
-	if (found != 1 || (fd >= 0 && (fstatfs(fd, &sf) < 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC)))
-		return NULL;
-	return one;
-}
-
-/*
- * A process's file of an overlay (a container's): events name the real
- * file in a layer, so its path is the one the process used, which leads
- * to the overlay file (sdev, sino), not to the event's inode. Where the
- * real file is out of reach (inside a container: its layers are the
- * host's paths, on a filesystem it does not mount), the overlay shows the
- * real inode number (without xino): the one file of that number on a
- * device of the events that we do not mount is it.
- */
-static void note_stacked(struct rec *r, const char *ent, const struct stat *st)
-{
-	dev_t devs[6];
-	uint64_t inos[6];
-	char link[64], path[PATH_MAX + 16];
-	struct stat pst;
-	int fd = open(ent, O_PATH | O_CLOEXEC), n;
-	bool real;
-	ssize_t k;
-
-	if (fd < 0)
-		return;
-	n = pc_fd_stack_ids(fd, devs, inos, 6, &real);
-	if (n >= 0 && n < 6 && !real) {
-		struct rfile *one = hidden_one(r, fd, st);
-
-		if (one) {
-			devs[n] = (dev_t)one->dev;
-			inos[n++] = one->ino;
-		}
-	}
-	for (int i = 0; i < n; i++) {
-		struct rfile *f = lookup(r, devs[i], inos[i], false);
-
-		if (!f || f->seen || f->gone)
-			continue;
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-		k = readlink(link, path, sizeof(path) - 1);
-		if (k <= 0)
-			break;
-		path[k] = 0;
-		if (st->st_nlink == 0 || (k > 10 && !strcmp(path + k - 10, " (deleted)")))
-			f->gone = true;
-		else if (path[0] == '/' && stat(path, &pst) == 0 && pst.st_dev == st->st_dev &&
-			 pst.st_ino == st->st_ino && (f->seen = strdup(path))) {
-			f->sdev = st->st_dev;
-			f->sino = st->st_ino;
-			note_identity(f, fd);
-		}
-		break;
-	}
-	close(fd);
-}
-
-/* Where the files of the table that process pid has open or mapped are. */
-static void scan_dir(struct rec *r, pid_t pid, const char *sub)
-{
-	char path[64], ent[384];
-	DIR *d;
-	struct dirent *de;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, sub);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		struct stat st;
-		struct rfile *f;
-		int fd;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(ent, sizeof(ent), "%s/%s", path, de->d_name);
-		if (stat(ent, &st) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		f = lookup(r, st.st_dev, st.st_ino, false);
-		if (!f) {
-			note_stacked(r, ent, &st);
-			continue;
-		}
-		if (f->seen || f->gone)
-			continue;
-		fd = open(ent, O_PATH | O_CLOEXEC);
-		if (fd >= 0)
-			note_path(f, fd);
-	}
-	closedir(d);
-}
-
-/*
- * Where the round's new files are: through the processes' handles, else
- * by handle (pc_inode_open) now, while the file was just used and its
- * dentry is surely cached (opened after a drop_caches it could be a
- * disconnected dentry, whose path says nothing).
- */
-static void scan_round(struct rec *r)
-{
-	for (size_t i = r->scanned_upto; i < r->nfiles; i++)
-		(void)dev_hidden(r, r->files[i]->dev);	/* for note_stacked */
-	for (size_t i = 0; i < r->nscan; i++) {
-		scan_dir(r, r->scan[i], "fd");
-		scan_dir(r, r->scan[i], "map_files");
-	}
-	for (size_t i = r->scanned_upto; i < r->nfiles; i++) {
-		struct rfile *f = r->files[i];
-		int fd;
-
-		if (f->seen || f->gone)
-			continue;
-		fd = pc_inode_open(f->dev, f->ino, O_PATH);
-		if (fd >= 0)
-			note_path(f, fd);
-	}
-	/* and a try counted against each file still not placed */
-	if (r->nscan)
-		for (size_t i = 0; i < r->nfiles; i++)
-			if (!r->files[i]->seen && !r->files[i]->gone &&
-			    r->files[i]->scans < REC_SCAN_TRIES)
-				r->files[i]->scans++;
-	r->scanned_upto = r->nfiles;
-	r->nscan = 0;
-}
-
-/* ---- at the end: spans to runs and times ---- */
-
-static int by_first(const void *a, const void *b)
-{
-	const struct pc_span *x = a, *y = b;
-
-	return x->first < y->first ? -1 : x->first > y->first;
-}
-
-static int by_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Sorted, merged (first, last) of spans sp[0..n) and of pairs (first, count); sp is used up. */
-static struct pc_span *present_set(struct pc_span *sp, size_t nsp, const uint64_t *runs,
-				   size_t nruns, size_t *ret_n)
-{
-	size_t n = nsp + nruns, k = 0;
-	struct pc_span *v = realloc(sp, (n ? n : 1) * sizeof(*v));
-
-	if (!v) {
-		free(sp);
-		return NULL;
-	}
-	k = nsp;
-	for (size_t i = 0; i < nruns; i++)
-		if (runs[2 * i + 1])
-			v[k++] = (struct pc_span){ runs[2 * i], runs[2 * i] + runs[2 * i + 1] - 1, 0 };
-	if (k)
-		qsort(v, k, sizeof(*v), by_first);
-	n = 0;
-	for (size_t i = 0; i < k; i++) {
-		if (n && v[i].first <= v[n - 1].last + 1) {
-			if (v[i].last > v[n - 1].last)
-				v[n - 1].last = v[i].last;
-		} else {
-			v[n++] = v[i];
-		}
-	}
-	*ret_n = n;
-	return v;
-}
-
-struct result {
-	uint64_t *runs;			/* pairs (first, count) */
-	size_t nruns;
-	uint64_t *used;			/* triples (first, count, ms) */
-	size_t nused;
-	uint64_t pages;
-};
-
-/*
- * The pages of spans (clipped to npages), each at the earliest time a span
- * gave it: elementary segments between all span boundaries, each taking
- * the least ms of the spans over it.
- */
-static int resolve_times(struct pc_span *sp, size_t n, uint64_t npages, struct result *res)
-{
-	uint64_t *b = NULL;
-	uint32_t *t = NULL;
-	size_t nb = 0, k;
-	int rc = -ENOMEM;
-
-	memset(res, 0, sizeof(*res));
-	if (!n || !npages)
-		return 0;
-	b = malloc(2 * n * sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		if (sp[i].first >= npages)
-			continue;
-		if (sp[i].last >= npages)
-			sp[i].last = npages - 1;
-		b[nb++] = sp[i].first;
-		b[nb++] = sp[i].last + 1;
-	}
-	if (!nb) {
-		free(b);
-		return 0;
-	}
-	qsort(b, nb, sizeof(*b), by_u64);
-	k = 0;
-	for (size_t i = 0; i < nb; i++)
-		if (!k || b[i] != b[k - 1])
-			b[k++] = b[i];
-	nb = k;				/* segments [b[j], b[j+1]) */
-	t = malloc(nb * sizeof(*t));
-	if (!t)
-		goto out;
-	for (size_t j = 0; j < nb; j++)
-		t[j] = UINT32_MAX;
-	for (size_t i = 0; i < n; i++) {
-		size_t lo = 0, hi = nb;
-
-		if (sp[i].first >= npages)
-			continue;
-		while (lo < hi) {	/* the segment that begins at first */
-			size_t mid = (lo + hi) / 2;
-
-			if (b[mid] < sp[i].first)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (size_t j = lo; j + 1 < nb && b[j] <= sp[i].last; j++)
-			if (sp[i].ms < t[j])
-				t[j] = sp[i].ms;
-	}
-	res->runs = malloc(2 * nb * sizeof(*res->runs));
-	res->used = malloc(3 * nb * sizeof(*res->used));
-	if (!res->runs || !res->used)
-		goto out;
-	for (size_t j = 0; j + 1 < nb; j++) {
-		uint64_t first = b[j], count = b[j + 1] - b[j];
-
-		if (t[j] == UINT32_MAX)
-			continue;
-		res->pages += count;
-		if (res->nruns && res->runs[2 * res->nruns - 2] + res->runs[2 * res->nruns - 1] == first)
-			res->runs[2 * res->nruns - 1] += count;
-		else {
-			res->runs[2 * res->nruns] = first;
-			res->runs[2 * res->nruns + 1] = count;
-			res->nruns++;
-		}
-		if (res->nused && res->used[3 * res->nused - 3] + res->used[3 * res->nused - 2] == first &&
-		    res->used[3 * res->nused - 1] == t[j])
-			res->used[3 * res->nused - 2] += count;
-		else {
-			res->used[3 * res->nused] = first;
-			res->used[3 * res->nused + 1] = count;
-			res->used[3 * res->nused + 2] = t[j];
-			res->nused++;
-		}
-	}
-	rc = 0;
-out:
-	free(b);
-	free(t);
-	if (rc) {
-		free(res->runs);
-		free(res->used);
-		memset(res, 0, sizeof(*res));
-	}
-	return rc;
-}
-
-/*
- * The spans of f that were used: get_pages and faults, first (*ret_nused
- * of them); then the part of map_pages' requests whose pages were there
- * (added, or resident at the end: rfd >= 0 reads that, else only what was
- * added counts). Those were mapped around a fault, not known to be used:
- * the event names the window, not the page touched (pagecache-record(1)).
- */
-static int used_spans(const struct rfile *f, int rfd, uint64_t size, struct pc_span **ret,
-		      size_t *ret_n, size_t *ret_nused)
-{
-	struct pc_span *v = NULL, *mapped = NULL, *present = NULL, *added;
-	size_t n = 0, nm = 0, np = 0, nadded;
-	uint64_t *runs = NULL;
-	size_t nruns = 0;
-	int rc = -ENOMEM;
-
-	if (pc_spanset_array(&f->used, &v, &n) < 0)
-		return -ENOMEM;
-	if (f->mapped.n) {
-		if (pc_spanset_array(&f->mapped, &mapped, &nm) < 0 ||
-		    pc_spanset_array(&f->added, &added, &nadded) < 0)
-			goto out;
-		if (rfd >= 0 && pc_fd_resident_runs(rfd, size, 0, 0, &runs, &nruns) < 0) {
-			runs = NULL;
-			nruns = 0;
-		}
-		present = present_set(added, nadded, runs, nruns, &np);
-		free(runs);
-		if (!present)
-			goto out;
-		/* both sorted and disjoint: one walk meets each pair that overlaps */
-		{
-			struct pc_span *g = realloc(v, (n + nm + np + 1) * sizeof(*v));
-
-			if (!g)
-				goto out;
-			v = g;
-		}
-		for (size_t i = 0, j = 0; i < nm && j < np;) {
-			uint64_t a = mapped[i].first > present[j].first ? mapped[i].first
-									 : present[j].first;
-			uint64_t b = mapped[i].last < present[j].last ? mapped[i].last : present[j].last;
-
-			if (a <= b)
-				v[n++] = (struct pc_span){ a, b, mapped[i].ms };
-			if (mapped[i].last < present[j].last)
-				i++;
-			else
-				j++;
-		}
-	}
-	*ret = v;
-	*ret_n = n;
-	*ret_nused = f->used.n;
-	v = NULL;
-	rc = 0;
-out:
-	free(v);
-	free(mapped);
-	free(present);
-	return rc;
-}
-
-/* ---- the recording's end: files, paths, the snapshot ---- */
-
-struct outcome {
-	uint64_t files, bdevs, pages, meta_pages, unresolved, deleted, outside, unused;
-	uint64_t other_bdevs;		/* metadata of devices under no file kept: left out */
-	uint64_t cut;			/* files not looked for: a signal cut the end short */
-	uint64_t mapped;		/* pages mapped around a fault only: cached, not used */
-	struct pc_profile_file *pf;
-	size_t npf, cap;
-};
-
-/* The block device whose kernel dev_t an event of the bdev filesystem names. */
-static bool bdev_of(uint64_t ino, char *name, size_t len, uint64_t *ret_rdev, uint64_t *ret_size)
-{
-	unsigned ma = (unsigned)(ino >> 20), mi = (unsigned)(ino & 0xfffff);
-	char path[128], sz[64];
-
-	if (ino >> 32 || pc_bdev_name(makedev(ma, mi), name, len) < 0)
-		return false;
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/size", ma, mi);
-	*ret_size = pc_read_text(path, sz, sizeof(sz)) >= 0 ? strtoull(sz, NULL, 10) * 512 : 0;
-	*ret_rdev = makedev(ma, mi);
-	return true;
-}
-
-static int keep(struct outcome *o, struct pc_profile_file *pf)
-{
-	if (pc_grow(&o->pf, &o->cap, o->npf, sizeof(*o->pf)) < 0) {
-		pc_profile_file_release(pf);
-		return -ENOMEM;
-	}
-	o->pf[o->npf++] = *pf;
-	return 0;
-}
-
-static void finish_bdev(struct rfile *f, struct outcome *o, const char *name, uint64_t rdev,
-			uint64_t size)
-{
-	struct pc_profile_file pf = { 0 };
-	struct result res;
-	struct pc_span *v, *u = NULL, *ad = NULL;
-	size_t n = f->used.n + f->added.n, nu, nad;
-	uint64_t npages = size ? (size + pc_page_size() - 1) / pc_page_size() : UINT64_MAX;
-
-	v = malloc((n ? n : 1) * sizeof(*v));
-	if (!v) {
-		cli_fail(name, ENOMEM, "cannot record metadata of");
-		return;
-	}
-	/* metadata is read through buffer heads: pages added are the pages used */
-	if (pc_spanset_array(&f->used, &u, &nu) < 0 || pc_spanset_array(&f->added, &ad, &nad) < 0) {
-		free(u);
-		free(v);
-		cli_fail(name, ENOMEM, "cannot record metadata of");
-		return;
-	}
-	if (nu)	/* memcpy from NULL is undefined, even of 0 bytes */
-		memcpy(v, u, nu * sizeof(*v));
-	if (nad)
-		memcpy(v + nu, ad, nad * sizeof(*v));
-	free(u);
-	free(ad);
-	if (resolve_times(v, n, npages, &res) < 0) {
-		free(v);
-		cli_fail(name, ENOMEM, "cannot record metadata of");
-		return;
-	}
-	free(v);
-	if (!res.nruns) {
-		free(res.runs);
-		free(res.used);
-		return;
-	}
-	pf.path = strdup(name);
-	pf.size = size;
-	pf.dev = rdev;
-	pf.runs = res.runs;
-	pf.nruns = res.nruns;
-	pf.ident = PC_IDENT_BDEV;
-	pf.used = res.used;
-	pf.nused = res.nused;
-	if (!pf.path || keep(o, &pf) < 0) {
-		cli_fail(name, ENOMEM, "cannot record metadata of");
-		return;
-	}
-	o->bdevs++;
-	o->meta_pages += res.pages;
-}
-
-static void finish_file(struct rfile *f, struct outcome *o, const char *root, size_t rootlen)
-{
-	struct pc_profile_file pf = { 0 };
-	char link[64], path[PATH_MAX + 16];
-	struct result res, ures;
-	struct pc_span *v = NULL;
-	struct stat st;
-	size_t n = 0, nused = 0;
-	uint64_t npages;
-	ssize_t k;
-	int fd = f->pfd, rfd;
-
-	if (!f->used.n && !f->mapped.n) {
-		o->unused++;	/* only brought in (readahead, or metadata of a file): not used */
-		return;
-	}
-	if (fd < 0) {
-		o->unresolved++;
-		return;
-	}
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		o->unresolved++;
-		goto out;
-	}
-	if (st.st_nlink == 0) {
-		o->deleted++;
-		goto out;
-	}
-	k = readlink(link, path, sizeof(path) - 1);
-	if (k <= 0 || path[0] != '/') {
-		o->unresolved++;
-		goto out;
-	}
-	path[k] = 0;
-	if (k > 10 && !strcmp(path + k - 10, " (deleted)")) {
-		o->deleted++;
-		goto out;
-	}
-	{
-		/* a disconnected dentry's path is not the file's: it must lead to it */
-		struct stat pst;
-
-		if (stat(path, &pst) < 0 || pst.st_dev != st.st_dev || pst.st_ino != st.st_ino) {
-			o->unresolved++;
-			goto out;
-		}
-	}
-	if (strncmp(path, root, rootlen) || (rootlen > 1 && path[rootlen] != '/') ||
-	    !path[rootlen]) {
-		o->outside++;
-		goto out;
-	}
-	/* a readable fd of this very inode, for residency and its identity */
-	rfd = open(link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (rfd >= 0) {
-		struct stat rst;
-
-		if (fstat(rfd, &rst) < 0 || rst.st_ino != st.st_ino || rst.st_dev != st.st_dev) {
-			close(rfd);
-			rfd = -1;
-		}
-	}
-	/* the cached runs: all of it; the used triples: what was read or faulted */
-	npages = ((uint64_t)st.st_size + pc_page_size() - 1) / pc_page_size();
-	if (used_spans(f, rfd, (uint64_t)st.st_size, &v, &n, &nused) < 0 ||
-	    resolve_times(v, nused, npages, &ures) < 0) {
-		cli_fail(path, ENOMEM, "cannot record");
-		free(v);
-		if (rfd >= 0)
-			close(rfd);
-		goto out;
-	}
-	if (resolve_times(v, n, npages, &res) < 0) {
-		cli_fail(path, ENOMEM, "cannot record");
-		free(v);
-		free(ures.runs);
-		free(ures.used);
-		if (rfd >= 0)
-			close(rfd);
-		goto out;
-	}
-	free(v);
-	free(ures.runs);
-	free(res.used);
-	res.used = ures.used;
-	res.nused = ures.nused;
-	if (!res.nruns) {	/* all of it past the end of a file that shrank */
-		o->unused++;
-		if (rfd >= 0)
-			close(rfd);
-		goto out;
-	}
-	pf.path = strdup(path + rootlen + (rootlen > 1));
-	pf.size = (uint64_t)st.st_size;
-	pf.mtime_s = st.st_mtim.tv_sec;
-	pf.mtime_ns = (uint32_t)st.st_mtim.tv_nsec;
-	pf.dev = st.st_dev;
-	pf.ino = st.st_ino;
-	if (rfd >= 0) {
-		pc_profile_identify(rfd, &pf);
-		close(rfd);
-	}
-	pf.runs = res.runs;
-	pf.nruns = res.nruns;
-	pf.used = res.used;
-	pf.nused = res.nused;
-	if (!pf.path || keep(o, &pf) < 0) {
-		cli_fail(path, ENOMEM, "cannot record");
-		goto out;
-	}
-	o->files++;
-	o->pages += ures.pages;
-	o->mapped += res.pages - ures.pages;
-out:
-	close(fd);
-	f->pfd = -1;
-}
 
 /*
  * The end phase (paths found, the walk, the snapshot written) may be long
@@ -979,110 +189,6 @@ static bool end_signals_hold(bool hold)
 	}
 	sigpending(&pend);
 	return end_signals && (sigismember(&pend, SIGINT) || sigismember(&pend, SIGTERM));
-}
-
-/*
- * The last resort for files that neither the processes' handles nor a
- * file handle found (filesystems whose handles need the generation: XFS,
- * btrfs): a walk of --root, no link followed, only through the
- * filesystems those files are on, at most WALK_MAX entries.
- */
-#define WALK_MAX 1000000
-struct walk_set {
-	struct rfile **v;
-	size_t n, cap, left;
-	unsigned long seen;
-	struct rec *r;			/* its table finds a (dev, ino) */
-	uint64_t devs[16];		/* the filesystems they are on (0: any, too many) */
-	size_t ndevs;
-	bool hidden;			/* some on one mounted nowhere in our namespace */
-};
-static struct walk_set *walking;
-
-static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)ftw;
-	if (++walking->seen > WALK_MAX || !walking->left || end_signals)
-		return FTW_STOP;
-	if (type == FTW_D) {
-		if (walking->hidden)
-			return FTW_CONTINUE;	/* an overlay's directories: its own device */
-		for (size_t i = 0; i < walking->ndevs; i++)
-			if (!walking->devs[i] || walking->devs[i] == st->st_dev)
-				return FTW_CONTINUE;
-		return FTW_SKIP_SUBTREE;	/* none of ours on this filesystem */
-	}
-	if (type != FTW_F || !S_ISREG(st->st_mode))
-		return FTW_CONTINUE;
-	{
-		struct rfile *f = lookup(walking->r, st->st_dev, st->st_ino, false);
-		bool stacked = false;
-		int fd;
-		struct stat fst;
-
-		if (!f && walking->hidden && (f = hidden_one(walking->r, -1, st)))
-			stacked = true;	/* a candidate: its fd tells below */
-		if (!f || !f->walk || f->pfd >= 0)
-			return FTW_CONTINUE;
-		fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (stacked && fd >= 0 && hidden_one(walking->r, fd, st) != f) {
-			close(fd);
-			return FTW_CONTINUE;
-		}
-		if (fd >= 0 && fstat(fd, &fst) == 0 && fst.st_ino == (stacked ? st->st_ino : f->ino) &&
-		    fst.st_dev == (stacked ? st->st_dev : f->dev)) {
-			f->pfd = fd;
-			walking->left--;
-		} else if (fd >= 0) {
-			close(fd);
-		}
-	}
-	return FTW_CONTINUE;
-}
-
-static void walk_root(const char *root, struct walk_set *w)
-{
-	w->left = w->n;
-	for (size_t i = 0; i < w->n; i++) {
-		size_t k = 0;
-
-		while (k < w->ndevs && w->devs[k] != w->v[i]->dev)
-			k++;
-		if (k == w->ndevs && w->ndevs < 16)
-			w->devs[w->ndevs++] = w->v[i]->dev;
-		else if (k == w->ndevs)
-			w->devs[0] = 0;	/* too many to tell: every filesystem */
-		if (dev_hidden(w->r, w->v[i]->dev))
-			w->hidden = true;
-	}
-	walking = w;
-	nftw(root, walk_one, 64, FTW_PHYS | FTW_ACTIONRETVAL);
-	walking = NULL;
-}
-
-static int by_path(const void *a, const void *b)
-{
-	const struct pc_profile_file *x = a, *y = b;
-
-	return strcmp(x->path, y->path);
-}
-
-static void rec_free(struct rec *r)
-{
-	for (size_t i = 0; i < r->nfiles; i++) {
-		struct rfile *f = r->files[i];
-
-		if (f->pfd >= 0)
-			close(f->pfd);
-		free(f->seen);
-		pc_spanset_release(&f->used);
-		pc_spanset_release(&f->mapped);
-		pc_spanset_release(&f->added);
-		free(f);
-	}
-	free(r->files);
-	pc_idmap_free(&r->ids);
-	free(r->scan);
 }
 
 /* Is pid gone (or a zombie: it ended, and nobody reaped it yet)? */
@@ -1435,12 +541,12 @@ struct record_cli {
 struct record_run {
 	char *root;			/* --root, resolved */
 	struct stat rootst;		/* --root's: the device it is on */
-	struct rec r;
-	struct outcome o;
+	struct pc_rec *rec;		/* the engine (lib/record.c); NULL: never began */
+	struct pc_rec_stats st;		/* what it saw, once tracing is over */
+	bool misses;			/* no use events (before 6.12): misses only */
+	struct pc_rec_result o;		/* the files, resolved */
 	struct cold cold;
 	struct pc_trace *t;
-	struct walk_set walk;		/* files left to a walk of --root */
-	struct walk_set bdevs;		/* block devices' own pages: after the files */
 	pid_t child;			/* CMD; -1: none */
 	pid_t warden;			/* ends CMD if record dies (start_warden) */
 	int warden_fd;
@@ -1667,6 +773,7 @@ static int start_command(struct record_cli *c, struct record_run *s)
 /* The recording started: events open, --cold done, CMD let go. 0 or -errno. */
 static int start_trace(struct record_cli *c, struct record_run *s)
 {
+	struct pc_rec_opts ro = { .size = sizeof(ro), .self = (uint32_t)getpid() };
 	char err[1024];
 	int rc;
 
@@ -1676,7 +783,7 @@ static int start_trace(struct record_cli *c, struct record_run *s)
 			     "cannot record", err);
 		return rc;
 	}
-	s->r.misses = !(pc_trace_kinds(s->t) & PC_TR_GET_PAGES);
+	s->misses = !(pc_trace_kinds(s->t) & PC_TR_GET_PAGES);
 	/*
 	 * --cold once the recording can start (evicted for nothing where it
 	 * cannot: no permission, no events), before CMD does; what the rings
@@ -1691,9 +798,15 @@ static int start_trace(struct record_cli *c, struct record_run *s)
 				 c->out);
 		pc_trace_drain(s->t, cold_discard, NULL);
 	}
-	s->r.t0_ns = mono_ns();
+	ro.t0_ns = mono_ns();
+	ro.misses = s->misses;
+	rc = pc_rec_new(&ro, &s->rec);
+	if (rc < 0) {
+		cli_fail_msg(c->out, "cannot record", strerror(-rc));
+		return rc;
+	}
 	s->started = pc_now();
-	s->t_end = c->duration > 0 ? s->r.t0_ns + (uint64_t)(c->duration * 1e9) : 0;
+	s->t_end = c->duration > 0 ? ro.t0_ns + (uint64_t)(c->duration * 1e9) : 0;
 	if (c->cmd) {
 		if (write(s->go[1], "g", 1) != 1)
 			cli_warn("cannot start '%s': %s", c->cmd[0], strerror(errno));
@@ -1755,8 +868,8 @@ static void drain(const struct record_cli *c, struct record_run *s)
 		if (s->t_end && mono_ns() >= s->t_end && !s->ended)
 			s->ended = "duration";
 		ending = ending || s->ended;
-		pc_trace_drain(s->t, on_event, &s->r);
-		scan_round(&s->r);
+		pc_trace_drain(s->t, pc_rec_event, s->rec);
+		pc_rec_scan(s->rec);
 		if (ending)
 			break;
 	}
@@ -1764,149 +877,33 @@ static void drain(const struct record_cli *c, struct record_run *s)
 		kill(s->own_group ? -s->child : s->child, SIGTERM);	/* --duration is over: CMD ends too */
 	if (s->ex[0] >= 0 && s->cmd_status >= 0)	/* it ended before poll saw its pipe */
 		s->exec_err = exec_result(&s->ex[0]);
+	pc_rec_stats(s->rec, &s->st);
 	s->lost = pc_trace_lost(s->t);
 	pc_trace_close(s->t);
 	s->t = NULL;
 }
-
-/*
- * One file used, at the end: its path found (where it was seen, else by
- * its handle) and finished; or left to a walk of --root, or to the block
- * devices (bdevs), or counted as unused or deleted.
- */
-static void resolve_one(struct record_run *s, struct rfile *f)
+static bool end_stop(void *arg)
 {
-	char name[64];
-	uint64_t rdev, size;
-	int fd;
-
-	/* the bdev pseudo-filesystem (no mount): the inode number is a disk's dev_t */
-	if (!major(f->dev) && !f->seen && !f->gone) {
-		fd = pc_inode_open(f->dev, f->ino, O_PATH);
-		if (fd >= 0)
-			close(fd);	/* a file after all */
-		else if (fd == -ENODEV && bdev_of(f->ino, name, sizeof(name), &rdev, &size)) {
-			if (pc_grow(&s->bdevs.v, &s->bdevs.cap, s->bdevs.n, sizeof(*s->bdevs.v)) == 0)
-				s->bdevs.v[s->bdevs.n++] = f;	/* after the files: see keep_bdevs */
-			return;
-		}
-	}
-	if (!f->used.n && !f->mapped.n) {
-		s->o.unused++;	/* only brought in (readahead, a file's metadata): not used */
-		return;
-	}
-	/* where it was seen, if it is still there; else where it is now */
-	if (f->seen) {
-		struct stat pst;
-
-		fd = open(f->seen, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0 && (fstat(fd, &pst) < 0 ||
-				pst.st_dev != (f->sdev ? f->sdev : f->dev) ||
-				pst.st_ino != (f->sdev ? f->sino : f->ino) ||
-				!same_birth(f, fd))) {
-			close(fd);
-			fd = -1;
-		}
-		if (fd >= 0)
-			f->pfd = fd;
-	}
-	if (f->pfd < 0) {
-		f->pfd = pc_inode_open(f->dev, f->ino, O_PATH);
-		if (f->pfd >= 0 && !same_birth(f, f->pfd)) {
-			close(f->pfd);	/* its inode number, another file's now */
-			f->pfd = -1;
-		}
-	}
-	if (f->pfd >= 0 && !f->sdev) {
-		/* a layer's file: by the path through the overlay, as a
-		   container's process named it */
-		char *op = NULL;
-		int ofd;
-
-		if (pc_fd_unstack(f->pfd, &op) == 0 &&
-		    (ofd = open(op, O_PATH | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-			close(f->pfd);
-			f->pfd = ofd;
-		}
-		free(op);
-	}
-	if (f->pfd < 0 && (f->seen || f->gone)) {
-		f->pfd = -1;
-		s->o.deleted++;	/* it was there while used, and is no more */
-		return;
-	}
-	if (f->pfd < 0) {
-		f->pfd = -1;
-		if (pc_grow(&s->walk.v, &s->walk.cap, s->walk.n, sizeof(*s->walk.v)) == 0) {
-			s->walk.v[s->walk.n++] = f;	/* found by a walk of --root, or never */
-			f->walk = true;
-			return;
-		}
-	}
-	finish_file(f, &s->o, s->root, strlen(s->root));
+	(void)arg;
+	return end_signals;
 }
 
-/* The files no path or handle found: a walk of --root, then finished. */
-static void resolve_walked(struct record_run *s)
+static void end_error(void *arg, const char *path, const char *what, int err)
 {
-	s->walk.r = &s->r;
-	walk_root(s->root, &s->walk);
-	for (size_t i = 0; i < s->walk.n; i++) {
-		if (end_signals) {	/* cut short: not found, or not read */
-			s->o.cut++;
-			if (s->walk.v[i]->pfd >= 0)
-				close(s->walk.v[i]->pfd);
-			s->walk.v[i]->pfd = -1;
-			continue;
-		}
-		finish_file(s->walk.v[i], &s->o, s->root, strlen(s->root));
-	}
+	(void)arg;
+	cli_fail(path, err, what);
 }
 
-/*
- * Metadata of the block devices under the recording: the one --root is
- * on, and those of the files kept; not of every disk the system touched.
- */
-static void keep_bdevs(struct record_run *s)
-{
-	for (size_t i = 0, nfiles = s->o.npf; i < s->bdevs.n; i++) {
-		struct rfile *f = s->bdevs.v[i];
-		char name[64];
-		uint64_t rdev, size;
-		bool ours;
-
-		if (!bdev_of(f->ino, name, sizeof(name), &rdev, &size))
-			continue;
-		ours = rdev == s->rootst.st_dev;
-		for (size_t k = 0; k < nfiles && !ours; k++)
-			ours = s->o.pf[k].dev == rdev;
-		if (ours)
-			finish_bdev(f, &s->o, name, rdev, size);
-		else
-			s->o.other_bdevs++;
-	}
-}
-
-/* The end phase: files made paths with their used pages and times, in s->o.pf, by path. */
+/* The end phase: files made paths with their used pages and times, in s->o, by path. */
 static void resolve(struct record_run *s)
 {
-	end_phase_begin();
-	for (size_t i = 0; i < s->r.nfiles; i++) {
-		struct rfile *f = s->r.files[i];
+	struct pc_rec_resolve_opts ro = {
+		.size = sizeof(ro), .root = s->root, .root_dev = s->rootst.st_dev,
+		.stop = end_stop, .on_error = end_error,
+	};
 
-		if (f->dev == 0)
-			continue;
-		if (end_signals) {	/* cut short: not looked for */
-			s->o.cut += f->used.n || f->mapped.n;
-			continue;
-		}
-		resolve_one(s, f);
-	}
-	if (s->walk.n)
-		resolve_walked(s);
-	keep_bdevs(s);
-	if (s->o.npf)
-		qsort(s->o.pf, s->o.npf, sizeof(*s->o.pf), by_path);
+	end_phase_begin();
+	(void)pc_rec_resolve(s->rec, &ro, &s->o);	/* -EINVAL only: ro is right */
 }
 
 /* The snapshot written, atomically, signals held meanwhile; then what went wrong said. 0 or -errno. */
@@ -1922,7 +919,7 @@ static int write_recording(const struct record_cli *c, struct record_run *s)
 	snprintf(meta.root, sizeof(meta.root), "%s", s->root);
 	gethostname(meta.host, sizeof(meta.host) - 1);
 	meta.flags = PC_META_RECORDED;
-	meta.source = s->r.misses ? PC_META_SRC_MISSES : PC_META_SRC_USE;
+	meta.source = s->misses ? PC_META_SRC_MISSES : PC_META_SRC_USE;
 	meta.lost = s->lost;
 	meta.duration_ms = (uint64_t)((pc_now() - s->started) * 1000);
 	end_signals_hold(true);	/* a second signal from here abandons it before the rename */
@@ -1958,7 +955,7 @@ static int write_recording(const struct record_cli *c, struct record_run *s)
 		cli_warn("%llu events were lost: the kernel's ring buffer was full, so the "
 			 "recording misses pages (a bigger ring: PAGECACHE_TRACE_RING=PAGES, now %u "
 			 "a CPU)", (unsigned long long)s->lost, c->to.ring_pages);
-	if (s->r.nomem)
+	if (s->st.nomem)
 		cli_warn("out of memory while recording: some events were not kept");
 	return rc;
 }
@@ -1966,7 +963,7 @@ static int write_recording(const struct record_cli *c, struct record_run *s)
 /* Human output: what it wrote, saw, left out. */
 static void human(const struct record_cli *c, const struct record_run *s)
 {
-	const struct outcome *o = &s->o;
+	const struct pc_rec_result *o = &s->o;
 	char a[32];
 
 	out_human_line("%s %s: %llu files, %llu pages used (%s) and %llu mapped around "
@@ -1977,8 +974,8 @@ static void human(const struct record_cli *c, const struct record_run *s)
 		       (unsigned long long)o->mapped,
 		       (unsigned long long)o->meta_pages, (unsigned long long)o->bdevs);
 	out_human_line("%llu pages added to the cache while recording; %llu events in "
-		       "%.1f s, %llu lost", (unsigned long long)s->r.added_pages,
-		       (unsigned long long)s->r.events, pc_now() - s->started,
+		       "%.1f s, %llu lost", (unsigned long long)s->st.added_pages,
+		       (unsigned long long)s->st.events, pc_now() - s->started,
 		       (unsigned long long)s->lost);
 	if (o->unresolved || o->deleted || o->outside)
 		out_human_line("Left out: %llu files not found again, %llu deleted, %llu "
@@ -1989,7 +986,7 @@ static void human(const struct record_cli *c, const struct record_run *s)
 		out_human_line("Evicted first (--cold): %llu files, %llu of their pages stayed "
 			       "cached", (unsigned long long)s->cold.files,
 			       (unsigned long long)s->cold.stayed);
-	if (s->r.misses)
+	if (s->misses)
 		out_human_line("Misses only: this kernel has no filemap use events (Linux "
 			       "6.12), so the pages brought in count as used (readahead "
 			       "included) and uses of pages already cached (hits) are not "
@@ -1999,7 +996,7 @@ static void human(const struct record_cli *c, const struct record_run *s)
 /* The total, also after a failure (written false); human lines where it began. */
 static void report(const struct record_cli *c, const struct record_run *s)
 {
-	const struct outcome *o = &s->o;
+	const struct pc_rec_result *o = &s->o;
 	struct orec rec = { 0 };
 
 	orec_str(&rec, "output", c->out, 0);
@@ -2008,7 +1005,7 @@ static void report(const struct record_cli *c, const struct record_run *s)
 	orec_u64(&rec, "pages_used", o->pages, OF_PAGES);
 	orec_u64(&rec, "bytes", o->pages * pc_page_size(), OF_BYTES);
 	orec_u64(&rec, "pages_mapped_around", o->mapped, OF_PAGES);
-	orec_u64(&rec, "pages_added", s->r.added_pages, OF_PAGES);
+	orec_u64(&rec, "pages_added", s->st.added_pages, OF_PAGES);
 	orec_u64(&rec, "metadata_devices", o->bdevs, 0);
 	orec_u64(&rec, "metadata_pages", o->meta_pages, OF_PAGES);
 	orec_u64(&rec, "metadata_other_devices", o->other_bdevs, 0);
@@ -2017,11 +1014,11 @@ static void report(const struct record_cli *c, const struct record_run *s)
 	orec_u64(&rec, "outside_root", o->outside, 0);
 	orec_u64(&rec, "unused_files", o->unused, 0);
 	orec_u64(&rec, "cut_short", o->cut, 0);
-	orec_u64(&rec, "events", s->r.events, 0);
+	orec_u64(&rec, "events", s->st.events, 0);
 	orec_u64(&rec, "lost_events", s->lost, 0);
 	if (s->ended) {	/* what the kernel let it see, once it began */
-		orec_str(&rec, "source", s->r.misses ? "misses" : "use", 0);
-		orec_bool(&rec, "hits_seen", !s->r.misses);
+		orec_str(&rec, "source", s->misses ? "misses" : "use", 0);
+		orec_bool(&rec, "hits_seen", !s->misses);
 	} else {
 		orec_null(&rec, "source");
 		orec_null(&rec, "hits_seen");
@@ -2084,12 +1081,8 @@ static int finish(const struct record_cli *c, struct record_run *s, int rc)
 	if (s->sfd >= 0)
 		close(s->sfd);
 	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
-	for (size_t i = 0; i < s->o.npf; i++)
-		pc_profile_file_release(&s->o.pf[i]);
-	free(s->o.pf);
-	free(s->walk.v);
-	free(s->bdevs.v);
-	rec_free(&s->r);
+	pc_rec_result_release(&s->o);
+	pc_rec_free(s->rec);
 	free(s->root);
 	if (out_flush() < 0 && rc == 0)
 		rc = -EIO;
@@ -2145,7 +1138,6 @@ int cmd_record(int argc, char **argv)
 	rc = check(&c, &s, argc, argv);
 	if (rc >= 0)
 		return rc;
-	s.r.self = (uint32_t)getpid();
 	hold_signals(&s);
 	rc = record(&c, &s);
 	report(&c, &s);
