@@ -33,9 +33,9 @@ static const struct ocol cgroups_cols[] = {
 
 static const struct cli_opt cgroups_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ "root", 0, 0, 'R', "CG", CC_CGROUP, NULL,
-	  "only CG and the cgroups below it (CG: any form\n--cgroup takes: a path, the directory, a unit or\n"
-	  "cgroup name, a container ID prefix)", 0 },
+	{ .name = "root", .id = 'R', .arg = "CG", .comp = CC_CGROUP,
+	  .help = "only CG and the cgroups below it (CG: any form\n--cgroup takes: a path, the directory, a unit or\n"
+	          "cgroup name, a container ID prefix)" },
 	{ 0 }
 };
 

@@ -53,12 +53,12 @@
 #include <unistd.h>
 
 static const struct cli_opt daemon_opts[] = {
-	{ "config", 'c', 0, 'c', "FILE", CC_FILE, NULL,
-	  "the configuration (default " DAEMON_CONFIG ")", 0 },
-	{ "check", 0, 0, 'k', NULL, CC_NONE, NULL,
-	  "read and check the configuration, say what it\nwould do, and exit (0: good, 1: not)", 0 },
-	{ "socket", 0, 0, 's', "PATH", CC_FILE, NULL,
-	  "the status socket (overrides the file's socket =)", 0 },
+	{ .name = "config", .letter = 'c', .id = 'c', .arg = "FILE", .comp = CC_FILE,
+	  .help = "the configuration (default " DAEMON_CONFIG ")" },
+	{ .name = "check", .id = 'k',
+	  .help = "read and check the configuration, say what it\nwould do, and exit (0: good, 1: not)" },
+	{ .name = "socket", .id = 's', .arg = "PATH", .comp = CC_FILE,
+	  .help = "the status socket (overrides the file's socket =)" },
 	{ 0 }
 };
 

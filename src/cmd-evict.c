@@ -29,7 +29,7 @@ static const struct ocol evict_cols[] = {
 
 static const struct cli_opt evict_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list each file", 0 },
+	{ .name = "verbose", .letter = 'v', .id = 'v', .help = "list each file" },
 	{ 0 }
 };
 

@@ -62,26 +62,26 @@ static const struct ocol lock_cols[] = {
 
 static const struct cli_opt lock_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ "daemon", 'd', 0, 'd', NULL, CC_NONE, NULL,
-	  "detach once everything is locked; the parent exits\n0 when every file is locked and the daemon holds\n"
-	  "them; on any failure the daemon releases all and\nexits, and the parent exits 1", 0 },
+	{ .name = "daemon", .letter = 'd', .id = 'd',
+	  .help = "detach once everything is locked; the parent exits\n0 when every file is locked and the daemon holds\n"
+	          "them; on any failure the daemon releases all and\nexits, and the parent exits 1" },
 	/* id past the letters: 'P' is --prom's (OPT_PROM) */
-	{ "pidfile", 'P', 0, 'P' + 512, "FILE", CC_FILE, NULL,
-	  "write the locking process's PID to FILE (removed\nat exit if it still holds that PID)", 0 },
-	{ "wait", 'w', 0, 'w', NULL, CC_NONE, NULL,
-	  "vmtouch's -w: with -d, wait until every page is\nlocked (what -d always does)", 0 },
-	{ "watch", 0, 0, 'w' + 512, NULL, CC_NONE, NULL,
-	  "while locked, lock again what is replaced: a file\n"
-	  "renamed over or deleted and made again, a new file\n"
-	  "in a tree, a file that grew (inotify); one line\n"
-	  "per change, the old inode's lock released; the\n"
-	  "set grows only within --max-mem (else not past\n"
-	  "its first size)", 0 },
-	{ "watch-interval", 0, 0, 'i' + 512, "SECS", CC_NONE, NULL,
-	  "with --watch, also walk everything again every\n"
-	  "SECS seconds (0: only on changes, the default;\n"
-	  "30 where the inotify watch limit is reached)", 0 },
-	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list each file", 0 },
+	{ .name = "pidfile", .letter = 'P', .id = 'P' + 512, .arg = "FILE", .comp = CC_FILE,
+	  .help = "write the locking process's PID to FILE (removed\nat exit if it still holds that PID)" },
+	{ .name = "wait", .letter = 'w', .id = 'w',
+	  .help = "vmtouch's -w: with -d, wait until every page is\nlocked (what -d always does)" },
+	{ .name = "watch", .id = 'w' + 512,
+	  .help = "while locked, lock again what is replaced: a file\n"
+	          "renamed over or deleted and made again, a new file\n"
+	          "in a tree, a file that grew (inotify); one line\n"
+	          "per change, the old inode's lock released; the\n"
+	          "set grows only within --max-mem (else not past\n"
+	          "its first size)" },
+	{ .name = "watch-interval", .id = 'i' + 512, .arg = "SECS",
+	  .help = "with --watch, also walk everything again every\n"
+	          "SECS seconds (0: only on changes, the default;\n"
+	          "30 where the inotify watch limit is reached)" },
+	{ .name = "verbose", .letter = 'v', .id = 'v', .help = "list each file" },
 	{ 0 }
 };
 

@@ -64,23 +64,24 @@
 enum { OPT_COLD = 512, OPT_COLD_PATH = 513 };
 
 static const struct cli_opt record_opts[] = {
-	{ "output", 'o', 0, 'o', "FILE", CC_FILE, NULL, "the snapshot to write (required)", 0 },
-	{ "pid", 0, 0, OPT_PID, "PID", CC_PID, NULL,
-	  "record what process PID uses (all its threads)", 0 },
-	{ "children", 0, 0, OPT_CHILDREN, NULL, CC_NONE, NULL,
-	  "with --pid, also the processes it starts from now on", 0 },
-	{ "cgroup", 0, 0, OPT_CGROUP, "CG", CC_CGROUP, NULL,
-	  "record what the processes of cgroup CG (and those\nbelow it) use: a path, a directory, a unit name\n"
-	  "(foo.service) or a container ID", 0 },
-	{ "duration", 'd', 0, 'd', "SECONDS", CC_NONE, NULL,
-	  "stop after SECONDS (else at CMD's exit, when PID\nexits, or at SIGINT/SIGTERM)", 0 },
-	{ "root", 0, 0, 'R', "DIR", CC_DIR, NULL,
-	  "store paths relative to DIR (default /); files\noutside it are counted, not kept", 0 },
-	{ "cold", 0, 0, OPT_COLD, NULL, CC_NONE, NULL,
-	  "first evict the files the snapshot at -o lists (the\nlast recording of this workload) "
-	  "and those of\n--cold-path: a start from a cold cache", 0 },
-	{ "cold-path", 0, 0, OPT_COLD_PATH, "PATH", CC_FILE, NULL,
-	  "with --cold, evict this file or tree too (again\nfor more)", 0 },
+	{ .name = "output", .letter = 'o', .id = 'o', .arg = "FILE", .comp = CC_FILE,
+	  .help = "the snapshot to write (required)" },
+	{ .name = "pid", .id = OPT_PID, .arg = "PID", .comp = CC_PID,
+	  .help = "record what process PID uses (all its threads)" },
+	{ .name = "children", .id = OPT_CHILDREN,
+	  .help = "with --pid, also the processes it starts from now on" },
+	{ .name = "cgroup", .id = OPT_CGROUP, .arg = "CG", .comp = CC_CGROUP,
+	  .help = "record what the processes of cgroup CG (and those\nbelow it) use: a path, a directory, a unit name\n"
+	          "(foo.service) or a container ID" },
+	{ .name = "duration", .letter = 'd', .id = 'd', .arg = "SECONDS",
+	  .help = "stop after SECONDS (else at CMD's exit, when PID\nexits, or at SIGINT/SIGTERM)" },
+	{ .name = "root", .id = 'R', .arg = "DIR", .comp = CC_DIR,
+	  .help = "store paths relative to DIR (default /); files\noutside it are counted, not kept" },
+	{ .name = "cold", .id = OPT_COLD,
+	  .help = "first evict the files the snapshot at -o lists (the\nlast recording of this workload) "
+	          "and those of\n--cold-path: a start from a cold cache" },
+	{ .name = "cold-path", .id = OPT_COLD_PATH, .arg = "PATH", .comp = CC_FILE,
+	  .help = "with --cold, evict this file or tree too (again\nfor more)" },
 	{ 0 }
 };
 

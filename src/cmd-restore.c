@@ -20,32 +20,31 @@
 
 enum { OPT_MAX_TIME = 512 };
 static const struct cli_opt restore_opts[] = {
-	{ "root", 0, 0, 'R', "DIR", CC_DIR, NULL,
-	  "the tree the snapshot's paths are relative to, and\nbeneath which every file is opened (default /; a\n"
-	  "snapshot taken beneath another root needs it)", 0 },
-	{ "strict", 0, 0, 'X', NULL, CC_NONE, NULL,
-	  "skip every file whose size or mtime changed since\nthe snapshot, even one modified in place", 0 },
-	{ "allow-changed", 0, 0, 'A', NULL, CC_NONE, NULL,
-	  "warm changed regular files anyway, replaced ones\ntoo (never links, FIFOs, devices, or anything\n"
-	  "outside the root)", 0 },
-	{ "order", 0, 0, 'O', "ORDER", CC_WORDS, "disk file access",
-	  "disk (default: by position on disk, FIEMAP), file\n(the snapshot's order) or access: the pages a\n"
-	  "recording (pagecache record) saw used, in the\norder they were first used, then the rest by disk",
-	  0 },
-	{ "max-time", 0, 0, OPT_MAX_TIME, "S", CC_NONE, NULL,
-	  "stop handing out reads after S seconds (0.5 is\nhalf a second), let those in flight finish, and\n"
-	  "say how far it got: with --order access, what\nwas needed first is in", 0 },
-	{ "cgroup", 0, 0, 'G', "CG", CC_CGROUP, NULL,
-	  "read from inside memory cgroup CG (v1 or v2), so\npages are charged there: its directory, its path\n"
-	  "(/system.slice/db.service), its name (db.service) or\na container ID (12+ hex digits)", 0 },
+	{ .name = "root", .id = 'R', .arg = "DIR", .comp = CC_DIR,
+	  .help = "the tree the snapshot's paths are relative to, and\nbeneath which every file is opened (default /; a\n"
+	          "snapshot taken beneath another root needs it)" },
+	{ .name = "strict", .id = 'X',
+	  .help = "skip every file whose size or mtime changed since\nthe snapshot, even one modified in place" },
+	{ .name = "allow-changed", .id = 'A',
+	  .help = "warm changed regular files anyway, replaced ones\ntoo (never links, FIFOs, devices, or anything\n"
+	          "outside the root)" },
+	{ .name = "order", .id = 'O', .arg = "ORDER", .comp = CC_WORDS,
+	  .words = "disk file access",
+	  .help = "disk (default: by position on disk, FIEMAP), file\n(the snapshot's order) or access: the pages a\n"
+	          "recording (pagecache record) saw used, in the\norder they were first used, then the rest by disk" },
+	{ .name = "max-time", .id = OPT_MAX_TIME, .arg = "S",
+	  .help = "stop handing out reads after S seconds (0.5 is\nhalf a second), let those in flight finish, and\n"
+	          "say how far it got: with --order access, what\nwas needed first is in" },
+	{ .name = "cgroup", .id = 'G', .arg = "CG", .comp = CC_CGROUP,
+	  .help = "read from inside memory cgroup CG (v1 or v2), so\npages are charged there: its directory, its path\n"
+	          "(/system.slice/db.service), its name (db.service) or\na container ID (12+ hex digits)" },
 	CLI_OPT_RATE,
-	{ "idle", 0, 0, 'I', NULL, CC_NONE, NULL,
-	  "idle I/O priority, so a live service keeps its disk", 0 },
-	{ "dry-run", 0, 0, 'D', NULL, CC_NONE, NULL, "say what would be read; read nothing", 0 },
-	{ "no-metadata", 0, 0, 'E', NULL, CC_NONE, NULL,
-	  "do not read the snapshot's block device records\n(filesystem metadata, snapshot --metadata)", 0 },
-	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list each file", 0 },
-	{ "quiet", 'q', 0, 'q', NULL, CC_NONE, NULL, "no progress line", 0 },
+	{ .name = "idle", .id = 'I', .help = "idle I/O priority, so a live service keeps its disk" },
+	{ .name = "dry-run", .id = 'D', .help = "say what would be read; read nothing" },
+	{ .name = "no-metadata", .id = 'E',
+	  .help = "do not read the snapshot's block device records\n(filesystem metadata, snapshot --metadata)" },
+	{ .name = "verbose", .letter = 'v', .id = 'v', .help = "list each file" },
+	{ .name = "quiet", .letter = 'q', .id = 'q', .help = "no progress line" },
 	{ 0 }
 };
 

@@ -32,11 +32,11 @@
 #include <unistd.h>
 
 static const struct cli_opt run_opts[] = {
-	{ "no-cache", 0, 0, 'N', NULL, CC_NONE, NULL, "drop what CMD cached when it exits", 0 },
-	{ "cache-limit", 0, 0, 'L', "SIZE", CC_SIZE, NULL,
-	  "also keep CMD's page cache under SIZE while it runs\n(the excess is reclaimed; CMD is never OOM-killed\nfor it)", 0 },
-	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL,
-	  "say on stderr how much CMD left cached and dropped", 0 },
+	{ .name = "no-cache", .id = 'N', .help = "drop what CMD cached when it exits" },
+	{ .name = "cache-limit", .id = 'L', .arg = "SIZE", .comp = CC_SIZE,
+	  .help = "also keep CMD's page cache under SIZE while it runs\n(the excess is reclaimed; CMD is never OOM-killed\nfor it)" },
+	{ .name = "verbose", .letter = 'v', .id = 'v',
+	  .help = "say on stderr how much CMD left cached and dropped" },
 	{ 0 }
 };
 

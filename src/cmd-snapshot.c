@@ -30,22 +30,23 @@ struct snap_cli {
 };
 
 static const struct cli_opt snapshot_opts[] = {
-	{ "output", 'o', 0, 'o', "FILE", CC_FILE, NULL, "the snapshot to write (required)", 0 },
-	{ "root", 0, 0, 'R', "DIR", CC_DIR, NULL,
-	  "store paths relative to DIR (default /), so the\nsnapshot can warm a copy mounted elsewhere", 0 },
-	{ "no-active", 0, 0, 'N', NULL, CC_NONE, NULL, "do not record active pages", 0 },
-	{ "guard", 0, 0, 'g', "RATIO", CC_NONE, NULL,
-	  "keep an existing FILE when the new snapshot is\nempty or holds fewer than RATIO times its pages\n"
-	  "(0 to 1; 0: only never replace with an empty one);\na --cgroup that is not there is empty", 0 },
-	{ "metadata", 0, 0, 'E', NULL, CC_NONE, NULL,
-	  "also record the cache of the block device under\neach filesystem of the files (metadata: inodes,\n"
-	  "directories; and whatever was read through /dev/X);\nroot only", 0 },
-	{ "safe-links", 0, 0, 'S', NULL, CC_NONE, NULL,
-	  "follow a symbolic link in a PATH only if the link\nand every directory before it are root's and\n"
-	  "writable by nobody else (systemd's PIDFile= rule);\nrefuse the PATH otherwise", 0 },
-	{ "owners", 0, 0, 'W', NULL, CC_NONE, NULL,
-	  "say in the total who owns the files read (uid:gid:\nwrite bits, from the fstat of the very fd read):\n"
-	  "pagecache daemon judges its status peers on it", 0 },
+	{ .name = "output", .letter = 'o', .id = 'o', .arg = "FILE", .comp = CC_FILE,
+	  .help = "the snapshot to write (required)" },
+	{ .name = "root", .id = 'R', .arg = "DIR", .comp = CC_DIR,
+	  .help = "store paths relative to DIR (default /), so the\nsnapshot can warm a copy mounted elsewhere" },
+	{ .name = "no-active", .id = 'N', .help = "do not record active pages" },
+	{ .name = "guard", .id = 'g', .arg = "RATIO",
+	  .help = "keep an existing FILE when the new snapshot is\nempty or holds fewer than RATIO times its pages\n"
+	          "(0 to 1; 0: only never replace with an empty one);\na --cgroup that is not there is empty" },
+	{ .name = "metadata", .id = 'E',
+	  .help = "also record the cache of the block device under\neach filesystem of the files (metadata: inodes,\n"
+	          "directories; and whatever was read through /dev/X);\nroot only" },
+	{ .name = "safe-links", .id = 'S',
+	  .help = "follow a symbolic link in a PATH only if the link\nand every directory before it are root's and\n"
+	          "writable by nobody else (systemd's PIDFile= rule);\nrefuse the PATH otherwise" },
+	{ .name = "owners", .id = 'W',
+	  .help = "say in the total who owns the files read (uid:gid:\nwrite bits, from the fstat of the very fd read):\n"
+	          "pagecache daemon judges its status peers on it" },
 	{ 0 }
 };
 

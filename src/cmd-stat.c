@@ -43,15 +43,15 @@ struct stat_ctx {
 };
 
 static const struct cli_opt stat_opts[] = {
-	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL,
-	  "list each file with a residency bar; -vv adds the\ncached page ranges (first-last page numbers; in\nJSON, [first, count] pairs)", 0 },
-	{ "output", 'o', 0, 'o', "COLS", CC_COLUMNS,
-	  "RES CACHED PAGES SIZE FILE PERCENT DIRTY_PAGES WRITEBACK_PAGES EVICTED_PAGES "
+	{ .name = "verbose", .letter = 'v', .id = 'v',
+	  .help = "list each file with a residency bar; -vv adds the\ncached page ranges (first-last page numbers; in\nJSON, [first, count] pairs)" },
+	{ .name = "output", .letter = 'o', .id = 'o', .arg = "COLS", .comp = CC_COLUMNS,
+	  .words = "RES CACHED PAGES SIZE FILE PERCENT DIRTY_PAGES WRITEBACK_PAGES EVICTED_PAGES "
 	  "RECENTLY_EVICTED_PAGES SOURCE BAR RANGES CGROUPS",
-	  "columns, in any case: RES,CACHED,PAGES,SIZE,FILE,\nPERCENT,DIRTY_PAGES,WRITEBACK_PAGES,\n"
-	  "EVICTED_PAGES,RECENTLY_EVICTED_PAGES,SOURCE,BAR,\nRANGES; '+COLS' adds to the default columns", 0 },
-	{ "by-cgroup", 0, 0, 'G' + 256, NULL, CC_NONE, NULL,
-	  "which memory cgroup owns each file's cached pages\n(CAP_SYS_ADMIN; /proc/kpagecgroup; only resident\npages are touched, so nothing is charged to us)", 0 },
+	  .help = "columns, in any case: RES,CACHED,PAGES,SIZE,FILE,\nPERCENT,DIRTY_PAGES,WRITEBACK_PAGES,\n"
+	          "EVICTED_PAGES,RECENTLY_EVICTED_PAGES,SOURCE,BAR,\nRANGES; '+COLS' adds to the default columns" },
+	{ .name = "by-cgroup", .id = 'G' + 256,
+	  .help = "which memory cgroup owns each file's cached pages\n(CAP_SYS_ADMIN; /proc/kpagecgroup; only resident\npages are touched, so nothing is charged to us)" },
 	{ 0 }
 };
 

@@ -31,8 +31,8 @@ static const struct ocol status_cols[] = {
 
 static const struct cli_opt status_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ "socket", 0, 0, 's', "PATH", CC_FILE, NULL,
-	  "the daemon's socket (default " DAEMON_SOCKET ")", 0 },
+	{ .name = "socket", .id = 's', .arg = "PATH", .comp = CC_FILE,
+	  .help = "the daemon's socket (default " DAEMON_SOCKET ")" },
 	{ 0 }
 };
 

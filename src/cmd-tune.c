@@ -30,14 +30,15 @@ static const struct ocol tune_cols[] = {
 
 static const struct cli_opt tune_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ "interval", 'i', 0, 'i', "S", CC_NONE, NULL, "sampling interval in seconds (default 1)", 0 },
-	{ "auto", 0, 0, 'A', NULL, CC_NONE, NULL, "run the controller", 0 },
-	{ "duration", 0, 0, 'U', "S", CC_NONE, NULL,
-	  "with --auto, stop after S seconds (default: until stopped)", 0 },
-	{ "min", 0, 0, 'm', "N", CC_WORDS, "0 1 2 3 4 5 6 7 8 9",
-	  "with --auto, the lowest page-cluster (default 0)", 0 },
-	{ "max", 0, 0, 'M', "N", CC_WORDS, "0 1 2 3 4 5 6 7 8 9",
-	  "with --auto, the highest page-cluster (default 5)", 0 },
+	{ .name = "interval", .letter = 'i', .id = 'i', .arg = "S",
+	  .help = "sampling interval in seconds (default 1)" },
+	{ .name = "auto", .id = 'A', .help = "run the controller" },
+	{ .name = "duration", .id = 'U', .arg = "S",
+	  .help = "with --auto, stop after S seconds (default: until stopped)" },
+	{ .name = "min", .id = 'm', .arg = "N", .comp = CC_WORDS, .words = "0 1 2 3 4 5 6 7 8 9",
+	  .help = "with --auto, the lowest page-cluster (default 0)" },
+	{ .name = "max", .id = 'M', .arg = "N", .comp = CC_WORDS, .words = "0 1 2 3 4 5 6 7 8 9",
+	  .help = "with --auto, the highest page-cluster (default 5)" },
 	{ 0 }
 };
 

@@ -40,13 +40,14 @@ static const struct ocol warm_cols[] = {
 static const struct cli_opt warm_opts[] = {
 	CLI_OPT_COLUMNS,
 	CLI_OPT_RATE,
-	{ "engine", 0, 0, 'E', "E", CC_WORDS, "threads uring auto",
-	  "threads (readahead(2) from the walker's threads; the\ndefault, and what auto picks) or uring (io_uring\n"
-	  "FADVISE; measured slower here, kept for comparison)", 0 },
-	{ "chunk", 0, 0, 'C', "SIZE", CC_SIZE, NULL,
-	  "bytes per read request (default: the device's cap)", 0 },
-	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list each file", 0 },
-	{ "quiet", 'q', 0, 'q', NULL, CC_NONE, NULL, "no progress line", 0 },
+	{ .name = "engine", .id = 'E', .arg = "E", .comp = CC_WORDS,
+	  .words = "threads uring auto",
+	  .help = "threads (readahead(2) from the walker's threads; the\ndefault, and what auto picks) or uring (io_uring\n"
+	          "FADVISE; measured slower here, kept for comparison)" },
+	{ .name = "chunk", .id = 'C', .arg = "SIZE", .comp = CC_SIZE,
+	  .help = "bytes per read request (default: the device's cap)" },
+	{ .name = "verbose", .letter = 'v', .id = 'v', .help = "list each file" },
+	{ .name = "quiet", .letter = 'q', .id = 'q', .help = "no progress line" },
 	{ 0 }
 };
 

@@ -81,13 +81,13 @@ enum {
 
 /* One entry, shared by the commands that take it (not a group of its own). */
 #define CLI_OPT_RATE                                                                  \
-	{ "rate", 0, 0, OPT_RATE, "RATE", CC_SIZE, NULL,                              \
-	  "read at most RATE per second (100M; plain numbers\nare MiB/s)", 0 }
+	{ .name = "rate", .id = OPT_RATE, .arg = "RATE", .comp = CC_SIZE,             \
+	  .help = "read at most RATE per second (100M; plain numbers\nare MiB/s)" }
 
 /* -o LIST, util-linux's: which of spec->cols, in what order; checked as it is parsed */
 #define CLI_OPT_COLUMNS                                                               \
-	{ "output", 'o', 0, OPT_COLUMNS, "LIST", CC_COLUMNS, NULL,                    \
-	  "the table's columns, in this order (any case;\n'+LIST' adds to the default ones)", 0 }
+	{ .name = "output", .letter = 'o', .id = OPT_COLUMNS, .arg = "LIST", .comp = CC_COLUMNS, \
+	  .help = "the table's columns, in this order (any case;\n'+LIST' adds to the default ones)" }
 
 #define CLI_END -1		/* no more options: operands from optind */
 #define CLI_STOP -2		/* handled (--help, --version) or refused: return p.exit */

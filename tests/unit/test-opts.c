@@ -117,33 +117,33 @@ static void test_tables(void)
 static void test_checker(void)
 {
 	static const struct cli_opt twice_name[] = {
-		{ "quick", 'q', 0, 600, NULL, CC_NONE, NULL, "fast", 0 },
-		{ "quick", 0, 0, 601, NULL, CC_NONE, NULL, "fast too", 0 },
+		{ .name = "quick", .letter = 'q', .id = 600, .help = "fast" },
+		{ .name = "quick", .id = 601, .help = "fast too" },
 		{ 0 }
 	};
 	static const struct cli_opt twice_letter[] = {
-		{ "quick", 'q', 0, 600, NULL, CC_NONE, NULL, "fast", 0 },
-		{ "quiet", 0, 'q', 601, NULL, CC_NONE, NULL, "silent", 0 },
+		{ .name = "quick", .letter = 'q', .id = 600, .help = "fast" },
+		{ .name = "quiet", .alias = 'q', .id = 601, .help = "silent" },
 		{ 0 }
 	};
 	static const struct cli_opt twice_id[] = {
-		{ "quick", 0, 0, 600, NULL, CC_NONE, NULL, "fast", 0 },
-		{ "quiet", 0, 0, 600, NULL, CC_NONE, NULL, "silent", 0 },
+		{ .name = "quick", .id = 600, .help = "fast" },
+		{ .name = "quiet", .id = 600, .help = "silent" },
 		{ 0 }
 	};
 	static const struct cli_opt no_help[] = {
-		{ "quick", 0, 0, 600, NULL, CC_NONE, NULL, "", 0 },
+		{ .name = "quick", .id = 600, .help = "" },
 		{ 0 }
 	};
 	static const struct cli_opt takes_h[] = {
-		{ "hardlinks", 'h', 0, 600, NULL, CC_NONE, NULL, "every link", 0 },
+		{ .name = "hardlinks", .letter = 'h', .id = 600, .help = "every link" },
 		{ 0 }
 	};
 	static const struct cli_group g1 = { "Options", twice_name }, g2 = { "Options", twice_letter },
 		g3 = { "Options", twice_id }, g4 = { "Options", no_help }, g5 = { "Options", takes_h };
 	/* the same letter in the command's own group and a shared one */
 	static const struct cli_opt own_j[] = {
-		{ "json-lines", 'J', 0, 600, NULL, CC_NONE, NULL, "JSON Lines", 0 },
+		{ .name = "json-lines", .letter = 'J', .id = 600, .help = "JSON Lines" },
 		{ 0 }
 	};
 	static const struct cli_group g6 = { "Options", own_j };
