@@ -31,9 +31,10 @@ static const struct ocol cgroups_cols[] = {
 	{ "path", "CGROUP", true },
 };
 
+enum { OPT_ROOT = CLI_OPT_OWN };
 static const struct cli_opt cgroups_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ .name = "root", .id = 'R', .arg = "CG", .comp = CC_CGROUP,
+	{ .name = "root", .id = OPT_ROOT, .arg = "CG", .comp = CC_CGROUP,
 	  .help = "only CG and the cgroups below it (CG: any form\n--cgroup takes: a path, the directory, a unit or\n"
 	          "cgroup name, a container ID prefix)" },
 	{ 0 }
@@ -134,7 +135,7 @@ int cmd_cgroups(int argc, char **argv)
 	cli_parser_init(&p, &cgroups_spec, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
-		case 'R':
+		case OPT_ROOT:
 			start = p.arg;
 			break;
 		default:

@@ -60,24 +60,24 @@ static const struct ocol lock_cols[] = {
 	{ "locked", "LOCKED", false }, { "path", "FILE", true },
 };
 
+enum { OPT_WATCH = CLI_OPT_OWN, OPT_WATCH_INTERVAL };
 static const struct cli_opt lock_opts[] = {
 	CLI_OPT_COLUMNS,
 	{ .name = "daemon", .letter = 'd', .id = 'd',
 	  .help = "detach once everything is locked; the parent exits\n0 when every file is locked and the daemon holds\n"
 	          "them; on any failure the daemon releases all and\nexits, and the parent exits 1" },
-	/* id past the letters: 'P' is --prom's (OPT_PROM) */
-	{ .name = "pidfile", .letter = 'P', .id = 'P' + 512, .arg = "FILE", .comp = CC_FILE,
+	{ .name = "pidfile", .letter = 'P', .id = 'P', .arg = "FILE", .comp = CC_FILE,
 	  .help = "write the locking process's PID to FILE (removed\nat exit if it still holds that PID)" },
 	{ .name = "wait", .letter = 'w', .id = 'w',
 	  .help = "vmtouch's -w: with -d, wait until every page is\nlocked (what -d always does)" },
-	{ .name = "watch", .id = 'w' + 512,
+	{ .name = "watch", .id = OPT_WATCH,
 	  .help = "while locked, lock again what is replaced: a file\n"
 	          "renamed over or deleted and made again, a new file\n"
 	          "in a tree, a file that grew (inotify); one line\n"
 	          "per change, the old inode's lock released; the\n"
 	          "set grows only within --max-mem (else not past\n"
 	          "its first size)" },
-	{ .name = "watch-interval", .id = 'i' + 512, .arg = "SECS",
+	{ .name = "watch-interval", .id = OPT_WATCH_INTERVAL, .arg = "SECS",
 	  .help = "with --watch, also walk everything again every\n"
 	          "SECS seconds (0: only on changes, the default;\n"
 	          "30 where the inotify watch limit is reached)" },
@@ -544,15 +544,15 @@ static bool lock_args(struct lock_ctx *c, struct cli_opts *co, int argc, char **
 		case 'd':
 			c->daemon = true;
 			break;
-		case 'P' + 512:
+		case 'P':
 			c->pidfile = p.arg;
 			break;
 		case 'w':	/* -d waits until all is locked anyway */
 			break;
-		case 'w' + 512:
+		case OPT_WATCH:
 			c->watch = true;
 			break;
-		case 'i' + 512: {
+		case OPT_WATCH_INTERVAL: {
 			char *end;
 			unsigned long v;
 
@@ -567,7 +567,7 @@ static bool lock_args(struct lock_ctx *c, struct cli_opts *co, int argc, char **
 			c->interval_set = true;
 			break;
 		}
-		case 'M': case 'S': case 'T':
+		case OPT_MAX_MEM: case OPT_RESERVE: case OPT_RATE:
 			if (cli_budget_opt(&c->bo, opt, p.arg) < 0)
 				return *ret_exit = EXIT_USAGE, false;
 			break;

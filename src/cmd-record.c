@@ -61,7 +61,7 @@
 
 #define REC_COLD_PATHS 64	/* --cold-path given, at most */
 
-enum { OPT_COLD = 512, OPT_COLD_PATH = 513 };
+enum { OPT_COLD = CLI_OPT_OWN, OPT_COLD_PATH, OPT_ROOT };
 
 static const struct cli_opt record_opts[] = {
 	{ .name = "output", .letter = 'o', .id = 'o', .arg = "FILE", .comp = CC_FILE,
@@ -75,7 +75,7 @@ static const struct cli_opt record_opts[] = {
 	          "(foo.service) or a container ID" },
 	{ .name = "duration", .letter = 'd', .id = 'd', .arg = "SECONDS",
 	  .help = "stop after SECONDS (else at CMD's exit, when PID\nexits, or at SIGINT/SIGTERM)" },
-	{ .name = "root", .id = 'R', .arg = "DIR", .comp = CC_DIR,
+	{ .name = "root", .id = OPT_ROOT, .arg = "DIR", .comp = CC_DIR,
 	  .help = "store paths relative to DIR (default /); files\noutside it are counted, not kept" },
 	{ .name = "cold", .id = OPT_COLD,
 	  .help = "first evict the files the snapshot at -o lists (the\nlast recording of this workload) "
@@ -1471,7 +1471,7 @@ static int parse(struct record_cli *c, int argc, char **argv)
 		case 'o':
 			c->out = p.arg;
 			break;
-		case 'R':
+		case OPT_ROOT:
 			c->rootarg = p.arg;
 			break;
 		case OPT_COLD:

@@ -18,30 +18,33 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { OPT_MAX_TIME = 512 };
+enum {
+	OPT_STRICT = CLI_OPT_OWN, OPT_ROOT, OPT_ALLOW_CHANGED, OPT_ORDER, OPT_MAX_TIME,
+	OPT_INTO_CGROUP, OPT_IDLE, OPT_DRY_RUN, OPT_NO_METADATA,
+};
 static const struct cli_opt restore_opts[] = {
-	{ .name = "root", .id = 'R', .arg = "DIR", .comp = CC_DIR,
+	{ .name = "root", .id = OPT_ROOT, .arg = "DIR", .comp = CC_DIR,
 	  .help = "the tree the snapshot's paths are relative to, and\nbeneath which every file is opened (default /; a\n"
 	          "snapshot taken beneath another root needs it)" },
-	{ .name = "strict", .id = 'X',
+	{ .name = "strict", .id = OPT_STRICT,
 	  .help = "skip every file whose size or mtime changed since\nthe snapshot, even one modified in place" },
-	{ .name = "allow-changed", .id = 'A',
+	{ .name = "allow-changed", .id = OPT_ALLOW_CHANGED,
 	  .help = "warm changed regular files anyway, replaced ones\ntoo (never links, FIFOs, devices, or anything\n"
 	          "outside the root)" },
-	{ .name = "order", .id = 'O', .arg = "ORDER", .comp = CC_WORDS,
+	{ .name = "order", .id = OPT_ORDER, .arg = "ORDER", .comp = CC_WORDS,
 	  .words = "disk file access",
 	  .help = "disk (default: by position on disk, FIEMAP), file\n(the snapshot's order) or access: the pages a\n"
 	          "recording (pagecache record) saw used, in the\norder they were first used, then the rest by disk" },
 	{ .name = "max-time", .id = OPT_MAX_TIME, .arg = "S",
 	  .help = "stop handing out reads after S seconds (0.5 is\nhalf a second), let those in flight finish, and\n"
 	          "say how far it got: with --order access, what\nwas needed first is in" },
-	{ .name = "cgroup", .id = 'G', .arg = "CG", .comp = CC_CGROUP,
+	{ .name = "cgroup", .id = OPT_INTO_CGROUP, .arg = "CG", .comp = CC_CGROUP,
 	  .help = "read from inside memory cgroup CG (v1 or v2), so\npages are charged there: its directory, its path\n"
 	          "(/system.slice/db.service), its name (db.service) or\na container ID (12+ hex digits)" },
 	CLI_OPT_RATE,
-	{ .name = "idle", .id = 'I', .help = "idle I/O priority, so a live service keeps its disk" },
-	{ .name = "dry-run", .id = 'D', .help = "say what would be read; read nothing" },
-	{ .name = "no-metadata", .id = 'E',
+	{ .name = "idle", .id = OPT_IDLE, .help = "idle I/O priority, so a live service keeps its disk" },
+	{ .name = "dry-run", .id = OPT_DRY_RUN, .help = "say what would be read; read nothing" },
+	{ .name = "no-metadata", .id = OPT_NO_METADATA,
 	  .help = "do not read the snapshot's block device records\n(filesystem metadata, snapshot --metadata)" },
 	{ .name = "verbose", .letter = 'v', .id = 'v', .help = "list each file" },
 	{ .name = "quiet", .letter = 'q', .id = 'q', .help = "no progress line" },
@@ -165,16 +168,16 @@ static int parse(struct restore_cli *c, int argc, char **argv)
 	cli_parser_init(&p, &restore_spec, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
-		case 'R':
+		case OPT_ROOT:
 			c->o.root = p.arg;
 			break;
-		case 'A':
+		case OPT_ALLOW_CHANGED:
 			c->o.allow_changed = true;
 			break;
-		case 'X':
+		case OPT_STRICT:
 			c->o.strict = true;
 			break;
-		case 'O':
+		case OPT_ORDER:
 			if (!strcmp(p.arg, "file"))
 				c->o.order = PC_RESTORE_FILE;
 			else if (!strcmp(p.arg, "access"))
@@ -189,20 +192,20 @@ static int parse(struct restore_cli *c, int argc, char **argv)
 				return cli_usage_error("--max-time '%s': seconds, 0 or more (0.5 is half "
 						       "a second)", p.arg);
 			break;
-		case 'G':
+		case OPT_INTO_CGROUP:
 			c->cgroup = p.arg;
 			break;
-		case 'M': case 'S': case 'T':
+		case OPT_MAX_MEM: case OPT_RESERVE: case OPT_RATE:
 			if (cli_budget_opt(&bo, opt, p.arg) < 0)
 				return EXIT_USAGE;
 			break;
-		case 'I':
+		case OPT_IDLE:
 			c->o.idle = true;
 			break;
-		case 'D':
+		case OPT_DRY_RUN:
 			c->o.dry_run = true;
 			break;
-		case 'E':
+		case OPT_NO_METADATA:
 			c->o.no_metadata = true;
 			break;
 		case 'v':

@@ -31,9 +31,10 @@
 #include <time.h>
 #include <unistd.h>
 
+enum { OPT_NO_CACHE = CLI_OPT_OWN, OPT_CACHE_LIMIT };
 static const struct cli_opt run_opts[] = {
-	{ .name = "no-cache", .id = 'N', .help = "drop what CMD cached when it exits" },
-	{ .name = "cache-limit", .id = 'L', .arg = "SIZE", .comp = CC_SIZE,
+	{ .name = "no-cache", .id = OPT_NO_CACHE, .help = "drop what CMD cached when it exits" },
+	{ .name = "cache-limit", .id = OPT_CACHE_LIMIT, .arg = "SIZE", .comp = CC_SIZE,
 	  .help = "also keep CMD's page cache under SIZE while it runs\n(the excess is reclaimed; CMD is never OOM-killed\nfor it)" },
 	{ .name = "verbose", .letter = 'v', .id = 'v',
 	  .help = "say on stderr how much CMD left cached and dropped" },
@@ -129,10 +130,10 @@ static int parse(struct run_cli *cl, int argc, char **argv)
 	cli_parser_init(&p, &run_spec, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
-		case 'N':
+		case OPT_NO_CACHE:
 			no_cache = true;
 			break;
-		case 'L':
+		case OPT_CACHE_LIMIT:
 			if (pc_parse_size(p.arg, &cl->limit) < 0 || !cl->limit)
 				return cli_usage_error("invalid size '%s' (e.g. 256M)", p.arg);
 			no_cache = true;

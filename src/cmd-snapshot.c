@@ -29,22 +29,26 @@ struct snap_cli {
 	struct meta_set ms;		/* --metadata's rows */
 };
 
+enum {
+	OPT_ROOT = CLI_OPT_OWN, OPT_NO_ACTIVE, OPT_GUARD, OPT_METADATA, OPT_SAFE_LINKS,
+	OPT_OWNERS,
+};
 static const struct cli_opt snapshot_opts[] = {
 	{ .name = "output", .letter = 'o', .id = 'o', .arg = "FILE", .comp = CC_FILE,
 	  .help = "the snapshot to write (required)" },
-	{ .name = "root", .id = 'R', .arg = "DIR", .comp = CC_DIR,
+	{ .name = "root", .id = OPT_ROOT, .arg = "DIR", .comp = CC_DIR,
 	  .help = "store paths relative to DIR (default /), so the\nsnapshot can warm a copy mounted elsewhere" },
-	{ .name = "no-active", .id = 'N', .help = "do not record active pages" },
-	{ .name = "guard", .id = 'g', .arg = "RATIO",
+	{ .name = "no-active", .id = OPT_NO_ACTIVE, .help = "do not record active pages" },
+	{ .name = "guard", .id = OPT_GUARD, .arg = "RATIO",
 	  .help = "keep an existing FILE when the new snapshot is\nempty or holds fewer than RATIO times its pages\n"
 	          "(0 to 1; 0: only never replace with an empty one);\na --cgroup that is not there is empty" },
-	{ .name = "metadata", .id = 'E',
+	{ .name = "metadata", .id = OPT_METADATA,
 	  .help = "also record the cache of the block device under\neach filesystem of the files (metadata: inodes,\n"
 	          "directories; and whatever was read through /dev/X);\nroot only" },
-	{ .name = "safe-links", .id = 'S',
+	{ .name = "safe-links", .id = OPT_SAFE_LINKS,
 	  .help = "follow a symbolic link in a PATH only if the link\nand every directory before it are root's and\n"
 	          "writable by nobody else (systemd's PIDFile= rule);\nrefuse the PATH otherwise" },
-	{ .name = "owners", .id = 'W',
+	{ .name = "owners", .id = OPT_OWNERS,
 	  .help = "say in the total who owns the files read (uid:gid:\nwrite bits, from the fstat of the very fd read):\n"
 	          "pagecache daemon judges its status peers on it" },
 	{ 0 }
@@ -142,22 +146,22 @@ static int parse(struct snap_cli *c, int argc, char **argv)
 		case 'o':
 			c->out = p.arg;
 			break;
-		case 'R':
+		case OPT_ROOT:
 			c->rootarg = p.arg;
 			break;
-		case 'N':
+		case OPT_NO_ACTIVE:
 			c->flags |= PC_SNAPSHOT_NO_ACTIVE;
 			break;
-		case 'E':
+		case OPT_METADATA:
 			c->flags |= PC_SNAPSHOT_METADATA;
 			break;
-		case 'S':
+		case OPT_SAFE_LINKS:
 			c->flags |= PC_SNAPSHOT_SAFE_LINKS;
 			break;
-		case 'W':
+		case OPT_OWNERS:
 			c->flags |= PC_SNAPSHOT_OWNERS;
 			break;
-		case 'g':
+		case OPT_GUARD:
 			if (cli_parse_decimal(p.arg, 0, 1, 0, &c->guard) < 0)
 				return cli_usage_error("--guard '%s': a ratio from 0 to 1 (0.5: keep the "
 						       "old snapshot unless the new one holds half its "

@@ -42,6 +42,7 @@ struct stat_ctx {
 	struct tot *tot;		/* per walker thread */
 };
 
+enum { OPT_BY_CGROUP = CLI_OPT_OWN };
 static const struct cli_opt stat_opts[] = {
 	{ .name = "verbose", .letter = 'v', .id = 'v',
 	  .help = "list each file with a residency bar; -vv adds the\ncached page ranges (first-last page numbers; in\nJSON, [first, count] pairs)" },
@@ -50,7 +51,7 @@ static const struct cli_opt stat_opts[] = {
 	  "RECENTLY_EVICTED_PAGES SOURCE BAR RANGES CGROUPS",
 	  .help = "columns, in any case: RES,CACHED,PAGES,SIZE,FILE,\nPERCENT,DIRTY_PAGES,WRITEBACK_PAGES,\n"
 	          "EVICTED_PAGES,RECENTLY_EVICTED_PAGES,SOURCE,BAR,\nRANGES; '+COLS' adds to the default columns" },
-	{ .name = "by-cgroup", .id = 'G' + 256,
+	{ .name = "by-cgroup", .id = OPT_BY_CGROUP,
 	  .help = "which memory cgroup owns each file's cached pages\n(CAP_SYS_ADMIN; /proc/kpagecgroup; only resident\npages are touched, so nothing is charged to us)" },
 	{ 0 }
 };
@@ -487,7 +488,7 @@ static int parse(struct stat_ctx *c, struct stat_cli *cl, int argc, char **argv)
 		case 'o':
 			cl->colspec = p.arg;
 			break;
-		case 'G' + 256:
+		case OPT_BY_CGROUP:
 			c->by_cgroup = true;
 			break;
 		default:

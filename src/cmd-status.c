@@ -29,9 +29,10 @@ static const struct ocol status_cols[] = {
 	{ "locked", "LOCKED", true },
 };
 
+enum { OPT_SOCKET = CLI_OPT_OWN };
 static const struct cli_opt status_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ .name = "socket", .id = 's', .arg = "PATH", .comp = CC_FILE,
+	{ .name = "socket", .id = OPT_SOCKET, .arg = "PATH", .comp = CC_FILE,
 	  .help = "the daemon's socket (default " DAEMON_SOCKET ")" },
 	{ 0 }
 };
@@ -173,7 +174,7 @@ int cmd_status(int argc, char **argv)
 	cli_parser_init(&p, &status_spec, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
-		case 's':
+		case OPT_SOCKET:
 			path = p.arg;
 			break;
 		default:

@@ -28,16 +28,17 @@ static const struct ocol tune_cols[] = {
 	{ "priority", "PRIO", false }, { "readahead", "READAHEAD", true },
 };
 
+enum { OPT_AUTO = CLI_OPT_OWN, OPT_DURATION, OPT_MIN, OPT_MAX };
 static const struct cli_opt tune_opts[] = {
 	CLI_OPT_COLUMNS,
 	{ .name = "interval", .letter = 'i', .id = 'i', .arg = "S",
 	  .help = "sampling interval in seconds (default 1)" },
-	{ .name = "auto", .id = 'A', .help = "run the controller" },
-	{ .name = "duration", .id = 'U', .arg = "S",
+	{ .name = "auto", .id = OPT_AUTO, .help = "run the controller" },
+	{ .name = "duration", .id = OPT_DURATION, .arg = "S",
 	  .help = "with --auto, stop after S seconds (default: until stopped)" },
-	{ .name = "min", .id = 'm', .arg = "N", .comp = CC_WORDS, .words = "0 1 2 3 4 5 6 7 8 9",
+	{ .name = "min", .id = OPT_MIN, .arg = "N", .comp = CC_WORDS, .words = "0 1 2 3 4 5 6 7 8 9",
 	  .help = "with --auto, the lowest page-cluster (default 0)" },
-	{ .name = "max", .id = 'M', .arg = "N", .comp = CC_WORDS, .words = "0 1 2 3 4 5 6 7 8 9",
+	{ .name = "max", .id = OPT_MAX, .arg = "N", .comp = CC_WORDS, .words = "0 1 2 3 4 5 6 7 8 9",
 	  .help = "with --auto, the highest page-cluster (default 5)" },
 	{ 0 }
 };
@@ -480,20 +481,20 @@ int cmd_tune(int argc, char **argv)
 			if (cli_parse_decimal(p.arg, 0.01, 3600, 0, &interval) < 0)
 				return cli_usage_error("invalid interval '%s' (0.01-3600 seconds)", p.arg);
 			break;
-		case 'A':
+		case OPT_AUTO:
 			autom = true;
 			break;
-		case 'U':
+		case OPT_DURATION:
 			if (cli_parse_decimal(p.arg, 0, 1e7, CLI_ABOVE_LO, &duration) < 0)
 				return cli_usage_error("invalid duration '%s' (seconds)", p.arg);
 			break;
-		case 'm':
-		case 'M': {
+		case OPT_MIN:
+		case OPT_MAX: {
 			long v = strtol(p.arg, &end, 10);
 
 			if (*end || v < 0 || v > 9)
 				return cli_usage_error("invalid page-cluster '%s' (0-9)", p.arg);
-			*(opt == 'm' ? &min_pc : &max_pc) = (int)v;
+			*(opt == OPT_MIN ? &min_pc : &max_pc) = (int)v;
 			break;
 		}
 		default:

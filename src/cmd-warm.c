@@ -37,14 +37,15 @@ static const struct ocol warm_cols[] = {
 	{ "status", "STATUS", true }, { "path", "FILE", true },
 };
 
+enum { OPT_ENGINE = CLI_OPT_OWN, OPT_CHUNK };
 static const struct cli_opt warm_opts[] = {
 	CLI_OPT_COLUMNS,
 	CLI_OPT_RATE,
-	{ .name = "engine", .id = 'E', .arg = "E", .comp = CC_WORDS,
+	{ .name = "engine", .id = OPT_ENGINE, .arg = "E", .comp = CC_WORDS,
 	  .words = "threads uring auto",
 	  .help = "threads (readahead(2) from the walker's threads; the\ndefault, and what auto picks) or uring (io_uring\n"
 	          "FADVISE; measured slower here, kept for comparison)" },
-	{ .name = "chunk", .id = 'C', .arg = "SIZE", .comp = CC_SIZE,
+	{ .name = "chunk", .id = OPT_CHUNK, .arg = "SIZE", .comp = CC_SIZE,
 	  .help = "bytes per read request (default: the device's cap)" },
 	{ .name = "verbose", .letter = 'v', .id = 'v', .help = "list each file" },
 	{ .name = "quiet", .letter = 'q', .id = 'q', .help = "no progress line" },
@@ -176,11 +177,11 @@ static int parse(struct warm_ctx *c, struct warm_cli *cl, int argc, char **argv)
 	cli_parser_init(&p, &warm_spec, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
-		case 'M': case 'S': case 'T':
+		case OPT_MAX_MEM: case OPT_RESERVE: case OPT_RATE:
 			if (cli_budget_opt(&cl->bo, opt, p.arg) < 0)
 				return EXIT_USAGE;
 			break;
-		case 'E':
+		case OPT_ENGINE:
 			if (!strcmp(p.arg, "uring") || !strcmp(p.arg, "io_uring"))
 				cl->wo.engine = PC_ENGINE_URING;
 			else if (!strcmp(p.arg, "threads") || !strcmp(p.arg, "readahead"))
@@ -191,7 +192,7 @@ static int parse(struct warm_ctx *c, struct warm_cli *cl, int argc, char **argv)
 				return cli_usage_error("unknown engine '%s' (uring, threads, auto)",
 						       p.arg);
 			break;
-		case 'C':
+		case OPT_CHUNK:
 			if (pc_parse_size(p.arg, &cl->wo.chunk) < 0 || cl->wo.chunk < pc_page_size())
 				return cli_usage_error("invalid chunk '%s' (at least one page)",
 						       p.arg);

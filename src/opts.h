@@ -67,16 +67,19 @@ extern const struct cli_group cli_format_act_group;	/* the same, -r refused (was
 extern const struct cli_group cli_format_restore_group;	/* the same, -n refused (was dry-run) */
 extern const struct cli_group cli_budget_group;		/* --max-mem --reserve */
 
-/* ids the shared groups return (local options use their letter, or >= 512) */
+/*
+ * An option's id is its own letter (-v: 'v') or a named constant: a
+ * command's own from 512 (OPT_STRICT), the shared groups' below from
+ * 1024, so that no id is a letter the option does not have (--strict was
+ * 'X', --exclude's letter) and a shared id never meets a command's own.
+ */
+#define CLI_OPT_OWN 512		/* the first id of a command's own named options */
 enum {
-	OPT_RANGE = 'r', OPT_INCLUDE = 'I', OPT_EXCLUDE = 'X', OPT_MAX_SIZE = 'm',
-	OPT_ONE_FS = 'x', OPT_FOLLOW = 'L', OPT_ALL_LINKS = 'H', OPT_BATCH = 'b',
-	OPT_NULL = '0', OPT_THREADS = 'j', OPT_PID = 'p' + 256, OPT_CHILDREN = 'c' + 256,
-	OPT_CGROUP = 'g' + 256, OPT_FILES_FROM = 'f' + 256, OPT_FILES0_FROM = 'z' + 256,
-	OPT_JSON = 'J', OPT_PROM = 'P', OPT_KV = 'K', OPT_BYTES = 'B',
-	OPT_NOHEADINGS = 'n' + 256, OPT_RAW = 'w' + 256,
-	OPT_PROM_PER_FILE = 'F' + 256, OPT_PROM_FILE = 'W' + 256, OPT_PROM_LABEL = 'Q' + 256,
-	OPT_MAX_MEM = 'M', OPT_RESERVE = 'S', OPT_RATE = 'T', OPT_COLUMNS = 'o' + 256,
+	OPT_RANGE = 1024, OPT_INCLUDE, OPT_EXCLUDE, OPT_MAX_SIZE, OPT_ONE_FS, OPT_FOLLOW,
+	OPT_ALL_LINKS, OPT_BATCH, OPT_NULL, OPT_THREADS, OPT_PID, OPT_CHILDREN, OPT_CGROUP,
+	OPT_FILES_FROM, OPT_FILES0_FROM, OPT_JSON, OPT_PROM, OPT_KV, OPT_BYTES,
+	OPT_NOHEADINGS, OPT_RAW, OPT_PROM_PER_FILE, OPT_PROM_FILE, OPT_PROM_LABEL,
+	OPT_MAX_MEM, OPT_RESERVE, OPT_RATE, OPT_COLUMNS,
 };
 
 /* One entry, shared by the commands that take it (not a group of its own). */

@@ -66,6 +66,9 @@ static int table_faults(const struct cli_spec *s, char *why, size_t len)
 				FAULT("--%s: a word list to complete, but no words", o->name);
 			if (o->comp == CC_COLUMNS && !s->cols && !o->words)
 				FAULT("--%s: columns to pick, but no column table", o->name);
+			/* --strict was 'X', which reads as --exclude's -X */
+			if (o->id < CLI_OPT_OWN && (!o->id || (o->id != o->letter && o->id != o->alias)))
+				FAULT("--%s: id %d is neither its letter nor a named id", o->name, o->id);
 		}
 		for (int k = 0; k < 2; k++) {
 			if (!letters[k])
@@ -147,13 +150,20 @@ static void test_checker(void)
 		{ 0 }
 	};
 	static const struct cli_group g6 = { "Options", own_j };
+	static const struct cli_opt other_letter[] = {
+		{ .name = "strict", .id = 'X', .help = "strictly" },
+		{ 0 }
+	};
+	static const struct cli_group g7 = { "Options", other_letter };
 	static const struct cli_spec bad[] = {
 		{ .name = "x", .groups = { &g1 } }, { .name = "x", .groups = { &g2 } },
 		{ .name = "x", .groups = { &g3 } }, { .name = "x", .groups = { &g4 } },
 		{ .name = "x", .groups = { &g5 } }, { .name = "x", .groups = { &g6, &cli_format_group } },
+		{ .name = "x", .groups = { &g7 } },
 	};
 	static const char *const what[] = { "a long name twice", "a letter twice (as an alias)",
-		"an id twice", "an empty help", "-h taken", "a letter a shared group has" };
+		"an id twice", "an empty help", "-h taken", "a letter a shared group has",
+		"an id that is a letter the option lacks" };
 	char why[160];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
