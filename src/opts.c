@@ -252,10 +252,19 @@ static int checked(struct cli_parser *p, int id)
 	return stop(p, cli_usage_error("unknown column '%s' (columns: %s)", bad, all));
 }
 
-int cli_getopt(struct cli_parser *p, int argc, char **argv)
+void cli_parser_bind(struct cli_parser *p, const struct cli_spec *spec, void *base, int argc,
+		     char **argv)
+{
+	cli_parser_init(p, spec, argc, argv);
+	p->base = base;
+}
+
+/* The next option's id, with its entry in *ret (NULL: CLI_END, CLI_STOP). */
+static int next_opt(struct cli_parser *p, int argc, char **argv, const struct cli_opt **ret)
 {
 	int c;
 
+	*ret = NULL;
 	if (!p->built)
 		cli_parser_init(p, p->spec, argc, argv);
 	c = getopt_long(argc, argv, p->shortopts, p->longopts, NULL);
@@ -270,8 +279,10 @@ int cli_getopt(struct cli_parser *p, int argc, char **argv)
 		printf("pagecache %s\n", PC_VERSION);
 		return stop(p, 0);
 	}
-	if (c >= 1000 && c < 1000 + p->nflat)
-		return checked(p, p->flat[c - 1000]->id);
+	if (c >= 1000 && c < 1000 + p->nflat) {
+		*ret = p->flat[c - 1000];
+		return checked(p, (*ret)->id);
+	}
 	if (c == ':')
 		return stop(p, cli_usage_error("option '%s' needs a value", argv[optind - 1]));
 	for (int i = 0; c != '?' && i < p->nflat; i++) {
@@ -281,6 +292,7 @@ int cli_getopt(struct cli_parser *p, int argc, char **argv)
 			continue;
 		if (o->flags & CLI_REFUSE)
 			return stop(p, cli_usage_error("%s", o->help));
+		*ret = o;
 		return checked(p, o->id);
 	}
 	if (c == '?' && optopt) {
@@ -290,6 +302,70 @@ int cli_getopt(struct cli_parser *p, int argc, char **argv)
 		return stop(p, cli_usage_error("unknown option '-%c'", optopt));
 	}
 	return stop(p, cli_usage_error("unknown option '%s'", argv[optind - 1]));
+}
+
+/* o->bad with its "%s" as arg: the usage error of a bound option's bad value */
+static int bad_value(struct cli_parser *p, const struct cli_opt *o, const char *arg)
+{
+	const char *s = o->bad ? strstr(o->bad, "%s") : NULL;
+
+	if (!s)
+		return stop(p, cli_usage_error("--%s: invalid value '%s'", o->name, arg));
+	return stop(p, cli_usage_error("%.*s%s%s", (int)(s - o->bad), o->bad, arg, s + 2));
+}
+
+/* A bound option's value into its field: 0, or CLI_STOP after a usage error. */
+static int store(struct cli_parser *p, const struct cli_opt *o, const char *arg)
+{
+	char *field = (char *)p->base + o->off, *end;
+	uint64_t size;
+	double d;
+	long n;
+
+	switch (o->bind) {
+	case CB_SET:
+		*(bool *)field = true;
+		return 0;
+	case CB_COUNT:
+		++*(int *)field;
+		return 0;
+	case CB_STRING:
+		*(const char **)field = arg;
+		return 0;
+	case CB_SIZE:
+		if (pc_parse_size(arg, &size) < 0 || (double)size < o->lo)
+			return bad_value(p, o, arg);
+		*(uint64_t *)field = size;
+		return 0;
+	case CB_SECONDS:
+		if (cli_parse_decimal(arg, o->lo, o->hi, o->range, &d) < 0)
+			return bad_value(p, o, arg);
+		*(double *)field = d;
+		return 0;
+	case CB_INT:
+		/* as tune's --min took it: an empty value is 0 (strtol's) */
+		errno = 0;
+		n = strtol(arg, &end, 10);
+		if (errno || *end || n < o->lo || n > o->hi)
+			return bad_value(p, o, arg);
+		*(int *)field = (int)n;
+		return 0;
+	case CB_NONE:
+		break;
+	}
+	return 0;
+}
+
+int cli_getopt(struct cli_parser *p, int argc, char **argv)
+{
+	const struct cli_opt *o;
+	int id;
+
+	/* bound options are stored here and the next one read; unbound (no base), returned */
+	while ((id = next_opt(p, argc, argv, &o)) >= 0 && o && o->bind != CB_NONE && p->base)
+		if (store(p, o, p->arg) < 0)
+			return CLI_STOP;
+	return id;
 }
 
 const char *cli_opt_name(const struct cli_spec *s, int id)
