@@ -31,12 +31,21 @@
 #include <time.h>
 #include <unistd.h>
 
+struct run_cli {
+	uint64_t limit;			/* --cache-limit; 0: none */
+	bool no_cache;			/* --no-cache (or --cache-limit) */
+	bool verbose;
+	char **cmd;			/* CMD and its arguments */
+};
+
 enum { OPT_NO_CACHE = CLI_OPT_OWN, OPT_CACHE_LIMIT };
 static const struct cli_opt run_opts[] = {
-	{ .name = "no-cache", .id = OPT_NO_CACHE, .help = "drop what CMD cached when it exits" },
+	{ .name = "no-cache", .id = OPT_NO_CACHE, CLI_SET(struct run_cli, no_cache),
+	  .help = "drop what CMD cached when it exits" },
 	{ .name = "cache-limit", .id = OPT_CACHE_LIMIT, .arg = "SIZE", .comp = CC_SIZE,
+	  CLI_SIZE(struct run_cli, limit), .lo = 1, .bad = "invalid size '%s' (e.g. 256M)",
 	  .help = "also keep CMD's page cache under SIZE while it runs\n(the excess is reclaimed; CMD is never OOM-killed\nfor it)" },
-	{ .name = "verbose", .letter = 'v', .id = 'v',
+	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct run_cli, verbose),
 	  .help = "say on stderr how much CMD left cached and dropped" },
 	{ 0 }
 };
@@ -105,12 +114,6 @@ static void trim(const char *dir, int version, uint64_t limit, const char *orig)
 }
 
 /* What run was told. */
-struct run_cli {
-	uint64_t limit;			/* --cache-limit; 0: none */
-	bool verbose;
-	char **cmd;			/* CMD and its arguments */
-};
-
 /* CMD's memory cgroup, and what is noted to undo it after a kill -9. */
 struct run_cg {
 	struct pc_cgroup_nest nest;
@@ -123,29 +126,15 @@ struct run_cg {
 static int parse(struct run_cli *cl, int argc, char **argv)
 {
 	struct cli_parser p;
-	bool no_cache = false;
 	int opt;
 
 	/* options stop at CMD, which has options of its own (spec: stop_at_operand) */
-	cli_parser_init(&p, &run_spec, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
-		switch (opt) {
-		case OPT_NO_CACHE:
-			no_cache = true;
-			break;
-		case OPT_CACHE_LIMIT:
-			if (pc_parse_size(p.arg, &cl->limit) < 0 || !cl->limit)
-				return cli_usage_error("invalid size '%s' (e.g. 256M)", p.arg);
-			no_cache = true;
-			break;
-		case 'v':
-			cl->verbose = true;
-			break;
-		}
-	}
+	cli_parser_bind(&p, &run_spec, cl, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
+		;	/* all of run's options are bound */
 	if (opt == CLI_STOP)
 		return p.exit;
-	if (!no_cache)
+	if (!cl->no_cache && !cl->limit)	/* --cache-limit implies --no-cache */
 		return cli_usage_error("say --no-cache or --cache-limit SIZE");
 	if (optind >= argc)
 		return cli_usage_error("no command given (pagecache run --no-cache -- CMD)");
