@@ -63,14 +63,15 @@ static const struct ocol lock_cols[] = {
 enum { OPT_WATCH = CLI_OPT_OWN, OPT_WATCH_INTERVAL };
 static const struct cli_opt lock_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ .name = "daemon", .letter = 'd', .id = 'd',
+	{ .name = "daemon", .letter = 'd', .id = 'd', CLI_SET(struct lock_ctx, daemon),
 	  .help = "detach once everything is locked; the parent exits\n0 when every file is locked and the daemon holds\n"
 	          "them; on any failure the daemon releases all and\nexits, and the parent exits 1" },
 	{ .name = "pidfile", .letter = 'P', .id = 'P', .arg = "FILE", .comp = CC_FILE,
+	  CLI_STRING(struct lock_ctx, pidfile),
 	  .help = "write the locking process's PID to FILE (removed\nat exit if it still holds that PID)" },
 	{ .name = "wait", .letter = 'w', .id = 'w',
 	  .help = "vmtouch's -w: with -d, wait until every page is\nlocked (what -d always does)" },
-	{ .name = "watch", .id = OPT_WATCH,
+	{ .name = "watch", .id = OPT_WATCH, CLI_SET(struct lock_ctx, watch),
 	  .help = "while locked, lock again what is replaced: a file\n"
 	          "renamed over or deleted and made again, a new file\n"
 	          "in a tree, a file that grew (inotify); one line\n"
@@ -81,7 +82,7 @@ static const struct cli_opt lock_opts[] = {
 	  .help = "with --watch, also walk everything again every\n"
 	          "SECS seconds (0: only on changes, the default;\n"
 	          "30 where the inotify watch limit is reached)" },
-	{ .name = "verbose", .letter = 'v', .id = 'v', .help = "list each file" },
+	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct lock_ctx, list), .help = "list each file" },
 	{ 0 }
 };
 
@@ -538,19 +539,10 @@ static bool lock_args(struct lock_ctx *c, struct cli_opts *co, int argc, char **
 	struct cli_parser p;
 	int opt;
 
-	cli_parser_init(&p, &lock_spec, argc, argv);
+	cli_parser_bind(&p, &lock_spec, c, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
-		case 'd':
-			c->daemon = true;
-			break;
-		case 'P':
-			c->pidfile = p.arg;
-			break;
 		case 'w':	/* -d waits until all is locked anyway */
-			break;
-		case OPT_WATCH:
-			c->watch = true;
 			break;
 		case OPT_WATCH_INTERVAL: {
 			char *end;
@@ -570,9 +562,6 @@ static bool lock_args(struct lock_ctx *c, struct cli_opts *co, int argc, char **
 		case OPT_MAX_MEM: case OPT_RESERVE: case OPT_RATE:
 			if (cli_budget_opt(&c->bo, opt, p.arg) < 0)
 				return *ret_exit = EXIT_USAGE, false;
-			break;
-		case 'v':
-			c->list = true;
 			break;
 		default:
 			if (cli_common_opt(co, &c->t, opt, p.arg, argv) < 0)

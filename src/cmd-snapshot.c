@@ -35,8 +35,10 @@ enum {
 };
 static const struct cli_opt snapshot_opts[] = {
 	{ .name = "output", .letter = 'o', .id = 'o', .arg = "FILE", .comp = CC_FILE,
+	  CLI_STRING(struct snap_cli, out),
 	  .help = "the snapshot to write (required)" },
 	{ .name = "root", .id = OPT_ROOT, .arg = "DIR", .comp = CC_DIR,
+	  CLI_STRING(struct snap_cli, rootarg),
 	  .help = "store paths relative to DIR (default /), so the\nsnapshot can warm a copy mounted elsewhere" },
 	{ .name = "no-active", .id = OPT_NO_ACTIVE, .help = "do not record active pages" },
 	{ .name = "guard", .id = OPT_GUARD, .arg = "RATIO",
@@ -140,15 +142,9 @@ static int parse(struct snap_cli *c, int argc, char **argv)
 	struct cli_parser p;
 	int opt;
 
-	cli_parser_init(&p, &snapshot_spec, argc, argv);
+	cli_parser_bind(&p, &snapshot_spec, c, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
-		case 'o':
-			c->out = p.arg;
-			break;
-		case OPT_ROOT:
-			c->rootarg = p.arg;
-			break;
 		case OPT_NO_ACTIVE:
 			c->flags |= PC_SNAPSHOT_NO_ACTIVE;
 			break;
