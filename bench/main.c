@@ -161,10 +161,13 @@ static int cmd_bench_compare(int argc, char **argv)
 	int opt, rc;
 
 	cli_parser_init(&p, &bench_spec, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
-		if (opt >= O_QUICK || cli_format_opt(&co, opt, argv) < 0)
-			return opt >= O_QUICK ? cli_usage_error("compare takes the output options "
-								"only (see --help)") : EXIT_USAGE;
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
+		bool experiment = opt >= O_QUICK && opt < O_END;	/* not the shared groups' */
+
+		if (experiment || cli_format_opt(&co, opt, argv) < 0)
+			return experiment ? cli_usage_error("compare takes the output options only "
+							    "(see --help)") : EXIT_USAGE;
+	}
 	if (opt == CLI_STOP)
 		return p.exit;
 	if (argc - optind != 2)

@@ -10,69 +10,74 @@
 #include "bench-opts.h"
 
 static const struct cli_opt warmup_opts[] = {
-	{ "quick", 0, 0, O_QUICK, NULL, CC_NONE, NULL,
-	  "a 1.5 million-row database (about 170 MB), 3 trials;\nreadtwice: 2 s; swapin: 96M in 64M, 2 passes,\npage-cluster 0,3, 2 runs", 0 },
-	{ "rows", 0, 0, O_ROWS, "N", CC_NONE, NULL,
-	  "rows in the database (default 15,647,665: about 1.8 GB)", 0 },
-	{ "trials", 0, 0, O_TRIALS, "N", CC_NONE, NULL,
-	  "trials (default 5; conditions shuffled in each)", 0 },
-	{ "dir", 0, 0, O_DIR, "DIR", CC_DIR, NULL,
-	  "where the database is made once and kept\n(default /var/tmp/pagecache-bench, made 0700); it must\n"
-	  "be yours and not writable by group or others; swapin\nwith --swap-device file or slow: where the image or the\n"
-	  "mount goes, in a fresh directory of its own (default\n/var/tmp)", 0 },
-	{ "worker", 0, 0, O_WORKER, "DB", CC_FILE, NULL,
-	  "internal: the query worker of one condition", 0 },
+	{ .name = "quick", .id = O_QUICK,
+	  .help = "a 1.5 million-row database (about 170 MB), 3 trials;\nreadtwice: 2 s; swapin: 96M in 64M, 2 passes,\npage-cluster 0,3, 2 runs" },
+	{ .name = "rows", .id = O_ROWS, .arg = "N",
+	  .help = "rows in the database (default 15,647,665: about 1.8 GB)" },
+	{ .name = "trials", .id = O_TRIALS, .arg = "N",
+	  .help = "trials (default 5; conditions shuffled in each)" },
+	{ .name = "dir", .id = O_DIR, .arg = "DIR", .comp = CC_DIR,
+	  .help = "where the database is made once and kept\n(default /var/tmp/pagecache-bench, made 0700); it must\n"
+	          "be yours and not writable by group or others; swapin\nwith --swap-device file or slow: where the image or the\n"
+	          "mount goes, in a fresh directory of its own (default\n/var/tmp)" },
+	{ .name = "worker", .id = O_WORKER, .arg = "DB", .comp = CC_FILE,
+	  .help = "internal: the query worker of one condition" },
 	{ 0 }
 };
 
 static const struct cli_opt readtwice_opts[] = {
-	{ "cgroups", 0, 0, O_CGROUPS, "N", CC_NONE, NULL,
-	  "memory cgroups, one sparse file each (default 2)", 0 },
-	{ "readers-per-cgroup", 0, 0, O_READERS, "K", CC_NONE, NULL,
-	  "reader processes per cgroup (default 2)", 0 },
-	{ "layout", 0, 0, O_LAYOUT, "L", CC_WORDS, "per-cgroup shared",
-	  "per-cgroup (default) or shared (all in one memcg)", 0 },
-	{ "size", 0, 0, O_SIZE, "SIZE", CC_SIZE, NULL,
-	  "bytes per sparse file (default 64G: holes, no I/O)", 0 },
-	{ "duration", 0, 0, O_DURATION, "S", CC_NONE, NULL, "seconds (default 10; --quick: 2)", 0 },
-	{ "runs", 0, 0, O_RUNS, "N", CC_NONE, NULL,
-	  "repetitions, for mean and standard error (default 1);\nswapin: runs of each setting, "
-	  "interleaved (default 5)", 0 },
-	{ "limit", 0, 0, O_LIMIT, "SIZE", CC_SIZE, NULL,
-	  "each memory cgroup's limit, so that reclaim happens\ninside it (default none; shared: "
-	  "cgroups x SIZE in\nthe one memcg; at least 8M and 2M per reader);\nswapin: the memory "
-	  "cgroup's limit (default 128M)", 0 },
+	{ .name = "cgroups", .id = O_CGROUPS, .arg = "N",
+	  .help = "memory cgroups, one sparse file each (default 2)" },
+	{ .name = "readers-per-cgroup", .id = O_READERS, .arg = "K",
+	  .help = "reader processes per cgroup (default 2)" },
+	{ .name = "layout", .id = O_LAYOUT, .arg = "L", .comp = CC_WORDS,
+	  .words = "per-cgroup shared",
+	  .help = "per-cgroup (default) or shared (all in one memcg)" },
+	{ .name = "size", .id = O_SIZE, .arg = "SIZE", .comp = CC_SIZE,
+	  .help = "bytes per sparse file (default 64G: holes, no I/O)" },
+	{ .name = "duration", .id = O_DURATION, .arg = "S",
+	  .help = "seconds (default 10; --quick: 2)" },
+	{ .name = "runs", .id = O_RUNS, .arg = "N",
+	  .help = "repetitions, for mean and standard error (default 1);\nswapin: runs of each setting, "
+	          "interleaved (default 5)" },
+	{ .name = "limit", .id = O_LIMIT, .arg = "SIZE", .comp = CC_SIZE,
+	  .help = "each memory cgroup's limit, so that reclaim happens\ninside it (default none; shared: "
+	          "cgroups x SIZE in\nthe one memcg; at least 8M and 2M per reader);\nswapin: the memory "
+	          "cgroup's limit (default 128M)" },
 	{ 0 }
 };
 
 static const struct cli_opt swapin_opts[] = {
-	{ "page-cluster", 0, 0, O_PC, "LIST", CC_NONE, NULL,
-	  "vm.page-cluster values (default 0,1,2,3,4)", 0 },
-	{ "vma-ra", 0, 0, O_VMA, "LIST", CC_WORDS, "on off on,off",
-	  "on,off: VMA readahead or cluster readahead (default both)", 0 },
-	{ "workload", 0, 0, O_WORKLOAD, "LIST", CC_WORDS, "seq random mt-random mixed",
-	  "seq,random,mt-random,mixed (default all)", 0 },
-	{ "with-auto", 0, 0, O_AUTO, NULL, CC_NONE, NULL,
-	  "add the tuner of `pagecache tune swap --auto` as a column;\nevery run of it starts at page-cluster 0 (readahead\noff: the tuner must find that it pays), and its\nrows report when it settled (auto_converge_intervals)", 0 },
-	{ "auto-interval", 0, 0, O_AUTO_INTERVAL, "S", CC_NONE, NULL,
-	  "the tuner's sampling interval (default 0.1)", 0 },
-	{ "working-set", 0, 0, O_WSS, "SIZE", CC_SIZE, NULL,
-	  "anonymous memory touched (default 192M)", 0 },
-	{ "passes", 0, 0, O_PASSES, "N", CC_NONE, NULL, "touches = N x pages (default 5)", 0 },
-	{ "threads", 0, 0, O_THREADS, "N", CC_NONE, NULL, "mt-random threads (default 2 per CPU)", 0 },
-	{ "swap-device", 0, 0, O_SWAPDEV, "D", CC_WORDS, "zram-loop zram file slow",
-	  "zram-loop (default: a private zram behind a loop device,\nwhere readahead happens), zram "
-	  "(control: the kernel\nskips readahead on it), file (a loop device over a\nfile in --dir) or "
-	  "slow[:LATENCY] (a loop device over the\nfile of a FUSE daemon, mounted in a fresh directory\n"
-	  "in --dir, that answers each read LATENCY after it\ncame, default 1ms, like a network disk: "
-	  "500us, 2ms)", 0 },
+	{ .name = "page-cluster", .id = O_PC, .arg = "LIST",
+	  .help = "vm.page-cluster values (default 0,1,2,3,4)" },
+	{ .name = "vma-ra", .id = O_VMA, .arg = "LIST", .comp = CC_WORDS,
+	  .words = "on off on,off",
+	  .help = "on,off: VMA readahead or cluster readahead (default both)" },
+	{ .name = "workload", .id = O_WORKLOAD, .arg = "LIST", .comp = CC_WORDS,
+	  .words = "seq random mt-random mixed",
+	  .help = "seq,random,mt-random,mixed (default all)" },
+	{ .name = "with-auto", .id = O_AUTO,
+	  .help = "add the tuner of `pagecache tune swap --auto` as a column;\nevery run of it starts at page-cluster 0 (readahead\noff: the tuner must find that it pays), and its\nrows report when it settled (auto_converge_intervals)" },
+	{ .name = "auto-interval", .id = O_AUTO_INTERVAL, .arg = "S",
+	  .help = "the tuner's sampling interval (default 0.1)" },
+	{ .name = "working-set", .id = O_WSS, .arg = "SIZE", .comp = CC_SIZE,
+	  .help = "anonymous memory touched (default 192M)" },
+	{ .name = "passes", .id = O_PASSES, .arg = "N", .help = "touches = N x pages (default 5)" },
+	{ .name = "threads", .id = O_THREADS, .arg = "N",
+	  .help = "mt-random threads (default 2 per CPU)" },
+	{ .name = "swap-device", .id = O_SWAPDEV, .arg = "D", .comp = CC_WORDS,
+	  .words = "zram-loop zram file slow",
+	  .help = "zram-loop (default: a private zram behind a loop device,\nwhere readahead happens), zram "
+	          "(control: the kernel\nskips readahead on it), file (a loop device over a\nfile in --dir) or "
+	          "slow[:LATENCY] (a loop device over the\nfile of a FUSE daemon, mounted in a fresh directory\n"
+	          "in --dir, that answers each read LATENCY after it\ncame, default 1ms, like a network disk: "
+	          "500us, 2ms)" },
 	{ 0 }
 };
 
 static const struct cli_opt report_opts[] = {
-	{ "output", 'o', 0, O_OUTPUT, "FILE", CC_FILE, NULL,
-	  "the HTML file to write (required); replaced whole\nor left as it was, never a device, FIFO or\ndirectory",
-	  0 },
+	{ .name = "output", .letter = 'o', .id = O_OUTPUT, .arg = "FILE", .comp = CC_FILE,
+	  .help = "the HTML file to write (required); replaced whole\nor left as it was, never a device, FIFO or\ndirectory" },
 	{ 0 }
 };
 

@@ -9,7 +9,7 @@
 
 #include "opts.h"
 
-/* ids past any letter and the shared groups' */
+/* ids past any letter: a command's own (CLI_OPT_OWN up), below the shared groups' */
 enum {
 	O_QUICK = 600, O_ROWS, O_TRIALS, O_DIR, O_WORKER, O_CGROUPS, O_READERS, O_LAYOUT,
 	O_SIZE, O_DURATION, O_RUNS, O_PC, O_VMA, O_WORKLOAD, O_AUTO, O_AUTO_INTERVAL, O_WSS,

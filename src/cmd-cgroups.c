@@ -31,11 +31,17 @@ static const struct ocol cgroups_cols[] = {
 	{ "path", "CGROUP", true },
 };
 
+struct cgroups_cli {
+	const char *root;		/* --root; "": the whole hierarchy */
+};
+
+enum { OPT_ROOT = CLI_OPT_OWN };
 static const struct cli_opt cgroups_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ "root", 0, 0, 'R', "CG", CC_CGROUP, NULL,
-	  "only CG and the cgroups below it (CG: any form\n--cgroup takes: a path, the directory, a unit or\n"
-	  "cgroup name, a container ID prefix)", 0 },
+	{ .name = "root", .id = OPT_ROOT, .arg = "CG", .comp = CC_CGROUP,
+	  CLI_STRING(struct cgroups_cli, root),
+	  .help = "only CG and the cgroups below it (CG: any form\n--cgroup takes: a path, the directory, a unit or\n"
+	          "cgroup name, a container ID prefix)" },
 	{ 0 }
 };
 
@@ -127,22 +133,14 @@ int cmd_cgroups(int argc, char **argv)
 	struct cli_parser p;
 	struct cli_opts co = { OUT_HUMAN };
 	struct rows r = { 0 };
-	const char *start = "";
+	struct cgroups_cli cl = { "" };
 	char mount[64], rel[4096];
 	int opt, version, rc;
 
-	cli_parser_init(&p, &cgroups_spec, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
-		switch (opt) {
-		case 'R':
-			start = p.arg;
-			break;
-		default:
-			if (cli_format_opt(&co, opt, argv) < 0)
-				return EXIT_USAGE;
-			break;
-		}
-	}
+	cli_parser_bind(&p, &cgroups_spec, &cl, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
+		if (cli_format_opt(&co, opt, argv) < 0)
+			return EXIT_USAGE;
 	if (opt == CLI_STOP)
 		return p.exit;
 	out_init(co.fmt, co.bytes, co.noheadings);
@@ -158,17 +156,17 @@ int cmd_cgroups(int argc, char **argv)
 		out_flush();
 		return EXIT_PARTIAL;
 	}
-	if (strstr(start, ".."))
-		return cli_usage_error("--root '%s' must stay inside the hierarchy", start);
+	if (strstr(cl.root, ".."))
+		return cli_usage_error("--root '%s' must stay inside the hierarchy", cl.root);
 	rc = 0;
 	rel[0] = 0;
-	if (*start) {
+	if (*cl.root) {
 		/* any form --cgroup takes: a path, the directory, a unit name, a container */
 		char dir[4096], why[1024];
 
-		rc = pc_cgroup_resolve(start, dir, sizeof(dir), why, sizeof(why));
+		rc = pc_cgroup_resolve(cl.root, dir, sizeof(dir), why, sizeof(why));
 		if (rc < 0)
-			cli_fail_msg(start, "cannot read memory cgroup", why);
+			cli_fail_msg(cl.root, "cannot read memory cgroup", why);
 		else
 			snprintf(rel, sizeof(rel), "%s", dir + strlen(mount));
 	}

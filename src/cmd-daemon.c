@@ -54,13 +54,14 @@
 #include <time.h>
 #include <unistd.h>
 
+enum { OPT_CHECK = CLI_OPT_OWN, OPT_SOCKET };
 static const struct cli_opt daemon_opts[] = {
-	{ "config", 'c', 0, 'c', "FILE", CC_FILE, NULL,
-	  "the configuration (default " DAEMON_CONFIG ")", 0 },
-	{ "check", 0, 0, 'k', NULL, CC_NONE, NULL,
-	  "read and check the configuration, say what it\nwould do, and exit (0: good, 1: not)", 0 },
-	{ "socket", 0, 0, 's', "PATH", CC_FILE, NULL,
-	  "the status socket (overrides the file's socket =)", 0 },
+	{ .name = "config", .letter = 'c', .id = 'c', .arg = "FILE", .comp = CC_FILE,
+	  .help = "the configuration (default " DAEMON_CONFIG ")" },
+	{ .name = "check", .id = OPT_CHECK,
+	  .help = "read and check the configuration, say what it\nwould do, and exit (0: good, 1: not)" },
+	{ .name = "socket", .id = OPT_SOCKET, .arg = "PATH", .comp = CC_FILE,
+	  .help = "the status socket (overrides the file's socket =)" },
 	{ 0 }
 };
 
@@ -577,10 +578,10 @@ static void snapshot_job(struct svc *s, int fd)
 	t.cgroup_gone_empty = true;
 	if (!c->npaths && D.job.snap_pid) {
 		snprintf(num, sizeof(num), "%d", (int)D.job.snap_pid);
-		targets_opt(&t, 'p' + 256, num);
-		targets_opt(&t, 'c' + 256, NULL);
+		targets_opt(&t, OPT_PID, num);
+		targets_opt(&t, OPT_CHILDREN, NULL);
 	} else if (!c->npaths) {
-		targets_opt(&t, 'g' + 256, c->cgroup);
+		targets_opt(&t, OPT_CGROUP, c->cgroup);
 	}
 	if (targets_finish(&t, (int)c->npaths, c->paths) < 0)
 		job_exit(fd, &res, 2);
@@ -697,8 +698,8 @@ static void restore_job(struct svc *s, int fd)
 		}
 	}
 	/* the configuration's budget, checked when it was read */
-	if ((c->max_mem && cli_budget_opt(&bo, 'M', c->max_mem) < 0) ||
-	    (c->rate && cli_budget_opt(&bo, 'T', c->rate) < 0))
+	if ((c->max_mem && cli_budget_opt(&bo, OPT_MAX_MEM, c->max_mem) < 0) ||
+	    (c->rate && cli_budget_opt(&bo, OPT_RATE, c->rate) < 0))
 		job_exit(fd, &res, 2);
 	/*
 	 * root = DIR: reached as the snapshot job reaches its paths, a link
@@ -1948,10 +1949,10 @@ int cmd_daemon(int argc, char **argv)
 		case 'c':
 			config = p.arg;
 			break;
-		case 'k':
+		case OPT_CHECK:
 			check = true;
 			break;
-		case 's':
+		case OPT_SOCKET:
 			if (p.arg[0] != '/')
 				return cli_usage_error("--socket '%s': an absolute path", p.arg);
 			sock = p.arg;

@@ -29,7 +29,8 @@ static const struct ocol evict_cols[] = {
 
 static const struct cli_opt evict_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list each file", 0 },
+	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct evict_ctx, list),
+	  .help = "list each file" },
 	{ 0 }
 };
 
@@ -166,17 +167,10 @@ int cmd_evict(int argc, char **argv)
 	int opt, rc;
 
 	targets_init(&c.t);
-	cli_parser_init(&p, &evict_spec, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
-		switch (opt) {
-		case 'v':
-			c.list = true;
-			break;
-		default:
-			if (cli_common_opt(&co, &c.t, opt, p.arg, argv) < 0)
-				return EXIT_USAGE;
-		}
-	}
+	cli_parser_bind(&p, &evict_spec, &c, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
+		if (cli_common_opt(&co, &c.t, opt, p.arg, argv) < 0)
+			return EXIT_USAGE;
 	rc = cli_files_begin(&p, opt, &co, &c.t, argc, argv);
 	if (rc >= 0)
 		return rc;

@@ -63,28 +63,29 @@ static const struct ocol lock_cols[] = {
 	{ "locked", "LOCKED", false }, { "path", "FILE", true },
 };
 
+enum { OPT_WATCH = CLI_OPT_OWN, OPT_WATCH_INTERVAL };
 static const struct cli_opt lock_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ "daemon", 'd', 0, 'd', NULL, CC_NONE, NULL,
-	  "detach once everything is locked; the parent exits\n0 when every file is locked and the daemon holds\n"
-	  "them; on any failure the daemon releases all and\nexits, and the parent exits 1", 0 },
-	/* id past the letters: 'P' is --prom's (OPT_PROM) */
-	{ "pidfile", 'P', 0, 'P' + 512, "FILE", CC_FILE, NULL,
-	  "write the locking process's PID to FILE (removed\nat exit if it still holds that PID)", 0 },
-	{ "wait", 'w', 0, 'w', NULL, CC_NONE, NULL,
-	  "vmtouch's -w: with -d, wait until every page is\nlocked (what -d always does)", 0 },
-	{ "watch", 0, 0, 'w' + 512, NULL, CC_NONE, NULL,
-	  "while locked, lock again what is replaced: a file\n"
-	  "renamed over or deleted and made again, a new file\n"
-	  "in a tree, a file that grew (inotify); one line\n"
-	  "per change, the old inode's lock released; the\n"
-	  "set grows only within --max-mem (else not past\n"
-	  "its first size)", 0 },
-	{ "watch-interval", 0, 0, 'i' + 512, "SECS", CC_NONE, NULL,
-	  "with --watch, also walk everything again every\n"
-	  "SECS seconds (0: only on changes, the default;\n"
-	  "30 where the inotify watch limit is reached)", 0 },
-	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list each file", 0 },
+	{ .name = "daemon", .letter = 'd', .id = 'd', CLI_SET(struct lock_ctx, daemon),
+	  .help = "detach once everything is locked; the parent exits\n0 when every file is locked and the daemon holds\n"
+	          "them; on any failure the daemon releases all and\nexits, and the parent exits 1" },
+	{ .name = "pidfile", .letter = 'P', .id = 'P', .arg = "FILE", .comp = CC_FILE,
+	  CLI_STRING(struct lock_ctx, pidfile),
+	  .help = "write the locking process's PID to FILE (removed\nat exit if it still holds that PID)" },
+	{ .name = "wait", .letter = 'w', .id = 'w',
+	  .help = "vmtouch's -w: with -d, wait until every page is\nlocked (what -d always does)" },
+	{ .name = "watch", .id = OPT_WATCH, CLI_SET(struct lock_ctx, watch),
+	  .help = "while locked, lock again what is replaced: a file\n"
+	          "renamed over or deleted and made again, a new file\n"
+	          "in a tree, a file that grew (inotify); one line\n"
+	          "per change, the old inode's lock released; the\n"
+	          "set grows only within --max-mem (else not past\n"
+	          "its first size)" },
+	{ .name = "watch-interval", .id = OPT_WATCH_INTERVAL, .arg = "SECS",
+	  .help = "with --watch, also walk everything again every\n"
+	          "SECS seconds (0: only on changes, the default;\n"
+	          "30 where the inotify watch limit is reached)" },
+	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct lock_ctx, list), .help = "list each file" },
 	{ 0 }
 };
 
@@ -561,21 +562,12 @@ static bool lock_args(struct lock_ctx *c, struct cli_opts *co, int argc, char **
 	struct cli_parser p;
 	int opt;
 
-	cli_parser_init(&p, &lock_spec, argc, argv);
+	cli_parser_bind(&p, &lock_spec, c, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
-		case 'd':
-			c->daemon = true;
-			break;
-		case 'P' + 512:
-			c->pidfile = p.arg;
-			break;
 		case 'w':	/* -d waits until all is locked anyway */
 			break;
-		case 'w' + 512:
-			c->watch = true;
-			break;
-		case 'i' + 512: {
+		case OPT_WATCH_INTERVAL: {
 			char *end;
 			unsigned long v;
 
@@ -590,12 +582,9 @@ static bool lock_args(struct lock_ctx *c, struct cli_opts *co, int argc, char **
 			c->interval_set = true;
 			break;
 		}
-		case 'M': case 'S': case 'T':
+		case OPT_MAX_MEM: case OPT_RESERVE: case OPT_RATE:
 			if (cli_budget_opt(&c->bo, opt, p.arg) < 0)
 				return *ret_exit = EXIT_USAGE, false;
-			break;
-		case 'v':
-			c->list = true;
 			break;
 		default:
 			if (cli_common_opt(co, &c->t, opt, p.arg, argv) < 0)

@@ -68,17 +68,18 @@ enum { OPT_MAXSIZE = 512, OPT_TIMEOUT };
 
 /* both: one deadline for every run of skopeo (docs/security.md, "Registries") */
 #define TIMEOUT_OPT(verb)                                                              \
-	{ "timeout", 0, 0, OPT_TIMEOUT, "SECONDS", CC_NONE, NULL,                      \
-	  "give up after SECONDS (default 300; 0: no limit),\n"                        \
-	  "the whole " verb ": skopeo is killed then, what it\n"                       \
-	  "wrote removed, and the error names the timeout", 0 }
+	{ .name = "timeout", .id = OPT_TIMEOUT, .arg = "SECONDS",                     \
+	  .help = "give up after SECONDS (default 300; 0: no limit),\n"               \
+	          "the whole " verb ": skopeo is killed then, what it\n"              \
+	          "wrote removed, and the error names the timeout" }
 
 static const struct cli_opt fmt_opts[] = {
-	{ "json", 'J', 0, OPT_JSON, "STYLE", CC_WORDS, "pretty short",
-	  "JSON on stdout (errors included); STYLE pretty\n(the default) or short: "
-	  "one object a line", CLI_OPTARG },
-	{ "kv", 0, 0, OPT_KV, NULL, CC_NONE, NULL, "key=value lines", 0 },
-	{ "bytes", 0, 0, OPT_BYTES, NULL, CC_NONE, NULL, "exact bytes instead of 1.5G", 0 },
+	{ .name = "json", .letter = 'J', .id = OPT_JSON, .arg = "STYLE", .comp = CC_WORDS,
+	  .words = "pretty short",
+	  .help = "JSON on stdout (errors included); STYLE pretty\n(the default) or short: "
+	          "one object a line", .flags = CLI_OPTARG },
+	{ .name = "kv", .id = OPT_KV, .help = "key=value lines" },
+	{ .name = "bytes", .id = OPT_BYTES, .help = "exact bytes instead of 1.5G" },
 	{ 0 }
 };
 static const struct cli_group fmt_group = { "Output", fmt_opts };
@@ -127,10 +128,10 @@ const struct cli_spec push_spec = {
 };
 
 static const struct cli_opt pull_opts[] = {
-	{ "output", 'o', 0, 'o', "FILE", CC_FILE, NULL,
-	  "the snapshot to write (required); written\natomically, never through a symbolic link", 0 },
-	{ "max-size", 0, 0, OPT_MAXSIZE, "SIZE", CC_SIZE, NULL,
-	  "refuse a snapshot larger than SIZE (default 1G),\nbefore it is fetched", 0 },
+	{ .name = "output", .letter = 'o', .id = 'o', .arg = "FILE", .comp = CC_FILE,
+	  .help = "the snapshot to write (required); written\natomically, never through a symbolic link" },
+	{ .name = "max-size", .id = OPT_MAXSIZE, .arg = "SIZE", .comp = CC_SIZE,
+	  .help = "refuse a snapshot larger than SIZE (default 1G),\nbefore it is fetched" },
 	TIMEOUT_OPT("pull"),
 	{ 0 }
 };

@@ -56,26 +56,45 @@
 
 #define REC_COLD_PATHS 64	/* --cold-path given, at most */
 
-enum { OPT_COLD = 512, OPT_COLD_PATH = 513 };
+struct record_cli {
+	struct cli_opts co;
+	struct pc_trace_opts to;	/* its pid, cgroup_fd and children set as it starts */
+	const char *out;		/* -o */
+	const char *rootarg;		/* --root, "/" */
+	const char *cgroup;		/* --cgroup */
+	pid_t pid;			/* --pid; 0: none */
+	double duration;		/* --duration; 0: none */
+	bool cold_asked;		/* --cold */
+	const char *cold_paths[REC_COLD_PATHS];	/* into argv: nothing to free on any return */
+	size_t ncold;
+	char **cmd;			/* -- CMD [ARG...], into argv; NULL: none */
+};
+
+enum { OPT_COLD = CLI_OPT_OWN, OPT_COLD_PATH, OPT_ROOT };
 
 static const struct cli_opt record_opts[] = {
-	{ "output", 'o', 0, 'o', "FILE", CC_FILE, NULL, "the snapshot to write (required)", 0 },
-	{ "pid", 0, 0, OPT_PID, "PID", CC_PID, NULL,
-	  "record what process PID uses (all its threads)", 0 },
-	{ "children", 0, 0, OPT_CHILDREN, NULL, CC_NONE, NULL,
-	  "with --pid, also the processes it starts from now on", 0 },
-	{ "cgroup", 0, 0, OPT_CGROUP, "CG", CC_CGROUP, NULL,
-	  "record what the processes of cgroup CG (and those\nbelow it) use: a path, a directory, a unit name\n"
-	  "(foo.service) or a container ID", 0 },
-	{ "duration", 'd', 0, 'd', "SECONDS", CC_NONE, NULL,
-	  "stop after SECONDS (else at CMD's exit, when PID\nexits, or at SIGINT/SIGTERM)", 0 },
-	{ "root", 0, 0, 'R', "DIR", CC_DIR, NULL,
-	  "store paths relative to DIR (default /); files\noutside it are counted, not kept", 0 },
-	{ "cold", 0, 0, OPT_COLD, NULL, CC_NONE, NULL,
-	  "first evict the files the snapshot at -o lists (the\nlast recording of this workload) "
-	  "and those of\n--cold-path: a start from a cold cache", 0 },
-	{ "cold-path", 0, 0, OPT_COLD_PATH, "PATH", CC_FILE, NULL,
-	  "with --cold, evict this file or tree too (again\nfor more)", 0 },
+	{ .name = "output", .letter = 'o', .id = 'o', .arg = "FILE", .comp = CC_FILE,
+	  CLI_STRING(struct record_cli, out), .help = "the snapshot to write (required)" },
+	{ .name = "pid", .id = OPT_PID, .arg = "PID", .comp = CC_PID,
+	  .help = "record what process PID uses (all its threads)" },
+	{ .name = "children", .id = OPT_CHILDREN, CLI_SET(struct record_cli, to.children),
+	  .help = "with --pid, also the processes it starts from now on" },
+	{ .name = "cgroup", .id = OPT_CGROUP, .arg = "CG", .comp = CC_CGROUP,
+	  CLI_STRING(struct record_cli, cgroup),
+	  .help = "record what the processes of cgroup CG (and those\nbelow it) use: a path, a directory, a unit name\n"
+	          "(foo.service) or a container ID" },
+	{ .name = "duration", .letter = 'd', .id = 'd', .arg = "SECONDS",
+	  CLI_SECONDS(struct record_cli, duration), .lo = 0, .hi = 1e9, .range = CLI_ABOVE_LO | CLI_BELOW_HI,
+	  .bad = "--duration '%s': seconds, more than 0 (1.5 is a second and a half)",
+	  .help = "stop after SECONDS (else at CMD's exit, when PID\nexits, or at SIGINT/SIGTERM)" },
+	{ .name = "root", .id = OPT_ROOT, .arg = "DIR", .comp = CC_DIR,
+	  CLI_STRING(struct record_cli, rootarg),
+	  .help = "store paths relative to DIR (default /); files\noutside it are counted, not kept" },
+	{ .name = "cold", .id = OPT_COLD, CLI_SET(struct record_cli, cold_asked),
+	  .help = "first evict the files the snapshot at -o lists (the\nlast recording of this workload) "
+	          "and those of\n--cold-path: a start from a cold cache" },
+	{ .name = "cold-path", .id = OPT_COLD_PATH, .arg = "PATH", .comp = CC_FILE,
+	  .help = "with --cold, evict this file or tree too (again\nfor more)" },
 	{ 0 }
 };
 
@@ -523,20 +542,6 @@ static uint64_t mono_ns(void)
 /* ---- the command ---- */
 
 /* what the command was told */
-struct record_cli {
-	struct cli_opts co;
-	struct pc_trace_opts to;	/* its pid, cgroup_fd and children set as it starts */
-	const char *out;		/* -o */
-	const char *rootarg;		/* --root, "/" */
-	const char *cgroup;		/* --cgroup */
-	pid_t pid;			/* --pid; 0: none */
-	double duration;		/* --duration; 0: none */
-	bool cold_asked;		/* --cold */
-	const char *cold_paths[REC_COLD_PATHS];	/* into argv: nothing to free on any return */
-	size_t ncold;
-	char **cmd;			/* -- CMD [ARG...], into argv; NULL: none */
-};
-
 /* what it holds while it runs, and what it found */
 struct record_run {
 	char *root;			/* --root, resolved */
@@ -570,18 +575,9 @@ static int parse(struct record_cli *c, int argc, char **argv)
 	struct cli_parser p;
 	int opt;
 
-	cli_parser_init(&p, &record_spec, argc, argv);
+	cli_parser_bind(&p, &record_spec, c, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
-		case 'o':
-			c->out = p.arg;
-			break;
-		case 'R':
-			c->rootarg = p.arg;
-			break;
-		case OPT_COLD:
-			c->cold_asked = true;
-			break;
 		case OPT_COLD_PATH:
 			if (c->ncold == REC_COLD_PATHS)
 				return cli_usage_error("--cold-path: at most %d (name a directory above "
@@ -591,18 +587,6 @@ static int parse(struct record_cli *c, int argc, char **argv)
 		case OPT_PID:
 			if (cli_parse_pid("--pid", p.arg, &c->pid))
 				return EXIT_USAGE;
-			break;
-		case OPT_CHILDREN:
-			c->to.children = true;
-			break;
-		case OPT_CGROUP:
-			c->cgroup = p.arg;
-			break;
-		case 'd':
-			if (cli_parse_decimal(p.arg, 0, 1e9, CLI_ABOVE_LO | CLI_BELOW_HI,
-					      &c->duration) < 0)
-				return cli_usage_error("--duration '%s': seconds, more than 0 (1.5 is "
-						       "a second and a half)", p.arg);
 			break;
 		default:
 			if (cli_format_opt(&c->co, opt, argv) < 0)

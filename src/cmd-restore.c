@@ -18,34 +18,58 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { OPT_MAX_TIME = 512 };
+/* what the command was told, beside the engine's options */
+struct restore_cli {
+	struct pc_restore_opts o;
+	struct cli_opts co;
+	const char *cgroup, *snap;
+	bool list, quiet;
+	/* the progress line, while the engine reads */
+	struct pc_progress progress;
+	struct cli_progress *prog;
+	uint64_t total;
+};
+
+enum {
+	OPT_STRICT = CLI_OPT_OWN, OPT_ROOT, OPT_ALLOW_CHANGED, OPT_ORDER, OPT_MAX_TIME,
+	OPT_INTO_CGROUP, OPT_IDLE, OPT_DRY_RUN, OPT_NO_METADATA,
+};
 static const struct cli_opt restore_opts[] = {
-	{ "root", 0, 0, 'R', "DIR", CC_DIR, NULL,
-	  "the tree the snapshot's paths are relative to, and\nbeneath which every file is opened (default /; a\n"
-	  "snapshot taken beneath another root needs it)", 0 },
-	{ "strict", 0, 0, 'X', NULL, CC_NONE, NULL,
-	  "skip every file whose size or mtime changed since\nthe snapshot, even one modified in place", 0 },
-	{ "allow-changed", 0, 0, 'A', NULL, CC_NONE, NULL,
-	  "warm changed regular files anyway, replaced ones\ntoo (never links, FIFOs, devices, or anything\n"
-	  "outside the root)", 0 },
-	{ "order", 0, 0, 'O', "ORDER", CC_WORDS, "disk file access",
-	  "disk (default: by position on disk, FIEMAP), file\n(the snapshot's order) or access: the pages a\n"
-	  "recording (pagecache record) saw used, in the\norder they were first used, then the rest by disk",
-	  0 },
-	{ "max-time", 0, 0, OPT_MAX_TIME, "S", CC_NONE, NULL,
-	  "stop handing out reads after S seconds (0.5 is\nhalf a second), let those in flight finish, and\n"
-	  "say how far it got: with --order access, what\nwas needed first is in", 0 },
-	{ "cgroup", 0, 0, 'G', "CG", CC_CGROUP, NULL,
-	  "read from inside memory cgroup CG (v1 or v2), so\npages are charged there: its directory, its path\n"
-	  "(/system.slice/db.service), its name (db.service) or\na container ID (12+ hex digits)", 0 },
+	{ .name = "root", .id = OPT_ROOT, .arg = "DIR", .comp = CC_DIR,
+	  CLI_STRING(struct restore_cli, o.root),
+	  .help = "the tree the snapshot's paths are relative to, and\nbeneath which every file is opened (default /; a\n"
+	          "snapshot taken beneath another root needs it)" },
+	{ .name = "strict", .id = OPT_STRICT, CLI_SET(struct restore_cli, o.strict),
+	  .help = "skip every file whose size or mtime changed since\nthe snapshot, even one modified in place" },
+	{ .name = "allow-changed", .id = OPT_ALLOW_CHANGED,
+	  CLI_SET(struct restore_cli, o.allow_changed),
+	  .help = "warm changed regular files anyway, replaced ones\ntoo (never links, FIFOs, devices, or anything\n"
+	          "outside the root)" },
+	{ .name = "order", .id = OPT_ORDER, .arg = "ORDER", .comp = CC_WORDS,
+	  .words = "disk file access",
+	  .help = "disk (default: by position on disk, FIEMAP), file\n(the snapshot's order) or access: the pages a\n"
+	          "recording (pagecache record) saw used, in the\norder they were first used, then the rest by disk" },
+	{ .name = "max-time", .id = OPT_MAX_TIME, .arg = "S",
+	  CLI_SECONDS(struct restore_cli, o.max_time), .lo = 0, .hi = 1e9, .range = CLI_BELOW_HI,
+	  .bad = "--max-time '%s': seconds, 0 or more (0.5 is half a second)",
+	  .help = "stop handing out reads after S seconds (0.5 is\nhalf a second), let those in flight finish, and\n"
+	          "say how far it got: with --order access, what\nwas needed first is in" },
+	{ .name = "cgroup", .id = OPT_INTO_CGROUP, .arg = "CG", .comp = CC_CGROUP,
+	  CLI_STRING(struct restore_cli, cgroup),
+	  .help = "read from inside memory cgroup CG (v1 or v2), so\npages are charged there: its directory, its path\n"
+	          "(/system.slice/db.service), its name (db.service) or\na container ID (12+ hex digits)" },
 	CLI_OPT_RATE,
-	{ "idle", 0, 0, 'I', NULL, CC_NONE, NULL,
-	  "idle I/O priority, so a live service keeps its disk", 0 },
-	{ "dry-run", 0, 0, 'D', NULL, CC_NONE, NULL, "say what would be read; read nothing", 0 },
-	{ "no-metadata", 0, 0, 'E', NULL, CC_NONE, NULL,
-	  "do not read the snapshot's block device records\n(filesystem metadata, snapshot --metadata)", 0 },
-	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list each file", 0 },
-	{ "quiet", 'q', 0, 'q', NULL, CC_NONE, NULL, "no progress line", 0 },
+	{ .name = "idle", .id = OPT_IDLE, CLI_SET(struct restore_cli, o.idle),
+	  .help = "idle I/O priority, so a live service keeps its disk" },
+	{ .name = "dry-run", .id = OPT_DRY_RUN, CLI_SET(struct restore_cli, o.dry_run),
+	  .help = "say what would be read; read nothing" },
+	{ .name = "no-metadata", .id = OPT_NO_METADATA,
+	  CLI_SET(struct restore_cli, o.no_metadata),
+	  .help = "do not read the snapshot's block device records\n(filesystem metadata, snapshot --metadata)" },
+	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct restore_cli, list),
+	  .help = "list each file" },
+	{ .name = "quiet", .letter = 'q', .id = 'q', CLI_SET(struct restore_cli, quiet),
+	  .help = "no progress line" },
 	{ 0 }
 };
 
@@ -145,37 +169,16 @@ static void skip_row(const char *path, const char *why)
 		cli_warn("skipping '%s': %s", path, why);
 }
 
-/* what the command was told, beside the engine's options */
-struct restore_cli {
-	struct pc_restore_opts o;
-	struct cli_opts co;
-	const char *cgroup, *snap;
-	bool list, quiet;
-	/* the progress line, while the engine reads */
-	struct pc_progress progress;
-	struct cli_progress *prog;
-	uint64_t total;
-};
-
 static int parse(struct restore_cli *c, int argc, char **argv)
 {
 	struct cli_parser p;
 	struct cli_budget bo = CLI_BUDGET_INIT;
 	int opt;
 
-	cli_parser_init(&p, &restore_spec, argc, argv);
+	cli_parser_bind(&p, &restore_spec, c, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
-		case 'R':
-			c->o.root = p.arg;
-			break;
-		case 'A':
-			c->o.allow_changed = true;
-			break;
-		case 'X':
-			c->o.strict = true;
-			break;
-		case 'O':
+		case OPT_ORDER:
 			if (!strcmp(p.arg, "file"))
 				c->o.order = PC_RESTORE_FILE;
 			else if (!strcmp(p.arg, "access"))
@@ -185,32 +188,9 @@ static int parse(struct restore_cli *c, int argc, char **argv)
 			else
 				return cli_usage_error("unknown order '%s' (disk, file or access)", p.arg);
 			break;
-		case OPT_MAX_TIME:
-			if (cli_parse_decimal(p.arg, 0, 1e9, CLI_BELOW_HI, &c->o.max_time) < 0)
-				return cli_usage_error("--max-time '%s': seconds, 0 or more (0.5 is half "
-						       "a second)", p.arg);
-			break;
-		case 'G':
-			c->cgroup = p.arg;
-			break;
-		case 'M': case 'S': case 'T':
+		case OPT_MAX_MEM: case OPT_RESERVE: case OPT_RATE:
 			if (cli_budget_opt(&bo, opt, p.arg) < 0)
 				return EXIT_USAGE;
-			break;
-		case 'I':
-			c->o.idle = true;
-			break;
-		case 'D':
-			c->o.dry_run = true;
-			break;
-		case 'E':
-			c->o.no_metadata = true;
-			break;
-		case 'v':
-			c->list = true;
-			break;
-		case 'q':
-			c->quiet = true;
 			break;
 		default:
 			if (cli_format_opt(&c->co, opt, argv) < 0)

@@ -31,12 +31,22 @@
 #include <time.h>
 #include <unistd.h>
 
+struct run_cli {
+	uint64_t limit;			/* --cache-limit; 0: none */
+	bool no_cache;			/* --no-cache (or --cache-limit) */
+	bool verbose;
+	char **cmd;			/* CMD and its arguments */
+};
+
+enum { OPT_NO_CACHE = CLI_OPT_OWN, OPT_CACHE_LIMIT };
 static const struct cli_opt run_opts[] = {
-	{ "no-cache", 0, 0, 'N', NULL, CC_NONE, NULL, "drop what CMD cached when it exits", 0 },
-	{ "cache-limit", 0, 0, 'L', "SIZE", CC_SIZE, NULL,
-	  "also keep CMD's page cache under SIZE while it runs\n(the excess is reclaimed; CMD is never OOM-killed\nfor it)", 0 },
-	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL,
-	  "say on stderr how much CMD left cached and dropped", 0 },
+	{ .name = "no-cache", .id = OPT_NO_CACHE, CLI_SET(struct run_cli, no_cache),
+	  .help = "drop what CMD cached when it exits" },
+	{ .name = "cache-limit", .id = OPT_CACHE_LIMIT, .arg = "SIZE", .comp = CC_SIZE,
+	  CLI_SIZE(struct run_cli, limit), .lo = 1, .bad = "invalid size '%s' (e.g. 256M)",
+	  .help = "also keep CMD's page cache under SIZE while it runs\n(the excess is reclaimed; CMD is never OOM-killed\nfor it)" },
+	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct run_cli, verbose),
+	  .help = "say on stderr how much CMD left cached and dropped" },
 	{ 0 }
 };
 
@@ -104,12 +114,6 @@ static void trim(const char *dir, int version, uint64_t limit, const char *orig)
 }
 
 /* What run was told. */
-struct run_cli {
-	uint64_t limit;			/* --cache-limit; 0: none */
-	bool verbose;
-	char **cmd;			/* CMD and its arguments */
-};
-
 /* CMD's memory cgroup, and what is noted to undo it after a kill -9. */
 struct run_cg {
 	struct pc_cgroup_nest nest;
@@ -122,29 +126,15 @@ struct run_cg {
 static int parse(struct run_cli *cl, int argc, char **argv)
 {
 	struct cli_parser p;
-	bool no_cache = false;
 	int opt;
 
 	/* options stop at CMD, which has options of its own (spec: stop_at_operand) */
-	cli_parser_init(&p, &run_spec, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
-		switch (opt) {
-		case 'N':
-			no_cache = true;
-			break;
-		case 'L':
-			if (pc_parse_size(p.arg, &cl->limit) < 0 || !cl->limit)
-				return cli_usage_error("invalid size '%s' (e.g. 256M)", p.arg);
-			no_cache = true;
-			break;
-		case 'v':
-			cl->verbose = true;
-			break;
-		}
-	}
+	cli_parser_bind(&p, &run_spec, cl, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
+		;	/* all of run's options are bound */
 	if (opt == CLI_STOP)
 		return p.exit;
-	if (!no_cache)
+	if (!cl->no_cache && !cl->limit)	/* --cache-limit implies --no-cache */
 		return cli_usage_error("say --no-cache or --cache-limit SIZE");
 	if (optind >= argc)
 		return cli_usage_error("no command given (pagecache run --no-cache -- CMD)");

@@ -30,9 +30,9 @@ static const struct ocol meta_cols[] = {
 
 static const struct cli_opt show_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL,
-	  "with a recording's times (pagecache record): the\npages used of each file and when it was first\n"
-	  "used, in ms after the recording began", 0 },
+	{ .name = "verbose", .letter = 'v', .id = 'v',
+	  .help = "with a recording's times (pagecache record): the\npages used of each file and when it was first\n"
+	          "used, in ms after the recording began" },
 	{ 0 }
 };
 
@@ -73,7 +73,7 @@ static const struct ocol diff_meta_cols[] = {
 
 static const struct cli_opt diff_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list unchanged files too", 0 },
+	{ .name = "verbose", .letter = 'v', .id = 'v', .help = "list unchanged files too" },
 	{ 0 }
 };
 

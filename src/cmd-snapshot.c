@@ -29,23 +29,30 @@ struct snap_cli {
 	struct meta_set ms;		/* --metadata's rows */
 };
 
+enum {
+	OPT_ROOT = CLI_OPT_OWN, OPT_NO_ACTIVE, OPT_GUARD, OPT_METADATA, OPT_SAFE_LINKS,
+	OPT_OWNERS,
+};
 static const struct cli_opt snapshot_opts[] = {
-	{ "output", 'o', 0, 'o', "FILE", CC_FILE, NULL, "the snapshot to write (required)", 0 },
-	{ "root", 0, 0, 'R', "DIR", CC_DIR, NULL,
-	  "store paths relative to DIR (default /), so the\nsnapshot can warm a copy mounted elsewhere", 0 },
-	{ "no-active", 0, 0, 'N', NULL, CC_NONE, NULL, "do not record active pages", 0 },
-	{ "guard", 0, 0, 'g', "RATIO", CC_NONE, NULL,
-	  "keep an existing FILE when the new snapshot is\nempty or holds fewer than RATIO times its pages\n"
-	  "(0 to 1; 0: only never replace with an empty one);\na --cgroup that is not there is empty", 0 },
-	{ "metadata", 0, 0, 'E', NULL, CC_NONE, NULL,
-	  "also record the cache of the block device under\neach filesystem of the files (metadata: inodes,\n"
-	  "directories; and whatever was read through /dev/X);\nroot only", 0 },
-	{ "safe-links", 0, 0, 'S', NULL, CC_NONE, NULL,
-	  "follow a symbolic link in a PATH only if the link\nand every directory before it are root's and\n"
-	  "writable by nobody else (systemd's PIDFile= rule);\nrefuse the PATH otherwise", 0 },
-	{ "owners", 0, 0, 'W', NULL, CC_NONE, NULL,
-	  "say in the total who owns the files read (uid:gid:\nwrite bits, from the fstat of the very fd read):\n"
-	  "pagecache daemon judges its status peers on it", 0 },
+	{ .name = "output", .letter = 'o', .id = 'o', .arg = "FILE", .comp = CC_FILE,
+	  CLI_STRING(struct snap_cli, out),
+	  .help = "the snapshot to write (required)" },
+	{ .name = "root", .id = OPT_ROOT, .arg = "DIR", .comp = CC_DIR,
+	  CLI_STRING(struct snap_cli, rootarg),
+	  .help = "store paths relative to DIR (default /), so the\nsnapshot can warm a copy mounted elsewhere" },
+	{ .name = "no-active", .id = OPT_NO_ACTIVE, .help = "do not record active pages" },
+	{ .name = "guard", .id = OPT_GUARD, .arg = "RATIO",
+	  .help = "keep an existing FILE when the new snapshot is\nempty or holds fewer than RATIO times its pages\n"
+	          "(0 to 1; 0: only never replace with an empty one);\na --cgroup that is not there is empty" },
+	{ .name = "metadata", .id = OPT_METADATA,
+	  .help = "also record the cache of the block device under\neach filesystem of the files (metadata: inodes,\n"
+	          "directories; and whatever was read through /dev/X);\nroot only" },
+	{ .name = "safe-links", .id = OPT_SAFE_LINKS,
+	  .help = "follow a symbolic link in a PATH only if the link\nand every directory before it are root's and\n"
+	          "writable by nobody else (systemd's PIDFile= rule);\nrefuse the PATH otherwise" },
+	{ .name = "owners", .id = OPT_OWNERS,
+	  .help = "say in the total who owns the files read (uid:gid:\nwrite bits, from the fstat of the very fd read):\n"
+	          "pagecache daemon judges its status peers on it" },
 	{ 0 }
 };
 
@@ -135,28 +142,22 @@ static int parse(struct snap_cli *c, int argc, char **argv)
 	struct cli_parser p;
 	int opt;
 
-	cli_parser_init(&p, &snapshot_spec, argc, argv);
+	cli_parser_bind(&p, &snapshot_spec, c, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
-		case 'o':
-			c->out = p.arg;
-			break;
-		case 'R':
-			c->rootarg = p.arg;
-			break;
-		case 'N':
+		case OPT_NO_ACTIVE:
 			c->flags |= PC_SNAPSHOT_NO_ACTIVE;
 			break;
-		case 'E':
+		case OPT_METADATA:
 			c->flags |= PC_SNAPSHOT_METADATA;
 			break;
-		case 'S':
+		case OPT_SAFE_LINKS:
 			c->flags |= PC_SNAPSHOT_SAFE_LINKS;
 			break;
-		case 'W':
+		case OPT_OWNERS:
 			c->flags |= PC_SNAPSHOT_OWNERS;
 			break;
-		case 'g':
+		case OPT_GUARD:
 			if (cli_parse_decimal(p.arg, 0, 1, 0, &c->guard) < 0)
 				return cli_usage_error("--guard '%s': a ratio from 0 to 1 (0.5: keep the "
 						       "old snapshot unless the new one holds half its "

@@ -42,16 +42,17 @@ struct stat_ctx {
 	struct tot *tot;		/* per walker thread */
 };
 
+enum { OPT_BY_CGROUP = CLI_OPT_OWN };
 static const struct cli_opt stat_opts[] = {
-	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL,
-	  "list each file with a residency bar; -vv adds the\ncached page ranges (first-last page numbers; in\nJSON, [first, count] pairs)", 0 },
-	{ "output", 'o', 0, 'o', "COLS", CC_COLUMNS,
-	  "RES CACHED PAGES SIZE FILE PERCENT DIRTY_PAGES WRITEBACK_PAGES EVICTED_PAGES "
+	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_COUNT(struct stat_ctx, verbose),
+	  .help = "list each file with a residency bar; -vv adds the\ncached page ranges (first-last page numbers; in\nJSON, [first, count] pairs)" },
+	{ .name = "output", .letter = 'o', .id = 'o', .arg = "COLS", .comp = CC_COLUMNS,
+	  .words = "RES CACHED PAGES SIZE FILE PERCENT DIRTY_PAGES WRITEBACK_PAGES EVICTED_PAGES "
 	  "RECENTLY_EVICTED_PAGES SOURCE BAR RANGES CGROUPS",
-	  "columns, in any case: RES,CACHED,PAGES,SIZE,FILE,\nPERCENT,DIRTY_PAGES,WRITEBACK_PAGES,\n"
-	  "EVICTED_PAGES,RECENTLY_EVICTED_PAGES,SOURCE,BAR,\nRANGES; '+COLS' adds to the default columns", 0 },
-	{ "by-cgroup", 0, 0, 'G' + 256, NULL, CC_NONE, NULL,
-	  "which memory cgroup owns each file's cached pages\n(CAP_SYS_ADMIN; /proc/kpagecgroup; only resident\npages are touched, so nothing is charged to us)", 0 },
+	  .help = "columns, in any case: RES,CACHED,PAGES,SIZE,FILE,\nPERCENT,DIRTY_PAGES,WRITEBACK_PAGES,\n"
+	          "EVICTED_PAGES,RECENTLY_EVICTED_PAGES,SOURCE,BAR,\nRANGES; '+COLS' adds to the default columns" },
+	{ .name = "by-cgroup", .id = OPT_BY_CGROUP, CLI_SET(struct stat_ctx, by_cgroup),
+	  .help = "which memory cgroup owns each file's cached pages\n(CAP_SYS_ADMIN; /proc/kpagecgroup; only resident\npages are touched, so nothing is charged to us)" },
 	{ 0 }
 };
 
@@ -478,17 +479,11 @@ static int parse(struct stat_ctx *c, struct stat_cli *cl, int argc, char **argv)
 	int opt;
 
 	targets_init(&c->t);
-	cli_parser_init(&p, &stat_spec, argc, argv);
+	cli_parser_bind(&p, &stat_spec, c, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
-		case 'v':
-			c->verbose++;
-			break;
-		case 'o':
+		case 'o':	/* into stat_cli, not the bound stat_ctx */
 			cl->colspec = p.arg;
-			break;
-		case 'G' + 256:
-			c->by_cgroup = true;
 			break;
 		default:
 			if (cli_common_opt(&cl->co, &c->t, opt, p.arg, argv) < 0)

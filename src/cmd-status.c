@@ -29,10 +29,16 @@ static const struct ocol status_cols[] = {
 	{ "locked", "LOCKED", true },
 };
 
+struct status_cli {
+	const char *socket;		/* --socket; default DAEMON_SOCKET */
+};
+
+enum { OPT_SOCKET = CLI_OPT_OWN };
 static const struct cli_opt status_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ "socket", 0, 0, 's', "PATH", CC_FILE, NULL,
-	  "the daemon's socket (default " DAEMON_SOCKET ")", 0 },
+	{ .name = "socket", .id = OPT_SOCKET, .arg = "PATH", .comp = CC_FILE,
+	  CLI_STRING(struct status_cli, socket),
+	  .help = "the daemon's socket (default " DAEMON_SOCKET ")" },
 	{ 0 }
 };
 
@@ -164,23 +170,16 @@ int cmd_status(int argc, char **argv)
 {
 	struct cli_parser p;
 	struct cli_opts co = { OUT_HUMAN };
-	const char *path = DAEMON_SOCKET;
+	struct status_cli cl = { DAEMON_SOCKET };
 	char *answer, *line, *next, *fields[64];
 	int nf = 0, opt, err;
 	size_t rows = 0;
 	bool ended = false;
 
-	cli_parser_init(&p, &status_spec, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
-		switch (opt) {
-		case 's':
-			path = p.arg;
-			break;
-		default:
-			if (cli_format_opt(&co, opt, argv) < 0)
-				return EXIT_USAGE;
-		}
-	}
+	cli_parser_bind(&p, &status_spec, &cl, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
+		if (cli_format_opt(&co, opt, argv) < 0)
+			return EXIT_USAGE;
 	if (opt == CLI_STOP)
 		return p.exit;
 	if (optind < argc)
@@ -190,9 +189,9 @@ int cmd_status(int argc, char **argv)
 	/* a series per service, as the daemon's textfile has them */
 	out_prom_opts(true, co.prom_file);
 	out_prom_metrics("service", dmetrics, ndmetrics);
-	answer = ask(path, &err);
+	answer = ask(cl.socket, &err);
 	if (!answer) {
-		cli_fail_msg(path, "no pagecache daemon answered on",
+		cli_fail_msg(cl.socket, "no pagecache daemon answered on",
 			     err == ENOENT || err == ECONNREFUSED
 				     ? "it is not running (pagecache daemon, or systemctl start pagecache)"
 				     : err == EPERM ? "the program there is neither root's nor yours"
@@ -279,7 +278,7 @@ int cmd_status(int argc, char **argv)
 	}
 	free(answer);
 	if (!ended) {
-		cli_fail_msg(path, "a broken answer from", "not a pagecache daemon of this version?");
+		cli_fail_msg(cl.socket, "a broken answer from", "not a pagecache daemon of this version?");
 		out_flush();
 		return EXIT_PARTIAL;
 	}

@@ -77,24 +77,28 @@ enum {
 };
 
 static const struct cli_opt top_opts[] = {
-	{ "by", 0, 0, OPT_BY, "WHAT", CC_WORDS, "process file cgroup",
-	  "one row per process (the default: PID and name),\nfile (device and inode, "
-	  "shown by path) or cgroup", 0 },
-	{ "interval", 'd', 0, OPT_INTERVAL, "S", CC_NONE, NULL,
-	  "seconds between screens or lines (default 1;\nfractions: 0.5)", 0 },
-	{ "count", 0, 0, OPT_COUNT, "N", CC_NONE, NULL, "exit after N intervals (default: until q or ^C)", 0 },
-	{ "sort", 0, 0, OPT_SORT, "KEY", CC_WORDS, "accesses misses hit_ratio evicted dirtied key",
-	  "order rows by KEY, largest first (default accesses;\nkey: by name)", 0 },
-	{ "rows", 0, 0, OPT_ROWS, "N", CC_NONE, NULL,
-	  "at most N rows per interval (default: all; on a\nterminal, what fits)", 0 },
-	{ "pid", 0, 0, OPT_TOP_PID, "PID", CC_PID, NULL, "only what process PID does (filtered in the kernel)", 0 },
-	{ "children", 0, 0, OPT_TOP_CHILDREN, NULL, CC_NONE, NULL,
-	  "with --pid, the children it starts from now on too", 0 },
-	{ "cgroup", 0, 0, OPT_TOP_CGROUP, "CG", CC_CGROUP, NULL,
-	  "only tasks in cgroup CG and below: its directory,\npath, name (db.service) "
-	  "or a container ID", 0 },
-	{ "json", 'J', 0, OPT_JSON, NULL, CC_NONE, NULL,
-	  "one JSON object per interval, a line each (JSON\nLines), also on a terminal", 0 },
+	{ .name = "by", .id = OPT_BY, .arg = "WHAT", .comp = CC_WORDS,
+	  .words = "process file cgroup",
+	  .help = "one row per process (the default: PID and name),\nfile (device and inode, "
+	          "shown by path) or cgroup" },
+	{ .name = "interval", .letter = 'd', .id = OPT_INTERVAL, .arg = "S",
+	  .help = "seconds between screens or lines (default 1;\nfractions: 0.5)" },
+	{ .name = "count", .id = OPT_COUNT, .arg = "N",
+	  .help = "exit after N intervals (default: until q or ^C)" },
+	{ .name = "sort", .id = OPT_SORT, .arg = "KEY", .comp = CC_WORDS,
+	  .words = "accesses misses hit_ratio evicted dirtied key",
+	  .help = "order rows by KEY, largest first (default accesses;\nkey: by name)" },
+	{ .name = "rows", .id = OPT_ROWS, .arg = "N",
+	  .help = "at most N rows per interval (default: all; on a\nterminal, what fits)" },
+	{ .name = "pid", .id = OPT_TOP_PID, .arg = "PID", .comp = CC_PID,
+	  .help = "only what process PID does (filtered in the kernel)" },
+	{ .name = "children", .id = OPT_TOP_CHILDREN,
+	  .help = "with --pid, the children it starts from now on too" },
+	{ .name = "cgroup", .id = OPT_TOP_CGROUP, .arg = "CG", .comp = CC_CGROUP,
+	  .help = "only tasks in cgroup CG and below: its directory,\npath, name (db.service) "
+	          "or a container ID" },
+	{ .name = "json", .letter = 'J', .id = OPT_JSON,
+	  .help = "one JSON object per interval, a line each (JSON\nLines), also on a terminal" },
 	{ 0 }
 };
 

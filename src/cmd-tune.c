@@ -28,16 +28,34 @@ static const struct ocol tune_cols[] = {
 	{ "priority", "PRIO", false }, { "readahead", "READAHEAD", true },
 };
 
+/* What tune swap was told. */
+struct tune_cli {
+	double interval, duration;	/* seconds; duration 0: until stopped */
+	int min_pc, max_pc;		/* --min, --max: page-cluster's range */
+	bool autom;			/* --auto */
+};
+
+#define PC_WORDS "0 1 2 3 4 5 6 7 8 9"
+#define BAD_PC "invalid page-cluster '%s' (0-9)"
+enum { OPT_AUTO = CLI_OPT_OWN, OPT_DURATION, OPT_MIN, OPT_MAX };
 static const struct cli_opt tune_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ "interval", 'i', 0, 'i', "S", CC_NONE, NULL, "sampling interval in seconds (default 1)", 0 },
-	{ "auto", 0, 0, 'A', NULL, CC_NONE, NULL, "run the controller", 0 },
-	{ "duration", 0, 0, 'U', "S", CC_NONE, NULL,
-	  "with --auto, stop after S seconds (default: until stopped)", 0 },
-	{ "min", 0, 0, 'm', "N", CC_WORDS, "0 1 2 3 4 5 6 7 8 9",
-	  "with --auto, the lowest page-cluster (default 0)", 0 },
-	{ "max", 0, 0, 'M', "N", CC_WORDS, "0 1 2 3 4 5 6 7 8 9",
-	  "with --auto, the highest page-cluster (default 5)", 0 },
+	{ .name = "interval", .letter = 'i', .id = 'i', .arg = "S",
+	  CLI_SECONDS(struct tune_cli, interval), .lo = 0.01, .hi = 3600,
+	  .bad = "invalid interval '%s' (0.01-3600 seconds)",
+	  .help = "sampling interval in seconds (default 1)" },
+	{ .name = "auto", .id = OPT_AUTO, CLI_SET(struct tune_cli, autom),
+	  .help = "run the controller" },
+	{ .name = "duration", .id = OPT_DURATION, .arg = "S",
+	  CLI_SECONDS(struct tune_cli, duration), .lo = 0, .hi = 1e7, .range = CLI_ABOVE_LO,
+	  .bad = "invalid duration '%s' (seconds)",
+	  .help = "with --auto, stop after S seconds (default: until stopped)" },
+	{ .name = "min", .id = OPT_MIN, .arg = "N", .comp = CC_WORDS, .words = PC_WORDS,
+	  CLI_INT(struct tune_cli, min_pc), .lo = 0, .hi = 9, .bad = BAD_PC,
+	  .help = "with --auto, the lowest page-cluster (default 0)" },
+	{ .name = "max", .id = OPT_MAX, .arg = "N", .comp = CC_WORDS, .words = PC_WORDS,
+	  CLI_INT(struct tune_cli, max_pc), .lo = 0, .hi = 9, .bad = BAD_PC,
+	  .help = "with --auto, the highest page-cluster (default 5)" },
 	{ 0 }
 };
 
@@ -452,12 +470,10 @@ int cmd_tune(int argc, char **argv)
 {
 	struct cli_parser p;
 	struct cli_opts co = { OUT_HUMAN };
-	double interval = 1, duration = 0;
-	int opt, rc, min_pc = 0, max_pc = 5;
-	bool autom = false;
-	char *end;
+	struct tune_cli cl = { .interval = 1, .max_pc = 5 };
+	int opt, rc;
 
-	cli_parser_init(&p, &tune_spec, argc, argv);
+	cli_parser_init(&p, &tune_spec, argc, argv);	/* unbound: nothing stored yet */
 	if (argc < 2) {
 		cli_help(&tune_spec, stderr);
 		return EXIT_USAGE;
@@ -472,59 +488,34 @@ int cmd_tune(int argc, char **argv)
 		return cli_usage_error("unknown tunable '%s' (only: swap)", argv[1]);
 	argc--;
 	argv++;
-	cli_parser_init(&p, &tune_spec, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
-		switch (opt) {
-		case 'i':
-			if (cli_parse_decimal(p.arg, 0.01, 3600, 0, &interval) < 0)
-				return cli_usage_error("invalid interval '%s' (0.01-3600 seconds)", p.arg);
-			break;
-		case 'A':
-			autom = true;
-			break;
-		case 'U':
-			if (cli_parse_decimal(p.arg, 0, 1e7, CLI_ABOVE_LO, &duration) < 0)
-				return cli_usage_error("invalid duration '%s' (seconds)", p.arg);
-			break;
-		case 'm':
-		case 'M': {
-			long v = strtol(p.arg, &end, 10);
-
-			if (*end || v < 0 || v > 9)
-				return cli_usage_error("invalid page-cluster '%s' (0-9)", p.arg);
-			*(opt == 'm' ? &min_pc : &max_pc) = (int)v;
-			break;
-		}
-		default:
-			if (cli_format_opt(&co, opt, argv) < 0)
-				return EXIT_USAGE;
-			break;
-		}
-	}
+	cli_parser_bind(&p, &tune_spec, &cl, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
+		if (cli_format_opt(&co, opt, argv) < 0)
+			return EXIT_USAGE;
 	if (opt == CLI_STOP)
 		return p.exit;
 	if (optind < argc)
 		return cli_usage_error("unexpected argument '%s'", argv[optind]);
-	if (min_pc > max_pc)
-		return cli_usage_error("--min %d is above --max %d", min_pc, max_pc);
-	if (duration > 0 && !autom)
+	if (cl.min_pc > cl.max_pc)
+		return cli_usage_error("--min %d is above --max %d", cl.min_pc, cl.max_pc);
+	if (cl.duration > 0 && !cl.autom)
 		return cli_usage_error("--duration goes with --auto");
 	out_init(co.fmt, co.bytes, co.noheadings);
 	out_set_raw(co.raw);
-	if (autom)
+	if (cl.autom)
 		out_prom_metrics("tune_swap_auto", auto_metrics,
 				 sizeof(auto_metrics) / sizeof(auto_metrics[0]));
 	else
 		out_prom_metrics("tune_swap", show_metrics,
 				 sizeof(show_metrics) / sizeof(show_metrics[0]));
-	if (autom) {
+	if (cl.autom) {
 		out_list_declare("steps");
 		out_list_declare("errors");
-		rc = tune_auto(interval, duration, min_pc, max_pc);
+		rc = tune_auto(cl.interval, cl.duration, cl.min_pc, cl.max_pc);
 	} else {
 		out_list_declare("devices");
 		out_list_declare("errors");
-		rc = tune_show(interval);
+		rc = tune_show(cl.interval);
 	}
 	if (out_flush() < 0)
 		return EXIT_PARTIAL;

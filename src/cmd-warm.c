@@ -28,7 +28,8 @@ struct warm_ctx {
 	struct warm_tot *tot;
 	struct pc_progress progress;
 	uint64_t found;			/* bytes of the files found so far: the progress total */
-	bool list;
+	bool list;			/* -v: a row per file */
+	bool quiet;			/* -q: no progress line */
 };
 
 static const struct ocol warm_cols[] = {
@@ -37,16 +38,20 @@ static const struct ocol warm_cols[] = {
 	{ "status", "STATUS", true }, { "path", "FILE", true },
 };
 
+enum { OPT_ENGINE = CLI_OPT_OWN, OPT_CHUNK };
 static const struct cli_opt warm_opts[] = {
 	CLI_OPT_COLUMNS,
 	CLI_OPT_RATE,
-	{ "engine", 0, 0, 'E', "E", CC_WORDS, "threads uring auto",
-	  "threads (readahead(2) from the walker's threads; the\ndefault, and what auto picks) or uring (io_uring\n"
-	  "FADVISE; measured slower here, kept for comparison)", 0 },
-	{ "chunk", 0, 0, 'C', "SIZE", CC_SIZE, NULL,
-	  "bytes per read request (default: the device's cap)", 0 },
-	{ "verbose", 'v', 0, 'v', NULL, CC_NONE, NULL, "list each file", 0 },
-	{ "quiet", 'q', 0, 'q', NULL, CC_NONE, NULL, "no progress line", 0 },
+	{ .name = "engine", .id = OPT_ENGINE, .arg = "E", .comp = CC_WORDS,
+	  .words = "threads uring auto",
+	  .help = "threads (readahead(2) from the walker's threads; the\ndefault, and what auto picks) or uring (io_uring\n"
+	          "FADVISE; measured slower here, kept for comparison)" },
+	{ .name = "chunk", .id = OPT_CHUNK, .arg = "SIZE", .comp = CC_SIZE,
+	  .help = "bytes per read request (default: the device's cap)" },
+	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct warm_ctx, list),
+	  .help = "list each file" },
+	{ .name = "quiet", .letter = 'q', .id = 'q', CLI_SET(struct warm_ctx, quiet),
+	  .help = "no progress line" },
 	{ 0 }
 };
 
@@ -162,7 +167,6 @@ struct warm_cli {
 	struct cli_opts co;
 	struct cli_budget bo;
 	struct pc_warm_opts wo;		/* --engine, --chunk */
-	bool quiet;			/* -q: no progress line */
 };
 
 /* -1: go on; else the exit status. */
@@ -172,14 +176,14 @@ static int parse(struct warm_ctx *c, struct warm_cli *cl, int argc, char **argv)
 	int opt;
 
 	targets_init(&c->t);
-	cli_parser_init(&p, &warm_spec, argc, argv);
+	cli_parser_bind(&p, &warm_spec, c, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
-		case 'M': case 'S': case 'T':
+		case OPT_MAX_MEM: case OPT_RESERVE: case OPT_RATE:
 			if (cli_budget_opt(&cl->bo, opt, p.arg) < 0)
 				return EXIT_USAGE;
 			break;
-		case 'E':
+		case OPT_ENGINE:
 			if (!strcmp(p.arg, "uring") || !strcmp(p.arg, "io_uring"))
 				cl->wo.engine = PC_ENGINE_URING;
 			else if (!strcmp(p.arg, "threads") || !strcmp(p.arg, "readahead"))
@@ -190,16 +194,10 @@ static int parse(struct warm_ctx *c, struct warm_cli *cl, int argc, char **argv)
 				return cli_usage_error("unknown engine '%s' (uring, threads, auto)",
 						       p.arg);
 			break;
-		case 'C':
+		case OPT_CHUNK:
 			if (pc_parse_size(p.arg, &cl->wo.chunk) < 0 || cl->wo.chunk < pc_page_size())
 				return cli_usage_error("invalid chunk '%s' (at least one page)",
 						       p.arg);
-			break;
-		case 'v':
-			c->list = true;
-			break;
-		case 'q':
-			cl->quiet = true;
 			break;
 		default:
 			if (cli_common_opt(&cl->co, &c->t, opt, p.arg, argv) < 0)
@@ -314,7 +312,7 @@ int cmd_warm(int argc, char **argv)
 	rc = start_warmers(&c, &cl);
 	if (rc >= 0)
 		return rc;
-	if (!cl.quiet && cl.co.fmt == OUT_HUMAN)
+	if (!c.quiet && cl.co.fmt == OUT_HUMAN)
 		prog = cli_progress_start(&c.progress, "warming", &c.found);
 	t0 = cli_files_walk(&c.t, c.list, warm_cols, sizeof(warm_cols) / sizeof(warm_cols[0]),
 			    warm_file, &c);

@@ -26,98 +26,96 @@
 /* ---- the shared groups ---- */
 
 static const struct cli_opt targets_opts[] = {
-	{ "range", 'p', 0, OPT_RANGE, "RANGE", CC_NONE, NULL,
-	  "only bytes A to B of each file (4k-1M, -64M, 1G-;\na plain B: 0-B, as vmtouch)", 0 },
-	{ "include", 'I', 0, OPT_INCLUDE, "PAT", CC_NONE, NULL,
-	  "only files whose name matches PAT (repeatable)", 0 },
-	{ "exclude", 'X', 'i', OPT_EXCLUDE, "PAT", CC_NONE, NULL,
-	  "skip files and directories matching PAT (repeatable)", 0 },
-	{ "max-size", 'm', 0, OPT_MAX_SIZE, "SIZE", CC_SIZE, NULL,
-	  "skip files larger than SIZE", 0 },
-	{ "one-file-system", 'x', 'F', OPT_ONE_FS, NULL, CC_NONE, NULL,
-	  "stay on the filesystem of each PATH", 0 },
-	{ "follow", 'f', 0, OPT_FOLLOW, NULL, CC_NONE, NULL,
-	  "follow symlinks inside trees (loops are detected)", 0 },
-	{ "all-links", 'H', 0, OPT_ALL_LINKS, NULL, CC_NONE, NULL,
-	  "count every hardlink (default: each inode once)", 0 },
-	{ "batch", 'b', 0, OPT_BATCH, "FILE", CC_FILE, NULL,
-	  "read more paths from FILE, one a line ('-': stdin)", 0 },
-	{ "files-from", 0, 0, OPT_FILES_FROM, "FILE", CC_FILE, NULL,
-	  "the same as -b FILE", 0 },
-	{ "files0-from", 0, 0, OPT_FILES0_FROM, "FILE", CC_FILE, NULL,
-	  "read more paths from FILE, each ended by NUL\n(find -print0; -b FILE -0)", 0 },
-	{ "null", '0', 0, OPT_NULL, NULL, CC_NONE, NULL,
-	  "with -b, paths end with NUL (find -print0)", 0 },
-	{ "threads", 'j', 0, OPT_THREADS, "N", CC_NONE, NULL,
-	  "walk with N threads (default: 2 per CPU, 2 to 16)", 0 },
-	{ "pid", 0, 0, OPT_PID, "PID", CC_PID, NULL,
-	  "the files process PID maps or holds open (repeatable)", 0 },
-	{ "children", 0, 0, OPT_CHILDREN, NULL, CC_NONE, NULL,
-	  "with --pid, its descendants' files too", 0 },
-	{ "cgroup", 0, 0, OPT_CGROUP, "CG", CC_CGROUP, NULL,
-	  "the files of every process in memory cgroup CG: its\ndirectory, its path "
-	  "(/system.slice/db.service), its\nname (db.service) or a container ID (12+ hex digits)", 0 },
-	{ NULL, 'L', 0, 0, NULL, CC_NONE, NULL,
-	  "-L is not an option here: to follow symlinks type -f (--follow); vmtouch's -L "
-	  "(lock with mlockall) is 'pagecache lock'", CLI_REFUSE },
+	{ .name = "range", .letter = 'p', .id = OPT_RANGE, .arg = "RANGE",
+	  .help = "only bytes A to B of each file (4k-1M, -64M, 1G-;\na plain B: 0-B, as vmtouch)" },
+	{ .name = "include", .letter = 'I', .id = OPT_INCLUDE, .arg = "PAT",
+	  .help = "only files whose name matches PAT (repeatable)" },
+	{ .name = "exclude", .letter = 'X', .alias = 'i', .id = OPT_EXCLUDE, .arg = "PAT",
+	  .help = "skip files and directories matching PAT (repeatable)" },
+	{ .name = "max-size", .letter = 'm', .id = OPT_MAX_SIZE, .arg = "SIZE", .comp = CC_SIZE,
+	  .help = "skip files larger than SIZE" },
+	{ .name = "one-file-system", .letter = 'x', .alias = 'F', .id = OPT_ONE_FS,
+	  .help = "stay on the filesystem of each PATH" },
+	{ .name = "follow", .letter = 'f', .id = OPT_FOLLOW,
+	  .help = "follow symlinks inside trees (loops are detected)" },
+	{ .name = "all-links", .letter = 'H', .id = OPT_ALL_LINKS,
+	  .help = "count every hardlink (default: each inode once)" },
+	{ .name = "batch", .letter = 'b', .id = OPT_BATCH, .arg = "FILE", .comp = CC_FILE,
+	  .help = "read more paths from FILE, one a line ('-': stdin)" },
+	{ .name = "files-from", .id = OPT_FILES_FROM, .arg = "FILE", .comp = CC_FILE,
+	  .help = "the same as -b FILE" },
+	{ .name = "files0-from", .id = OPT_FILES0_FROM, .arg = "FILE", .comp = CC_FILE,
+	  .help = "read more paths from FILE, each ended by NUL\n(find -print0; -b FILE -0)" },
+	{ .name = "null", .letter = '0', .id = OPT_NULL,
+	  .help = "with -b, paths end with NUL (find -print0)" },
+	{ .name = "threads", .letter = 'j', .id = OPT_THREADS, .arg = "N",
+	  .help = "walk with N threads (default: 2 per CPU, 2 to 16)" },
+	{ .name = "pid", .id = OPT_PID, .arg = "PID", .comp = CC_PID,
+	  .help = "the files process PID maps or holds open (repeatable)" },
+	{ .name = "children", .id = OPT_CHILDREN, .help = "with --pid, its descendants' files too" },
+	{ .name = "cgroup", .id = OPT_CGROUP, .arg = "CG", .comp = CC_CGROUP,
+	  .help = "the files of every process in memory cgroup CG: its\ndirectory, its path "
+	          "(/system.slice/db.service), its\nname (db.service) or a container ID (12+ hex digits)" },
+	{ .letter = 'L',
+	  .help = "-L is not an option here: to follow symlinks type -f (--follow); vmtouch's -L "
+	          "(lock with mlockall) is 'pagecache lock'", .flags = CLI_REFUSE },
 	{ 0 }
 };
 const struct cli_group cli_targets_group = { "Choosing files", targets_opts };
 
 #define FMT_COMMON                                                                     \
-	{ "json", 'J', 0, OPT_JSON, "STYLE", CC_WORDS, "pretty short",                \
-	  "JSON on stdout (errors included); STYLE pretty\n(the default) or short: "    \
-	  "one object a line", CLI_OPTARG },                                           \
-	{ "prom", 0, 0, OPT_PROM, NULL, CC_NONE, NULL,                                \
-	  "Prometheus text (node_exporter textfile)", 0 },                             \
-	{ "prom-per-file", 0, 0, OPT_PROM_PER_FILE, NULL, CC_NONE, NULL,              \
-	  "--prom, with a series per file (labelled by path)", 0 },                   \
-	{ "prom-file", 0, 0, OPT_PROM_FILE, "FILE", CC_FILE, NULL,                    \
-	  "--prom, written to FILE atomically (temp + rename)", 0 },                  \
-	{ "prom-label", 0, 0, OPT_PROM_LABEL, "NAME=VALUE", CC_NONE, NULL,            \
-	  "--prom, with label NAME=VALUE on every series\n(repeatable), so that "        \
-	  "runs of one command can\nshare a textfile directory", 0 },         \
-	{ "kv", 0, 0, OPT_KV, NULL, CC_NONE, NULL, "key=value lines", 0 },             \
-	{ "bytes", 0, 0, OPT_BYTES, NULL, CC_NONE, NULL,                              \
-	  "exact bytes instead of 1.5G", 0 }
+	{ .name = "json", .letter = 'J', .id = OPT_JSON, .arg = "STYLE", .comp = CC_WORDS, \
+	  .words = "pretty short",                                                    \
+	  .help = "JSON on stdout (errors included); STYLE pretty\n(the default) or short: " \
+	          "one object a line", .flags = CLI_OPTARG },                         \
+	{ .name = "prom", .id = OPT_PROM, .help = "Prometheus text (node_exporter textfile)" }, \
+	{ .name = "prom-per-file", .id = OPT_PROM_PER_FILE,                           \
+	  .help = "--prom, with a series per file (labelled by path)" },              \
+	{ .name = "prom-file", .id = OPT_PROM_FILE, .arg = "FILE", .comp = CC_FILE,   \
+	  .help = "--prom, written to FILE atomically (temp + rename)" },             \
+	{ .name = "prom-label", .id = OPT_PROM_LABEL, .arg = "NAME=VALUE",            \
+	  .help = "--prom, with label NAME=VALUE on every series\n(repeatable), so that " \
+	          "runs of one command can\nshare a textfile directory" },            \
+	{ .name = "kv", .id = OPT_KV, .help = "key=value lines" },                    \
+	{ .name = "bytes", .id = OPT_BYTES, .help = "exact bytes instead of 1.5G" }
 #define HELP_NOHEADINGS "no header line in the table"
 #define HELP_RAW "the table unaligned: one space between columns,\nspaces in values as \\x20"
 
 static const struct cli_opt format_opts[] = {
 	FMT_COMMON,
-	{ "noheadings", 'n', 0, OPT_NOHEADINGS, NULL, CC_NONE, NULL, HELP_NOHEADINGS, 0 },
-	{ "raw", 'r', 0, OPT_RAW, NULL, CC_NONE, NULL, HELP_RAW, 0 },
+	{ .name = "noheadings", .letter = 'n', .id = OPT_NOHEADINGS, .help = HELP_NOHEADINGS },
+	{ .name = "raw", .letter = 'r', .id = OPT_RAW, .help = HELP_RAW },
 	{ 0 }
 };
 const struct cli_group cli_format_group = { "Output", format_opts };
 
 static const struct cli_opt format_act_opts[] = {
 	FMT_COMMON,
-	{ "noheadings", 'n', 0, OPT_NOHEADINGS, NULL, CC_NONE, NULL, HELP_NOHEADINGS, 0 },
-	{ "raw", 0, 0, OPT_RAW, NULL, CC_NONE, NULL, HELP_RAW, 0 },
-	{ NULL, 'r', 0, 0, "RANGE", CC_NONE, NULL,
-	  "-r is not an option here: a byte range is -p A-B (--range), as vmtouch's; raw "
-	  "output is --raw", CLI_REFUSE },
+	{ .name = "noheadings", .letter = 'n', .id = OPT_NOHEADINGS, .help = HELP_NOHEADINGS },
+	{ .name = "raw", .id = OPT_RAW, .help = HELP_RAW },
+	{ .letter = 'r', .arg = "RANGE",
+	  .help = "-r is not an option here: a byte range is -p A-B (--range), as vmtouch's; raw "
+	          "output is --raw", .flags = CLI_REFUSE },
 	{ 0 }
 };
 const struct cli_group cli_format_act_group = { "Output", format_act_opts };
 
 static const struct cli_opt format_restore_opts[] = {
 	FMT_COMMON,
-	{ "noheadings", 0, 0, OPT_NOHEADINGS, NULL, CC_NONE, NULL, HELP_NOHEADINGS, 0 },
-	{ "raw", 'r', 0, OPT_RAW, NULL, CC_NONE, NULL, HELP_RAW, 0 },
-	{ NULL, 'n', 0, 0, NULL, CC_NONE, NULL,
-	  "-n is not an option here: a dry run is --dry-run; no headings is --noheadings",
-	  CLI_REFUSE },
+	{ .name = "noheadings", .id = OPT_NOHEADINGS, .help = HELP_NOHEADINGS },
+	{ .name = "raw", .letter = 'r', .id = OPT_RAW, .help = HELP_RAW },
+	{ .letter = 'n',
+	  .help = "-n is not an option here: a dry run is --dry-run; no headings is --noheadings",
+	  .flags = CLI_REFUSE },
 	{ 0 }
 };
 const struct cli_group cli_format_restore_group = { "Output", format_restore_opts };
 
 static const struct cli_opt budget_opts[] = {
-	{ "max-mem", 0, 0, OPT_MAX_MEM, "SIZE", CC_SIZE, NULL,
-	  "add (or lock) at most SIZE of page cache", 0 },
-	{ "reserve", 0, 0, OPT_RESERVE, "SIZE", CC_SIZE, NULL,
-	  "keep SIZE of MemAvailable free (default 5% of RAM,\nat least 256M; 0: none)", 0 },
+	{ .name = "max-mem", .id = OPT_MAX_MEM, .arg = "SIZE", .comp = CC_SIZE,
+	  .help = "add (or lock) at most SIZE of page cache" },
+	{ .name = "reserve", .id = OPT_RESERVE, .arg = "SIZE", .comp = CC_SIZE,
+	  .help = "keep SIZE of MemAvailable free (default 5% of RAM,\nat least 256M; 0: none)" },
 	{ 0 }
 };
 const struct cli_group cli_budget_group = { "Memory budget", budget_opts };
@@ -254,10 +252,19 @@ static int checked(struct cli_parser *p, int id)
 	return stop(p, cli_usage_error("unknown column '%s' (columns: %s)", bad, all));
 }
 
-int cli_getopt(struct cli_parser *p, int argc, char **argv)
+void cli_parser_bind(struct cli_parser *p, const struct cli_spec *spec, void *base, int argc,
+		     char **argv)
+{
+	cli_parser_init(p, spec, argc, argv);
+	p->base = base;
+}
+
+/* The next option's id, with its entry in *ret (NULL: CLI_END, CLI_STOP). */
+static int next_opt(struct cli_parser *p, int argc, char **argv, const struct cli_opt **ret)
 {
 	int c;
 
+	*ret = NULL;
 	if (!p->built)
 		cli_parser_init(p, p->spec, argc, argv);
 	c = getopt_long(argc, argv, p->shortopts, p->longopts, NULL);
@@ -272,8 +279,10 @@ int cli_getopt(struct cli_parser *p, int argc, char **argv)
 		printf("pagecache %s\n", PC_VERSION);
 		return stop(p, 0);
 	}
-	if (c >= 1000 && c < 1000 + p->nflat)
-		return checked(p, p->flat[c - 1000]->id);
+	if (c >= 1000 && c < 1000 + p->nflat) {
+		*ret = p->flat[c - 1000];
+		return checked(p, (*ret)->id);
+	}
 	if (c == ':')
 		return stop(p, cli_usage_error("option '%s' needs a value", argv[optind - 1]));
 	for (int i = 0; c != '?' && i < p->nflat; i++) {
@@ -283,6 +292,7 @@ int cli_getopt(struct cli_parser *p, int argc, char **argv)
 			continue;
 		if (o->flags & CLI_REFUSE)
 			return stop(p, cli_usage_error("%s", o->help));
+		*ret = o;
 		return checked(p, o->id);
 	}
 	if (c == '?' && optopt) {
@@ -292,6 +302,70 @@ int cli_getopt(struct cli_parser *p, int argc, char **argv)
 		return stop(p, cli_usage_error("unknown option '-%c'", optopt));
 	}
 	return stop(p, cli_usage_error("unknown option '%s'", argv[optind - 1]));
+}
+
+/* o->bad with its "%s" as arg: the usage error of a bound option's bad value */
+static int bad_value(struct cli_parser *p, const struct cli_opt *o, const char *arg)
+{
+	const char *s = o->bad ? strstr(o->bad, "%s") : NULL;
+
+	if (!s)
+		return stop(p, cli_usage_error("--%s: invalid value '%s'", o->name, arg));
+	return stop(p, cli_usage_error("%.*s%s%s", (int)(s - o->bad), o->bad, arg, s + 2));
+}
+
+/* A bound option's value into its field: 0, or CLI_STOP after a usage error. */
+static int store(struct cli_parser *p, const struct cli_opt *o, const char *arg)
+{
+	char *field = (char *)p->base + o->off, *end;
+	uint64_t size;
+	double d;
+	long n;
+
+	switch (o->bind) {
+	case CB_SET:
+		*(bool *)field = true;
+		return 0;
+	case CB_COUNT:
+		++*(int *)field;
+		return 0;
+	case CB_STRING:
+		*(const char **)field = arg;
+		return 0;
+	case CB_SIZE:
+		if (pc_parse_size(arg, &size) < 0 || (double)size < o->lo)
+			return bad_value(p, o, arg);
+		*(uint64_t *)field = size;
+		return 0;
+	case CB_SECONDS:
+		if (cli_parse_decimal(arg, o->lo, o->hi, o->range, &d) < 0)
+			return bad_value(p, o, arg);
+		*(double *)field = d;
+		return 0;
+	case CB_INT:
+		/* as tune's --min took it: an empty value is 0 (strtol's) */
+		errno = 0;
+		n = strtol(arg, &end, 10);
+		if (errno || *end || n < o->lo || n > o->hi)
+			return bad_value(p, o, arg);
+		*(int *)field = (int)n;
+		return 0;
+	case CB_NONE:
+		break;
+	}
+	return 0;
+}
+
+int cli_getopt(struct cli_parser *p, int argc, char **argv)
+{
+	const struct cli_opt *o;
+	int id;
+
+	/* bound options are stored here and the next one read; unbound (no base), returned */
+	while ((id = next_opt(p, argc, argv, &o)) >= 0 && o && o->bind != CB_NONE && p->base)
+		if (store(p, o, p->arg) < 0)
+			return CLI_STOP;
+	return id;
 }
 
 const char *cli_opt_name(const struct cli_spec *s, int id)

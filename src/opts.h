@@ -10,6 +10,8 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* What an option's argument, or a command's operands, complete to. */
@@ -30,6 +32,24 @@ struct ocol;
 #define CLI_REFUSE 1		/* a letter others use: a usage error, .help says what to type */
 #define CLI_OPTARG 2		/* the argument is optional (--opt=ARG only) */
 
+/*
+ * What cli_getopt does itself with a bound option (as git's
+ * parse-options does): it stores into the field at .off of the
+ * command's options struct (cli_parser.base) and goes on to the next
+ * option, never returning its id; a bad value is a usage error (exit 2)
+ * with .bad as the message, its "%s" the argument. Options that need
+ * code stay CB_NONE and come back to the command's switch.
+ */
+enum cli_bind {
+	CB_NONE,
+	CB_SET,			/* bool: true */
+	CB_COUNT,		/* int: one more each time (-vv) */
+	CB_STRING,		/* const char *: the argument (the last one given) */
+	CB_SIZE,		/* uint64_t: pc_parse_size's 4k, 1.5G; at least .lo */
+	CB_SECONDS,		/* double: cli_parse_decimal(.lo, .hi, .range) */
+	CB_INT,			/* int: a whole number from .lo to .hi */
+};
+
 struct cli_opt {
 	const char *name;	/* long name, without "--"; NULL for a refused letter */
 	char letter;		/* short letter, 0: long only */
@@ -40,7 +60,28 @@ struct cli_opt {
 	const char *words;	/* CC_WORDS: the choices, space-separated */
 	const char *help;	/* lines split by '\n'; CLI_REFUSE: the whole message */
 	int flags;
+	enum cli_bind bind;	/* CB_NONE: the command's switch handles it */
+	size_t off;		/* the field's offset in cli_parser.base (CLI_FIELD) */
+	double lo, hi;		/* CB_SIZE, CB_SECONDS, CB_INT: the values taken */
+	unsigned range;		/* CB_SECONDS: CLI_ABOVE_LO, CLI_BELOW_HI */
+	const char *bad;	/* the usage error of a bad value; "%s": the argument */
 };
+
+/*
+ * .bind and .off in one, checked: the field must have the kind's type, or
+ * the build fails (an array of size -1). For a row of an option table:
+ *   { .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct x_cli, verbose), ... }
+ */
+#define CLI_FIELD(type, field, ctype)                                                 \
+	(offsetof(type, field) +                                                      \
+	 0 * sizeof(char[__builtin_types_compatible_p(__typeof__(((type *)0)->field),  \
+						       ctype) ? 1 : -1]))
+#define CLI_SET(type, field) .bind = CB_SET, .off = CLI_FIELD(type, field, bool)
+#define CLI_COUNT(type, field) .bind = CB_COUNT, .off = CLI_FIELD(type, field, int)
+#define CLI_STRING(type, field) .bind = CB_STRING, .off = CLI_FIELD(type, field, const char *)
+#define CLI_SIZE(type, field) .bind = CB_SIZE, .off = CLI_FIELD(type, field, uint64_t)
+#define CLI_SECONDS(type, field) .bind = CB_SECONDS, .off = CLI_FIELD(type, field, double)
+#define CLI_INT(type, field) .bind = CB_INT, .off = CLI_FIELD(type, field, int)
 
 /* A titled list of options, ended by { 0 }; shared ones are shared objects. */
 struct cli_group {
@@ -67,27 +108,30 @@ extern const struct cli_group cli_format_act_group;	/* the same, -r refused (was
 extern const struct cli_group cli_format_restore_group;	/* the same, -n refused (was dry-run) */
 extern const struct cli_group cli_budget_group;		/* --max-mem --reserve */
 
-/* ids the shared groups return (local options use their letter, or >= 512) */
+/*
+ * An option's id is its own letter (-v: 'v') or a named constant: a
+ * command's own from 512 (OPT_STRICT), the shared groups' below from
+ * 1024, so that no id is a letter the option does not have (--strict was
+ * 'X', --exclude's letter) and a shared id never meets a command's own.
+ */
+#define CLI_OPT_OWN 512		/* the first id of a command's own named options */
 enum {
-	OPT_RANGE = 'r', OPT_INCLUDE = 'I', OPT_EXCLUDE = 'X', OPT_MAX_SIZE = 'm',
-	OPT_ONE_FS = 'x', OPT_FOLLOW = 'L', OPT_ALL_LINKS = 'H', OPT_BATCH = 'b',
-	OPT_NULL = '0', OPT_THREADS = 'j', OPT_PID = 'p' + 256, OPT_CHILDREN = 'c' + 256,
-	OPT_CGROUP = 'g' + 256, OPT_FILES_FROM = 'f' + 256, OPT_FILES0_FROM = 'z' + 256,
-	OPT_JSON = 'J', OPT_PROM = 'P', OPT_KV = 'K', OPT_BYTES = 'B',
-	OPT_NOHEADINGS = 'n' + 256, OPT_RAW = 'w' + 256,
-	OPT_PROM_PER_FILE = 'F' + 256, OPT_PROM_FILE = 'W' + 256, OPT_PROM_LABEL = 'Q' + 256,
-	OPT_MAX_MEM = 'M', OPT_RESERVE = 'S', OPT_RATE = 'T', OPT_COLUMNS = 'o' + 256,
+	OPT_RANGE = 1024, OPT_INCLUDE, OPT_EXCLUDE, OPT_MAX_SIZE, OPT_ONE_FS, OPT_FOLLOW,
+	OPT_ALL_LINKS, OPT_BATCH, OPT_NULL, OPT_THREADS, OPT_PID, OPT_CHILDREN, OPT_CGROUP,
+	OPT_FILES_FROM, OPT_FILES0_FROM, OPT_JSON, OPT_PROM, OPT_KV, OPT_BYTES,
+	OPT_NOHEADINGS, OPT_RAW, OPT_PROM_PER_FILE, OPT_PROM_FILE, OPT_PROM_LABEL,
+	OPT_MAX_MEM, OPT_RESERVE, OPT_RATE, OPT_COLUMNS,
 };
 
 /* One entry, shared by the commands that take it (not a group of its own). */
 #define CLI_OPT_RATE                                                                  \
-	{ "rate", 0, 0, OPT_RATE, "RATE", CC_SIZE, NULL,                              \
-	  "read at most RATE per second (100M; plain numbers\nare MiB/s)", 0 }
+	{ .name = "rate", .id = OPT_RATE, .arg = "RATE", .comp = CC_SIZE,             \
+	  .help = "read at most RATE per second (100M; plain numbers\nare MiB/s)" }
 
 /* -o LIST, util-linux's: which of spec->cols, in what order; checked as it is parsed */
 #define CLI_OPT_COLUMNS                                                               \
-	{ "output", 'o', 0, OPT_COLUMNS, "LIST", CC_COLUMNS, NULL,                    \
-	  "the table's columns, in this order (any case;\n'+LIST' adds to the default ones)", 0 }
+	{ .name = "output", .letter = 'o', .id = OPT_COLUMNS, .arg = "LIST", .comp = CC_COLUMNS, \
+	  .help = "the table's columns, in this order (any case;\n'+LIST' adds to the default ones)" }
 
 #define CLI_END -1		/* no more options: operands from optind */
 #define CLI_STOP -2		/* handled (--help, --version) or refused: return p.exit */
@@ -96,6 +140,7 @@ struct cli_parser {
 	const struct cli_spec *spec;
 	const char *arg;	/* the option's argument, as optarg */
 	int exit;		/* after CLI_STOP: the command's exit status */
+	void *base;		/* the options struct bound options store into (.off) */
 	/* internal: getopt's tables, built from spec on the first call */
 	bool built;
 	char shortopts[160];
@@ -112,6 +157,12 @@ struct cli_parser {
  * so that even usage errors come out as JSON.
  */
 void cli_parser_init(struct cli_parser *p, const struct cli_spec *spec, int argc,
+		     char **argv);
+/*
+ * The same, with the struct that the spec's bound options store into;
+ * without it (cli_parser_init) they come back as ids, like the others.
+ */
+void cli_parser_bind(struct cli_parser *p, const struct cli_spec *spec, void *base, int argc,
 		     char **argv);
 int cli_getopt(struct cli_parser *p, int argc, char **argv);
 void cli_help(const struct cli_spec *s, FILE *o);

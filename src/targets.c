@@ -72,33 +72,33 @@ int targets_opt(struct targets *t, int c, const char *arg)
 	uint64_t v;
 
 	switch (c) {
-	case 'r':
+	case OPT_RANGE:
 		if (parse_range(t, arg) < 0) {
 			cli_usage_error("invalid range '%s' (want A-B, -B, A- or B, e.g. 4k-1M)%s", arg,
 					!strcmp(cli_cmd, "lock") ? "; a pidfile is -P FILE" : "");
 			return -1;
 		}
 		return 1;
-	case 'I':
+	case OPT_INCLUDE:
 		push_str(&t->include, &t->ninc, arg);
 		return 1;
-	case 'X':
+	case OPT_EXCLUDE:
 		push_str(&t->exclude, &t->nexc, arg);
 		return 1;
-	case 'm':
+	case OPT_MAX_SIZE:
 		if (pc_parse_size(arg, &v) < 0 || v == 0) {
 			cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", arg);
 			return -1;
 		}
 		t->walk.max_size = v;
 		return 1;
-	case 'x':
+	case OPT_ONE_FS:
 		t->walk.one_fs = true;
 		return 1;
-	case 'L':
+	case OPT_FOLLOW:
 		t->walk.follow = true;
 		return 1;
-	case 'H':
+	case OPT_ALL_LINKS:
 		t->walk.all_links = true;
 		return 1;
 	case OPT_BATCH:
@@ -112,10 +112,10 @@ int targets_opt(struct targets *t, int c, const char *arg)
 		nl[t->nlists++] = (struct path_list){ arg, c == OPT_FILES0_FROM };
 		return 1;
 	}
-	case '0':
+	case OPT_NULL:
 		t->nul = true;
 		return 1;
-	case 'p' + 256: {
+	case OPT_PID: {
 		char *end;
 		long pid = strtol(arg, &end, 10);
 		int *np;
@@ -131,13 +131,13 @@ int targets_opt(struct targets *t, int c, const char *arg)
 		t->pids[t->npids++] = (int)pid;
 		return 1;
 	}
-	case 'c' + 256:
+	case OPT_CHILDREN:
 		t->children = true;
 		return 1;
-	case 'g' + 256:
+	case OPT_CGROUP:
 		t->cgroup = arg;
 		return 1;
-	case 'j': {
+	case OPT_THREADS: {
 		char *end;
 		long n = strtol(arg, &end, 10);
 
@@ -457,14 +457,14 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 	int rc;
 
 	switch (opt) {
-	case 'J':
-	case 'K':
+	case OPT_JSON:
+	case OPT_KV:
 		if (co->prom_per_file || co->prom_file || out_prom_labelled()) {
 			cli_usage_error("%s and --prom-file, --prom-label or --prom-per-file: one format",
-					opt == 'J' ? "--json" : "--kv");
+					opt == OPT_JSON ? "--json" : "--kv");
 			return -1;
 		}
-		if (opt == 'K') {
+		if (opt == OPT_KV) {
 			co->fmt = OUT_KV;
 			return 1;
 		}
@@ -476,7 +476,7 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 		co->json_short = arg && !strcmp(arg, "short");
 		out_json_short(co->json_short);
 		return 1;
-	case 'P':
+	case OPT_PROM:
 		co->fmt = OUT_PROM;
 		return 1;
 	case OPT_PROM_PER_FILE:
@@ -515,7 +515,7 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 		/* out_init keeps these: commands that call it themselves get them too */
 		out_prom_opts(co->prom_per_file, co->prom_file);
 		return 1;
-	case 'B':
+	case OPT_BYTES:
 		co->bytes = true;
 		return 1;
 	case OPT_NOHEADINGS:
@@ -665,19 +665,19 @@ void cli_progress_stop(struct cli_progress *pr)
 int cli_budget_opt(struct cli_budget *b, int opt, const char *arg)
 {
 	switch (opt) {
-	case 'M':
+	case OPT_MAX_MEM:
 		if (pc_parse_size(arg, &b->max_mem) < 0 || !b->max_mem) {
 			cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", arg);
 			return -1;
 		}
 		return 1;
-	case 'S':
+	case OPT_RESERVE:
 		if (pc_parse_size(arg, &b->reserve) < 0) {
 			cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", arg);
 			return -1;
 		}
 		return 1;
-	case 'T': {
+	case OPT_RATE: {
 		char *end;
 		double v = strtod(arg, &end);
 

@@ -66,6 +66,16 @@ static int table_faults(const struct cli_spec *s, char *why, size_t len)
 				FAULT("--%s: a word list to complete, but no words", o->name);
 			if (o->comp == CC_COLUMNS && !s->cols && !o->words)
 				FAULT("--%s: columns to pick, but no column table", o->name);
+			if (o->bind >= CB_STRING && (!o->arg || (o->flags & CLI_OPTARG)))
+				FAULT("--%s: bound to a value, but takes none", o->name);
+			if (o->bind > CB_STRING && (!o->bad || !strstr(o->bad, "%s")))
+				FAULT("--%s: bound to a checked value, but no message for a bad one",
+				      o->name);
+			if ((o->bind == CB_SET || o->bind == CB_COUNT) && o->arg)
+				FAULT("--%s: a flag bound, but it takes an argument", o->name);
+			/* --strict was 'X', which reads as --exclude's -X */
+			if (o->id < CLI_OPT_OWN && (!o->id || (o->id != o->letter && o->id != o->alias)))
+				FAULT("--%s: id %d is neither its letter nor a named id", o->name, o->id);
 		}
 		for (int k = 0; k < 2; k++) {
 			if (!letters[k])
@@ -117,43 +127,50 @@ static void test_tables(void)
 static void test_checker(void)
 {
 	static const struct cli_opt twice_name[] = {
-		{ "quick", 'q', 0, 600, NULL, CC_NONE, NULL, "fast", 0 },
-		{ "quick", 0, 0, 601, NULL, CC_NONE, NULL, "fast too", 0 },
+		{ .name = "quick", .letter = 'q', .id = 600, .help = "fast" },
+		{ .name = "quick", .id = 601, .help = "fast too" },
 		{ 0 }
 	};
 	static const struct cli_opt twice_letter[] = {
-		{ "quick", 'q', 0, 600, NULL, CC_NONE, NULL, "fast", 0 },
-		{ "quiet", 0, 'q', 601, NULL, CC_NONE, NULL, "silent", 0 },
+		{ .name = "quick", .letter = 'q', .id = 600, .help = "fast" },
+		{ .name = "quiet", .alias = 'q', .id = 601, .help = "silent" },
 		{ 0 }
 	};
 	static const struct cli_opt twice_id[] = {
-		{ "quick", 0, 0, 600, NULL, CC_NONE, NULL, "fast", 0 },
-		{ "quiet", 0, 0, 600, NULL, CC_NONE, NULL, "silent", 0 },
+		{ .name = "quick", .id = 600, .help = "fast" },
+		{ .name = "quiet", .id = 600, .help = "silent" },
 		{ 0 }
 	};
 	static const struct cli_opt no_help[] = {
-		{ "quick", 0, 0, 600, NULL, CC_NONE, NULL, "", 0 },
+		{ .name = "quick", .id = 600, .help = "" },
 		{ 0 }
 	};
 	static const struct cli_opt takes_h[] = {
-		{ "hardlinks", 'h', 0, 600, NULL, CC_NONE, NULL, "every link", 0 },
+		{ .name = "hardlinks", .letter = 'h', .id = 600, .help = "every link" },
 		{ 0 }
 	};
 	static const struct cli_group g1 = { "Options", twice_name }, g2 = { "Options", twice_letter },
 		g3 = { "Options", twice_id }, g4 = { "Options", no_help }, g5 = { "Options", takes_h };
 	/* the same letter in the command's own group and a shared one */
 	static const struct cli_opt own_j[] = {
-		{ "json-lines", 'J', 0, 600, NULL, CC_NONE, NULL, "JSON Lines", 0 },
+		{ .name = "json-lines", .letter = 'J', .id = 600, .help = "JSON Lines" },
 		{ 0 }
 	};
 	static const struct cli_group g6 = { "Options", own_j };
+	static const struct cli_opt other_letter[] = {
+		{ .name = "strict", .id = 'X', .help = "strictly" },
+		{ 0 }
+	};
+	static const struct cli_group g7 = { "Options", other_letter };
 	static const struct cli_spec bad[] = {
 		{ .name = "x", .groups = { &g1 } }, { .name = "x", .groups = { &g2 } },
 		{ .name = "x", .groups = { &g3 } }, { .name = "x", .groups = { &g4 } },
 		{ .name = "x", .groups = { &g5 } }, { .name = "x", .groups = { &g6, &cli_format_group } },
+		{ .name = "x", .groups = { &g7 } },
 	};
 	static const char *const what[] = { "a long name twice", "a letter twice (as an alias)",
-		"an id twice", "an empty help", "-h taken", "a letter a shared group has" };
+		"an id twice", "an empty help", "-h taken", "a letter a shared group has",
+		"an id that is a letter the option lacks" };
 	char why[160];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -317,6 +334,112 @@ static void test_parser_errors(void)
 	free(err);
 }
 
+/* ---- bound options: stored by cli_getopt ---- */
+
+struct bound {
+	bool quick;
+	int verbose, level;
+	const char *name;
+	uint64_t size;
+	double secs;
+};
+
+static const struct cli_opt bound_opts[] = {
+	{ .name = "quick", .letter = 'q', .id = 'q', CLI_SET(struct bound, quick), .help = "fast" },
+	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_COUNT(struct bound, verbose),
+	  .help = "more" },
+	{ .name = "name", .id = 600, .arg = "N", CLI_STRING(struct bound, name), .help = "a name" },
+	{ .name = "size", .id = 601, .arg = "SIZE", CLI_SIZE(struct bound, size), .lo = 1,
+	  .bad = "invalid size '%s' (e.g. 4k)", .help = "a size" },
+	{ .name = "secs", .id = 602, .arg = "S", CLI_SECONDS(struct bound, secs), .lo = 0, .hi = 10,
+	  .range = CLI_ABOVE_LO, .bad = "--secs '%s': more than 0, at most 10", .help = "seconds" },
+	{ .name = "level", .id = 603, .arg = "N", CLI_INT(struct bound, level), .lo = 0, .hi = 9,
+	  .bad = "invalid level '%s' (0-9)", .help = "a level" },
+	{ .name = "other", .id = 604, .help = "the command's switch takes it" },
+	{ 0 }
+};
+static const struct cli_spec bound_spec = {
+	.name = "bound", .usage = "", .footer = "",
+	.groups = { &(struct cli_group){ "Options", bound_opts } },
+};
+
+struct bind_parse {
+	char *argv[8];
+	int argc, ids[8], n, exit;
+	struct bound b;
+};
+
+static void bind_run(void *arg)
+{
+	struct bind_parse *r = arg;
+	struct cli_parser p;
+
+	cli_parser_bind(&p, &bound_spec, &r->b, r->argc, r->argv);
+	optind = 0;
+	r->n = 0;
+	do
+		r->ids[r->n] = cli_getopt(&p, r->argc, r->argv);
+	while (r->ids[r->n] >= 0 && ++r->n < 7);
+	r->exit = p.exit;
+}
+
+/* "bound" and the words of line, parsed into r->b; stderr in *err */
+static void bind_parse(struct bind_parse *r, const char *line, char **err)
+{
+	static char buf[256];
+	char *save = NULL;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(buf, sizeof(buf), "bound %s", line);
+	for (char *w = strtok_r(buf, " ", &save); w && r->argc < 7; w = strtok_r(NULL, " ", &save))
+		r->argv[r->argc++] = w;
+	*err = tap_capture(2, bind_run, r);
+}
+
+static void test_bind(void)
+{
+	struct bind_parse r;
+	char *err, why[160];
+	int faults = table_faults(&bound_spec, why, sizeof(why));
+
+	ok(!faults, "a table of bound options is sound%s%s", faults ? ": " : "", why);
+	bind_parse(&r, "-q --other", &err);
+	ok(r.b.quick && r.n == 1 && r.ids[0] == 604 && r.ids[1] == CLI_END && !*err,
+	   "a bool: -q sets it and is not returned; --other (unbound) is");
+	free(err);
+	bind_parse(&r, "--other", &err);
+	ok(!r.b.quick && r.n == 1 && r.ids[0] == 604, "a bool not given stays false");
+	free(err);
+	bind_parse(&r, "-vv --verbose", &err);
+	ok(r.b.verbose == 3 && r.n == 0 && r.ids[0] == CLI_END, "a counter: -vv --verbose is 3");
+	free(err);
+	bind_parse(&r, "--name a --name=b", &err);
+	ok(r.b.name && !strcmp(r.b.name, "b") && r.ids[0] == CLI_END,
+	   "a repeated string option: the last one counts");
+	free(err);
+	bind_parse(&r, "--size 4k --level 7 --secs 2.5", &err);
+	ok(r.b.size == 4096 && r.b.level == 7 && r.b.secs == 2.5 && r.ids[0] == CLI_END,
+	   "a size, an int and seconds: 4096, 7, 2.5");
+	free(err);
+	bind_parse(&r, "--size 1x", &err);
+	ok(r.ids[0] == CLI_STOP && r.exit == EXIT_USAGE && r.b.size == 0 &&
+	   strstr(err, "invalid size '1x' (e.g. 4k)") && strstr(err, "Try 'pagecache"),
+	   "a bad size: exit 2, its message with the value");
+	free(err);
+	bind_parse(&r, "-q --size 0 --other", &err);
+	ok(r.ids[0] == CLI_STOP && r.exit == EXIT_USAGE && r.b.quick && strstr(err, "'0'"),
+	   "a size below the least: exit 2 at once, nothing after it read");
+	free(err);
+	bind_parse(&r, "--secs 0", &err);
+	ok(r.ids[0] == CLI_STOP && r.exit == EXIT_USAGE &&
+	   strstr(err, "--secs '0': more than 0, at most 10"), "seconds out of range: exit 2, said");
+	free(err);
+	bind_parse(&r, "--level 10", &err);
+	ok(r.ids[0] == CLI_STOP && r.exit == EXIT_USAGE && strstr(err, "invalid level '10' (0-9)"),
+	   "an int out of range: exit 2, said");
+	free(err);
+}
+
 /* ---- help, the man page list, completion: each option in each ---- */
 
 static const struct cli_spec *cur;
@@ -427,6 +550,7 @@ int main(void)
 	test_checker();
 	test_parser();
 	test_parser_errors();
+	test_bind();
 	test_shown();
 	test_vmtouch();
 	return done_testing();
