@@ -709,7 +709,7 @@ int cli_format_opt(struct cli_opts *co, int opt, char **argv)
 
 	if (opt != OPT_NOHEADINGS && opt != OPT_RAW && opt != OPT_COLUMNS && opt != OPT_JSON &&
 	    opt != OPT_PROM && opt != OPT_KV && opt != OPT_BYTES && opt != OPT_PROM_PER_FILE &&
-	    opt != OPT_PROM_FILE) {
+	    opt != OPT_PROM_FILE && opt != OPT_PROM_LABEL) {
 		cli_usage_error("unknown option or missing value: '%s'", argv[optind - 1]);
 		return -1;
 	}

@@ -219,4 +219,11 @@ else
 	t_skip "node_exporter scrapes" "$T_WHY"
 fi
 
+# every command that lists --prom-label takes it (cgroups, status, show,
+# diff, restore, record and tune took their --prom but refused the label)
+pc snapshot -o lbl.snap d >/dev/null 2>&1
+pc show --prom --prom-label site=a lbl.snap >lbl.prom 2>lbl.err; rc=$?
+t_is "show --prom-label: exit 0" "$rc" 0
+t_ok "  its series carry the label" grep -q '^pagecache_show_files{site="a"}' lbl.prom
+
 t_done
