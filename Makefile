@@ -3,7 +3,7 @@
 #   make            build/pagecache, the everyday program (liburing and zlib
 #                   linked in: LINK=static); build/pagecache-bench, the
 #                   experiments (with SQLite), which `pagecache bench` runs
-#                   (src/cmd-bench.c says how); libpagecache.a, libpagecache.so.0
+#                   (src/commands/cmd-bench.c says how); libpagecache.a, libpagecache.so.0
 #                   and pagecache.pc. It never installs anything: liburing,
 #                   zlib and sqlite3 are found through pkg-config, and what is
 #                   missing is named (make deps installs it)
@@ -121,11 +121,11 @@ CPPFLAGS += $(PKG_CFLAGS)
 # library's licence, and keep its rules (never print, never exit).
 INTERNAL_SRC := lib/json.c lib/stats.c
 LIB_SRC := $(filter-out $(INTERNAL_SRC),$(wildcard lib/*.c))
-CLI_SRC := $(wildcard src/*.c)
+CLI_SRC := $(wildcard src/*.c src/*/*.c)
 # pagecache-bench: the experiments, and what of src/ they speak through (the
 # programs of their own in bench/, built by hand as they say, left out)
 BENCH_SRC := $(filter-out bench/floor-stat.c bench/snapshot-columns.c bench/snapshot-encodings.c,$(wildcard bench/*.c)) \
-	src/output.c src/messages.c src/targets.c src/state.c src/opts.c src/bench-opts.c
+	src/output/output.c src/output/messages.c src/options/targets.c src/state.c src/options/opts.c src/options/bench-opts.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 INTERNAL_OBJ := $(INTERNAL_SRC:%.c=$(B)/%.o)
 INTERNAL_LIB := $(B)/libpcinternal.a
@@ -213,7 +213,7 @@ test-deps: deps
 	$(call need,test -x /usr/bin/time,time)
 
 # ---- build ---------------------------------------------------------------
-$(B)/%.o: %.c include/pagecache.h $(wildcard lib/*.h src/*.h bench/*.h) | have-libs
+$(B)/%.o: %.c include/pagecache.h $(wildcard lib/*.h src/*.h src/*/*.h bench/*.h) | have-libs
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 $(B)/bench/%.o: CPPFLAGS += -Ibench
@@ -227,7 +227,7 @@ $(B)/paths.h: FORCE
 	@mkdir -p $(B)
 	@printf '#define PC_BINDIR "%s"\n#define PC_LIBEXECDIR "%s"\n' '$(bindir)' '$(libexecdir)' >$@.tmp
 	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
-$(B)/src/cmd-bench.o: $(B)/paths.h
+$(B)/src/commands/cmd-bench.o: $(B)/paths.h
 FORCE:
 
 # the units name the program and its config by the paths of this make (as
@@ -467,7 +467,7 @@ $(B)/tests/replay-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(INTERNAL_LIB) $(B
 	  -o $@ $< tests/fuzz/replay.c $(INTERNAL_LIB) $(B)/libpagecache.a $(LIBS)
 
 # The completions: `pagecache --completion bash|zsh` prints them from the
-# tables its parser reads (src/opts.c), so they cannot drift from it.
+# tables its parser reads (src/options/opts.c), so they cannot drift from it.
 $(B)/completion/pagecache: $(B)/pagecache
 	@mkdir -p $(dir $@)
 	$(RUN_PAGECACHE) --completion bash >$@.tmp && mv $@.tmp $@

@@ -6,12 +6,12 @@
  * report.c); this file is their command line. It is
  * a program of its own so that the everyday pagecache does not carry
  * SQLite (warmup's database); pagecache execs it as git runs its helpers
- * (src/cmd-bench.c), with argv as `pagecache bench` got it.
+ * (src/commands/cmd-bench.c), with argv as `pagecache bench` got it.
  */
 #define _GNU_SOURCE
 #include "cli.h"
 #include "bench.h"
-#include "bench-opts.h"
+#include "options/bench-opts.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # bench/stat-memory.sh: peak RSS (GNU time's %M) of `pagecache stat -v` on
 # 100,000 and 200,000 empty files in one directory, in the table, JSON
-# pretty, JSON short and key=value. Rows stream (src/output.c), so the
+# pretty, JSON short and key=value. Rows stream (src/output/output.c), so the
 # figure stays flat; the target (issue 11) is under 64 MiB for 100,000
 # files. tests/cli/t-stat-memory.sh checks the same on 30,000 files within
 # make check's time. Needs no root: the files are made (once) beneath

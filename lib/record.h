@@ -3,7 +3,7 @@
  * record.h: the recording's engine, trace events -> the pages each file
  * was used of, in order, by the paths the processes saw (lib/record.c).
  * Internal to pagecache (not in pagecache.h: the API is not settled): used
- * by src/cmd-record.c, tested by tests/unit/test-record.c.
+ * by src/commands/cmd-record.c, tested by tests/unit/test-record.c.
  *
  * A recording: pc_rec_new(); every event to pc_rec_event() (a
  * pc_trace_drain() callback), and pc_rec_scan() after each drain, while

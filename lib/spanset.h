@@ -6,7 +6,7 @@
  * costs O(log n + the spans it meets), n the spans held; memory follows
  * the spans (pages and their times), never the number of additions: a
  * million re-reads of two pages are two spans. Internal to pagecache (not
- * in pagecache.h): used by src/cmd-record.c, tested by
+ * in pagecache.h): used by src/commands/cmd-record.c, tested by
  * tests/unit/test-spanset.c.
  */
 #ifndef PC_SPANSET_H

@@ -8,7 +8,7 @@
 #define PC_CLI_H
 
 #include "pagecache.h"
-#include "opts.h"
+#include "options/opts.h"
 
 #include <getopt.h>
 #include <stdio.h>

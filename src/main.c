@@ -6,7 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "bench-opts.h"
+#include "options/bench-opts.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * src/daemon-conf.c: the daemon's INI reader (pagecache.conf(5):
+ * src/daemon/daemon-conf.c: the daemon's INI reader (pagecache.conf(5):
  * sections, comments, quotes, lines of any length, each error said with
  * its file and line, the file's own checks) and the status socket's wire
  * format (dwire_put and dwire_unescape: percent-escaping that keeps a
@@ -9,7 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "daemon.h"
+#include "daemon/daemon.h"
 #include "tap.h"
 
 #include <stdint.h>

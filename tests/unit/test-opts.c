@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The option tables (each command's struct cli_spec) and their one reader,
- * src/opts.c. Per command: no two options share a long name, a letter or
+ * src/options/opts.c. Per command: no two options share a long name, a letter or
  * an id, every option has a help text and shows in --help, the man page
  * list and the bash completion, and cli_getopt takes each option, by its
  * long name and by each letter, with its argument; a refused letter is a
@@ -9,7 +9,7 @@
  * table made broken on purpose, so that it is seen to find faults.
  */
 #include "cli.h"
-#include "bench-opts.h"
+#include "options/bench-opts.h"
 #include "tap.h"
 
 #include <ctype.h>

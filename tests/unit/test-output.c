@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The escapers of src/output.c, through its entry points: a JSON string
+ * The escapers of src/output/output.c, through its entry points: a JSON string
  * (out_json_str, and out_line's KEY_bytes beside an escaped one), a
  * Prometheus label value (a per-file series and --prom-label), a
  * key=value value (out_line), the text people see (out_escape, table

@@ -12,7 +12,7 @@
  * their snapshot or restore to fail.
  */
 #define _GNU_SOURCE
-#include "metadata.h"
+#include "commands/metadata.h"
 
 #include <errno.h>
 #include <fcntl.h>

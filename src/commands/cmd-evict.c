@@ -5,7 +5,7 @@
  * by a named process), rather than claim a success the kernel refused.
  */
 #define _GNU_SOURCE
-#include "cmd-common.h"
+#include "commands/cmd-common.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "metadata.h"
+#include "commands/metadata.h"
 
 #include <errno.h>
 #include <signal.h>

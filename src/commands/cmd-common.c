@@ -6,7 +6,7 @@
  * fix to one is a fix to all three.
  */
 #define _GNU_SOURCE
-#include "cmd-common.h"
+#include "commands/cmd-common.h"
 
 #include <string.h>
 

@@ -7,7 +7,7 @@
 #ifndef PC_BENCH_OPTS_H
 #define PC_BENCH_OPTS_H
 
-#include "opts.h"
+#include "options/opts.h"
 
 /* ids past any letter: a command's own (CLI_OPT_OWN up), below the shared groups' */
 enum {

@@ -7,7 +7,7 @@
  * in bench/main.c).
  */
 #include "cli.h"
-#include "bench-opts.h"
+#include "options/bench-opts.h"
 
 static const struct cli_opt warmup_opts[] = {
 	{ .name = "quick", .id = O_QUICK,

@@ -16,7 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "daemon.h"
+#include "daemon/daemon.h"
 
 #include <ctype.h>
 #include <errno.h>

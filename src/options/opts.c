@@ -723,7 +723,7 @@ int cli_completion(const char *shell, const struct cli_cmdinfo *cmds, size_t n, 
 {
 	if (!strcmp(shell, "bash")) {
 		fprintf(o, "# bash completion for pagecache: made by 'pagecache --completion bash'\n"
-			   "# from the option tables the parser reads (src/opts.c); do not edit.\n"
+			   "# from the option tables the parser reads (src/options/opts.c); do not edit.\n"
 			   "# No name (file, cgroup) goes through compgen -W, which expands $(...) in\n"
 			   "# its words; names are matched by prefix here and kept whole (mapfile).\n"
 			   "_pagecache_words() {\t# COMPREPLY: the words of $1 (ours) that start with $cur\n"
@@ -785,7 +785,7 @@ int cli_completion(const char *shell, const struct cli_cmdinfo *cmds, size_t n, 
 	if (!strcmp(shell, "zsh")) {
 		fprintf(o, "#compdef pagecache\n"
 			   "# zsh completion for pagecache: made by 'pagecache --completion zsh'\n"
-			   "# from the option tables the parser reads (src/opts.c); do not edit.\n"
+			   "# from the option tables the parser reads (src/options/opts.c); do not edit.\n"
 			   "_pagecache_cgroups() {\n"
 			   "\tlocal root=/sys/fs/cgroup\n"
 			   "\t[[ -e $root/memory/memory.limit_in_bytes ]] && root=$root/memory\n"

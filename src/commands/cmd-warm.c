@@ -8,7 +8,7 @@
  * cgroup's headroom); where it stops, it says how far it got.
  */
 #define _GNU_SOURCE
-#include "cmd-common.h"
+#include "commands/cmd-common.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -9,7 +9,7 @@
  * shown as a made-up number.
  */
 #define _GNU_SOURCE
-#include "cmd-common.h"
+#include "commands/cmd-common.h"
 
 #include <errno.h>
 #include <linux/capability.h>

@@ -34,7 +34,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "daemon.h"
+#include "daemon/daemon.h"
 
 #include <errno.h>
 #include <fcntl.h>
