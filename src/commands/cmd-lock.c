@@ -871,7 +871,7 @@ int lock_watch_run(const struct lock_watch *w)
 	struct cli_opts co = { OUT_HUMAN };
 
 	targets_init(&c.t);
-	if (w->max_mem && cli_budget_opt(&c.bo, 'M', w->max_mem) < 0) {
+	if (w->max_mem && cli_budget_opt(&c.bo, OPT_MAX_MEM, w->max_mem) < 0) {
 		targets_release(&c.t);
 		return EXIT_USAGE;
 	}
