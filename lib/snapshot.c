@@ -461,7 +461,7 @@ static int by_path(const void *a, const void *b)
  * A file reached twice under one path (`snapshot DIR DIR/f`, a list that
  * names it twice) is one file: the format refuses a path twice, which
  * would otherwise fail the whole snapshot. Sorted, the copies are
- * adjacent; the first is kept.
+ * adjacent; one is kept (either: the same file, recorded twice).
  */
 static void dedupe(struct pc_snapshot *s)
 {
@@ -469,6 +469,9 @@ static void dedupe(struct pc_snapshot *s)
 
 	for (size_t i = 0; i < s->n; i++) {
 		if (k && !strcmp(s->files[k - 1].path, s->files[i].path)) {
+			/* its active pages were counted as it was recorded */
+			for (size_t a = 0; a < s->files[i].nactive; a++)
+				s->active_pages -= s->files[i].active[2 * a + 1];
 			pc_profile_file_release(&s->files[i]);
 			continue;
 		}
