@@ -468,7 +468,8 @@ static int read_old(const char *path, struct diff_ctx *d)
 	if (rc < 0)
 		read_failed(path, rc, ra);
 	pc_profile_close(ra);
-	qsort(d->ents, d->n, sizeof(*d->ents), by_path);
+	if (d->n)	/* qsort(NULL, 0) is undefined: UBSan stops there */
+		qsort(d->ents, d->n, sizeof(*d->ents), by_path);
 	for (size_t i = 0; i < d->n; i++)
 		d->any_bdev |= d->ents[i].f.ident & PC_IDENT_BDEV;
 	return rc < 0 ? -1 : 0;

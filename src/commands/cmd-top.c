@@ -840,7 +840,8 @@ static int cmp_rows(const void *x, const void *y)
 static void sort_rows(struct top *t, struct table *tb)
 {
 	sort_top = t;
-	qsort(tb->v, tb->n, sizeof(*tb->v), cmp_rows);
+	if (tb->n)	/* qsort(NULL, 0) is undefined: UBSan stops there */
+		qsort(tb->v, tb->n, sizeof(*tb->v), cmp_rows);
 }
 
 static const char *row_name(const struct row *r)

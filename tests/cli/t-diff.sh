@@ -27,6 +27,13 @@ t_is "files: changed, removed, added, sorted by path, page counts exact" \
 t_is "totals" "$(jq -c '.total' d.json)" '{"added":1,"removed":1,"changed":1,"gained":8,"lost":5}'
 t_is "no errors" "$(jq -c '.errors' d.json)" '[]'
 
+# two snapshots of nothing: nothing changed (sorting no entries is no
+# error; a SANITIZE=1 build stopped on qsort(NULL, 0) here)
+mk -r /pc-diff-root empty.snap
+pc diff --json empty.snap empty.snap >e.json 2>e.err; rc=$?
+t_is "diff of two empty snapshots exits 0" "$rc.$(cat e.err)" "0."
+t_is "  and changed nothing" "$(jq -c '.total' e.json)" '{"added":0,"removed":0,"changed":0,"gained":0,"lost":0}'
+
 pc diff --json -v old.snap new.snap >v.json
 t_is "-v lists the unchanged file too" "$(jq -c '[.files[] | select(.status == "same")]' v.json)" \
 	'[{"path":"b","status":"same","old_pages":8,"new_pages":8,"gained":0,"lost":0}]'
