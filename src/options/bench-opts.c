@@ -13,7 +13,7 @@ static const struct cli_opt warmup_opts[] = {
 	{ .name = "quick", .id = O_QUICK,
 	  .help = "1.5M rows, 3 trials (readtwice: 2 s; swapin smaller)" },
 	{ .name = "rows", .id = O_ROWS, .arg = "N",
-	  .help = "rows in the database (default 15,647,665: about 1.8 GB)" },
+	  .help = "rows in the database (default 15,647,665: 1.8 GB)" },
 	{ .name = "trials", .id = O_TRIALS, .arg = "N",
 	  .help = "trials (default 5; conditions shuffled in each)" },
 	{ .name = "dir", .id = O_DIR, .arg = "DIR", .comp = CC_DIR,
