@@ -40,8 +40,7 @@ static const struct cli_opt cgroups_opts[] = {
 	CLI_OPT_COLUMNS,
 	{ .name = "root", .id = OPT_ROOT, .arg = "CG", .comp = CC_CGROUP,
 	  CLI_STRING(struct cgroups_cli, root),
-	  .help = "only CG and the cgroups below it (CG: any form\n--cgroup takes: a path, the directory, a unit or\n"
-	          "cgroup name, a container ID prefix)" },
+	  .help = "only CG (any form --cgroup takes) and those below" },
 	{ 0 }
 };
 

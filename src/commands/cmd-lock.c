@@ -67,24 +67,16 @@ enum { OPT_WATCH = CLI_OPT_OWN, OPT_WATCH_INTERVAL };
 static const struct cli_opt lock_opts[] = {
 	CLI_OPT_COLUMNS,
 	{ .name = "daemon", .letter = 'd', .id = 'd', CLI_SET(struct lock_ctx, daemon),
-	  .help = "detach once everything is locked; the parent exits\n0 when every file is locked and the daemon holds\n"
-	          "them; on any failure the daemon releases all and\nexits, and the parent exits 1" },
+	  .help = "detach once everything is locked (exit 1: no daemon)" },
 	{ .name = "pidfile", .letter = 'P', .id = 'P', .arg = "FILE", .comp = CC_FILE,
 	  CLI_STRING(struct lock_ctx, pidfile),
-	  .help = "write the locking process's PID to FILE (removed\nat exit if it still holds that PID)" },
+	  .help = "write the locking process's PID to FILE" },
 	{ .name = "wait", .letter = 'w', .id = 'w',
-	  .help = "vmtouch's -w: with -d, wait until every page is\nlocked (what -d always does)" },
+	  .help = "vmtouch's -w: wait until all is locked, as -d does" },
 	{ .name = "watch", .id = OPT_WATCH, CLI_SET(struct lock_ctx, watch),
-	  .help = "while locked, lock again what is replaced: a file\n"
-	          "renamed over or deleted and made again, a new file\n"
-	          "in a tree, a file that grew (inotify); one line\n"
-	          "per change, the old inode's lock released; the\n"
-	          "set grows only within --max-mem (else not past\n"
-	          "its first size)" },
+	  .help = "while locked, lock again what is replaced (inotify)" },
 	{ .name = "watch-interval", .id = OPT_WATCH_INTERVAL, .arg = "SECS",
-	  .help = "with --watch, also walk everything again every\n"
-	          "SECS seconds (0: only on changes, the default;\n"
-	          "30 where the inotify watch limit is reached)" },
+	  .help = "with --watch, also walk again every SECS seconds" },
 	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct lock_ctx, list), .help = "list each file" },
 	{ 0 }
 };

@@ -67,17 +67,14 @@
 enum { OPT_MAXSIZE = 512, OPT_TIMEOUT };
 
 /* both: one deadline for every run of skopeo (docs/security.md, "Registries") */
-#define TIMEOUT_OPT(verb)                                                              \
+#define TIMEOUT_OPT                                                                    \
 	{ .name = "timeout", .id = OPT_TIMEOUT, .arg = "SECONDS",                     \
-	  .help = "give up after SECONDS (default 300; 0: no limit),\n"               \
-	          "the whole " verb ": skopeo is killed then, what it\n"              \
-	          "wrote removed, and the error names the timeout" }
+	  .help = "give up after SECONDS (default 300; 0: no limit)" }
 
 static const struct cli_opt fmt_opts[] = {
 	{ .name = "json", .letter = 'J', .id = OPT_JSON, .arg = "STYLE", .comp = CC_WORDS,
 	  .words = "pretty short",
-	  .help = "JSON on stdout (errors included); STYLE pretty\n(the default) or short: "
-	          "one object a line", .flags = CLI_OPTARG },
+	  .help = "JSON on stdout, errors too; STYLE: pretty or short", .flags = CLI_OPTARG },
 	{ .name = "kv", .id = OPT_KV, .help = "key=value lines" },
 	{ .name = "bytes", .id = OPT_BYTES, .help = "exact bytes instead of 1.5G" },
 	{ 0 }
@@ -85,7 +82,7 @@ static const struct cli_opt fmt_opts[] = {
 static const struct cli_group fmt_group = { "Output", fmt_opts };
 
 static const struct cli_opt push_opts[] = {
-	TIMEOUT_OPT("push"),
+	TIMEOUT_OPT,
 	{ 0 }
 };
 
@@ -129,10 +126,10 @@ const struct cli_spec push_spec = {
 
 static const struct cli_opt pull_opts[] = {
 	{ .name = "output", .letter = 'o', .id = 'o', .arg = "FILE", .comp = CC_FILE,
-	  .help = "the snapshot to write (required); written\natomically, never through a symbolic link" },
+	  .help = "the snapshot to write (required), atomically" },
 	{ .name = "max-size", .id = OPT_MAXSIZE, .arg = "SIZE", .comp = CC_SIZE,
-	  .help = "refuse a snapshot larger than SIZE (default 1G),\nbefore it is fetched" },
-	TIMEOUT_OPT("pull"),
+	  .help = "refuse a snapshot larger than SIZE (default 1G)" },
+	TIMEOUT_OPT,
 	{ 0 }
 };
 

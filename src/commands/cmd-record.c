@@ -81,20 +81,18 @@ static const struct cli_opt record_opts[] = {
 	  .help = "with --pid, also the processes it starts from now on" },
 	{ .name = "cgroup", .id = OPT_CGROUP, .arg = "CG", .comp = CC_CGROUP,
 	  CLI_STRING(struct record_cli, cgroup),
-	  .help = "record what the processes of cgroup CG (and those\nbelow it) use: a path, a directory, a unit name\n"
-	          "(foo.service) or a container ID" },
+	  .help = "record what the processes of cgroup CG and below use" },
 	{ .name = "duration", .letter = 'd', .id = 'd', .arg = "SECONDS",
 	  CLI_SECONDS(struct record_cli, duration), .lo = 0, .hi = 1e9, .range = CLI_ABOVE_LO | CLI_BELOW_HI,
 	  .bad = "--duration '%s': seconds, more than 0 (1.5 is a second and a half)",
-	  .help = "stop after SECONDS (else at CMD's exit, when PID\nexits, or at SIGINT/SIGTERM)" },
+	  .help = "stop after SECONDS" },
 	{ .name = "root", .id = OPT_ROOT, .arg = "DIR", .comp = CC_DIR,
 	  CLI_STRING(struct record_cli, rootarg),
-	  .help = "store paths relative to DIR (default /); files\noutside it are counted, not kept" },
+	  .help = "store paths relative to DIR (default /)" },
 	{ .name = "cold", .id = OPT_COLD, CLI_SET(struct record_cli, cold_asked),
-	  .help = "first evict the files the snapshot at -o lists (the\nlast recording of this workload) "
-	          "and those of\n--cold-path: a start from a cold cache" },
+	  .help = "first evict the files of the snapshot at -o" },
 	{ .name = "cold-path", .id = OPT_COLD_PATH, .arg = "PATH", .comp = CC_FILE,
-	  .help = "with --cold, evict this file or tree too (again\nfor more)" },
+	  .help = "with --cold, evict this file or tree too" },
 	{ 0 }
 };
 

@@ -37,27 +37,22 @@ enum {
 static const struct cli_opt restore_opts[] = {
 	{ .name = "root", .id = OPT_ROOT, .arg = "DIR", .comp = CC_DIR,
 	  CLI_STRING(struct restore_cli, o.root),
-	  .help = "the tree the snapshot's paths are relative to, and\nbeneath which every file is opened (default /; a\n"
-	          "snapshot taken beneath another root needs it)" },
+	  .help = "the tree the snapshot's paths are beneath (default /)" },
 	{ .name = "strict", .id = OPT_STRICT, CLI_SET(struct restore_cli, o.strict),
-	  .help = "skip every file whose size or mtime changed since\nthe snapshot, even one modified in place" },
+	  .help = "skip files modified in place too (size or mtime)" },
 	{ .name = "allow-changed", .id = OPT_ALLOW_CHANGED,
 	  CLI_SET(struct restore_cli, o.allow_changed),
-	  .help = "warm changed regular files anyway, replaced ones\ntoo (never links, FIFOs, devices, or anything\n"
-	          "outside the root)" },
+	  .help = "warm changed and replaced regular files anyway" },
 	{ .name = "order", .id = OPT_ORDER, .arg = "ORDER", .comp = CC_WORDS,
 	  .words = "disk file access",
-	  .help = "disk (default: by position on disk, FIEMAP), file\n(the snapshot's order) or access: the pages a\n"
-	          "recording (pagecache record) saw used, in the\norder they were first used, then the rest by disk" },
+	  .help = "disk (the default), file, or access (a recording's)" },
 	{ .name = "max-time", .id = OPT_MAX_TIME, .arg = "S",
 	  CLI_SECONDS(struct restore_cli, o.max_time), .lo = 0, .hi = 1e9, .range = CLI_BELOW_HI,
 	  .bad = "--max-time '%s': seconds, 0 or more (0.5 is half a second)",
-	  .help = "stop handing out reads after S seconds (0.5 is\nhalf a second), let those in flight finish, and\n"
-	          "say how far it got: with --order access, what\nwas needed first is in" },
+	  .help = "stop reading after S seconds; say how far it got" },
 	{ .name = "cgroup", .id = OPT_INTO_CGROUP, .arg = "CG", .comp = CC_CGROUP,
 	  CLI_STRING(struct restore_cli, cgroup),
-	  .help = "read from inside memory cgroup CG (v1 or v2), so\npages are charged there: its directory, its path\n"
-	          "(/system.slice/db.service), its name (db.service) or\na container ID (12+ hex digits)" },
+	  .help = "read inside memory cgroup CG, charging it the pages" },
 	CLI_OPT_RATE,
 	{ .name = "idle", .id = OPT_IDLE, CLI_SET(struct restore_cli, o.idle),
 	  .help = "idle I/O priority, so a live service keeps its disk" },
@@ -65,7 +60,7 @@ static const struct cli_opt restore_opts[] = {
 	  .help = "say what would be read; read nothing" },
 	{ .name = "no-metadata", .id = OPT_NO_METADATA,
 	  CLI_SET(struct restore_cli, o.no_metadata),
-	  .help = "do not read the snapshot's block device records\n(filesystem metadata, snapshot --metadata)" },
+	  .help = "skip the snapshot's filesystem metadata records" },
 	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct restore_cli, list),
 	  .help = "list each file" },
 	{ .name = "quiet", .letter = 'q', .id = 'q', CLI_SET(struct restore_cli, quiet),

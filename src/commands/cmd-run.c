@@ -44,7 +44,7 @@ static const struct cli_opt run_opts[] = {
 	  .help = "drop what CMD cached when it exits" },
 	{ .name = "cache-limit", .id = OPT_CACHE_LIMIT, .arg = "SIZE", .comp = CC_SIZE,
 	  CLI_SIZE(struct run_cli, limit), .lo = 1, .bad = "invalid size '%s' (e.g. 256M)",
-	  .help = "also keep CMD's page cache under SIZE while it runs\n(the excess is reclaimed; CMD is never OOM-killed\nfor it)" },
+	  .help = "also keep CMD's page cache under SIZE as it runs" },
 	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct run_cli, verbose),
 	  .help = "say on stderr how much CMD left cached and dropped" },
 	{ 0 }

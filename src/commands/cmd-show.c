@@ -31,8 +31,7 @@ static const struct ocol meta_cols[] = {
 static const struct cli_opt show_opts[] = {
 	CLI_OPT_COLUMNS,
 	{ .name = "verbose", .letter = 'v', .id = 'v',
-	  .help = "with a recording's times (pagecache record): the\npages used of each file and when it was first\n"
-	          "used, in ms after the recording began" },
+	  .help = "with a recording's pages used and first-use times" },
 	{ 0 }
 };
 

@@ -39,20 +39,16 @@ static const struct cli_opt snapshot_opts[] = {
 	  .help = "the snapshot to write (required)" },
 	{ .name = "root", .id = OPT_ROOT, .arg = "DIR", .comp = CC_DIR,
 	  CLI_STRING(struct snap_cli, rootarg),
-	  .help = "store paths relative to DIR (default /), so the\nsnapshot can warm a copy mounted elsewhere" },
+	  .help = "store paths relative to DIR (default /)" },
 	{ .name = "no-active", .id = OPT_NO_ACTIVE, .help = "do not record active pages" },
 	{ .name = "guard", .id = OPT_GUARD, .arg = "RATIO",
-	  .help = "keep an existing FILE when the new snapshot is\nempty or holds fewer than RATIO times its pages\n"
-	          "(0 to 1; 0: only never replace with an empty one);\na --cgroup that is not there is empty" },
+	  .help = "keep FILE when the new one is empty or too small" },
 	{ .name = "metadata", .id = OPT_METADATA,
-	  .help = "also record the cache of the block device under\neach filesystem of the files (metadata: inodes,\n"
-	          "directories; and whatever was read through /dev/X);\nroot only" },
+	  .help = "also record filesystem metadata (root only)" },
 	{ .name = "safe-links", .id = OPT_SAFE_LINKS,
-	  .help = "follow a symbolic link in a PATH only if the link\nand every directory before it are root's and\n"
-	          "writable by nobody else (systemd's PIDFile= rule);\nrefuse the PATH otherwise" },
+	  .help = "follow only root's safe symbolic links in a PATH" },
 	{ .name = "owners", .id = OPT_OWNERS,
-	  .help = "say in the total who owns the files read (uid:gid:\nwrite bits, from the fstat of the very fd read):\n"
-	          "pagecache daemon judges its status peers on it" },
+	  .help = "say in the total who owns the files read" },
 	{ 0 }
 };
 

@@ -45,14 +45,13 @@ struct stat_ctx {
 enum { OPT_BY_CGROUP = CLI_OPT_OWN };
 static const struct cli_opt stat_opts[] = {
 	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_COUNT(struct stat_ctx, verbose),
-	  .help = "list each file with a residency bar; -vv adds the\ncached page ranges (first-last page numbers; in\nJSON, [first, count] pairs)" },
+	  .help = "list each file with a residency bar; -vv: ranges too" },
 	{ .name = "output", .letter = 'o', .id = 'o', .arg = "COLS", .comp = CC_COLUMNS,
 	  .words = "RES CACHED PAGES SIZE FILE PERCENT DIRTY_PAGES WRITEBACK_PAGES EVICTED_PAGES "
 	  "RECENTLY_EVICTED_PAGES SOURCE BAR RANGES CGROUPS",
-	  .help = "columns, in any case: RES,CACHED,PAGES,SIZE,FILE,\nPERCENT,DIRTY_PAGES,WRITEBACK_PAGES,\n"
-	          "EVICTED_PAGES,RECENTLY_EVICTED_PAGES,SOURCE,BAR,\nRANGES; '+COLS' adds to the default columns" },
+	  .help = "the table's columns, in any case (+COLS: add them)" },
 	{ .name = "by-cgroup", .id = OPT_BY_CGROUP, CLI_SET(struct stat_ctx, by_cgroup),
-	  .help = "which memory cgroup owns each file's cached pages\n(CAP_SYS_ADMIN; /proc/kpagecgroup; only resident\npages are touched, so nothing is charged to us)" },
+	  .help = "which memory cgroups own each file's cached pages" },
 	{ 0 }
 };
 

@@ -79,26 +79,24 @@ enum {
 static const struct cli_opt top_opts[] = {
 	{ .name = "by", .id = OPT_BY, .arg = "WHAT", .comp = CC_WORDS,
 	  .words = "process file cgroup",
-	  .help = "one row per process (the default: PID and name),\nfile (device and inode, "
-	          "shown by path) or cgroup" },
+	  .help = "one row per process (the default), file or cgroup" },
 	{ .name = "interval", .letter = 'd', .id = OPT_INTERVAL, .arg = "S",
-	  .help = "seconds between screens or lines (default 1;\nfractions: 0.5)" },
+	  .help = "seconds between screens or lines (default 1)" },
 	{ .name = "count", .id = OPT_COUNT, .arg = "N",
 	  .help = "exit after N intervals (default: until q or ^C)" },
 	{ .name = "sort", .id = OPT_SORT, .arg = "KEY", .comp = CC_WORDS,
 	  .words = "accesses misses hit_ratio evicted dirtied key",
-	  .help = "order rows by KEY, largest first (default accesses;\nkey: by name)" },
+	  .help = "order rows by KEY, largest first (default accesses)" },
 	{ .name = "rows", .id = OPT_ROWS, .arg = "N",
-	  .help = "at most N rows per interval (default: all; on a\nterminal, what fits)" },
+	  .help = "at most N rows per interval (default: all)" },
 	{ .name = "pid", .id = OPT_TOP_PID, .arg = "PID", .comp = CC_PID,
 	  .help = "only what process PID does (filtered in the kernel)" },
 	{ .name = "children", .id = OPT_TOP_CHILDREN,
 	  .help = "with --pid, the children it starts from now on too" },
 	{ .name = "cgroup", .id = OPT_TOP_CGROUP, .arg = "CG", .comp = CC_CGROUP,
-	  .help = "only tasks in cgroup CG and below: its directory,\npath, name (db.service) "
-	          "or a container ID" },
+	  .help = "only tasks in cgroup CG and below" },
 	{ .name = "json", .letter = 'J', .id = OPT_JSON,
-	  .help = "one JSON object per interval, a line each (JSON\nLines), also on a terminal" },
+	  .help = "one JSON object per interval, a line each" },
 	{ 0 }
 };
 

@@ -49,7 +49,7 @@ static const struct cli_opt tune_opts[] = {
 	{ .name = "duration", .id = OPT_DURATION, .arg = "S",
 	  CLI_SECONDS(struct tune_cli, duration), .lo = 0, .hi = 1e7, .range = CLI_ABOVE_LO,
 	  .bad = "invalid duration '%s' (seconds)",
-	  .help = "with --auto, stop after S seconds (default: until stopped)" },
+	  .help = "with --auto, stop after S seconds (default: no limit)" },
 	{ .name = "min", .id = OPT_MIN, .arg = "N", .comp = CC_WORDS, .words = PC_WORDS,
 	  CLI_INT(struct tune_cli, min_pc), .lo = 0, .hi = 9, .bad = BAD_PC,
 	  .help = "with --auto, the lowest page-cluster (default 0)" },

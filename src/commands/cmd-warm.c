@@ -44,8 +44,7 @@ static const struct cli_opt warm_opts[] = {
 	CLI_OPT_RATE,
 	{ .name = "engine", .id = OPT_ENGINE, .arg = "E", .comp = CC_WORDS,
 	  .words = "threads uring auto",
-	  .help = "threads (readahead(2) from the walker's threads; the\ndefault, and what auto picks) or uring (io_uring\n"
-	          "FADVISE; measured slower here, kept for comparison)" },
+	  .help = "threads (readahead(2); the default, auto) or uring" },
 	{ .name = "chunk", .id = OPT_CHUNK, .arg = "SIZE", .comp = CC_SIZE,
 	  .help = "bytes per read request (default: the device's cap)" },
 	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct warm_ctx, list),

@@ -57,9 +57,9 @@
 enum { OPT_CHECK = CLI_OPT_OWN, OPT_SOCKET };
 static const struct cli_opt daemon_opts[] = {
 	{ .name = "config", .letter = 'c', .id = 'c', .arg = "FILE", .comp = CC_FILE,
-	  .help = "the configuration (default " DAEMON_CONFIG ")" },
+	  .help = "the configuration (" DAEMON_CONFIG ")" },
 	{ .name = "check", .id = OPT_CHECK,
-	  .help = "read and check the configuration, say what it\nwould do, and exit (0: good, 1: not)" },
+	  .help = "check the configuration, say what it would do" },
 	{ .name = "socket", .id = OPT_SOCKET, .arg = "PATH", .comp = CC_FILE,
 	  .help = "the status socket (overrides the file's socket =)" },
 	{ 0 }

@@ -38,7 +38,7 @@ static const struct cli_opt status_opts[] = {
 	CLI_OPT_COLUMNS,
 	{ .name = "socket", .id = OPT_SOCKET, .arg = "PATH", .comp = CC_FILE,
 	  CLI_STRING(struct status_cli, socket),
-	  .help = "the daemon's socket (default " DAEMON_SOCKET ")" },
+	  .help = "the daemon's socket (" DAEMON_SOCKET ")" },
 	{ 0 }
 };
 

@@ -11,15 +11,13 @@
 
 static const struct cli_opt warmup_opts[] = {
 	{ .name = "quick", .id = O_QUICK,
-	  .help = "a 1.5 million-row database (about 170 MB), 3 trials;\nreadtwice: 2 s; swapin: 96M in 64M, 2 passes,\npage-cluster 0,3, 2 runs" },
+	  .help = "1.5M rows, 3 trials (readtwice: 2 s; swapin smaller)" },
 	{ .name = "rows", .id = O_ROWS, .arg = "N",
-	  .help = "rows in the database (default 15,647,665: about 1.8 GB)" },
+	  .help = "rows in the database (default 15,647,665: 1.8 GB)" },
 	{ .name = "trials", .id = O_TRIALS, .arg = "N",
 	  .help = "trials (default 5; conditions shuffled in each)" },
 	{ .name = "dir", .id = O_DIR, .arg = "DIR", .comp = CC_DIR,
-	  .help = "where the database is made once and kept\n(default /var/tmp/pagecache-bench, made 0700); it must\n"
-	          "be yours and not writable by group or others; swapin\nwith --swap-device file or slow: where the image or the\n"
-	          "mount goes, in a fresh directory of its own (default\n/var/tmp)" },
+	  .help = "where the database (swapin: the image) is made" },
 	{ .name = "worker", .id = O_WORKER, .arg = "DB", .comp = CC_FILE,
 	  .help = "internal: the query worker of one condition" },
 	{ 0 }
@@ -38,12 +36,9 @@ static const struct cli_opt readtwice_opts[] = {
 	{ .name = "duration", .id = O_DURATION, .arg = "S",
 	  .help = "seconds (default 10; --quick: 2)" },
 	{ .name = "runs", .id = O_RUNS, .arg = "N",
-	  .help = "repetitions, for mean and standard error (default 1);\nswapin: runs of each setting, "
-	          "interleaved (default 5)" },
+	  .help = "repetitions (default 1; swapin: 5, interleaved)" },
 	{ .name = "limit", .id = O_LIMIT, .arg = "SIZE", .comp = CC_SIZE,
-	  .help = "each memory cgroup's limit, so that reclaim happens\ninside it (default none; shared: "
-	          "cgroups x SIZE in\nthe one memcg; at least 8M and 2M per reader);\nswapin: the memory "
-	          "cgroup's limit (default 128M)" },
+	  .help = "each memory cgroup's limit (default none; swapin 128M)" },
 	{ 0 }
 };
 
@@ -52,12 +47,12 @@ static const struct cli_opt swapin_opts[] = {
 	  .help = "vm.page-cluster values (default 0,1,2,3,4)" },
 	{ .name = "vma-ra", .id = O_VMA, .arg = "LIST", .comp = CC_WORDS,
 	  .words = "on off on,off",
-	  .help = "on,off: VMA readahead or cluster readahead (default both)" },
+	  .help = "on,off: VMA or cluster readahead (default both)" },
 	{ .name = "workload", .id = O_WORKLOAD, .arg = "LIST", .comp = CC_WORDS,
 	  .words = "seq random mt-random mixed",
 	  .help = "seq,random,mt-random,mixed (default all)" },
 	{ .name = "with-auto", .id = O_AUTO,
-	  .help = "add the tuner of `pagecache tune swap --auto` as a column;\nevery run of it starts at page-cluster 0 (readahead\noff: the tuner must find that it pays), and its\nrows report when it settled (auto_converge_intervals)" },
+	  .help = "add pagecache tune swap --auto's tuner as a column" },
 	{ .name = "auto-interval", .id = O_AUTO_INTERVAL, .arg = "S",
 	  .help = "the tuner's sampling interval (default 0.1)" },
 	{ .name = "working-set", .id = O_WSS, .arg = "SIZE", .comp = CC_SIZE,
@@ -67,17 +62,13 @@ static const struct cli_opt swapin_opts[] = {
 	  .help = "mt-random threads (default 2 per CPU)" },
 	{ .name = "swap-device", .id = O_SWAPDEV, .arg = "D", .comp = CC_WORDS,
 	  .words = "zram-loop zram file slow",
-	  .help = "zram-loop (default: a private zram behind a loop device,\nwhere readahead happens), zram "
-	          "(control: the kernel\nskips readahead on it), file (a loop device over a\nfile in --dir) or "
-	          "slow[:LATENCY] (a loop device over the\nfile of a FUSE daemon, mounted in a fresh directory\n"
-	          "in --dir, that answers each read LATENCY after it\ncame, default 1ms, like a network disk: "
-	          "500us, 2ms)" },
+	  .help = "zram-loop (default), zram, file or slow[:LATENCY]" },
 	{ 0 }
 };
 
 static const struct cli_opt report_opts[] = {
 	{ .name = "output", .letter = 'o', .id = O_OUTPUT, .arg = "FILE", .comp = CC_FILE,
-	  .help = "the HTML file to write (required); replaced whole\nor left as it was, never a device, FIFO or\ndirectory" },
+	  .help = "the HTML file to write (required)" },
 	{ 0 }
 };
 

@@ -27,7 +27,7 @@
 
 static const struct cli_opt targets_opts[] = {
 	{ .name = "range", .letter = 'p', .id = OPT_RANGE, .arg = "RANGE",
-	  .help = "only bytes A to B of each file (4k-1M, -64M, 1G-;\na plain B: 0-B, as vmtouch)" },
+	  .help = "only bytes A to B of each file (4k-1M, -64M, 1G-)" },
 	{ .name = "include", .letter = 'I', .id = OPT_INCLUDE, .arg = "PAT",
 	  .help = "only files whose name matches PAT (repeatable)" },
 	{ .name = "exclude", .letter = 'X', .alias = 'i', .id = OPT_EXCLUDE, .arg = "PAT",
@@ -45,7 +45,7 @@ static const struct cli_opt targets_opts[] = {
 	{ .name = "files-from", .id = OPT_FILES_FROM, .arg = "FILE", .comp = CC_FILE,
 	  .help = "the same as -b FILE" },
 	{ .name = "files0-from", .id = OPT_FILES0_FROM, .arg = "FILE", .comp = CC_FILE,
-	  .help = "read more paths from FILE, each ended by NUL\n(find -print0; -b FILE -0)" },
+	  .help = "read more paths from FILE, each ended by NUL" },
 	{ .name = "null", .letter = '0', .id = OPT_NULL,
 	  .help = "with -b, paths end with NUL (find -print0)" },
 	{ .name = "threads", .letter = 'j', .id = OPT_THREADS, .arg = "N",
@@ -54,8 +54,7 @@ static const struct cli_opt targets_opts[] = {
 	  .help = "the files process PID maps or holds open (repeatable)" },
 	{ .name = "children", .id = OPT_CHILDREN, .help = "with --pid, its descendants' files too" },
 	{ .name = "cgroup", .id = OPT_CGROUP, .arg = "CG", .comp = CC_CGROUP,
-	  .help = "the files of every process in memory cgroup CG: its\ndirectory, its path "
-	          "(/system.slice/db.service), its\nname (db.service) or a container ID (12+ hex digits)" },
+	  .help = "the files of every process in memory cgroup CG" },
 	{ .letter = 'L',
 	  .help = "-L is not an option here: to follow symlinks type -f (--follow); vmtouch's -L "
 	          "(lock with mlockall) is 'pagecache lock'", .flags = CLI_REFUSE },
@@ -66,20 +65,19 @@ const struct cli_group cli_targets_group = { "Choosing files", targets_opts };
 #define FMT_COMMON                                                                     \
 	{ .name = "json", .letter = 'J', .id = OPT_JSON, .arg = "STYLE", .comp = CC_WORDS, \
 	  .words = "pretty short",                                                    \
-	  .help = "JSON on stdout (errors included); STYLE pretty\n(the default) or short: " \
-	          "one object a line", .flags = CLI_OPTARG },                         \
+	  .help = "JSON on stdout, errors too; STYLE: pretty or short",              \
+	  .flags = CLI_OPTARG },                                                      \
 	{ .name = "prom", .id = OPT_PROM, .help = "Prometheus text (node_exporter textfile)" }, \
 	{ .name = "prom-per-file", .id = OPT_PROM_PER_FILE,                           \
 	  .help = "--prom, with a series per file (labelled by path)" },              \
 	{ .name = "prom-file", .id = OPT_PROM_FILE, .arg = "FILE", .comp = CC_FILE,   \
 	  .help = "--prom, written to FILE atomically (temp + rename)" },             \
 	{ .name = "prom-label", .id = OPT_PROM_LABEL, .arg = "NAME=VALUE",            \
-	  .help = "--prom, with label NAME=VALUE on every series\n(repeatable), so that " \
-	          "runs of one command can\nshare a textfile directory" },            \
+	  .help = "--prom, with label NAME=VALUE on every series" },                  \
 	{ .name = "kv", .id = OPT_KV, .help = "key=value lines" },                    \
 	{ .name = "bytes", .id = OPT_BYTES, .help = "exact bytes instead of 1.5G" }
 #define HELP_NOHEADINGS "no header line in the table"
-#define HELP_RAW "the table unaligned: one space between columns,\nspaces in values as \\x20"
+#define HELP_RAW "the table unaligned, spaces in values as \\x20"
 
 static const struct cli_opt format_opts[] = {
 	FMT_COMMON,
@@ -115,7 +113,7 @@ static const struct cli_opt budget_opts[] = {
 	{ .name = "max-mem", .id = OPT_MAX_MEM, .arg = "SIZE", .comp = CC_SIZE,
 	  .help = "add (or lock) at most SIZE of page cache" },
 	{ .name = "reserve", .id = OPT_RESERVE, .arg = "SIZE", .comp = CC_SIZE,
-	  .help = "keep SIZE of MemAvailable free (default 5% of RAM,\nat least 256M; 0: none)" },
+	  .help = "keep SIZE of MemAvailable free (default 5% of RAM)" },
 	{ 0 }
 };
 const struct cli_group cli_budget_group = { "Memory budget", budget_opts };

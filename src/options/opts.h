@@ -58,7 +58,8 @@ struct cli_opt {
 	const char *arg;	/* the argument's name ("SIZE"); NULL: takes none */
 	enum cli_comp comp;
 	const char *words;	/* CC_WORDS: the choices, space-separated */
-	const char *help;	/* lines split by '\n'; CLI_REFUSE: the whole message */
+	const char *help;	/* one --help line, 54 columns at most (the man page
+				   says the rest); CLI_REFUSE: the whole message */
 	int flags;
 	enum cli_bind bind;	/* CB_NONE: the command's switch handles it */
 	size_t off;		/* the field's offset in cli_parser.base (CLI_FIELD) */
@@ -126,12 +127,12 @@ enum {
 /* One entry, shared by the commands that take it (not a group of its own). */
 #define CLI_OPT_RATE                                                                  \
 	{ .name = "rate", .id = OPT_RATE, .arg = "RATE", .comp = CC_SIZE,             \
-	  .help = "read at most RATE per second (100M; plain numbers\nare MiB/s)" }
+	  .help = "read at most RATE per second (100M; plain: MiB/s)" }
 
 /* -o LIST, util-linux's: which of spec->cols, in what order; checked as it is parsed */
 #define CLI_OPT_COLUMNS                                                               \
 	{ .name = "output", .letter = 'o', .id = OPT_COLUMNS, .arg = "LIST", .comp = CC_COLUMNS, \
-	  .help = "the table's columns, in this order (any case;\n'+LIST' adds to the default ones)" }
+	  .help = "the table's columns, in this order (+LIST: add)" }
 
 #define CLI_END -1		/* no more options: operands from optind */
 #define CLI_STOP -2		/* handled (--help, --version) or refused: return p.exit */

@@ -37,7 +37,8 @@ static int refused(const struct cli_opt *o)
 /*
  * What is wrong with a table, said in why (the first fault), and how many
  * faults: a long name, a letter or an id given twice; -h or -V taken; an
- * option without a name or help; an argument-less optional argument; a
+ * option without a name or help, or with more help than one line of
+ * --help holds; an argument-less optional argument; a
  * word list or column table missing where completion needs it.
  */
 static int table_faults(const struct cli_spec *s, char *why, size_t len)
@@ -60,6 +61,9 @@ static int table_faults(const struct cli_spec *s, char *why, size_t len)
 			if (!o->help || !*o->help || o->help[strlen(o->help) - 1] == '\n' ||
 			    strstr(o->help, "\n\n") || *o->help == '\n')
 				FAULT("--%s: no help, or an empty help line", o->name ? o->name : "?");
+			/* one --help line, column 25 to 79: the man page says the rest */
+			else if (strchr(o->help, '\n') || strlen(o->help) > 79 - 25)
+				FAULT("--%s: help longer than one --help line", o->name ? o->name : "?");
 			if ((o->flags & CLI_OPTARG) && !o->arg)
 				FAULT("--%s: an optional argument without a name", o->name);
 			if (o->comp == CC_WORDS && !o->words)
