@@ -31,16 +31,7 @@ T=$BENCH_DIR/tree
 if [[ ! -f $BENCH_DIR/.ready-$FILES ]]; then
 	rm -rf "$T"
 	mkdir -p "$T"
-	python3 - "$T" "$FILES" <<'EOF'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = "%s/d%03d" % (root, i // 1000)
-    if i % 1000 == 0:
-        os.mkdir(d)
-    with open("%s/f%d" % (d, i), "wb") as f:
-        f.write(os.urandom(1024 * (i % 16 + 1)))
-EOF
+	python3 "$REPO/bench/mktree.py" "$T" "$FILES" 16 random
 	: >"$BENCH_DIR/.ready-$FILES"
 fi
 sync

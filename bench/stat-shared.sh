@@ -33,16 +33,7 @@ mk() {	# mk DIR OWNER
 	[[ -f $1/.ready-$FILES ]] && return
 	rm -rf "$1"
 	mkdir -p "$1"
-	python3 - "$1" "$FILES" <<'EOF'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = "%s/d%03d" % (root, i // 1000)
-    if i % 1000 == 0:
-        os.mkdir(d)
-    with open("%s/f%d" % (d, i), "wb") as f:
-        f.write(b"x" * (1024 * (i % 4 + 1)))
-EOF
+	python3 "$REPO/bench/mktree.py" "$1" "$FILES" 4
 	chown -R "$2" "$1"
 	: >"$1/.ready-$FILES"
 }
