@@ -5,7 +5,9 @@
 # scratch files in a directory of this run's own (PAGECACHE_TEST_DIR); then
 # the skips are counted per program with their reasons, and
 # tests/leftovers.sh fails the run if a test left anything behind (mounts,
-# devices, swap, cgroups, sysctls, state files, processes, scratch files).
+# devices, swap, cgroups, sysctls, state files, processes, scratch files);
+# the last lines of a failed run name what failed (prove's summary scrolls
+# away behind the skips).
 # Exit status: prove's, or 1 if prove passed but something was left.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,8 +20,8 @@ export PC_SKIP_LOG=$meta/skips
 : >"$PC_SKIP_LOG"
 env -u PC_CHECK_RUN PC_LEFTOVERS_RUN="$PC_CHECK_RUN" "$here/leftovers.sh" record "$meta/before"
 
-prove --exec "$here/run-one.sh" "$@"
-rc=$?
+prove --exec "$here/run-one.sh" "$@" | tee "$meta/out"
+rc=${PIPESTATUS[0]} prove_rc=${PIPESTATUS[0]}
 
 awk -F'\t' '
 	{ n[$1]++; if (!(($1, $2) in seen)) { seen[$1, $2] = 1; why[$1] = why[$1] (why[$1] == "" ? "" : "; ") $2 } }
@@ -31,6 +33,12 @@ awk -F'\t' '
 	}' "$PC_SKIP_LOG"
 if ! env -u PC_CHECK_RUN PC_LEFTOVERS_RUN="$PC_CHECK_RUN" "$here/leftovers.sh" check "$meta/before"; then
 	[ "$rc" = 0 ] && rc=1
+fi
+# last, where a log cut to its end still shows it: which programs failed
+if [ "$rc" != 0 ]; then
+	echo "# failed in this run:"
+	[ "$prove_rc" = 0 ] && echo "#   the leftovers check (above): every test passed"
+	sed -n '/^Test Summary Report/,/^Result:/{/^Test Summary\|^---\|^Result:\|^Files=/d; s/^/#   /; p}' "$meta/out"
 fi
 rm -rf "$meta"
 rmdir "$PAGECACHE_TEST_DIR" 2>/dev/null
