@@ -178,7 +178,8 @@ int cmd_cgroups(int argc, char **argv)
 			free(dir);
 		}
 	}
-	qsort(r.v, r.n, sizeof(*r.v), by_file);
+	if (r.n)	/* r.v is NULL when no cgroup was found */
+		qsort(r.v, r.n, sizeof(*r.v), by_file);
 	for (size_t i = 0; i < r.n; i++) {
 		struct orec rec = { 0 };
 		const struct pc_cgroup_stat *s = &r.v[i].s;

@@ -1331,7 +1331,8 @@ static struct prom_row *prom_rows(const char *list, const struct olist *l, size_
 	}
 	if (n < l->n)
 		doc->lost += l->n - n;	/* out of memory: said, never silently short */
-	qsort(rows, n, sizeof(*rows), cmp_prom_row);
+	if (n)
+		qsort(rows, n, sizeof(*rows), cmp_prom_row);
 	*ret_n = n;
 	return rows;
 }

@@ -26,6 +26,17 @@ else
 	t_skip "cgroups vs memory.stat" "no memory cgroup controller mounted here"
 	t_done; exit
 fi
+# A --root that names no cgroup: one error in the JSON document, which
+# still comes out whole (an empty list was once passed to qsort as NULL,
+# which the sanitized build stops at before anything is printed).
+if t_have jq; then
+	pc cgroups --json --root "$self/pc-none-$$" >none.json 2>none.err; rc=$?
+	t_is "--root of no cgroup: exit 1" "$rc" 1
+	t_is "--root of no cgroup: an empty list and one error; one line on stderr" \
+		"$(jq -c '[(.cgroups | length), (.errors | length)]' none.json 2>&1) $(grep -c . none.err)" "[0,1] 1"
+else
+	t_skip "--root of no cgroup" "$T_WHY"
+fi
 if ! t_writable "$root$self"; then
 	t_skip "cgroups vs memory.stat" "$T_WHY: the test makes a memory cgroup there"
 	t_done; exit
