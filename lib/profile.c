@@ -463,40 +463,6 @@ static int check_target_at(int dfd, const char *name)
 	return S_ISREG(st.st_mode) ? 0 : -EEXIST;
 }
 
-/*
- * A fresh file NAME.tmp.XXXXXX in dfd, mode 0600: a name nobody could
- * plant a link at (O_EXCL, O_NOFOLLOW). Its fd, its name in *ret; -errno.
- */
-static int create_tmp(int dfd, const char *name, char **ret)
-{
-	static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-
-	for (int i = 0; i < 100; i++) {
-		uint8_t r[6];
-		char *t;
-		int fd;
-
-		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
-			uint64_t x = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid() << 16 ^
-				     (uint64_t)i;
-
-			memcpy(r, &x, sizeof(r));
-		}
-		if (asprintf(&t, "%s.tmp.%c%c%c%c%c%c", name, set[r[0] % 62], set[r[1] % 62],
-			     set[r[2] % 62], set[r[3] % 62], set[r[4] % 62], set[r[5] % 62]) < 0)
-			return -ENOMEM;
-		fd = openat(dfd, t, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0) {
-			*ret = t;
-			return fd;
-		}
-		free(t);
-		if (errno != EEXIST)
-			return -errno;
-	}
-	return -EEXIST;
-}
-
 int pc_profile_probe_target(const char *path, int *ret_dfd)
 {
 	const char *base;
@@ -510,7 +476,7 @@ int pc_profile_probe_target(const char *path, int *ret_dfd)
 		return dfd;
 	rc = check_target_at(dfd, base);
 	/* the writer's own way: a fresh name (O_EXCL), beside path, 0600 */
-	fd = rc < 0 ? rc : create_tmp(dfd, base, &tmp);
+	fd = rc < 0 ? rc : pc_sys_tmp_create(dfd, base, false, &tmp);
 	if (fd < 0) {
 		rc = fd;
 	} else {
@@ -573,7 +539,7 @@ int pc_profile_createat(int dfd, const char *path, const struct pc_profile_meta 
 	 * snapshot says what is cached in files its reader may not be allowed
 	 * to ask about, so it is its writer's alone (chmod to share it).
 	 */
-	w->fd = create_tmp(w->dfd, w->base, &w->tmp);
+	w->fd = pc_sys_tmp_create(w->dfd, w->base, false, &w->tmp);
 	if (w->fd < 0) {
 		rc = w->fd;
 		w->tmp = NULL;	/* not ours to unlink */

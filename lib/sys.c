@@ -22,9 +22,11 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <linux/openat2.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef __NR_cachestat
@@ -507,4 +509,37 @@ FILE *pc_sys_fopen_read(const char *path, int *ret_err)
 		close(fd);
 	}
 	return f;
+}
+
+int pc_sys_tmp_create(int dfd, const char *name, bool hidden, char **ret_name)
+{
+	static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+	for (unsigned i = 0; i < 100; i++) {
+		uint8_t r[6];
+		char *t;
+		int fd;
+
+		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+			/* no entropy yet (early boot): O_EXCL still keeps the name ours */
+			uint64_t x = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid() << 16 ^
+				     (uint64_t)pc_now() ^ i;
+
+			memcpy(r, &x, sizeof(r));
+		}
+		/* NAME cut to 200 bytes: a name near NAME_MAX still gets a temp file */
+		if (asprintf(&t, "%s%.200s.tmp.%c%c%c%c%c%c", hidden ? "." : "", name, set[r[0] % 62],
+			     set[r[1] % 62], set[r[2] % 62], set[r[3] % 62], set[r[4] % 62],
+			     set[r[5] % 62]) < 0)
+			return -ENOMEM;
+		fd = openat(dfd, t, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			*ret_name = t;
+			return fd;
+		}
+		free(t);
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
 }

@@ -115,4 +115,13 @@ int pc_sys_open_by_handle(int mount_fd, void *handle, int flags);
  */
 FILE *pc_sys_fopen_read(const char *path, int *ret_err);
 
+/*
+ * A fresh file "NAME.tmp.XXXXXX" in dfd (".NAME.tmp.XXXXXX" when
+ * hidden: a textfile collector reading *.prom skips it), mode 0600, opened
+ * O_RDWR: a name nobody could have planted a link at (O_CREAT | O_EXCL |
+ * O_NOFOLLOW), for a write that is renamed into place. glibc's mkostemp
+ * takes no directory fd. The fd, the name (malloc'd) in *ret_name; -errno.
+ */
+int pc_sys_tmp_create(int dfd, const char *name, bool hidden, char **ret_name);
+
 #endif

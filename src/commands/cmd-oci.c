@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "sys.h"
 #include "json.h"
 #include "state.h"
 
@@ -42,7 +43,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -1475,29 +1475,6 @@ static int out_target(const char *file, char *base, size_t blen, char *why, size
 	return dfd;
 }
 
-/* A fresh .NAME.tmp.XXXXXX in dfd: its fd, its name in ret. */
-static int tmp_create(int dfd, const char *base, char *ret, size_t len)
-{
-	for (int tries = 0; tries < 100; tries++) {
-		static const char abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-		unsigned char r[6];
-		char sfx[7];
-		int fd;
-
-		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
-			return -EIO;
-		for (int i = 0; i < 6; i++)
-			sfx[i] = abc[r[i] % (sizeof(abc) - 1)];
-		sfx[6] = 0;
-		if ((size_t)snprintf(ret, len, ".%.200s.tmp.%s", base, sfx) >= len)
-			return -ENAMETOOLONG;
-		fd = bench_file_create(dfd, ret, O_RDWR, 0600);
-		if (fd != -EEXIST)
-			return fd;
-	}
-	return -EEXIST;
-}
-
 /* A pull under way: what it was told, what it has fetched and checked. */
 struct pull {
 	struct oci o;
@@ -1511,7 +1488,7 @@ struct pull {
 	struct layer ly;		/* the layer, as the manifest describes it */
 	struct snapinfo si;		/* what the snapshot holds */
 	char base[256];			/* FILE's name in its directory */
-	char tmp[300];			/* the temporary file's there; "": none to remove */
+	char *tmp;			/* the temporary file's name; NULL: none to remove */
 	int dfd, tfd;			/* FILE's directory, the temporary file */
 	int lfd, bfd;			/* the layout skopeo wrote, its blobs/sha256 */
 };
@@ -1639,9 +1616,8 @@ static int pull_layer(struct pull *p)
 			close(in);
 		return -1;
 	}
-	p->tfd = tmp_create(p->dfd, p->base, p->tmp, sizeof(p->tmp));
+	p->tfd = pc_sys_tmp_create(p->dfd, p->base, true, &p->tmp);
 	if (p->tfd < 0) {
-		p->tmp[0] = 0;
 		cli_fail(p->out, -p->tfd, "cannot write");
 		close(in);
 		return -1;
@@ -1699,7 +1675,8 @@ static int put_in_place(struct pull *p)
 		cli_fail(p->out, errno, "cannot write");
 		return -1;
 	}
-	p->tmp[0] = 0;
+	free(p->tmp);
+	p->tmp = NULL;	/* it is FILE now */
 	fsync(p->dfd);
 	return 0;
 }
@@ -1748,8 +1725,9 @@ static void pull_release(struct pull *p)
 {
 	if (p->tfd >= 0)
 		close(p->tfd);
-	if (p->tmp[0] && p->dfd >= 0)
+	if (p->tmp && p->dfd >= 0)
 		unlinkat(p->dfd, p->tmp, 0);
+	free(p->tmp);
 	if (p->dfd >= 0)
 		close(p->dfd);
 	if (p->bfd >= 0)

@@ -35,7 +35,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1508,36 +1507,11 @@ int out_write_file(const char *path, mode_t mode, int (*fill)(FILE *o, void *arg
 			goto out;
 		}
 	}
-	for (int tries = 0; fd < 0 && tries < 100; tries++) {
-		unsigned char rnd[6];
-		static const char az[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-		char suffix[7];
-
-		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
-			for (size_t k = 0; k < sizeof(rnd); k++)
-				rnd[k] = (unsigned char)(rand() ^ (int)pc_now());
-		for (size_t k = 0; k < sizeof(rnd); k++)
-			suffix[k] = az[rnd[k] % (sizeof(az) - 1)];
-		suffix[6] = 0;
-		free(tmp);
-		if (asprintf(&tmp, ".%s.tmp.%s", base, suffix) < 0) {
-			tmp = NULL;
-			rc = -ENOMEM;
-			goto out;
-		}
-		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 && errno != EEXIST) {
-			rc = -errno;
-			free(tmp);
-			tmp = NULL;	/* not ours: never unlinked */
-			what = "cannot create a temporary file for";
-			goto out;
-		}
-	}
+	fd = pc_sys_tmp_create(dfd, base, true, &tmp);
 	if (fd < 0) {
-		rc = -EEXIST;
-		free(tmp);
-		tmp = NULL;
+		rc = fd;
+		tmp = NULL;	/* not ours: never unlinked */
+		what = "cannot create a temporary file for";
 		goto out;
 	}
 	made = true;
