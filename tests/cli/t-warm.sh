@@ -48,6 +48,24 @@ else
 	t_skip "a second warm reads only what was reclaimed since" "no cachestat (what was reclaimed since is unknown)"
 fi
 
+# warmed_big FAULT [ARG...]: cold big, warm it (PAGECACHE_FAULT=FAULT, warm's
+# ARGs), and say how much of it the kernel holds; up to three times:
+# the proactive reclaimer can take pages between the warm and the count,
+# and a shadow entry the kernel reclaims (its shadow-node shrinker) leaves
+# no evicted count behind (12 of 8192 pages, once, in the container run);
+# a warm that leaves pages out does so every time. The last warm's exit
+# status in warm_rc, its JSON in wb.json, the pages in warm_got, the tries
+# in warm_try.
+BIG_PAGES=$((32768 * 1024 / PS))
+warmed_big() {
+	for warm_try in 1 2 3; do
+		cold big
+		PAGECACHE_FAULT=$1 "$PAGECACHE" warm --json "${@:2}" big >wb.json 2>wb.err; warm_rc=$?
+		warm_got=$(resident_pages big $BIG_PAGES)
+		[ "$warm_rc" = 0 ] && [ "$warm_got" = $BIG_PAGES ] && break
+	done
+}
+
 for eng in threads uring; do
 	cold big
 	pc warm --engine $eng --json big >e.json 2>e.err; rc=$?
@@ -59,20 +77,20 @@ for eng in threads uring; do
 		continue
 	fi
 	t_is "engine $eng exits 0" "$rc" 0
-	t_is "engine $eng: all of big resident" "$(resident_pages big $((32768 * 1024 / PS)))" $((32768 * 1024 / PS))
+	warmed_big "${PAGECACHE_FAULT:-}" --engine $eng
+	t_is "engine $eng: all of big resident (try $warm_try)" "$warm_got" $BIG_PAGES
 done
 
 # io_uring forbidden (seccomp in containers): falls back to readahead
-cold big
-PAGECACHE_FAULT=uring:ENOSYS pc warm --json big >f.json
-t_is "without io_uring the readahead engine is used" "$(jq -r .total.engine f.json)" readahead
-t_is "and warms everything" "$(resident_pages big $((32768 * 1024 / PS)))" $((32768 * 1024 / PS))
+warmed_big uring:ENOSYS
+t_is "without io_uring: exit 0" "$warm_rc" 0
+t_is "without io_uring the readahead engine is used" "$(jq -r .total.engine wb.json)" readahead
+t_is "and warms everything (try $warm_try)" "$warm_got" $BIG_PAGES
 
 # The kernel's silent per-call cap at its worst: one page per readahead call
-cold big
-PAGECACHE_FAULT=readahead:short pc warm --engine threads big >/dev/null; rc=$?
-t_is "short readahead: still exit 0" "$rc" 0
-t_is "short readahead: still every page" "$(resident_pages big $((32768 * 1024 / PS)))" $((32768 * 1024 / PS))
+warmed_big readahead:short --engine threads
+t_is "short readahead: still exit 0" "$warm_rc" 0
+t_is "short readahead: still every page (try $warm_try)" "$warm_got" $BIG_PAGES
 
 # byte range
 cold big
