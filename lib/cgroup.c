@@ -295,7 +295,9 @@ found:
  * Where a spec with a '/' names its cgroup, relative to fs->root: the
  * cgroupfs directory, another hierarchy's directory (cpu, systemd,
  * unified: the same path in memory's), or a path below the root. form
- * says which, for messages.
+ * says which, for messages. NULL: the spec is below fs->base but in no
+ * hierarchy there is (/sys/fs/cgroup/typo, which once named the root
+ * memory cgroup, and so every process's files, to evict).
  */
 static const char *spec_rel(const struct pc_cgroup_fs *fs, const char *spec, const char **form)
 {
@@ -308,8 +310,14 @@ static const char *spec_rel(const struct pc_cgroup_fs *fs, const char *spec, con
 	}
 	if (basel && !strncmp(spec, fs->base, basel) && spec[basel] == '/' &&
 	    strcmp(fs->root, fs->base)) {
+		char hier[PATH_MAX];
+		struct stat st;
+
 		*form = "the same cgroup in the memory hierarchy,";
 		rel = strchr(spec + basel + 1, '/');
+		snprintf(hier, sizeof(hier), "%.*s", (int)(rel ? rel - spec : (long)strlen(spec)), spec);
+		if (stat(hier, &st) < 0 || !S_ISDIR(st.st_mode))
+			return NULL;
 		return rel ? rel : "";
 	}
 	*form = "the memory cgroup";
@@ -325,6 +333,8 @@ int pc_cgroup_watch_dir_in(const struct pc_cgroup_fs *fs, const char *spec, char
 	if (!strchr(spec, '/') || strstr(spec, ".."))
 		return -EINVAL;	/* a name is looked for anywhere: no one place to watch */
 	rel = spec_rel(fs, spec, &form);
+	if (!rel)
+		return -ENOENT;
 	while (*rel == '/')
 		rel++;
 	if ((size_t)snprintf(dir, sizeof(dir), "%s%s%s", fs->root, *rel ? "/" : "", rel) >=
@@ -379,6 +389,10 @@ int pc_cgroup_resolve_in(const struct pc_cgroup_fs *fs, const char *spec, char *
 	}
 	bare = !strchr(spec, '/');
 	rel = spec_rel(fs, spec, &form);
+	if (!rel) {
+		WHY("no such memory cgroup: '%s' is in no cgroup hierarchy of '%s'", spec, fs->base);
+		return -ENOENT;
+	}
 	rc = check_dir(fs, rel, ret, len, &nomem);
 	if (rc == 0)
 		return 0;

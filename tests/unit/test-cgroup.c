@@ -339,6 +339,17 @@ static void test_resolve(void)
 	rc = res(&fs1, spec, ret, why);
 	ok(rc == 0 && at(ret, v1, "/system.slice/mariadb.service"),
 	   "names: another v1 hierarchy's directory: the same cgroup in memory's (%d %s)", rc, why);
+	snprintf(spec, sizeof(spec), "%s/systemd", base);
+	rc = res(&fs1, spec, ret, why);
+	ok(rc == 0 && !strcmp(ret, v1), "names: another hierarchy's root is the root");
+	/* once the root, and so every process's files, for evict --cgroup */
+	snprintf(spec, sizeof(spec), "%s/typo", base);
+	rc = res(&fs1, spec, ret, why);
+	ok(rc == -ENOENT && strstr(why, "in no cgroup hierarchy"),
+	   "names: a directory of the base that is no hierarchy is no cgroup (%d %s)", rc, why);
+	snprintf(spec, sizeof(spec), "%s/memoryX/system.slice", base);
+	rc = res(&fs1, spec, ret, why);
+	ok(rc == -ENOENT, "names: nor is a path below it (%d %s)", rc, why);
 	rc = res(&fs1, v1, ret, why);
 	ok(rc == 0 && !strcmp(ret, v1), "names: the root's directory is the root");
 	rc = res(&fs1, "/", ret, why);
