@@ -136,10 +136,8 @@ int cmd_cgroups(int argc, char **argv)
 	char mount[64], rel[4096];
 	int opt, version, rc;
 
-	cli_parser_bind(&p, &cgroups_spec, &cl, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
-		if (cli_format_opt(&co, opt, argv) < 0)
-			return EXIT_USAGE;
+	cli_parser_bind_to(&p, &cgroups_spec, &(struct cli_bound){ .base = &cl, .co = &co }, argc, argv);
+	opt = cli_getopt_all(&p, argc, argv);
 	if (opt == CLI_STOP)
 		return p.exit;
 	out_init(co.fmt, co.bytes, co.noheadings);

@@ -73,10 +73,11 @@ enum { OPT_MAXSIZE = 512, OPT_TIMEOUT };
 
 static const struct cli_opt fmt_opts[] = {
 	{ .name = "json", .letter = 'J', .id = OPT_JSON, .arg = "STYLE", .comp = CC_WORDS,
-	  .words = "pretty short",
+	  .words = "pretty short", .bind = CB_FORMAT,
 	  .help = "JSON on stdout, errors too; STYLE: pretty or short", .flags = CLI_OPTARG },
-	{ .name = "kv", .id = OPT_KV, .help = "key=value lines" },
-	{ .name = "bytes", .id = OPT_BYTES, .help = "exact bytes instead of 1.5G" },
+	{ .name = "kv", .id = OPT_KV, .bind = CB_FORMAT, .help = "key=value lines" },
+	{ .name = "bytes", .id = OPT_BYTES, .bind = CB_FORMAT,
+	  .help = "exact bytes instead of 1.5G" },
 	{ 0 }
 };
 static const struct cli_group fmt_group = { "Output", fmt_opts };
@@ -925,7 +926,7 @@ static int parse(int argc, char **argv, const struct cli_spec *spec, struct oci_
 	a->co = (struct cli_opts){ OUT_HUMAN };
 	a->max_size = DEFAULT_MAX_SIZE;
 	a->timeout = DEFAULT_TIMEOUT;
-	cli_parser_init(&p, spec, argc, argv);
+	cli_parser_bind_to(&p, spec, &(struct cli_bound){ .co = &a->co }, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'o':
@@ -943,10 +944,6 @@ static int parse(int argc, char **argv, const struct cli_spec *spec, struct oci_
 						"a second and a half)", p.arg);
 				return -1;
 			}
-			break;
-		default:
-			if (cli_format_opt(&a->co, opt, argv) < 0)
-				return -1;
 			break;
 		}
 	}

@@ -192,18 +192,10 @@ static int parse_format(int argc, char **argv, struct cli_opts *co, int *verbose
 	struct cli_parser p;
 	int opt;
 
-	cli_parser_init(&p, spec, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
-		switch (opt) {
-		case 'v':
+	cli_parser_bind_to(&p, spec, &(struct cli_bound){ .co = co }, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
+		if (opt == 'v')
 			(*verbose)++;
-			break;
-		default:
-			if (cli_format_opt(co, opt, argv) < 0)
-				return -1;
-			break;
-		}
-	}
 	if (opt == CLI_STOP)
 		return p.exit ? -1 : 1;
 	out_init(co->fmt, co->bytes, co->noheadings);

@@ -488,10 +488,8 @@ int cmd_tune(int argc, char **argv)
 		return cli_usage_error("unknown tunable '%s' (only: swap)", argv[1]);
 	argc--;
 	argv++;
-	cli_parser_bind(&p, &tune_spec, &cl, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
-		if (cli_format_opt(&co, opt, argv) < 0)
-			return EXIT_USAGE;
+	cli_parser_bind_to(&p, &tune_spec, &(struct cli_bound){ .base = &cl, .co = &co }, argc, argv);
+	opt = cli_getopt_all(&p, argc, argv);
 	if (opt == CLI_STOP)
 		return p.exit;
 	if (optind < argc)

@@ -698,8 +698,8 @@ static void restore_job(struct svc *s, int fd)
 		}
 	}
 	/* the configuration's budget, checked when it was read */
-	if ((c->max_mem && cli_budget_opt(&bo, OPT_MAX_MEM, c->max_mem) < 0) ||
-	    (c->rate && cli_budget_opt(&bo, OPT_RATE, c->rate) < 0))
+	if ((c->max_mem && cli_budget_value(&bo, "max-mem", c->max_mem) < 0) ||
+	    (c->rate && cli_budget_value(&bo, "rate", c->rate) < 0))
 		job_exit(fd, &res, 2);
 	/*
 	 * root = DIR: reached as the snapshot job reaches its paths, a link

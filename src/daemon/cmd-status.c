@@ -176,10 +176,8 @@ int cmd_status(int argc, char **argv)
 	size_t rows = 0;
 	bool ended = false;
 
-	cli_parser_bind(&p, &status_spec, &cl, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
-		if (cli_format_opt(&co, opt, argv) < 0)
-			return EXIT_USAGE;
+	cli_parser_bind_to(&p, &status_spec, &(struct cli_bound){ .base = &cl, .co = &co }, argc, argv);
+	opt = cli_getopt_all(&p, argc, argv);
 	if (opt == CLI_STOP)
 		return p.exit;
 	if (optind < argc)
