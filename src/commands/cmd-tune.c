@@ -488,10 +488,9 @@ int cmd_tune(int argc, char **argv)
 		return cli_usage_error("unknown tunable '%s' (only: swap)", argv[1]);
 	argc--;
 	argv++;
-	cli_parser_bind_to(&p, &tune_spec, &(struct cli_bound){ .base = &cl, .co = &co }, argc, argv);
-	opt = cli_getopt_all(&p, argc, argv);
-	if (opt == CLI_STOP)
-		return p.exit;
+	rc = cli_parse_format_only(&tune_spec, &cl, &co, argc, argv);
+	if (rc >= 0)
+		return rc;
 	if (optind < argc)
 		return cli_usage_error("unexpected argument '%s'", argv[optind]);
 	if (cl.min_pc > cl.max_pc)

@@ -412,6 +412,17 @@ int cli_getopt_all(struct cli_parser *p, int argc, char **argv)
 	return stop(p, cli_usage_error("unknown option '--%s'", cli_opt_name(p->spec, id)));
 }
 
+int cli_parse_format_only(const struct cli_spec *spec, void *base, struct cli_opts *co,
+			  int argc, char **argv)
+{
+	struct cli_parser p;
+
+	cli_parser_bind_to(&p, spec, &(struct cli_bound){ .base = base, .co = co }, argc, argv);
+	if (cli_getopt_all(&p, argc, argv) == CLI_STOP)
+		return p.exit;
+	return -1;
+}
+
 const char *cli_opt_name(const struct cli_spec *s, int id)
 {
 	for (int g = 0; s->groups[g]; g++)

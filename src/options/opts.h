@@ -198,6 +198,14 @@ int cli_getopt(struct cli_parser *p, int argc, char **argv);
  * whose struct the command did not give, is a usage error).
  */
 int cli_getopt_all(struct cli_parser *p, int argc, char **argv);
+/*
+ * The whole command line of a command that takes its own bound options
+ * (into base) and the output options (into co) only: tune, status,
+ * cgroups. -1: go on, the operands from optind; else the exit status
+ * (--help's 0, a usage error's 2, said).
+ */
+int cli_parse_format_only(const struct cli_spec *spec, void *base, struct cli_opts *co,
+			  int argc, char **argv);
 void cli_help(const struct cli_spec *s, FILE *o);
 /* The long name of the option with this id ("?" if none). */
 const char *cli_opt_name(const struct cli_spec *s, int id);

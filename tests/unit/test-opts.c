@@ -564,6 +564,70 @@ static void test_bind_shared(void)
 	free(err);
 }
 
+/* ---- cli_parse_format_only: tune's, status's and cgroups' whole parse ---- */
+
+static const struct cli_opt fonly_opts[] = {
+	{ .name = "quick", .letter = 'q', .id = 'q', CLI_SET(struct bound, quick), .help = "fast" },
+	{ 0 }
+};
+static const struct cli_spec fonly_spec = {
+	.name = "fonly", .usage = "", .footer = "",
+	.groups = { &(struct cli_group){ "Options", fonly_opts }, &cli_format_group },
+};
+
+struct fonly_parse {
+	char *argv[8];
+	int argc, rc, optind;
+	struct bound b;
+	struct cli_opts co;
+};
+
+static void fonly_run(void *arg)
+{
+	struct fonly_parse *r = arg;
+	char *none[] = { "fonly", NULL };
+
+	/* getopt forgets the last parse (its place in a word of our reused buffer) */
+	optind = 0;
+	getopt(1, none, "");
+	r->rc = cli_parse_format_only(&fonly_spec, &r->b, &r->co, r->argc, r->argv);
+	r->optind = optind;
+	out_init(OUT_HUMAN, false, false);
+	out_prom_opts(false, NULL);
+}
+
+static void fonly_parse(struct fonly_parse *r, const char *line, char **err)
+{
+	static char buf[256];
+	char *save = NULL;
+
+	memset(r, 0, sizeof(*r));
+	r->co.fmt = OUT_HUMAN;
+	snprintf(buf, sizeof(buf), "fonly %s", line);
+	for (char *w = strtok_r(buf, " ", &save); w && r->argc < 7; w = strtok_r(NULL, " ", &save))
+		r->argv[r->argc++] = w;
+	*err = tap_capture(2, fonly_run, r);
+}
+
+static void test_format_only(void)
+{
+	struct fonly_parse r;
+	char *err;
+
+	fonly_parse(&r, "-q --kv -n rest", &err);
+	ok(r.rc == -1 && r.b.quick && r.co.fmt == OUT_KV && r.co.noheadings && r.optind == 4 &&
+	   !*err, "format only: its own option and the output ones stored, operands from optind");
+	free(err);
+	fonly_parse(&r, "--prom-file x --kv", &err);
+	ok(r.rc == EXIT_USAGE && strstr(err, "--kv and --prom-file") != NULL,
+	   "format only: a conflict is exit 2, said");
+	free(err);
+	fonly_parse(&r, "-p 1-2", &err);
+	ok(r.rc == EXIT_USAGE && strstr(err, "unknown option '-p'") != NULL,
+	   "format only: a target option is not one of them (exit 2)");
+	free(err);
+}
+
 /* ---- help, the man page list, completion: each option in each ---- */
 
 static const struct cli_spec *cur;
@@ -676,6 +740,7 @@ int main(void)
 	test_parser_errors();
 	test_bind();
 	test_bind_shared();
+	test_format_only();
 	test_shown();
 	test_vmtouch();
 	return done_testing();
