@@ -160,14 +160,10 @@ static int cmd_bench_compare(int argc, char **argv)
 	struct cli_opts co = { OUT_HUMAN };
 	int opt, rc;
 
-	cli_parser_init(&p, &bench_spec, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
-		bool experiment = opt >= O_QUICK && opt < O_END;	/* not the shared groups' */
-
-		if (experiment || cli_format_opt(&co, opt, argv) < 0)
-			return experiment ? cli_usage_error("compare takes the output options only "
-							    "(see --help)") : EXIT_USAGE;
-	}
+	/* the output options are stored; any other comes back, an experiment's */
+	cli_parser_bind_to(&p, &bench_spec, &(struct cli_bound){ .co = &co }, argc, argv);
+	if ((opt = cli_getopt(&p, argc, argv)) >= 0)
+		return cli_usage_error("compare takes the output options only (see --help)");
 	if (opt == CLI_STOP)
 		return p.exit;
 	if (argc - optind != 2)
@@ -288,7 +284,7 @@ static int bench_main(int argc, char **argv)
 		so.threads = 16;
 	argc--;
 	argv++;
-	cli_parser_init(&p, &bench_spec, argc, argv);
+	cli_parser_bind_to(&p, &bench_spec, &(struct cli_bound){ .co = &co }, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		if (opt >= O_QUICK && opt < O_END && !(option_owner[opt - O_QUICK] & (1u << x)))
 			return cli_usage_error("--%s is not an option of %s (see --help)",
@@ -439,10 +435,6 @@ static int bench_main(int argc, char **argv)
 			break;
 		case O_WORKER:
 			return bench_warmup_worker(p.arg);
-		default:
-			if (cli_format_opt(&co, opt, argv) < 0)
-				return EXIT_USAGE;
-			break;
 		}
 	}
 	if (opt == CLI_STOP)

@@ -328,7 +328,11 @@ struct targets {
 };
 
 void targets_init(struct targets *t);
-/* 1: handled, 0: not a target option, -1: bad value (already reported) */
+/*
+ * A target option (cli_targets_group's id, its argument) into t, as the
+ * parser's CB_TARGETS handler and the daemon's jobs give them: 1 handled,
+ * 0 not a target option, -1 bad value (already reported).
+ */
 int targets_opt(struct targets *t, int c, const char *arg);
 /* Take argv's remaining paths and any batch list; -1 on error. */
 int targets_finish(struct targets *t, int argc, char **argv);
@@ -393,11 +397,13 @@ struct cli_opts {
 };
 /* Before getopt: so that even usage errors are JSON under --json. */
 void cli_begin(int argc, char **argv);
-/* Format and target options; 1 handled, else a usage error was reported. */
-int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *arg,
-		   char **argv);
-/* Commands that take no files: the format options only; 1 handled, -1 reported. */
-int cli_format_opt(struct cli_opts *co, int opt, char **argv);
+/*
+ * An output option (the format groups' id, its argument) into co: the
+ * parser's CB_FORMAT handler. One format only (--json or --kv against the
+ * --prom ones), --prom-file never a device or directory. 0, or -1 after
+ * the usage error.
+ */
+int cli_format_set(struct cli_opts *co, int opt, const char *arg);
 /* After getopt: set up the output and take the paths; -1: usage error. */
 int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **argv);
 
@@ -420,8 +426,13 @@ struct cli_budget {
 	uint64_t rate;			/* bytes/s, 0: unlimited */
 };
 #define CLI_BUDGET_INIT { 0, UINT64_MAX, 0 }
-/* 1: handled, 0: not a budget option, -1: bad value (reported) */
-int cli_budget_opt(struct cli_budget *b, int opt, const char *arg);
+/*
+ * One budget value, by its option's name ("max-mem", "reserve", "rate":
+ * a plain number is MiB/s), into b: the parser's CB_BUDGET handler, and
+ * the daemon's and lock's for values from elsewhere. 0, or -1 after the
+ * usage error (exit 2).
+ */
+int cli_budget_value(struct cli_budget *b, const char *name, const char *arg);
 /*
  * Why a budget stopped (pc_budget's `stopped`), for messages and JSON:
  * pc_budget_reason's words, with the maximum named by its option

@@ -129,19 +129,15 @@ static int by_file(const void *a, const void *b)
 
 int cmd_cgroups(int argc, char **argv)
 {
-	struct cli_parser p;
 	struct cli_opts co = { OUT_HUMAN };
 	struct rows r = { 0 };
 	struct cgroups_cli cl = { "" };
 	char mount[64], rel[4096];
-	int opt, version, rc;
+	int version, rc;
 
-	cli_parser_bind(&p, &cgroups_spec, &cl, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
-		if (cli_format_opt(&co, opt, argv) < 0)
-			return EXIT_USAGE;
-	if (opt == CLI_STOP)
-		return p.exit;
+	rc = cli_parse_format_only(&cgroups_spec, &cl, &co, argc, argv);
+	if (rc >= 0)
+		return rc;
 	out_init(co.fmt, co.bytes, co.noheadings);
 	out_set_raw(co.raw);
 	out_prom_metrics("cgroups", metrics, sizeof(metrics) / sizeof(metrics[0]));

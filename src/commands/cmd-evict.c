@@ -167,10 +167,9 @@ int cmd_evict(int argc, char **argv)
 	int opt, rc;
 
 	targets_init(&c.t);
-	cli_parser_bind(&p, &evict_spec, &c, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
-		if (cli_common_opt(&co, &c.t, opt, p.arg, argv) < 0)
-			return EXIT_USAGE;
+	cli_parser_bind_to(&p, &evict_spec, &(struct cli_bound){ .base = &c, .co = &co, .t = &c.t },
+			   argc, argv);
+	opt = cli_getopt_all(&p, argc, argv);
 	rc = cli_files_begin(&p, opt, &co, &c.t, argc, argv);
 	if (rc >= 0)
 		return rc;

@@ -554,7 +554,9 @@ static bool lock_args(struct lock_ctx *c, struct cli_opts *co, int argc, char **
 	struct cli_parser p;
 	int opt;
 
-	cli_parser_bind(&p, &lock_spec, c, argc, argv);
+	cli_parser_bind_to(&p, &lock_spec,
+			   &(struct cli_bound){ .base = c, .co = co, .t = &c->t, .bo = &c->bo },
+			   argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case 'w':	/* -d waits until all is locked anyway */
@@ -574,13 +576,6 @@ static bool lock_args(struct lock_ctx *c, struct cli_opts *co, int argc, char **
 			c->interval_set = true;
 			break;
 		}
-		case OPT_MAX_MEM: case OPT_RESERVE: case OPT_RATE:
-			if (cli_budget_opt(&c->bo, opt, p.arg) < 0)
-				return *ret_exit = EXIT_USAGE, false;
-			break;
-		default:
-			if (cli_common_opt(co, &c->t, opt, p.arg, argv) < 0)
-				return *ret_exit = EXIT_USAGE, false;
 		}
 	}
 	if (opt == CLI_STOP)
@@ -863,7 +858,7 @@ int lock_watch_run(const struct lock_watch *w)
 	struct cli_opts co = { OUT_HUMAN };
 
 	targets_init(&c.t);
-	if (w->max_mem && cli_budget_opt(&c.bo, OPT_MAX_MEM, w->max_mem) < 0) {
+	if (w->max_mem && cli_budget_value(&c.bo, "max-mem", w->max_mem) < 0) {
 		targets_release(&c.t);
 		return EXIT_USAGE;
 	}

@@ -66,17 +66,28 @@
 
 enum { OPT_MAXSIZE = 512, OPT_TIMEOUT };
 
+/* What push's and pull's options set (the parser stores them all). */
+struct oci_args {
+	struct cli_opts co;
+	const char *out;		/* pull -o */
+	uint64_t max_size;
+	double timeout;			/* seconds; 0: no limit */
+};
+
 /* both: one deadline for every run of skopeo (docs/security.md, "Registries") */
 #define TIMEOUT_OPT                                                                    \
 	{ .name = "timeout", .id = OPT_TIMEOUT, .arg = "SECONDS",                     \
+	  CLI_SECONDS(struct oci_args, timeout), .lo = 0, .hi = 1e9, .range = CLI_BELOW_HI, \
+	  .bad = "--timeout '%s': seconds, 0 or more (0: no limit; 1.5 is a second and a half)", \
 	  .help = "give up after SECONDS (default 300; 0: no limit)" }
 
 static const struct cli_opt fmt_opts[] = {
 	{ .name = "json", .letter = 'J', .id = OPT_JSON, .arg = "STYLE", .comp = CC_WORDS,
-	  .words = "pretty short",
+	  .words = "pretty short", .bind = CB_FORMAT,
 	  .help = "JSON on stdout, errors too; STYLE: pretty or short", .flags = CLI_OPTARG },
-	{ .name = "kv", .id = OPT_KV, .help = "key=value lines" },
-	{ .name = "bytes", .id = OPT_BYTES, .help = "exact bytes instead of 1.5G" },
+	{ .name = "kv", .id = OPT_KV, .bind = CB_FORMAT, .help = "key=value lines" },
+	{ .name = "bytes", .id = OPT_BYTES, .bind = CB_FORMAT,
+	  .help = "exact bytes instead of 1.5G" },
 	{ 0 }
 };
 static const struct cli_group fmt_group = { "Output", fmt_opts };
@@ -126,8 +137,10 @@ const struct cli_spec push_spec = {
 
 static const struct cli_opt pull_opts[] = {
 	{ .name = "output", .letter = 'o', .id = 'o', .arg = "FILE", .comp = CC_FILE,
-	  .help = "the snapshot to write (required), atomically" },
+	  CLI_STRING(struct oci_args, out), .help = "the snapshot to write (required), atomically" },
 	{ .name = "max-size", .id = OPT_MAXSIZE, .arg = "SIZE", .comp = CC_SIZE,
+	  CLI_SIZE(struct oci_args, max_size), .lo = 1,
+	  .bad = "--max-size wants a size above 0 (64M, 1G), not '%s'",
 	  .help = "refuse a snapshot larger than SIZE (default 1G)" },
 	TIMEOUT_OPT,
 	{ 0 }
@@ -909,48 +922,16 @@ static bool rfc3339(uint64_t t, char *buf, size_t len)
 
 /* ---- option parsing, shared ---- */
 
-struct oci_args {
-	struct cli_opts co;
-	const char *out;		/* pull -o */
-	uint64_t max_size;
-	double timeout;			/* seconds; 0: no limit */
-};
-
 /* 0: go on; 1: done (--help), exit 0; -1: usage error said. */
 static int parse(int argc, char **argv, const struct cli_spec *spec, struct oci_args *a)
 {
 	struct cli_parser p;
-	int opt;
 
 	a->co = (struct cli_opts){ OUT_HUMAN };
 	a->max_size = DEFAULT_MAX_SIZE;
 	a->timeout = DEFAULT_TIMEOUT;
-	cli_parser_init(&p, spec, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
-		switch (opt) {
-		case 'o':
-			a->out = p.arg;
-			break;
-		case OPT_MAXSIZE:
-			if (pc_parse_size(p.arg, &a->max_size) < 0 || !a->max_size) {
-				cli_usage_error("--max-size wants a size above 0 (64M, 1G), not '%s'", p.arg);
-				return -1;
-			}
-			break;
-		case OPT_TIMEOUT:
-			if (cli_parse_decimal(p.arg, 0, 1e9, CLI_BELOW_HI, &a->timeout) < 0) {
-				cli_usage_error("--timeout '%s': seconds, 0 or more (0: no limit; 1.5 is "
-						"a second and a half)", p.arg);
-				return -1;
-			}
-			break;
-		default:
-			if (cli_format_opt(&a->co, opt, argv) < 0)
-				return -1;
-			break;
-		}
-	}
-	if (opt == CLI_STOP)
+	cli_parser_bind_to(&p, spec, &(struct cli_bound){ .base = a, .co = &a->co }, argc, argv);
+	if (cli_getopt_all(&p, argc, argv) == CLI_STOP)
 		return p.exit ? -1 : 1;
 	out_init(a->co.fmt, a->co.bytes, a->co.noheadings);
 	out_list_declare("errors");

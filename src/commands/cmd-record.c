@@ -573,7 +573,8 @@ static int parse(struct record_cli *c, int argc, char **argv)
 	struct cli_parser p;
 	int opt;
 
-	cli_parser_bind(&p, &record_spec, c, argc, argv);
+	cli_parser_bind_to(&p, &record_spec, &(struct cli_bound){ .base = c, .co = &c->co }, argc,
+			   argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case OPT_COLD_PATH:
@@ -586,9 +587,6 @@ static int parse(struct record_cli *c, int argc, char **argv)
 			if (cli_parse_pid("--pid", p.arg, &c->pid))
 				return EXIT_USAGE;
 			break;
-		default:
-			if (cli_format_opt(&c->co, opt, argv) < 0)
-				return EXIT_USAGE;
 		}
 	}
 	if (opt == CLI_STOP)

@@ -170,7 +170,8 @@ static int parse(struct restore_cli *c, int argc, char **argv)
 	struct cli_budget bo = CLI_BUDGET_INIT;
 	int opt;
 
-	cli_parser_bind(&p, &restore_spec, c, argc, argv);
+	cli_parser_bind_to(&p, &restore_spec,
+			   &(struct cli_bound){ .base = c, .co = &c->co, .bo = &bo }, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case OPT_ORDER:
@@ -182,14 +183,6 @@ static int parse(struct restore_cli *c, int argc, char **argv)
 				c->o.order = PC_RESTORE_DISK;
 			else
 				return cli_usage_error("unknown order '%s' (disk, file or access)", p.arg);
-			break;
-		case OPT_MAX_MEM: case OPT_RESERVE: case OPT_RATE:
-			if (cli_budget_opt(&bo, opt, p.arg) < 0)
-				return EXIT_USAGE;
-			break;
-		default:
-			if (cli_format_opt(&c->co, opt, argv) < 0)
-				return EXIT_USAGE;
 			break;
 		}
 	}

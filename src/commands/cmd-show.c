@@ -28,9 +28,14 @@ static const struct ocol meta_cols[] = {
 	{ "size", "SIZE", false }, { "device", "DEVICE", true },
 };
 
+/* What show's and diff's own options set. */
+struct show_cli {
+	int verbose;			/* -v */
+};
+
 static const struct cli_opt show_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ .name = "verbose", .letter = 'v', .id = 'v',
+	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_COUNT(struct show_cli, verbose),
 	  .help = "with a recording's pages used and first-use times" },
 	{ 0 }
 };
@@ -72,7 +77,8 @@ static const struct ocol diff_meta_cols[] = {
 
 static const struct cli_opt diff_opts[] = {
 	CLI_OPT_COLUMNS,
-	{ .name = "verbose", .letter = 'v', .id = 'v', .help = "list unchanged files too" },
+	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_COUNT(struct show_cli, verbose),
+	  .help = "list unchanged files too" },
 	{ 0 }
 };
 
@@ -185,33 +191,20 @@ static const struct ometric diff_metrics[] = {
 	  "Bytes of the file cached in OLD and not in NEW." },
 };
 
-/* 0: go on; 1: done (--help, --version), exit 0; -1: usage error. */
-static int parse_format(int argc, char **argv, struct cli_opts *co, int *verbose,
+/* -1: go on; else the exit status (--help, --version: 0; a usage error: 2). */
+static int parse_format(int argc, char **argv, struct cli_opts *co, struct show_cli *cl,
 			const struct cli_spec *spec)
 {
-	struct cli_parser p;
-	int opt;
+	int rc = cli_parse_format_only(spec, cl, co, argc, argv);
 
-	cli_parser_init(&p, spec, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
-		switch (opt) {
-		case 'v':
-			(*verbose)++;
-			break;
-		default:
-			if (cli_format_opt(co, opt, argv) < 0)
-				return -1;
-			break;
-		}
-	}
-	if (opt == CLI_STOP)
-		return p.exit ? -1 : 1;
+	if (rc >= 0)
+		return rc;
 	out_init(co->fmt, co->bytes, co->noheadings);
 	out_set_raw(co->raw);
 	out_list_declare("files");
 	out_list_declare("metadata");
 	out_list_declare("errors");
-	return 0;
+	return -1;
 }
 
 /* Pages the used triples cover. */
@@ -261,17 +254,18 @@ int cmd_show(int argc, char **argv)
 	uint64_t files = 0, pages = 0, runs = 0, active = 0, mrecs = 0, mpages = 0, used = 0;
 	bool active_unknown = false;
 	struct orec rec = { 0 };
-	int verbose = 0, rc;
+	struct show_cli cl = { 0 };
+	int rc;
 
-	rc = parse_format(argc, argv, &co, &verbose, &show_spec);
-	if (rc)
-		return rc > 0 ? 0 : EXIT_USAGE;
+	rc = parse_format(argc, argv, &co, &cl, &show_spec);
+	if (rc >= 0)
+		return rc;
 	out_prom_metrics("show", show_metrics, sizeof(show_metrics) / sizeof(show_metrics[0]));
 	if (argc - optind != 1)
 		return cli_usage_error("want one SNAPSHOT");
 	{	/* before the rows: they are written as they come */
 		out_columns("files", show_cols,
-			    verbose ? sizeof(show_cols) / sizeof(show_cols[0]) : SHOW_DEFAULT_COLS);
+			    cl.verbose ? sizeof(show_cols) / sizeof(show_cols[0]) : SHOW_DEFAULT_COLS);
 		out_columns("metadata", meta_cols, sizeof(meta_cols) / sizeof(meta_cols[0]));
 	}
 	r = open_snap(argv[optind]);
@@ -634,11 +628,13 @@ int cmd_diff(int argc, char **argv)
 	struct cli_opts co = { OUT_HUMAN };
 	struct diff_ctx d = { 0 };
 	struct pc_profile_reader *rb = NULL;
+	struct show_cli cl = { 0 };
 	int rc;
 
-	rc = parse_format(argc, argv, &co, &d.verbose, &diff_spec);
-	if (rc)
-		return rc > 0 ? 0 : EXIT_USAGE;
+	rc = parse_format(argc, argv, &co, &cl, &diff_spec);
+	if (rc >= 0)
+		return rc;
+	d.verbose = cl.verbose;
 	out_prom_metrics("diff", diff_metrics, sizeof(diff_metrics) / sizeof(diff_metrics[0]));
 	if (argc - optind != 2)
 		return cli_usage_error("want two snapshots, OLD and NEW");

@@ -138,7 +138,8 @@ static int parse(struct snap_cli *c, int argc, char **argv)
 	struct cli_parser p;
 	int opt;
 
-	cli_parser_bind(&p, &snapshot_spec, c, argc, argv);
+	cli_parser_bind_to(&p, &snapshot_spec,
+			   &(struct cli_bound){ .base = c, .co = &c->co, .t = &c->t }, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case OPT_NO_ACTIVE:
@@ -160,9 +161,6 @@ static int parse(struct snap_cli *c, int argc, char **argv)
 						       "pages)", p.arg);
 			c->flags |= PC_SNAPSHOT_GUARD;
 			break;
-		default:
-			if (cli_common_opt(&c->co, &c->t, opt, p.arg, argv) < 0)
-				return EXIT_USAGE;
 		}
 	}
 	if (opt == CLI_STOP)

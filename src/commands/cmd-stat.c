@@ -478,17 +478,11 @@ static int parse(struct stat_ctx *c, struct stat_cli *cl, int argc, char **argv)
 	int opt;
 
 	targets_init(&c->t);
-	cli_parser_bind(&p, &stat_spec, c, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
-		switch (opt) {
-		case 'o':	/* into stat_cli, not the bound stat_ctx */
+	cli_parser_bind_to(&p, &stat_spec,
+			   &(struct cli_bound){ .base = c, .co = &cl->co, .t = &c->t }, argc, argv);
+	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
+		if (opt == 'o')	/* into stat_cli, not the bound stat_ctx */
 			cl->colspec = p.arg;
-			break;
-		default:
-			if (cli_common_opt(&cl->co, &c->t, opt, p.arg, argv) < 0)
-				return EXIT_USAGE;
-		}
-	}
 	return cli_files_begin(&p, opt, &cl->co, &c->t, argc, argv);
 }
 

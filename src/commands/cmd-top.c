@@ -76,73 +76,6 @@ enum {
 	OPT_TOP_PID = 516, OPT_TOP_CHILDREN = 517, OPT_TOP_CGROUP = 518,
 };
 
-static const struct cli_opt top_opts[] = {
-	{ .name = "by", .id = OPT_BY, .arg = "WHAT", .comp = CC_WORDS,
-	  .words = "process file cgroup",
-	  .help = "one row per process (the default), file or cgroup" },
-	{ .name = "interval", .letter = 'd', .id = OPT_INTERVAL, .arg = "S",
-	  .help = "seconds between screens or lines (default 1)" },
-	{ .name = "count", .id = OPT_COUNT, .arg = "N",
-	  .help = "exit after N intervals (default: until q or ^C)" },
-	{ .name = "sort", .id = OPT_SORT, .arg = "KEY", .comp = CC_WORDS,
-	  .words = "accesses misses hit_ratio evicted dirtied key",
-	  .help = "order rows by KEY, largest first (default accesses)" },
-	{ .name = "rows", .id = OPT_ROWS, .arg = "N",
-	  .help = "at most N rows per interval (default: all)" },
-	{ .name = "pid", .id = OPT_TOP_PID, .arg = "PID", .comp = CC_PID,
-	  .help = "only what process PID does (filtered in the kernel)" },
-	{ .name = "children", .id = OPT_TOP_CHILDREN,
-	  .help = "with --pid, the children it starts from now on too" },
-	{ .name = "cgroup", .id = OPT_TOP_CGROUP, .arg = "CG", .comp = CC_CGROUP,
-	  .help = "only tasks in cgroup CG and below" },
-	{ .name = "json", .letter = 'J', .id = OPT_JSON,
-	  .help = "one JSON object per interval, a line each" },
-	{ 0 }
-};
-
-const struct cli_spec top_spec = {
-	.name = "top",
-	.usage =
-	"Usage: pagecache top [--by process|file|cgroup] [--interval S] [--count N]\n"
-	"                     [--pid PID [--children] | --cgroup CG] [--sort KEY] [--json]\n"
-	"\n"
-	"The page cache live: per process, file or cgroup, how many pages were used\n"
-	"(accesses), brought in (misses), evicted and dirtied in each interval, the\n"
-	"hit ratio, and a system line like cachestat(8) with /proc/meminfo's Cached\n"
-	"and Dirty. From the kernel's filemap tracepoints through perf_event_open:\n"
-	"no BPF, and from 6.12 on no kprobe. Needs root or CAP_PERFMON. Before 6.12\n"
-	"the kernel has no use events: misses and evictions only, accesses and hits\n"
-	"unknown ('-', null), sorted by misses, saying so (\"source\": \"misses\"); the\n"
-	"total's accesses are counted by a kprobe where there are kprobes\n"
-	"(\"misses+kprobe\").\n"
-	"\n"
-	"accesses  pages read (read, splice), faulted, or mapped by fault-around\n"
-	"misses    pages added to the cache, readahead included\n"
-	"hit ratio (accesses - misses) / accesses, 0 to 100%: readahead can bring in\n"
-	"          more pages than were used yet, which is no hits, never a negative\n"
-	"          ratio; '-' (null) when nothing was accessed\n"
-	"evicted   pages dropped (reclaim, truncate), charged to whoever ran then\n"
-	"dirtied   pages dirtied\n"
-	"Events lost to a full ring are counted and shown (LOST); a bigger ring:\n"
-	"PAGECACHE_TRACE_RING=PAGES (a CPU; default 256).\n"
-	"\n",
-	.footer =
-	"\n"
-	"On a terminal the screen is redrawn in place; keys: a m h e d k sort by\n"
-	"accesses, misses, hit ratio, evicted, dirtied, key; r reverses; b cycles\n"
-	"process/file/cgroup; q quits. Otherwise a table per interval, or with\n"
-	"--json one line per interval:\n"
-	"  {\"time\", \"interval\", \"by\", \"rows\": [{\"key\", \"accesses\", \"misses\",\n"
-	"   \"hit_ratio\", \"evicted\", \"dirtied\", ...}], \"total\": {..., \"lost\"}}\n"
-	"Examples:\n"
-	"  pagecache top                          who uses the cache, now\n"
-	"  pagecache top --by file --sort misses  which files are read from disk\n"
-	"  pagecache top --by cgroup --json --count 10 --interval 5 >cache.jsonl\n"
-	"Exit status: 0 done (q, --count, ^C), 1 cannot trace, 2 usage error.\n",
-	.groups = { &(struct cli_group){ "Options", top_opts } },
-	.operands = CC_NONE,
-};
-
 /* ---- names: a cache of strings by key, bounded (cleared when full) ---- */
 
 #define NAMES_MAX 65536
@@ -282,6 +215,74 @@ struct top {
 	int cols, lines;
 	struct out_doc *tdoc;		/* the rows' table (rows_table) */
 	struct ocol name_cols[6];	/* its columns, by file or cgroup */
+};
+
+static const struct cli_opt top_opts[] = {
+	{ .name = "by", .id = OPT_BY, .arg = "WHAT", .comp = CC_WORDS,
+	  .words = "process file cgroup",
+	  .help = "one row per process (the default), file or cgroup" },
+	{ .name = "interval", .letter = 'd', .id = OPT_INTERVAL, .arg = "S",
+	  .help = "seconds between screens or lines (default 1)" },
+	{ .name = "count", .id = OPT_COUNT, .arg = "N",
+	  .help = "exit after N intervals (default: until q or ^C)" },
+	{ .name = "sort", .id = OPT_SORT, .arg = "KEY", .comp = CC_WORDS,
+	  .words = "accesses misses hit_ratio evicted dirtied key",
+	  .help = "order rows by KEY, largest first (default accesses)" },
+	{ .name = "rows", .id = OPT_ROWS, .arg = "N",
+	  .help = "at most N rows per interval (default: all)" },
+	{ .name = "pid", .id = OPT_TOP_PID, .arg = "PID", .comp = CC_PID,
+	  .help = "only what process PID does (filtered in the kernel)" },
+	{ .name = "children", .id = OPT_TOP_CHILDREN, CLI_SET(struct top, children),
+	  .help = "with --pid, the children it starts from now on too" },
+	{ .name = "cgroup", .id = OPT_TOP_CGROUP, .arg = "CG", .comp = CC_CGROUP,
+	  CLI_STRING(struct top, cgroup),
+	  .help = "only tasks in cgroup CG and below" },
+	{ .name = "json", .letter = 'J', .id = OPT_JSON, CLI_SET(struct top, json),
+	  .help = "one JSON object per interval, a line each" },
+	{ 0 }
+};
+
+const struct cli_spec top_spec = {
+	.name = "top",
+	.usage =
+	"Usage: pagecache top [--by process|file|cgroup] [--interval S] [--count N]\n"
+	"                     [--pid PID [--children] | --cgroup CG] [--sort KEY] [--json]\n"
+	"\n"
+	"The page cache live: per process, file or cgroup, how many pages were used\n"
+	"(accesses), brought in (misses), evicted and dirtied in each interval, the\n"
+	"hit ratio, and a system line like cachestat(8) with /proc/meminfo's Cached\n"
+	"and Dirty. From the kernel's filemap tracepoints through perf_event_open:\n"
+	"no BPF, and from 6.12 on no kprobe. Needs root or CAP_PERFMON. Before 6.12\n"
+	"the kernel has no use events: misses and evictions only, accesses and hits\n"
+	"unknown ('-', null), sorted by misses, saying so (\"source\": \"misses\"); the\n"
+	"total's accesses are counted by a kprobe where there are kprobes\n"
+	"(\"misses+kprobe\").\n"
+	"\n"
+	"accesses  pages read (read, splice), faulted, or mapped by fault-around\n"
+	"misses    pages added to the cache, readahead included\n"
+	"hit ratio (accesses - misses) / accesses, 0 to 100%: readahead can bring in\n"
+	"          more pages than were used yet, which is no hits, never a negative\n"
+	"          ratio; '-' (null) when nothing was accessed\n"
+	"evicted   pages dropped (reclaim, truncate), charged to whoever ran then\n"
+	"dirtied   pages dirtied\n"
+	"Events lost to a full ring are counted and shown (LOST); a bigger ring:\n"
+	"PAGECACHE_TRACE_RING=PAGES (a CPU; default 256).\n"
+	"\n",
+	.footer =
+	"\n"
+	"On a terminal the screen is redrawn in place; keys: a m h e d k sort by\n"
+	"accesses, misses, hit ratio, evicted, dirtied, key; r reverses; b cycles\n"
+	"process/file/cgroup; q quits. Otherwise a table per interval, or with\n"
+	"--json one line per interval:\n"
+	"  {\"time\", \"interval\", \"by\", \"rows\": [{\"key\", \"accesses\", \"misses\",\n"
+	"   \"hit_ratio\", \"evicted\", \"dirtied\", ...}], \"total\": {..., \"lost\"}}\n"
+	"Examples:\n"
+	"  pagecache top                          who uses the cache, now\n"
+	"  pagecache top --by file --sort misses  which files are read from disk\n"
+	"  pagecache top --by cgroup --json --count 10 --interval 5 >cache.jsonl\n"
+	"Exit status: 0 done (q, --count, ^C), 1 cannot trace, 2 usage error.\n",
+	.groups = { &(struct cli_group){ "Options", top_opts } },
+	.operands = CC_NONE,
 };
 
 static struct termios saved_tio;
@@ -1513,7 +1514,7 @@ int cmd_top(int argc, char **argv)
 	int opt, rc;
 
 	t.cg2_fd = -1;
-	cli_parser_init(&p, &top_spec, argc, argv);
+	cli_parser_bind(&p, &top_spec, &t, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
 		case OPT_BY:
@@ -1551,15 +1552,6 @@ int cmd_top(int argc, char **argv)
 		case OPT_TOP_PID:
 			if (cli_parse_pid("--pid", p.arg, &t.pid))
 				return EXIT_USAGE;
-			break;
-		case OPT_TOP_CHILDREN:
-			t.children = true;
-			break;
-		case OPT_TOP_CGROUP:
-			t.cgroup = p.arg;
-			break;
-		case OPT_JSON:
-			t.json = true;
 			break;
 		}
 	}

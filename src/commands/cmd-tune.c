@@ -488,12 +488,9 @@ int cmd_tune(int argc, char **argv)
 		return cli_usage_error("unknown tunable '%s' (only: swap)", argv[1]);
 	argc--;
 	argv++;
-	cli_parser_bind(&p, &tune_spec, &cl, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
-		if (cli_format_opt(&co, opt, argv) < 0)
-			return EXIT_USAGE;
-	if (opt == CLI_STOP)
-		return p.exit;
+	rc = cli_parse_format_only(&tune_spec, &cl, &co, argc, argv);
+	if (rc >= 0)
+		return rc;
 	if (optind < argc)
 		return cli_usage_error("unexpected argument '%s'", argv[optind]);
 	if (cl.min_pc > cl.max_pc)

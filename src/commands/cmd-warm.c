@@ -171,17 +171,14 @@ struct warm_cli {
 /* -1: go on; else the exit status. */
 static int parse(struct warm_ctx *c, struct warm_cli *cl, int argc, char **argv)
 {
+	struct cli_bound to = { .base = c, .co = &cl->co, .t = &c->t, .bo = &cl->bo };
 	struct cli_parser p;
 	int opt;
 
 	targets_init(&c->t);
-	cli_parser_bind(&p, &warm_spec, c, argc, argv);
+	cli_parser_bind_to(&p, &warm_spec, &to, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
-		case OPT_MAX_MEM: case OPT_RESERVE: case OPT_RATE:
-			if (cli_budget_opt(&cl->bo, opt, p.arg) < 0)
-				return EXIT_USAGE;
-			break;
 		case OPT_ENGINE:
 			if (!strcmp(p.arg, "uring") || !strcmp(p.arg, "io_uring"))
 				cl->wo.engine = PC_ENGINE_URING;
@@ -198,9 +195,6 @@ static int parse(struct warm_ctx *c, struct warm_cli *cl, int argc, char **argv)
 				return cli_usage_error("invalid chunk '%s' (at least one page)",
 						       p.arg);
 			break;
-		default:
-			if (cli_common_opt(&cl->co, &c->t, opt, p.arg, argv) < 0)
-				return EXIT_USAGE;
 		}
 	}
 	return cli_files_begin(&p, opt, &cl->co, &c->t, argc, argv);

@@ -55,10 +55,16 @@
 #include <unistd.h>
 
 enum { OPT_CHECK = CLI_OPT_OWN, OPT_SOCKET };
+/* What the daemon's bound options set. */
+struct daemon_cli {
+	const char *config;		/* --config */
+	bool check;			/* --check */
+};
+
 static const struct cli_opt daemon_opts[] = {
 	{ .name = "config", .letter = 'c', .id = 'c', .arg = "FILE", .comp = CC_FILE,
-	  .help = "the configuration (" DAEMON_CONFIG ")" },
-	{ .name = "check", .id = OPT_CHECK,
+	  CLI_STRING(struct daemon_cli, config), .help = "the configuration (" DAEMON_CONFIG ")" },
+	{ .name = "check", .id = OPT_CHECK, CLI_SET(struct daemon_cli, check),
 	  .help = "check the configuration, say what it would do" },
 	{ .name = "socket", .id = OPT_SOCKET, .arg = "PATH", .comp = CC_FILE,
 	  .help = "the status socket (overrides the file's socket =)" },
@@ -698,8 +704,8 @@ static void restore_job(struct svc *s, int fd)
 		}
 	}
 	/* the configuration's budget, checked when it was read */
-	if ((c->max_mem && cli_budget_opt(&bo, OPT_MAX_MEM, c->max_mem) < 0) ||
-	    (c->rate && cli_budget_opt(&bo, OPT_RATE, c->rate) < 0))
+	if ((c->max_mem && cli_budget_value(&bo, "max-mem", c->max_mem) < 0) ||
+	    (c->rate && cli_budget_value(&bo, "rate", c->rate) < 0))
 		job_exit(fd, &res, 2);
 	/*
 	 * root = DIR: reached as the snapshot job reaches its paths, a link
@@ -1937,21 +1943,15 @@ static void check_report(void)
 int cmd_daemon(int argc, char **argv)
 {
 	struct cli_parser p;
-	const char *config = DAEMON_CONFIG, *sock = NULL;
-	bool check = false;
+	struct daemon_cli cl = { .config = DAEMON_CONFIG };
+	const char *sock = NULL;
 	struct dconf conf;
 	sigset_t mask;
 	int opt, rc;
 
-	cli_parser_init(&p, &daemon_spec, argc, argv);
+	cli_parser_bind(&p, &daemon_spec, &cl, argc, argv);
 	while ((opt = cli_getopt(&p, argc, argv)) >= 0) {
 		switch (opt) {
-		case 'c':
-			config = p.arg;
-			break;
-		case OPT_CHECK:
-			check = true;
-			break;
 		case OPT_SOCKET:
 			if (p.arg[0] != '/')
 				return cli_usage_error("--socket '%s': an absolute path", p.arg);
@@ -1965,7 +1965,7 @@ int cmd_daemon(int argc, char **argv)
 		return p.exit;
 	if (optind < argc)
 		return cli_usage_error("no operands: the services are in the configuration file");
-	if (dconf_load(config, &conf) < 0)
+	if (dconf_load(cl.config, &conf) < 0)
 		return EXIT_PARTIAL;
 	if (!metrics_safe(&conf)) {
 		dconf_free(&conf);
@@ -1975,7 +1975,7 @@ int cmd_daemon(int argc, char **argv)
 		free(conf.socket);
 		conf.socket = strdup(sock);
 	}
-	if (check) {
+	if (cl.check) {
 		D.conf = conf;
 		check_report();
 		dconf_free(&D.conf);
@@ -2001,7 +2001,7 @@ int cmd_daemon(int argc, char **argv)
 		dconf_free(&conf);
 		return EXIT_PARTIAL;
 	}
-	dlog(LOG_INFO, "started: %s, %zu services, socket %s", config, conf.nsvc, D.sock_path);
+	dlog(LOG_INFO, "started: %s, %zu services, socket %s", cl.config, conf.nsvc, D.sock_path);
 	adopt(&conf, true);
 	for (size_t i = 0; i < D.nsvc; i++)
 		if (D.svc[i].restore_pending)

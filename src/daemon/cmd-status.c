@@ -168,20 +168,16 @@ static char *fmt_time(uint64_t t, char *buf, size_t len)
 
 int cmd_status(int argc, char **argv)
 {
-	struct cli_parser p;
 	struct cli_opts co = { OUT_HUMAN };
 	struct status_cli cl = { DAEMON_SOCKET };
 	char *answer, *line, *next, *fields[64];
-	int nf = 0, opt, err;
+	int nf = 0, err, rc;
 	size_t rows = 0;
 	bool ended = false;
 
-	cli_parser_bind(&p, &status_spec, &cl, argc, argv);
-	while ((opt = cli_getopt(&p, argc, argv)) >= 0)
-		if (cli_format_opt(&co, opt, argv) < 0)
-			return EXIT_USAGE;
-	if (opt == CLI_STOP)
-		return p.exit;
+	rc = cli_parse_format_only(&status_spec, &cl, &co, argc, argv);
+	if (rc >= 0)
+		return rc;
 	if (optind < argc)
 		return cli_usage_error("no operands (the daemon's services are in its configuration)");
 	out_init(co.fmt, co.bytes, co.noheadings);

@@ -26,34 +26,35 @@
 /* ---- the shared groups ---- */
 
 static const struct cli_opt targets_opts[] = {
-	{ .name = "range", .letter = 'p', .id = OPT_RANGE, .arg = "RANGE",
+	{ .name = "range", .letter = 'p', .id = OPT_RANGE, .arg = "RANGE", .bind = CB_TARGETS,
 	  .help = "only bytes A to B of each file (4k-1M, -64M, 1G-)" },
-	{ .name = "include", .letter = 'I', .id = OPT_INCLUDE, .arg = "PAT",
+	{ .name = "include", .letter = 'I', .id = OPT_INCLUDE, .arg = "PAT", .bind = CB_TARGETS,
 	  .help = "only files whose name matches PAT (repeatable)" },
 	{ .name = "exclude", .letter = 'X', .alias = 'i', .id = OPT_EXCLUDE, .arg = "PAT",
-	  .help = "skip files and directories matching PAT (repeatable)" },
+	  .bind = CB_TARGETS, .help = "skip files and directories matching PAT (repeatable)" },
 	{ .name = "max-size", .letter = 'm', .id = OPT_MAX_SIZE, .arg = "SIZE", .comp = CC_SIZE,
-	  .help = "skip files larger than SIZE" },
+	  .bind = CB_TARGETS, .help = "skip files larger than SIZE" },
 	{ .name = "one-file-system", .letter = 'x', .alias = 'F', .id = OPT_ONE_FS,
-	  .help = "stay on the filesystem of each PATH" },
-	{ .name = "follow", .letter = 'f', .id = OPT_FOLLOW,
+	  .bind = CB_TARGETS, .help = "stay on the filesystem of each PATH" },
+	{ .name = "follow", .letter = 'f', .id = OPT_FOLLOW, .bind = CB_TARGETS,
 	  .help = "follow symlinks inside trees (loops are detected)" },
-	{ .name = "all-links", .letter = 'H', .id = OPT_ALL_LINKS,
+	{ .name = "all-links", .letter = 'H', .id = OPT_ALL_LINKS, .bind = CB_TARGETS,
 	  .help = "count every hardlink (default: each inode once)" },
 	{ .name = "batch", .letter = 'b', .id = OPT_BATCH, .arg = "FILE", .comp = CC_FILE,
-	  .help = "read more paths from FILE, one a line ('-': stdin)" },
+	  .bind = CB_TARGETS, .help = "read more paths from FILE, one a line ('-': stdin)" },
 	{ .name = "files-from", .id = OPT_FILES_FROM, .arg = "FILE", .comp = CC_FILE,
-	  .help = "the same as -b FILE" },
+	  .bind = CB_TARGETS, .help = "the same as -b FILE" },
 	{ .name = "files0-from", .id = OPT_FILES0_FROM, .arg = "FILE", .comp = CC_FILE,
-	  .help = "read more paths from FILE, each ended by NUL" },
-	{ .name = "null", .letter = '0', .id = OPT_NULL,
+	  .bind = CB_TARGETS, .help = "read more paths from FILE, each ended by NUL" },
+	{ .name = "null", .letter = '0', .id = OPT_NULL, .bind = CB_TARGETS,
 	  .help = "with -b, paths end with NUL (find -print0)" },
-	{ .name = "threads", .letter = 'j', .id = OPT_THREADS, .arg = "N",
+	{ .name = "threads", .letter = 'j', .id = OPT_THREADS, .arg = "N", .bind = CB_TARGETS,
 	  .help = "walk with N threads (default: 2 per CPU, 2 to 16)" },
-	{ .name = "pid", .id = OPT_PID, .arg = "PID", .comp = CC_PID,
+	{ .name = "pid", .id = OPT_PID, .arg = "PID", .comp = CC_PID, .bind = CB_TARGETS,
 	  .help = "the files process PID maps or holds open (repeatable)" },
-	{ .name = "children", .id = OPT_CHILDREN, .help = "with --pid, its descendants' files too" },
-	{ .name = "cgroup", .id = OPT_CGROUP, .arg = "CG", .comp = CC_CGROUP,
+	{ .name = "children", .id = OPT_CHILDREN, .bind = CB_TARGETS,
+	  .help = "with --pid, its descendants' files too" },
+	{ .name = "cgroup", .id = OPT_CGROUP, .arg = "CG", .comp = CC_CGROUP, .bind = CB_TARGETS,
 	  .help = "the files of every process in memory cgroup CG" },
 	{ .letter = 'L',
 	  .help = "-L is not an option here: to follow symlinks type -f (--follow); vmtouch's -L "
@@ -64,33 +65,38 @@ const struct cli_group cli_targets_group = { "Choosing files", targets_opts };
 
 #define FMT_COMMON                                                                     \
 	{ .name = "json", .letter = 'J', .id = OPT_JSON, .arg = "STYLE", .comp = CC_WORDS, \
-	  .words = "pretty short",                                                    \
+	  .words = "pretty short", .bind = CB_FORMAT,                                 \
 	  .help = "JSON on stdout, errors too; STYLE: pretty or short",              \
 	  .flags = CLI_OPTARG },                                                      \
-	{ .name = "prom", .id = OPT_PROM, .help = "Prometheus text (node_exporter textfile)" }, \
-	{ .name = "prom-per-file", .id = OPT_PROM_PER_FILE,                           \
+	{ .name = "prom", .id = OPT_PROM, .bind = CB_FORMAT,                          \
+	  .help = "Prometheus text (node_exporter textfile)" },                       \
+	{ .name = "prom-per-file", .id = OPT_PROM_PER_FILE, .bind = CB_FORMAT,        \
 	  .help = "--prom, with a series per file (labelled by path)" },              \
 	{ .name = "prom-file", .id = OPT_PROM_FILE, .arg = "FILE", .comp = CC_FILE,   \
-	  .help = "--prom, written to FILE atomically (temp + rename)" },             \
-	{ .name = "prom-label", .id = OPT_PROM_LABEL, .arg = "NAME=VALUE",            \
+	  .bind = CB_FORMAT, .help = "--prom, written to FILE atomically (temp + rename)" }, \
+	{ .name = "prom-label", .id = OPT_PROM_LABEL, .arg = "NAME=VALUE", .bind = CB_FORMAT, \
 	  .help = "--prom, with label NAME=VALUE on every series" },                  \
-	{ .name = "kv", .id = OPT_KV, .help = "key=value lines" },                    \
-	{ .name = "bytes", .id = OPT_BYTES, .help = "exact bytes instead of 1.5G" }
+	{ .name = "kv", .id = OPT_KV, .bind = CB_FORMAT, .help = "key=value lines" }, \
+	{ .name = "bytes", .id = OPT_BYTES, .bind = CB_FORMAT,                        \
+	  .help = "exact bytes instead of 1.5G" }
 #define HELP_NOHEADINGS "no header line in the table"
 #define HELP_RAW "the table unaligned, spaces in values as \\x20"
+#define ROW_NOHEADINGS .name = "noheadings", .id = OPT_NOHEADINGS, .bind = CB_FORMAT, \
+	.help = HELP_NOHEADINGS
+#define ROW_RAW .name = "raw", .id = OPT_RAW, .bind = CB_FORMAT, .help = HELP_RAW
 
 static const struct cli_opt format_opts[] = {
 	FMT_COMMON,
-	{ .name = "noheadings", .letter = 'n', .id = OPT_NOHEADINGS, .help = HELP_NOHEADINGS },
-	{ .name = "raw", .letter = 'r', .id = OPT_RAW, .help = HELP_RAW },
+	{ ROW_NOHEADINGS, .letter = 'n' },
+	{ ROW_RAW, .letter = 'r' },
 	{ 0 }
 };
 const struct cli_group cli_format_group = { "Output", format_opts };
 
 static const struct cli_opt format_act_opts[] = {
 	FMT_COMMON,
-	{ .name = "noheadings", .letter = 'n', .id = OPT_NOHEADINGS, .help = HELP_NOHEADINGS },
-	{ .name = "raw", .id = OPT_RAW, .help = HELP_RAW },
+	{ ROW_NOHEADINGS, .letter = 'n' },
+	{ ROW_RAW },
 	{ .letter = 'r', .arg = "RANGE",
 	  .help = "-r is not an option here: a byte range is -p A-B (--range), as vmtouch's; raw "
 	          "output is --raw", .flags = CLI_REFUSE },
@@ -100,8 +106,8 @@ const struct cli_group cli_format_act_group = { "Output", format_act_opts };
 
 static const struct cli_opt format_restore_opts[] = {
 	FMT_COMMON,
-	{ .name = "noheadings", .id = OPT_NOHEADINGS, .help = HELP_NOHEADINGS },
-	{ .name = "raw", .letter = 'r', .id = OPT_RAW, .help = HELP_RAW },
+	{ ROW_NOHEADINGS },
+	{ ROW_RAW, .letter = 'r' },
 	{ .letter = 'n',
 	  .help = "-n is not an option here: a dry run is --dry-run; no headings is --noheadings",
 	  .flags = CLI_REFUSE },
@@ -110,9 +116,9 @@ static const struct cli_opt format_restore_opts[] = {
 const struct cli_group cli_format_restore_group = { "Output", format_restore_opts };
 
 static const struct cli_opt budget_opts[] = {
-	{ .name = "max-mem", .id = OPT_MAX_MEM, .arg = "SIZE", .comp = CC_SIZE,
+	{ .name = "max-mem", .id = OPT_MAX_MEM, .bind = CB_BUDGET, .arg = "SIZE", .comp = CC_SIZE,
 	  .help = "add (or lock) at most SIZE of page cache" },
-	{ .name = "reserve", .id = OPT_RESERVE, .arg = "SIZE", .comp = CC_SIZE,
+	{ .name = "reserve", .id = OPT_RESERVE, .bind = CB_BUDGET, .arg = "SIZE", .comp = CC_SIZE,
 	  .help = "keep SIZE of MemAvailable free (default 5% of RAM)" },
 	{ 0 }
 };
@@ -250,11 +256,17 @@ static int checked(struct cli_parser *p, int id)
 	return stop(p, cli_usage_error("unknown column '%s' (columns: %s)", bad, all));
 }
 
+void cli_parser_bind_to(struct cli_parser *p, const struct cli_spec *spec,
+			const struct cli_bound *to, int argc, char **argv)
+{
+	cli_parser_init(p, spec, argc, argv);
+	p->to = *to;
+}
+
 void cli_parser_bind(struct cli_parser *p, const struct cli_spec *spec, void *base, int argc,
 		     char **argv)
 {
-	cli_parser_init(p, spec, argc, argv);
-	p->base = base;
+	cli_parser_bind_to(p, spec, &(struct cli_bound){ .base = base }, argc, argv);
 }
 
 /* The next option's id, with its entry in *ret (NULL: CLI_END, CLI_STOP). */
@@ -315,7 +327,7 @@ static int bad_value(struct cli_parser *p, const struct cli_opt *o, const char *
 /* A bound option's value into its field: 0, or CLI_STOP after a usage error. */
 static int store(struct cli_parser *p, const struct cli_opt *o, const char *arg)
 {
-	char *field = (char *)p->base + o->off, *end;
+	char *field = (char *)p->to.base + o->off, *end;
 	uint64_t size;
 	double d;
 	long n;
@@ -348,10 +360,34 @@ static int store(struct cli_parser *p, const struct cli_opt *o, const char *arg)
 			return bad_value(p, o, arg);
 		*(int *)field = (int)n;
 		return 0;
+	/* the shared rows' handlers, each its own message (exit 2) */
+	case CB_FORMAT:
+		return cli_format_set(p->to.co, o->id, arg) < 0 ? stop(p, EXIT_USAGE) : 0;
+	case CB_TARGETS:
+		return targets_opt(p->to.t, o->id, arg) < 0 ? stop(p, EXIT_USAGE) : 0;
+	case CB_BUDGET:
+		return cli_budget_value(p->to.bo, o->name, arg) < 0 ? stop(p, EXIT_USAGE) : 0;
 	case CB_NONE:
 		break;
 	}
 	return 0;
+}
+
+/* Is o stored by the parser? Not where the command gave nothing to store it in. */
+static bool bound(const struct cli_parser *p, const struct cli_opt *o)
+{
+	switch (o->bind) {
+	case CB_NONE:
+		return false;
+	case CB_FORMAT:
+		return p->to.co;
+	case CB_TARGETS:
+		return p->to.t;
+	case CB_BUDGET:
+		return p->to.bo;
+	default:
+		return p->to.base;
+	}
 }
 
 int cli_getopt(struct cli_parser *p, int argc, char **argv)
@@ -359,11 +395,32 @@ int cli_getopt(struct cli_parser *p, int argc, char **argv)
 	const struct cli_opt *o;
 	int id;
 
-	/* bound options are stored here and the next one read; unbound (no base), returned */
-	while ((id = next_opt(p, argc, argv, &o)) >= 0 && o && o->bind != CB_NONE && p->base)
+	/* bound options are stored here and the next one read; unbound ones returned */
+	while ((id = next_opt(p, argc, argv, &o)) >= 0 && o && bound(p, o))
 		if (store(p, o, p->arg) < 0)
 			return CLI_STOP;
 	return id;
+}
+
+int cli_getopt_all(struct cli_parser *p, int argc, char **argv)
+{
+	int id = cli_getopt(p, argc, argv);
+
+	if (id < 0)
+		return id;
+	/* a row the command gave no struct for: refused, never dropped */
+	return stop(p, cli_usage_error("unknown option '--%s'", cli_opt_name(p->spec, id)));
+}
+
+int cli_parse_format_only(const struct cli_spec *spec, void *base, struct cli_opts *co,
+			  int argc, char **argv)
+{
+	struct cli_parser p;
+
+	cli_parser_bind_to(&p, spec, &(struct cli_bound){ .base = base, .co = co }, argc, argv);
+	if (cli_getopt_all(&p, argc, argv) == CLI_STOP)
+		return p.exit;
+	return -1;
 }
 
 const char *cli_opt_name(const struct cli_spec *s, int id)

@@ -35,13 +35,24 @@ struct ocol;
 /*
  * What cli_getopt does itself with a bound option (as git's
  * parse-options does): it stores into the field at .off of the
- * command's options struct (cli_parser.base) and goes on to the next
+ * command's options struct (cli_parser.to.base) and goes on to the next
  * option, never returning its id; a bad value is a usage error (exit 2)
  * with .bad as the message, its "%s" the argument. Options that need
  * code stay CB_NONE and come back to the command's switch.
  */
 enum cli_bind {
 	CB_NONE,
+	/*
+	 * The shared groups' rows, whose tables no command owns (so no
+	 * offset into one command's struct): like git's OPTION_CALLBACK, the
+	 * row names what it fills, the parser holds the command's one
+	 * (struct cli_bound) and a handler does what the option needs, its
+	 * own messages included.
+	 */
+	CB_FORMAT,		/* struct cli_opts: cli_format_set (one format; --prom-file) */
+	CB_TARGETS,		/* struct targets: targets_opt (the range, lists, --pid) */
+	CB_BUDGET,		/* struct cli_budget: cli_budget_value (--rate's MiB/s) */
+	/* stored at .off; from CB_STRING on they take a value (test-opts checks the rows) */
 	CB_SET,			/* bool: true */
 	CB_COUNT,		/* int: one more each time (-vv) */
 	CB_STRING,		/* const char *: the argument (the last one given) */
@@ -62,7 +73,7 @@ struct cli_opt {
 				   says the rest); CLI_REFUSE: the whole message */
 	int flags;
 	enum cli_bind bind;	/* CB_NONE: the command's switch handles it */
-	size_t off;		/* the field's offset in cli_parser.base (CLI_FIELD) */
+	size_t off;		/* the field's offset in cli_parser.to.base (CLI_FIELD) */
 	double lo, hi;		/* CB_SIZE, CB_SECONDS, CB_INT: the values taken */
 	unsigned range;		/* CB_SECONDS: CLI_ABOVE_LO, CLI_BELOW_HI */
 	const char *bad;	/* the usage error of a bad value; "%s": the argument */
@@ -126,22 +137,34 @@ enum {
 
 /* One entry, shared by the commands that take it (not a group of its own). */
 #define CLI_OPT_RATE                                                                  \
-	{ .name = "rate", .id = OPT_RATE, .arg = "RATE", .comp = CC_SIZE,             \
+	{ .name = "rate", .id = OPT_RATE, .arg = "RATE", .comp = CC_SIZE, .bind = CB_BUDGET, \
 	  .help = "read at most RATE per second (100M; plain: MiB/s)" }
 
 /* -o LIST, util-linux's: which of spec->cols, in what order; checked as it is parsed */
 #define CLI_OPT_COLUMNS                                                               \
 	{ .name = "output", .letter = 'o', .id = OPT_COLUMNS, .arg = "LIST", .comp = CC_COLUMNS, \
-	  .help = "the table's columns, in this order (+LIST: add)" }
+	  .bind = CB_FORMAT, .help = "the table's columns, in this order (+LIST: add)" }
 
 #define CLI_END -1		/* no more options: operands from optind */
 #define CLI_STOP -2		/* handled (--help, --version) or refused: return p.exit */
+
+struct cli_opts;
+struct targets;
+struct cli_budget;
+
+/* What a command's bound options fill; NULL: those come back as ids. */
+struct cli_bound {
+	void *base;		/* the command's options struct (.off) */
+	struct cli_opts *co;	/* CB_FORMAT's */
+	struct targets *t;	/* CB_TARGETS' */
+	struct cli_budget *bo;	/* CB_BUDGET's */
+};
 
 struct cli_parser {
 	const struct cli_spec *spec;
 	const char *arg;	/* the option's argument, as optarg */
 	int exit;		/* after CLI_STOP: the command's exit status */
-	void *base;		/* the options struct bound options store into (.off) */
+	struct cli_bound to;	/* where bound options are stored */
 	/* internal: getopt's tables, built from spec on the first call */
 	bool built;
 	char shortopts[160];
@@ -165,7 +188,24 @@ void cli_parser_init(struct cli_parser *p, const struct cli_spec *spec, int argc
  */
 void cli_parser_bind(struct cli_parser *p, const struct cli_spec *spec, void *base, int argc,
 		     char **argv);
+/* The same, with the shared groups' structs too (to is copied). */
+void cli_parser_bind_to(struct cli_parser *p, const struct cli_spec *spec,
+			const struct cli_bound *to, int argc, char **argv);
 int cli_getopt(struct cli_parser *p, int argc, char **argv);
+/*
+ * For a command whose options are all bound: every one parsed and
+ * stored; CLI_END, or CLI_STOP (an option that came back unbound, a row
+ * whose struct the command did not give, is a usage error).
+ */
+int cli_getopt_all(struct cli_parser *p, int argc, char **argv);
+/*
+ * The whole command line of a command that takes its own bound options
+ * (into base) and the output options (into co) only: tune, status,
+ * cgroups. -1: go on, the operands from optind; else the exit status
+ * (--help's 0, a usage error's 2, said).
+ */
+int cli_parse_format_only(const struct cli_spec *spec, void *base, struct cli_opts *co,
+			  int argc, char **argv);
 void cli_help(const struct cli_spec *s, FILE *o);
 /* The long name of the option with this id ("?" if none). */
 const char *cli_opt_name(const struct cli_spec *s, int id);

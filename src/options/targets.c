@@ -451,11 +451,46 @@ void cli_begin(int argc, char **argv)
 		}
 }
 
-int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *arg,
-		   char **argv)
+/* --prom-per-file, --prom-file, --prom-label: Prometheus text, never with --json or --kv */
+static int prom_opt(struct cli_opts *co, int opt, const char *arg)
 {
-	int rc;
+	if (co->fmt == OUT_JSON || co->fmt == OUT_KV) {
+		cli_usage_error("%s and --json or --kv: one format",
+				opt == OPT_PROM_FILE ? "--prom-file" :
+				opt == OPT_PROM_LABEL ? "--prom-label" : "--prom-per-file");
+		return -1;
+	}
+	if (opt == OPT_PROM_LABEL) {
+		if (out_prom_label(arg) < 0)
+			return -1;
+		co->fmt = OUT_PROM;
+		return 0;
+	}
+	if (opt == OPT_PROM_FILE && !*arg) {
+		cli_usage_error("--prom-file wants a file name");
+		return -1;
+	}
+	if (opt == OPT_PROM_FILE) {	/* before the command does anything */
+		struct stat st;
 
+		if (lstat(arg, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+			cli_usage_error("--prom-file '%s' is not a regular file: it is never "
+					"replaced (give the textfile directory's file)", arg);
+			return -1;
+		}
+	}
+	co->fmt = OUT_PROM;
+	if (opt == OPT_PROM_FILE)
+		co->prom_file = arg;
+	else
+		co->prom_per_file = true;
+	/* out_init keeps these: commands that call it themselves get them too */
+	out_prom_opts(co->prom_per_file, co->prom_file);
+	return 0;
+}
+
+int cli_format_set(struct cli_opts *co, int opt, const char *arg)
+{
 	switch (opt) {
 	case OPT_JSON:
 	case OPT_KV:
@@ -466,7 +501,7 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 		}
 		if (opt == OPT_KV) {
 			co->fmt = OUT_KV;
-			return 1;
+			return 0;
 		}
 		co->fmt = OUT_JSON;
 		if (arg && strcmp(arg, "short") && strcmp(arg, "pretty")) {
@@ -475,62 +510,27 @@ int cli_common_opt(struct cli_opts *co, struct targets *t, int opt, const char *
 		}
 		co->json_short = arg && !strcmp(arg, "short");
 		out_json_short(co->json_short);
-		return 1;
+		return 0;
 	case OPT_PROM:
 		co->fmt = OUT_PROM;
-		return 1;
+		return 0;
 	case OPT_PROM_PER_FILE:
 	case OPT_PROM_FILE:
 	case OPT_PROM_LABEL:
-		if (co->fmt == OUT_JSON || co->fmt == OUT_KV) {
-			cli_usage_error("%s and --json or --kv: one format",
-					opt == OPT_PROM_FILE ? "--prom-file" :
-					opt == OPT_PROM_LABEL ? "--prom-label" : "--prom-per-file");
-			return -1;
-		}
-		if (opt == OPT_PROM_LABEL) {
-			if (out_prom_label(arg) < 0)
-				return -1;
-			co->fmt = OUT_PROM;
-			return 1;
-		}
-		if (opt == OPT_PROM_FILE && !*arg) {
-			cli_usage_error("--prom-file wants a file name");
-			return -1;
-		}
-		if (opt == OPT_PROM_FILE) {	/* before the command does anything */
-			struct stat st;
-
-			if (lstat(arg, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-				cli_usage_error("--prom-file '%s' is not a regular file: it is never "
-						"replaced (give the textfile directory's file)", arg);
-				return -1;
-			}
-		}
-		co->fmt = OUT_PROM;
-		if (opt == OPT_PROM_FILE)
-			co->prom_file = arg;
-		else
-			co->prom_per_file = true;
-		/* out_init keeps these: commands that call it themselves get them too */
-		out_prom_opts(co->prom_per_file, co->prom_file);
-		return 1;
+		return prom_opt(co, opt, arg);
 	case OPT_BYTES:
 		co->bytes = true;
-		return 1;
+		return 0;
 	case OPT_NOHEADINGS:
 		co->noheadings = true;
-		return 1;
+		return 0;
 	case OPT_RAW:
 		co->raw = true;
-		return 1;
+		return 0;
 	case OPT_COLUMNS:	/* taken (and checked) by the parser: out_select_columns */
-		return 1;
+		return 0;
 	}
-	rc = targets_opt(t, opt, arg);
-	if (rc == 0)
-		cli_usage_error("unknown option or missing value: '%s'", argv[optind - 1]);
-	return rc > 0 ? 1 : -1;
+	return 0;
 }
 
 int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **argv)
@@ -662,22 +662,23 @@ void cli_progress_stop(struct cli_progress *pr)
 	free(pr);
 }
 
-int cli_budget_opt(struct cli_budget *b, int opt, const char *arg)
+int cli_budget_value(struct cli_budget *b, const char *name, const char *arg)
 {
-	switch (opt) {
-	case OPT_MAX_MEM:
+	if (!strcmp(name, "max-mem")) {
 		if (pc_parse_size(arg, &b->max_mem) < 0 || !b->max_mem) {
 			cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", arg);
 			return -1;
 		}
-		return 1;
-	case OPT_RESERVE:
+		return 0;
+	}
+	if (!strcmp(name, "reserve")) {
 		if (pc_parse_size(arg, &b->reserve) < 0) {
 			cli_usage_error("invalid size '%s' (e.g. 512M, 1.5G)", arg);
 			return -1;
 		}
-		return 1;
-	case OPT_RATE: {
+		return 0;
+	}
+	if (!strcmp(name, "rate")) {
 		char *end;
 		double v = strtod(arg, &end);
 
@@ -697,23 +698,7 @@ int cli_budget_opt(struct cli_budget *b, int opt, const char *arg)
 			cli_usage_error("invalid rate '%s' (e.g. 200 for MiB/s, 50M)", arg);
 			return -1;
 		}
-		return 1;
+		return 0;
 	}
-	}
-	return 0;
+	return cli_usage_error("no memory budget option '%s'", name), -1;
 }
-
-int cli_format_opt(struct cli_opts *co, int opt, char **argv)
-{
-	struct targets none;
-
-	if (opt != OPT_NOHEADINGS && opt != OPT_RAW && opt != OPT_COLUMNS && opt != OPT_JSON &&
-	    opt != OPT_PROM && opt != OPT_KV && opt != OPT_BYTES && opt != OPT_PROM_PER_FILE &&
-	    opt != OPT_PROM_FILE && opt != OPT_PROM_LABEL) {
-		cli_usage_error("unknown option or missing value: '%s'", argv[optind - 1]);
-		return -1;
-	}
-	targets_init(&none);
-	return cli_common_opt(co, &none, opt, optarg, argv);
-}
-

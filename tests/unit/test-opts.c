@@ -5,7 +5,10 @@
  * an id, every option has a help text and shows in --help, the man page
  * list and the bash completion, and cli_getopt takes each option, by its
  * long name and by each letter, with its argument; a refused letter is a
- * usage error that says what to type. The table checker is run once on a
+ * usage error that says what to type; bound options, the shared groups'
+ * too, are stored by the parser into the structs the command gave it,
+ * their bad values and conflicts still usage errors (exit 2), said as
+ * before. The table checker is run once on a
  * table made broken on purpose, so that it is seen to find faults.
  */
 #include "cli.h"
@@ -444,6 +447,187 @@ static void test_bind(void)
 	free(err);
 }
 
+/* ---- the shared groups, bound through the parser (struct cli_bound) ---- */
+
+static const struct cli_opt shared_own[] = {
+	{ .name = "other", .id = 604, .help = "the command's switch takes it" },
+	CLI_OPT_RATE,
+	{ 0 }
+};
+static const struct cli_spec shared_spec = {
+	.name = "shared", .usage = "", .footer = "",
+	.groups = { &(struct cli_group){ "Options", shared_own }, &cli_budget_group,
+		    &cli_format_group, &cli_targets_group },
+};
+
+struct shared_parse {
+	char *argv[10];
+	int argc, ids[8], n, exit;
+	struct cli_opts co;
+	struct targets t;
+	struct cli_budget bo;
+};
+
+static void shared_run(void *arg)
+{
+	struct shared_parse *r = arg;
+	struct cli_parser p;
+
+	cli_parser_bind_to(&p, &shared_spec,
+			   &(struct cli_bound){ .co = &r->co, .t = &r->t, .bo = &r->bo }, r->argc,
+			   r->argv);
+	optind = 0;
+	r->n = 0;
+	do
+		r->ids[r->n] = cli_getopt(&p, r->argc, r->argv);
+	while (r->ids[r->n] >= 0 && ++r->n < 7);
+	r->exit = p.exit;
+	/* what the format options leave behind them, undone for the next parse */
+	out_init(OUT_HUMAN, false, false);
+	out_json_short(false);
+	out_prom_opts(false, NULL);
+}
+
+/* "shared" and the words of line, parsed into r's structs; stderr in *err */
+static void shared_parse(struct shared_parse *r, const char *line, char **err)
+{
+	static char buf[256];
+	char *save = NULL;
+
+	targets_release(&r->t);
+	memset(r, 0, sizeof(*r));
+	r->co.fmt = OUT_HUMAN;
+	r->bo = (struct cli_budget)CLI_BUDGET_INIT;
+	targets_init(&r->t);
+	snprintf(buf, sizeof(buf), "shared %s", line);
+	for (char *w = strtok_r(buf, " ", &save); w && r->argc < 9; w = strtok_r(NULL, " ", &save))
+		r->argv[r->argc++] = w;
+	*err = tap_capture(2, shared_run, r);
+}
+
+static void budget_bad_run(void *arg)
+{
+	cli_budget_value(arg, "max-mem", "0");
+}
+
+static void test_bind_shared(void)
+{
+	struct shared_parse r = { 0 };
+	struct cli_budget b = CLI_BUDGET_INIT;
+	char *err;
+
+	targets_init(&r.t);
+	shared_parse(&r, "--json=short -n --bytes --other", &err);
+	ok(r.co.fmt == OUT_JSON && r.co.json_short && r.co.noheadings && r.co.bytes && r.n == 1 &&
+	   r.ids[0] == 604 && r.ids[1] == CLI_END,
+	   "shared format options are stored in the command's cli_opts, not returned");
+	free(err);
+	shared_parse(&r, "--prom-file x --kv", &err);
+	ok(r.ids[0] == CLI_STOP && r.exit == EXIT_USAGE &&
+	   strstr(err, "--kv and --prom-file, --prom-label or --prom-per-file: one format"),
+	   "--prom-file with --kv: still refused, exit 2, the same words");
+	free(err);
+	shared_parse(&r, "--kv --prom-per-file", &err);
+	ok(r.ids[0] == CLI_STOP && r.exit == EXIT_USAGE &&
+	   strstr(err, "--prom-per-file and --json or --kv: one format"),
+	   "--kv with --prom-per-file: refused the other way round too");
+	free(err);
+	shared_parse(&r, "--prom-file /dev/null", &err);
+	ok(r.ids[0] == CLI_STOP && r.exit == EXIT_USAGE && strstr(err, "is not a regular file"),
+	   "--prom-file on a device: refused before anything is done");
+	free(err);
+	shared_parse(&r, "-p 4k-12k -I *.db --pid 1 -x", &err);
+	ok(r.ids[0] == CLI_END && r.t.off == 4096 && r.t.len == 8192 && r.t.ninc == 1 &&
+	   r.t.npids == 1 && r.t.pids[0] == 1 && r.t.walk.one_fs,
+	   "target options are stored in the command's targets");
+	free(err);
+	shared_parse(&r, "-p 9k-1k", &err);
+	ok(r.ids[0] == CLI_STOP && r.exit == EXIT_USAGE && strstr(err, "invalid range '9k-1k'"),
+	   "a bad range: exit 2, said");
+	free(err);
+	shared_parse(&r, "--max-mem 1G --reserve 0 --rate 2", &err);
+	ok(r.ids[0] == CLI_END && r.bo.max_mem == 1ull << 30 && r.bo.reserve == 0 &&
+	   r.bo.rate == 2ull << 20, "budget options are stored: --rate 2 is 2 MiB/s");
+	free(err);
+	shared_parse(&r, "--rate 0", &err);
+	ok(r.ids[0] == CLI_STOP && r.exit == EXIT_USAGE && r.bo.rate == 0 &&
+	   strstr(err, "invalid rate '0' (a number of MiB/s from 1 byte/s up"),
+	   "--rate 0 (no limit is no option): exit 2, said");
+	free(err);
+	targets_release(&r.t);
+	ok(cli_budget_value(&b, "rate", "50M") == 0 && b.rate == 50ull << 20 &&
+	   cli_budget_value(&b, "max-mem", "512M") == 0 && b.max_mem == 512ull << 20,
+	   "cli_budget_value: one value by its option's name (the daemon's configuration)");
+	err = tap_capture(2, budget_bad_run, &b);
+	ok(strstr(err, "invalid size '0' (e.g. 512M, 1.5G)") != NULL && b.max_mem == 0,
+	   "cli_budget_value: a bad value said as the option says it");
+	free(err);
+}
+
+/* ---- cli_parse_format_only: tune's, status's and cgroups' whole parse ---- */
+
+static const struct cli_opt fonly_opts[] = {
+	{ .name = "quick", .letter = 'q', .id = 'q', CLI_SET(struct bound, quick), .help = "fast" },
+	{ 0 }
+};
+static const struct cli_spec fonly_spec = {
+	.name = "fonly", .usage = "", .footer = "",
+	.groups = { &(struct cli_group){ "Options", fonly_opts }, &cli_format_group },
+};
+
+struct fonly_parse {
+	char *argv[8];
+	int argc, rc, optind;
+	struct bound b;
+	struct cli_opts co;
+};
+
+static void fonly_run(void *arg)
+{
+	struct fonly_parse *r = arg;
+	char *none[] = { "fonly", NULL };
+
+	/* getopt forgets the last parse (its place in a word of our reused buffer) */
+	optind = 0;
+	getopt(1, none, "");
+	r->rc = cli_parse_format_only(&fonly_spec, &r->b, &r->co, r->argc, r->argv);
+	r->optind = optind;
+	out_init(OUT_HUMAN, false, false);
+	out_prom_opts(false, NULL);
+}
+
+static void fonly_parse(struct fonly_parse *r, const char *line, char **err)
+{
+	static char buf[256];
+	char *save = NULL;
+
+	memset(r, 0, sizeof(*r));
+	r->co.fmt = OUT_HUMAN;
+	snprintf(buf, sizeof(buf), "fonly %s", line);
+	for (char *w = strtok_r(buf, " ", &save); w && r->argc < 7; w = strtok_r(NULL, " ", &save))
+		r->argv[r->argc++] = w;
+	*err = tap_capture(2, fonly_run, r);
+}
+
+static void test_format_only(void)
+{
+	struct fonly_parse r;
+	char *err;
+
+	fonly_parse(&r, "-q --kv -n rest", &err);
+	ok(r.rc == -1 && r.b.quick && r.co.fmt == OUT_KV && r.co.noheadings && r.optind == 4 &&
+	   !*err, "format only: its own option and the output ones stored, operands from optind");
+	free(err);
+	fonly_parse(&r, "--prom-file x --kv", &err);
+	ok(r.rc == EXIT_USAGE && strstr(err, "--kv and --prom-file") != NULL,
+	   "format only: a conflict is exit 2, said");
+	free(err);
+	fonly_parse(&r, "-p 1-2", &err);
+	ok(r.rc == EXIT_USAGE && strstr(err, "unknown option '-p'") != NULL,
+	   "format only: a target option is not one of them (exit 2)");
+	free(err);
+}
+
 /* ---- help, the man page list, completion: each option in each ---- */
 
 static const struct cli_spec *cur;
@@ -555,6 +739,8 @@ int main(void)
 	test_parser();
 	test_parser_errors();
 	test_bind();
+	test_bind_shared();
+	test_format_only();
 	test_shown();
 	test_vmtouch();
 	return done_testing();
