@@ -605,7 +605,8 @@ static int rescan_file(struct pc_walk_entry *e, void *arg)
 	if (pc_fd_data_maps(e->fd, (uint64_t)e->st.st_size, s->o.off, s->o.len, &data, &maps) < 0)
 		data = lock_span(s, (uint64_t)e->st.st_size);	/* relock says why */
 	pthread_mutex_lock(&s->lock);
-	h = bsearch(&key, s->locks, s->n, sizeof(*s->locks), cmp_held);
+	/* s->locks is NULL until the first lock: no bsearch(NULL) */
+	h = s->n ? bsearch(&key, s->locks, s->n, sizeof(*s->locks), cmp_held) : NULL;
 	if (h) {
 		struct held *pick = NULL;
 
@@ -667,7 +668,7 @@ static struct held *find_held(struct pc_lockset *s, const struct stat *st, const
 {
 	struct held key = { .dev = st->st_dev, .ino = st->st_ino }, *h, *first;
 
-	h = bsearch(&key, s->locks, s->nsorted, sizeof(*s->locks), cmp_held);
+	h = s->nsorted ? bsearch(&key, s->locks, s->nsorted, sizeof(*s->locks), cmp_held) : NULL;
 	if (!h)
 		return NULL;
 	while (h > s->locks && !cmp_held(h - 1, &key))

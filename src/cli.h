@@ -404,7 +404,7 @@ void cli_begin(int argc, char **argv);
  * the usage error.
  */
 int cli_format_set(struct cli_opts *co, int opt, const char *arg);
-/* After getopt: set up the output and take the paths; -1: usage error. */
+/* After getopt: set up the output and take the paths; -1: usage error (t released). */
 int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **argv);
 
 /*

@@ -15,10 +15,8 @@ int cli_files_begin(const struct cli_parser *p, int opt, const struct cli_opts *
 {
 	if (opt == CLI_STOP)
 		return p->exit;
-	if (cli_start(co, t, argc, argv) < 0) {
-		targets_release(t);	/* nothing held at exit: LeakSanitizer */
+	if (cli_start(co, t, argc, argv) < 0)
 		return EXIT_USAGE;
-	}
 	return -1;
 }
 

@@ -798,8 +798,10 @@ static int lock_main(struct lock_ctx *c, const struct cli_opts *co)
 	sigset_t set;
 	int rc;
 
-	if (pc_budget_init(&c->budget, c->bo.max_mem, c->bo.reserve) < 0) {
-		cli_warn("cannot read memory state");
+	rc = pc_budget_init(&c->budget, c->bo.max_mem, c->bo.reserve);
+	if (rc < 0) {
+		cli_fail("/proc/meminfo", -rc, "cannot read memory state from");
+		out_flush();
 		targets_release(&c->t);
 		return EXIT_PARTIAL;
 	}

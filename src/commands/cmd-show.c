@@ -503,7 +503,8 @@ static void diff_one(struct diff_ctx *d, const struct pc_profile_file *f)
 	struct entry key = { .f.path = f->path, .f.ident = f->ident }, *e;
 	uint64_t pb = run_pages(f->runs, f->nruns);
 
-	e = bsearch(&key, d->ents, d->n, sizeof(*d->ents), by_path);
+	/* d->ents is NULL when OLD holds nothing: no bsearch(NULL) (UBSan) */
+	e = d->n ? bsearch(&key, d->ents, d->n, sizeof(*d->ents), by_path) : NULL;
 	if (f->ident & PC_IDENT_BDEV) {	/* metadata: counted apart from files */
 		d->any_bdev = true;
 		uint64_t pa = e ? run_pages(e->f.runs, e->f.nruns) : 0;

@@ -206,7 +206,7 @@ static int start_warmers(struct warm_ctx *c, struct warm_cli *cl)
 	int rc = pc_budget_init(&c->budget, cl->bo.max_mem, cl->bo.reserve);
 
 	if (rc < 0) {
-		cli_warn("cannot read memory state: %s", strerror(-rc));
+		cli_fail("/proc/meminfo", -rc, "cannot read memory state from");
 		return EXIT_PARTIAL;
 	}
 	c->budget.rate = cl->bo.rate;
@@ -215,18 +215,29 @@ static int start_warmers(struct warm_ctx *c, struct warm_cli *cl)
 	c->nt = pc_walk_threads(&c->t.walk);
 	c->w = calloc(c->nt, sizeof(*c->w));
 	c->tot = cli_alloc_totals(c->nt, sizeof(*c->tot), _Alignof(__typeof__(*c->tot)));
-	if (!c->w || !c->tot)
+	if (!c->w || !c->tot) {
+		cli_fail("memory", ENOMEM, "cannot start warming:");
 		return EXIT_PARTIAL;
+	}
 	for (unsigned i = 0; i < c->nt; i++) {
 		rc = pc_warmer_new(&cl->wo, &c->w[i]);
 		if (rc < 0) {
-			cli_warn("cannot start the %s engine: %s",
-				 cl->wo.engine == PC_ENGINE_URING ? "io_uring" : "warming",
-				 strerror(-rc));
+			cli_fail(cl->wo.engine == PC_ENGINE_URING ? "io_uring" : "readahead", -rc,
+				 "cannot start the warming engine");
 			return EXIT_PARTIAL;
 		}
 	}
 	return -1;
+}
+
+/* What start_warmers made, released (as far as it got: c->w may be NULL). */
+static void stop_warmers(struct warm_ctx *c)
+{
+	for (unsigned i = 0; c->w && i < c->nt; i++)
+		pc_warmer_free(c->w[i]);
+	free(c->w);
+	free(c->tot);
+	pc_budget_release(&c->budget);
 }
 
 /* Where the budget stopped the walk: how far it got. */
@@ -303,8 +314,12 @@ int cmd_warm(int argc, char **argv)
 	out_prom_metrics("warm", metrics, sizeof(metrics) / sizeof(metrics[0]));
 	c.list = c.list || cl.co.prom_per_file;
 	rc = start_warmers(&c, &cl);
-	if (rc >= 0)
+	if (rc >= 0) {	/* said in the errors too: --json's document comes out */
+		stop_warmers(&c);
+		out_flush();
+		targets_release(&c.t);
 		return rc;
+	}
 	if (!c.quiet && cl.co.fmt == OUT_HUMAN)
 		prog = cli_progress_start(&c.progress, "warming", &c.found);
 	t0 = cli_files_walk(&c.t, c.list, warm_cols, sizeof(warm_cols) / sizeof(warm_cols[0]),
@@ -321,11 +336,7 @@ int cmd_warm(int argc, char **argv)
 	total_rec(&c, &sum, el);
 	if (cl.co.fmt == OUT_HUMAN)
 		human_summary(&c, &sum, el);
-	for (unsigned i = 0; i < c.nt; i++)
-		pc_warmer_free(c.w[i]);
-	free(c.w);
-	free(c.tot);
-	pc_budget_release(&c.budget);
+	stop_warmers(&c);
 	rc = out_flush();
 	targets_release(&c.t);
 	if (rc < 0)

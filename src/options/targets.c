@@ -437,6 +437,14 @@ void targets_release(struct targets *t)
 		free(t->procs[i].name);
 	}
 	free(t->procs);
+	/* released twice is released once */
+	t->paths = NULL;
+	t->npaths = t->cap = t->nprocs = t->nlists = t->npids = 0;
+	t->include = t->exclude = NULL;
+	t->ninc = t->nexc = 0;
+	t->pids = NULL;
+	t->lists = NULL;
+	t->procs = NULL;
 }
 
 void cli_begin(int argc, char **argv)
@@ -548,10 +556,15 @@ int cli_start(const struct cli_opts *co, struct targets *t, int argc, char **arg
 		if (parse_range(&scratch, w) == 0 && lstat(w, &st) < 0 && errno == ENOENT) {
 			cli_usage_error("'%s' is a range, not a file: -r is --raw here; "
 					"type -p %s or --range %s", w, w, w);
+			targets_release(t);
 			return -1;
 		}
 	}
-	return targets_finish(t, argc - optind, argv + optind);
+	if (targets_finish(t, argc - optind, argv + optind) < 0) {
+		targets_release(t);	/* nothing held at exit: LeakSanitizer */
+		return -1;
+	}
+	return 0;
 }
 
 void *cli_alloc_totals(unsigned n, size_t size, size_t align)

@@ -33,6 +33,11 @@ mk -r /pc-diff-root empty.snap
 pc diff --json empty.snap empty.snap >e.json 2>e.err; rc=$?
 t_is "diff of two empty snapshots exits 0" "$rc.$(cat e.err)" "0."
 t_is "  and changed nothing" "$(jq -c '.total' e.json)" '{"added":0,"removed":0,"changed":0,"gained":0,"lost":0}'
+# an empty OLD: every file of NEW added (its empty table once went to
+# bsearch as NULL, where the sanitized build stopped before any output)
+pc diff --json empty.snap new.snap >e2.json 2>e2.err; rc=$?
+t_is "diff of an empty OLD exits 0, nothing on stderr" "$rc.$(cat e2.err)" "0."
+t_is "  and adds every file of NEW" "$(jq -c '.total' e2.json)" '{"added":3,"removed":0,"changed":0,"gained":20,"lost":0}'
 
 pc diff --json -v old.snap new.snap >v.json
 t_is "-v lists the unchanged file too" "$(jq -c '[.files[] | select(.status == "same")]' v.json)" \

@@ -104,4 +104,8 @@ else
 fi
 t_ok "nor its pidfile" test ! -e l2.pid
 
+# a usage error found once PATHs are taken: exit 2 (the sanitized build
+# exited 1, its leak check finding the PATHs still held)
+pc lock --children . >/dev/null 2>lk.err; rc=$?
+t_is "lock --children without --pid: a usage error (2)" "$rc.$(grep -c 'needs --pid' lk.err)" "2.1"
 t_done

@@ -262,6 +262,10 @@ t_is "--guard: a bad old file is replaced" "$(jq -c '[.total.written, .total.pre
 pc snapshot -o gd.snap --guard 1.5 gd >/dev/null 2>gd.err; rc=$?
 t_is "--guard 1.5 is a usage error (2)" "$rc" 2
 t_ok "that names the range" grep -q "a ratio from 0 to 1" gd.err
+# a usage error found once PATHs are taken: exit 2 (the sanitized build
+# exited 1, its leak check finding the PATHs still held)
+pc snapshot -o gd.snap --children gd >/dev/null 2>gd.err; rc=$?
+t_is "--children without --pid: a usage error (2)" "$rc.$(grep -c 'needs --pid' gd.err)" "2.1"
 t_is "no --guard: no kept key" "$(pc snapshot -o gd.snap --json gd 2>/dev/null | jq '.total | has("kept")')" false
 
 # -o at something that is not a file: never replaced (the review made /dev/null a 0600 file)

@@ -72,7 +72,7 @@ for eng in threads uring; do
 	# io_uring may be forbidden (kernel.io_uring_disabled, a seccomp
 	# filter): that refusal alone is a skip; any other error fails
 	if [ $eng = uring ] && [ $rc = 1 ] &&
-	   grep -qE "cannot start the io_uring engine: (Function not implemented|Operation not permitted)" e.err; then
+	   grep -qE "cannot start the warming engine 'io_uring': (Function not implemented|Operation not permitted)" e.err; then
 		t_skip "engine $eng" "io_uring is refused here: $(head -1 e.err)"
 		continue
 	fi
@@ -141,4 +141,9 @@ t_ok "--rate holds reads back: part read ($got of $((32768 * 1024 / PS)) pages),
 	eval 'kill -0 $wp && [ "$got" -gt 0 ] && [ "$got" -lt $((32768 * 1024 / PS)) ]'
 t_kill $wp
 
+# the engine cannot start: said on stderr and in --json's errors, exit 1
+PAGECACHE_FAULT=uring:ENOSYS pc warm --engine uring --json big >es.json 2>es.err; rc=$?
+t_is "no engine: exit 1, the error in the JSON document" \
+	"$rc $(jq -c '[.errors[0].path, .errors[0].reason]' es.json 2>&1)" '1 ["io_uring","Function not implemented"]'
+t_ok "... and on stderr" grep -q "cannot start the warming engine 'io_uring'" es.err
 t_done
