@@ -266,6 +266,11 @@ t_ok "that names the range" grep -q "a ratio from 0 to 1" gd.err
 # exited 1, its leak check finding the PATHs still held)
 pc snapshot -o gd.snap --children gd >/dev/null 2>gd.err; rc=$?
 t_is "--children without --pid: a usage error (2)" "$rc.$(grep -c 'needs --pid' gd.err)" "2.1"
+# a name near NAME_MAX: its temporary file's name is cut, never too long
+long=$(printf 'n%.0s' $(seq 250)).snap
+pc snapshot -o "$long" gd >/dev/null 2>gd.err; rc=$?
+t_is "-o with a 255-byte name: written" "$rc.$(test -s "$long" && echo kept)" "0.kept"
+rm -f "$long"
 t_is "no --guard: no kept key" "$(pc snapshot -o gd.snap --json gd 2>/dev/null | jq '.total | has("kept")')" false
 
 # -o at something that is not a file: never replaced (the review made /dev/null a 0600 file)
