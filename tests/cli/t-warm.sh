@@ -49,21 +49,20 @@ else
 fi
 
 # warmed_big FAULT [ARG...]: cold big, warm it (PAGECACHE_FAULT=FAULT, warm's
-# ARGs), and say how much of it the kernel holds; up to three times:
-# the proactive reclaimer can take pages between the warm and the count,
-# and a shadow entry the kernel reclaims (its shadow-node shrinker) leaves
-# no evicted count behind (12 of 8192 pages, once, in the container run);
-# a warm that leaves pages out does so every time. The last warm's exit
-# status in warm_rc, its JSON in wb.json, the pages in warm_got, the tries
-# in warm_try.
+# ARGs) and count what the kernel holds, up to three times (t_tries: the
+# machine's reclaimer can take pages between the warm and the count). The
+# last warm's exit status in warm_rc, its JSON in wb.json, the pages in
+# warm_got, the try in warm_try.
 BIG_PAGES=$((32768 * 1024 / PS))
+warm_big_once() {
+	cold big
+	PAGECACHE_FAULT=$1 "$PAGECACHE" warm --json "${@:2}" big >wb.json 2>wb.err; warm_rc=$?
+	warm_got=$(resident_pages big $BIG_PAGES)
+	[ "$warm_rc" = 0 ] && [ "$warm_got" = $BIG_PAGES ]
+}
 warmed_big() {
-	for warm_try in 1 2 3; do
-		cold big
-		PAGECACHE_FAULT=$1 "$PAGECACHE" warm --json "${@:2}" big >wb.json 2>wb.err; warm_rc=$?
-		warm_got=$(resident_pages big $BIG_PAGES)
-		[ "$warm_rc" = 0 ] && [ "$warm_got" = $BIG_PAGES ] && break
-	done
+	t_tries 3 warm_big_once "$@"
+	warm_try=$T_TRY
 }
 
 for eng in threads uring; do
