@@ -311,6 +311,9 @@ int pc_warmer_new(const struct pc_warm_opts *o, struct pc_warmer **ret);
  * and closes it when the file is done, on failure too. Reads are issued
  * at once; completion is checked later, so many files are in flight
  * together. Per-file failures are delivered through pc_warmer_next_result().
+ * The budget is taken for the pages not cached yet: where only some of
+ * them fit, the range is cut where the grant ends (the result's `cut`), the
+ * budget stops and the next add returns -ENOSPC; where none fit, -ENOSPC.
  */
 int pc_warmer_add(struct pc_warmer *w, int fd, const char *path,
 		  const struct stat *st, uint64_t off, uint64_t len);
@@ -330,6 +333,9 @@ struct pc_warm_result {
 					   files, or mincore not allowed), not
 					   by mincore */
 	bool denied;			/* the kernel refuses residency to us */
+	uint64_t cut;			/* pages of the range left out, not read
+					   nor verified, because the budget ran
+					   short inside the file (it stopped) */
 };
 /* Pop one finished file's result; returns 1 if one was popped, 0 if none. */
 int pc_warmer_next_result(struct pc_warmer *w, struct pc_warm_result *ret);

@@ -60,6 +60,7 @@ struct item {
 	/* the plan (struct plan): pieces of it, those handed to the warmer, their results */
 	size_t npieces, nsent, first_piece;
 	uint64_t sent_pages, r_pages, r_read, r_resident;
+	uint64_t r_cut;			/* pages the budget cut off its pieces */
 	int r_err;
 	bool listed;
 };
@@ -1027,7 +1028,7 @@ static void take_results(struct pc_restore *r, struct pc_warmer *w, struct item 
 		r->t.resident += res.resident;
 		if (!res.err)
 			r->t.read += res.read;
-		r->t.cached_before += res.pages - res.read;
+		r->t.cached_before += res.pages - res.read - res.cut;
 		if (res.err == ESTALE)
 			say_error(r, res.path, "cannot restore", 0, "the file shrank while it was read");
 		else if (res.err)
@@ -1036,6 +1037,7 @@ static void take_results(struct pc_restore *r, struct pc_warmer *w, struct item 
 			it->r_pages += res.pages;
 			it->r_read += res.read;
 			it->r_resident += res.resident;
+			it->r_cut += res.cut;
 			if (res.err && !it->r_err)
 				it->r_err = res.err;
 		}
@@ -1047,7 +1049,7 @@ static void report_files(struct pc_restore *r, const struct plan *plan)
 {
 	for (size_t i = 0; i < plan->n; i++) {
 		struct item *it = plan->v[i].it;
-		bool whole = it->nsent == it->npieces;
+		bool whole = it->nsent == it->npieces && !it->r_cut;
 		struct pc_restore_file row;
 		char show[8192];
 
@@ -1058,7 +1060,7 @@ static void report_files(struct pc_restore *r, const struct plan *plan)
 			r->t.files++;
 		if (!whole) {
 			r->t.files_not_done++;
-			r->t.pages_not_done += it->pages - it->sent_pages;
+			r->t.pages_not_done += it->pages - it->sent_pages + it->r_cut;
 		}
 		if (!r->o.on_file)
 			continue;
