@@ -1121,6 +1121,8 @@ struct pc_restore_file {
 	int err;			/* PC_RESTORE_FAILED: errno */
 	bool has_first_use;		/* PC_RESTORE_ACCESS: first_use_ms is known */
 	uint64_t first_use_ms;		/* ms into the recording it was first used */
+	uint64_t cut;			/* PC_RESTORE_PARTLY: pages of it not read
+					   (the budget or max_time stopped first) */
 };
 
 /* a block device record's outcome (filesystem metadata) */
@@ -1190,6 +1192,10 @@ struct pc_restore_result {
 	const struct pc_meta_row *meta_rows;	/* the restore's own, until pc_restore_free */
 	size_t meta_nrows;
 	double elapsed;			/* seconds */
+	uint64_t files_partly;		/* of files_not_done, those read in part */
+	bool prioritized;		/* the budget was short of the plan: the
+					   active pages first, then by first use,
+					   then in the order asked (disk, file) */
 };
 
 struct pc_restore;
