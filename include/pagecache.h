@@ -335,7 +335,9 @@ struct pc_warm_result {
 	bool denied;			/* the kernel refuses residency to us */
 	uint64_t cut;			/* pages of the range left out, not read
 					   nor verified, because the budget ran
-					   short inside the file (it stopped) */
+					   short inside the file (it stopped);
+					   those past the cut that were cached
+					   count in resident, not here */
 };
 /* Pop one finished file's result; returns 1 if one was popped, 0 if none. */
 int pc_warmer_next_result(struct pc_warmer *w, struct pc_warm_result *ret);

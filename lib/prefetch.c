@@ -67,6 +67,7 @@ struct job {
 	uint64_t inflight;		/* this job's share of w->inflight */
 	uint64_t read;			/* pages that were not cached at add */
 	uint64_t cut;			/* pages of the runs the budget left out */
+	uint64_t cut_cached;		/* pages past the cut cached all the same */
 	uint64_t cap;			/* pages per readahead call */
 	bool allowed;			/* mincore tells the truth for it */
 	bool by_read;			/* proven by reading it */
@@ -614,6 +615,7 @@ static void finish_oldest(struct pc_warmer *w)
 struct nth_missing {
 	uint64_t need;			/* uncached pages still to pass */
 	uint64_t stop;			/* the page after the need-th one */
+	uint64_t cached_after;		/* cached pages past the stop */
 	bool found;
 };
 
@@ -621,6 +623,11 @@ static int count_missing(uint64_t first, uint64_t n, bool resident, void *arg)
 {
 	struct nth_missing *m = arg;
 
+	if (m->found) {
+		if (resident)
+			m->cached_after += n;
+		return 0;
+	}
 	if (resident)
 		return 0;
 	if (n < m->need) {
@@ -630,43 +637,56 @@ static int count_missing(uint64_t first, uint64_t n, bool resident, void *arg)
 	m->stop = first + m->need;
 	m->need = 0;
 	m->found = true;
-	return 1;
+	return 0;
 }
 
 /*
  * The budget granted `got` of the j->read pages the runs lack: keep the
- * runs up to the got-th uncached page and drop the rest (j->cut counts
- * it). Runs that lack nothing, or lack fewer pages than said (the cache
- * grew since), are kept whole: they cost no more than granted.
+ * runs up to the got-th uncached page and drop the rest. Runs that lack
+ * nothing, or lack fewer pages than said (the cache grew since), are kept
+ * whole: they cost no more than granted. Of what is dropped, the pages
+ * cached all the same are counted apart (j->cut_cached: resident, not
+ * cut; a file whose cold start is cut is not "2304 cached, 256 said"),
+ * j->cut counts the others.
  */
 static void cut_runs(struct job *j, uint64_t got)
 {
-	uint64_t ps = pc_page_size(), need = got, kept = 0;
-	size_t i;
+	uint64_t ps = pc_page_size(), kept = 0;
+	struct nth_missing m = { .need = got };
+	size_t i, nkeep = j->nruns;
 
 	for (i = 0; i < j->nruns; i++) {
 		uint64_t a = j->runs[2 * i], n = j->runs[2 * i + 1];
-		struct nth_missing m = { .need = need };
+		struct nth_missing was = m;
 		int rc = -1;
 
+		if (was.found && !j->allowed)
+			break;		/* nothing known to be cached past the cut */
 		if (j->allowed)
 			rc = pc_fd_scan_mapped(j->fd, j->size, a * ps, n * ps, count_missing, &m);
 		if (rc < 0) {	/* no mincore: every page counts as uncached */
-			m.found = n >= need;
-			m.stop = a + need;
-			m.need = m.found ? 0 : need - n;
+			m = was;
+			if (!m.found && n >= m.need) {
+				m.found = true;
+				m.stop = a + m.need;
+				m.need = 0;
+			} else if (!m.found) {
+				m.need -= n;
+			}
 		}
+		if (was.found)
+			continue;
 		if (m.found) {
 			j->runs[2 * i + 1] = m.stop - a;
 			kept += m.stop - a;
-			i++;
-			break;
+			nkeep = i + 1;
+		} else {
+			kept += n;
 		}
-		need = m.need;
-		kept += n;
 	}
-	j->nruns = i;
-	j->cut = j->pages - kept;
+	j->nruns = nkeep;
+	j->cut_cached = m.cached_after;
+	j->cut = j->pages - kept - m.cached_after;
 	j->pages = kept;
 }
 
@@ -820,8 +840,8 @@ int pc_warmer_next_result(struct pc_warmer *w, struct pc_warm_result *ret)
 	if (!w->done_head)
 		w->done_tail = NULL;
 	ret->path = j->path;
-	ret->pages = j->pages + j->cut;
-	ret->resident = j->resident;
+	ret->pages = j->pages + j->cut + j->cut_cached;
+	ret->resident = j->resident + j->cut_cached;
 	ret->read = j->read;
 	ret->cut = j->cut;
 	ret->err = j->err;

@@ -265,6 +265,26 @@ int main(void)
 		   (unsigned long long)o.cut);
 	}
 
+	/*
+	 * Cached pages past the cut are in memory all the same: counted
+	 * resident, not cut (the cut is what the budget kept out).
+	 */
+	{
+		uint64_t before, now;
+
+		drop_file(path);
+		o = warm_range(path, pages / 2 * ps, pages / 2 * ps);
+		before = resident(path);
+		o = warm(path, PC_ENGINE_THREADS, 1 << 20, 0, UINT64_MAX);
+		now = resident(path);
+		ok(o.err == 0 && o.read == (1 << 20) / ps && o.pages == pages &&
+			   o.res == before + o.read && o.cut == pages - before - o.read,
+		   "cached pages past the cut: resident %llu (cached %llu + read %llu), cut %llu",
+		   (unsigned long long)o.res, (unsigned long long)before,
+		   (unsigned long long)o.read, (unsigned long long)o.cut);
+		ok(now >= o.res, "  and resident they are (%llu)", (unsigned long long)now);
+	}
+
 	/* Runs: whole runs while they fit, the one that crosses cut inside. */
 	{
 		uint64_t runs[] = { 0, 10, 100, 50, 4000, 96 };
