@@ -1241,6 +1241,39 @@ static int read_plan(struct pc_restore *r, int rootfd, struct pc_budget *budget,
 	return rc;
 }
 
+/*
+ * Bytes the files lack now, counted until they pass `room`: what the
+ * budget will be asked for (cached pages cost it nothing), so a plan
+ * mostly cached already is not taken for one the budget cannot hold.
+ */
+static uint64_t lacking(int rootfd, struct item **order, size_t n, uint64_t ps, uint64_t room)
+{
+	uint64_t want = 0;
+
+	for (size_t i = 0; i < n && want <= room; i++) {
+		const struct item *it = order[i];
+		struct stat st;
+		int fd = reopen(rootfd, it, &st);
+
+		if (fd < 0) {
+			want += it->pages * ps;	/* its reads will say why */
+			continue;
+		}
+		for (size_t k = 0; k < it->f.nruns && want <= room; k++) {
+			uint64_t len = it->f.runs[2 * k + 1] * ps;
+			struct pc_residency res;
+
+			if (pc_fd_residency(fd, (uint64_t)st.st_size, it->f.runs[2 * k] * ps, len,
+					    &res) == 0 && res.source != PC_SRC_NONE)
+				want += (res.pages - res.cached) * ps;
+			else
+				want += len;
+		}
+		close(fd);
+	}
+	return want;
+}
+
 int pc_restore_run(struct pc_restore *r)
 {
 	bool by_access = r->o.order == PC_RESTORE_ACCESS, by_file = r->o.order == PC_RESTORE_FILE;
@@ -1308,7 +1341,7 @@ int pc_restore_run(struct pc_restore *r)
 		room = room > budget.taken ? room - budget.taken : 0;
 		for (size_t i = 0; i < nwarm; i++)
 			want += order[i]->pages * r->ps;
-		r->t.prioritized = want > room;
+		r->t.prioritized = want > room && lacking(rootfd, order, nwarm, r->ps, room) > room;
 	}
 	if (!order || (r->t.prioritized ? plan_build_priority(&plan, order, nwarm, !by_file)
 					: plan_build(&plan, order, nwarm, by_access)) < 0) {

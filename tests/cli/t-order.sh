@@ -86,6 +86,12 @@ drop root/A root/B
 pc restore --root "$R" --reserve 0 --max-mem $((4 * pages * PS)) --json pri.snap >prin.json 2>/dev/null; rc=$?
 t_is "a budget that holds it all: not prioritized, exit 0" \
 	"$rc $(jq -c '.total | [.prioritized, .files_partly, .files]' prin.json)" "0 [false,0,2]"
+# all cached but 8 pages of B: 16 pages hold what it lacks, though not the plan's
+cat root/A root/B >/dev/null
+pc evict --range 0-$((8 * PS)) root/B >/dev/null
+pc restore --root "$R" --reserve 0 --max-mem $((16 * PS)) --json pri.snap >pric.json 2>/dev/null; rc=$?
+t_is "a budget that holds what is missing: not prioritized, exit 0" \
+	"$rc $(jq -c '.total | [.prioritized, .read, .budget_stopped]' pric.json)" "0 [false,8,false]"
 
 # ---- a whole access-order restore ----
 drop root/A root/B
