@@ -311,6 +311,9 @@ int pc_warmer_new(const struct pc_warm_opts *o, struct pc_warmer **ret);
  * and closes it when the file is done, on failure too. Reads are issued
  * at once; completion is checked later, so many files are in flight
  * together. Per-file failures are delivered through pc_warmer_next_result().
+ * The budget is taken for the pages not cached yet: where only some of
+ * them fit, the range is cut where the grant ends (the result's `cut`), the
+ * budget stops and the next add returns -ENOSPC; where none fit, -ENOSPC.
  */
 int pc_warmer_add(struct pc_warmer *w, int fd, const char *path,
 		  const struct stat *st, uint64_t off, uint64_t len);
@@ -330,6 +333,11 @@ struct pc_warm_result {
 					   files, or mincore not allowed), not
 					   by mincore */
 	bool denied;			/* the kernel refuses residency to us */
+	uint64_t cut;			/* pages of the range left out, not read
+					   nor verified, because the budget ran
+					   short inside the file (it stopped);
+					   those past the cut that were cached
+					   count in resident, not here */
 };
 /* Pop one finished file's result; returns 1 if one was popped, 0 if none. */
 int pc_warmer_next_result(struct pc_warmer *w, struct pc_warm_result *ret);
@@ -1115,6 +1123,8 @@ struct pc_restore_file {
 	int err;			/* PC_RESTORE_FAILED: errno */
 	bool has_first_use;		/* PC_RESTORE_ACCESS: first_use_ms is known */
 	uint64_t first_use_ms;		/* ms into the recording it was first used */
+	uint64_t cut;			/* PC_RESTORE_PARTLY: pages of it not read
+					   (the budget or max_time stopped first) */
 };
 
 /* a block device record's outcome (filesystem metadata) */
@@ -1184,6 +1194,10 @@ struct pc_restore_result {
 	const struct pc_meta_row *meta_rows;	/* the restore's own, until pc_restore_free */
 	size_t meta_nrows;
 	double elapsed;			/* seconds */
+	uint64_t files_partly;		/* of files_not_done, those read in part */
+	bool prioritized;		/* the budget was short of the plan: the
+					   active pages first, then by first use,
+					   then in the order asked (disk, file) */
 };
 
 struct pc_restore;

@@ -314,7 +314,8 @@ int pc_bdev_restore(uint64_t dev, const struct pc_profile_file *rec, struct pc_b
 
 		rc = fd < 0 ? -errno : pc_warmer_new(&wo, &w);
 		if (rc == 0)
-			rc = pc_warmer_add_runs(w, fd, b.name, &b.st, runs, n);	/* takes fd */
+			rc = pc_warmer_add_runs_flags(w, fd, b.name, &b.st, runs, n,
+						      PC_WARM_WHOLE);	/* takes fd */
 		else if (fd >= 0)
 			close(fd);
 		if (rc == 0 || rc == -ENOSPC)

@@ -209,19 +209,31 @@ int pc_budget_init(struct pc_budget *b, uint64_t max_bytes, uint64_t reserve)
 	return 0;
 }
 
-bool pc_budget_take(struct pc_budget *b, uint64_t bytes)
+/*
+ * Grant bytes, or with `unit` set as much of them as fits, in whole units
+ * (a partial grant stops the budget: nothing more fits after it). The
+ * 64 MiB recheck is the same for both: a grant that crosses it looks at
+ * the machine first.
+ */
+static uint64_t grant(struct pc_budget *b, uint64_t bytes, uint64_t unit, bool *ok)
 {
 	pthread_mutex_t *lk = b->lock;
-	bool ok = false;
+	uint64_t got = 0, fit = bytes;
+	int short_why = PC_BUDGET_OK;
 
 	pthread_mutex_lock(lk);
+	*ok = false;
 	if (b->stopped)
 		goto out;
 	if (b->taken + bytes > b->max_bytes) {
-		b->stopped = PC_BUDGET_MAX;
-		goto out;
+		if (!unit) {
+			b->stopped = PC_BUDGET_MAX;
+			goto out;
+		}
+		fit = b->max_bytes > b->taken ? b->max_bytes - b->taken : 0;
+		short_why = PC_BUDGET_MAX;
 	}
-	if (b->since_check + bytes >= RECHECK_BYTES) {
+	if (b->since_check + fit >= RECHECK_BYTES) {
 		struct pc_memstat m;
 		int why;
 
@@ -232,21 +244,45 @@ bool pc_budget_take(struct pc_budget *b, uint64_t bytes)
 		}
 		b->since_check = 0;
 	}
-	if (b->taken + bytes > b->headroom) {
+	if (b->taken + fit > b->headroom) {
 		struct pc_memstat m;
 		int why = PC_BUDGET_MEMORY;
 
 		if (pc_memstat_read(&m) == 0)
 			headroom(&m, b->reserve, &why);
-		b->stopped = why;
-		goto out;
+		if (!unit) {
+			b->stopped = why;
+			goto out;
+		}
+		fit = b->headroom > b->taken ? b->headroom - b->taken : 0;
+		short_why = why;
 	}
-	b->taken += bytes;
-	b->since_check += bytes;
-	ok = true;
+	if (fit < bytes) {
+		fit -= fit % unit;
+		b->stopped = short_why;
+	}
+	b->taken += fit;
+	b->since_check += fit;
+	got = fit;
+	*ok = fit == bytes;
 out:
 	pthread_mutex_unlock(lk);
+	return got;
+}
+
+bool pc_budget_take(struct pc_budget *b, uint64_t bytes)
+{
+	bool ok;
+
+	grant(b, bytes, 0, &ok);
 	return ok;
+}
+
+uint64_t pc_budget_take_some(struct pc_budget *b, uint64_t bytes, uint64_t unit)
+{
+	bool ok;
+
+	return grant(b, bytes, unit ? unit : 1, &ok);
 }
 
 void pc_budget_put(struct pc_budget *b, uint64_t bytes)

@@ -126,6 +126,22 @@ int pc_fd_scan_mapped(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_
 		      void *arg);
 
 /*
+ * pc_budget_take that grants what fits when not all does: bytes, or less,
+ * rounded down to whole units (pages), 0 when nothing fits. A short grant
+ * stops the budget (b->stopped says why), as a refusal does.
+ */
+uint64_t pc_budget_take_some(struct pc_budget *b, uint64_t bytes, uint64_t unit);
+
+/*
+ * pc_warmer_add_runs with flags. PC_WARM_WHOLE: all the runs or none, as
+ * for a block device's (its metadata blocks are worth little in part);
+ * without it a short budget cuts the runs where the grant ends.
+ */
+enum { PC_WARM_WHOLE = 1 };
+int pc_warmer_add_runs_flags(struct pc_warmer *w, int fd, const char *path, const struct stat *st,
+			     const uint64_t *runs, size_t nruns, unsigned flags);
+
+/*
  * pfd: an O_PATH fd whose fstat (*st) said regular file. Open that very
  * inode for reading through /proc/self/fd/PFD (O_RDONLY | O_NONBLOCK |
  * O_NOCTTY | extra_flags), whatever happened to its path since: no FIFO or

@@ -66,6 +66,8 @@ struct job {
 	uint64_t pages, resident;	/* totals over all runs */
 	uint64_t inflight;		/* this job's share of w->inflight */
 	uint64_t read;			/* pages that were not cached at add */
+	uint64_t cut;			/* pages of the runs the budget left out */
+	uint64_t cut_cached;		/* pages past the cut cached all the same */
 	uint64_t cap;			/* pages per readahead call */
 	bool allowed;			/* mincore tells the truth for it */
 	bool by_read;			/* proven by reading it */
@@ -610,8 +612,92 @@ static void finish_oldest(struct pc_warmer *w)
 	w->done_tail = j;
 }
 
+struct nth_missing {
+	uint64_t need;			/* uncached pages still to pass */
+	uint64_t stop;			/* the page after the need-th one */
+	uint64_t cached_after;		/* cached pages past the stop */
+	bool found;
+};
+
+static int count_missing(uint64_t first, uint64_t n, bool resident, void *arg)
+{
+	struct nth_missing *m = arg;
+
+	if (m->found) {
+		if (resident)
+			m->cached_after += n;
+		return 0;
+	}
+	if (resident)
+		return 0;
+	if (n < m->need) {
+		m->need -= n;
+		return 0;
+	}
+	m->stop = first + m->need;
+	m->need = 0;
+	m->found = true;
+	return 0;
+}
+
+/*
+ * The budget granted `got` of the j->read pages the runs lack: keep the
+ * runs up to the got-th uncached page and drop the rest. Runs that lack
+ * nothing, or lack fewer pages than said (the cache grew since), are kept
+ * whole: they cost no more than granted. Of what is dropped, the pages
+ * cached all the same are counted apart (j->cut_cached: resident, not
+ * cut; a file whose cold start is cut is not "2304 cached, 256 said"),
+ * j->cut counts the others.
+ */
+static void cut_runs(struct job *j, uint64_t got)
+{
+	uint64_t ps = pc_page_size(), kept = 0;
+	struct nth_missing m = { .need = got };
+	size_t i, nkeep = j->nruns;
+
+	for (i = 0; i < j->nruns; i++) {
+		uint64_t a = j->runs[2 * i], n = j->runs[2 * i + 1];
+		struct nth_missing was = m;
+		int rc = -1;
+
+		if (was.found && !j->allowed)
+			break;		/* nothing known to be cached past the cut */
+		if (j->allowed)
+			rc = pc_fd_scan_mapped(j->fd, j->size, a * ps, n * ps, count_missing, &m);
+		if (rc < 0) {	/* no mincore: every page counts as uncached */
+			m = was;
+			if (!m.found && n >= m.need) {
+				m.found = true;
+				m.stop = a + m.need;
+				m.need = 0;
+			} else if (!m.found) {
+				m.need -= n;
+			}
+		}
+		if (was.found)
+			continue;
+		if (m.found) {
+			j->runs[2 * i + 1] = m.stop - a;
+			kept += m.stop - a;
+			nkeep = i + 1;
+		} else {
+			kept += n;
+		}
+	}
+	j->nruns = nkeep;
+	j->cut_cached = m.cached_after;
+	j->cut = j->pages - kept - m.cached_after;
+	j->pages = kept;
+}
+
 int pc_warmer_add_runs(struct pc_warmer *w, int fd, const char *path, const struct stat *st,
 		       const uint64_t *runs, size_t nruns)
+{
+	return pc_warmer_add_runs_flags(w, fd, path, st, runs, nruns, 0);
+}
+
+int pc_warmer_add_runs_flags(struct pc_warmer *w, int fd, const char *path, const struct stat *st,
+			     const uint64_t *runs, size_t nruns, unsigned flags)
 {
 	uint64_t ps = pc_page_size(), size = (uint64_t)st->st_size, eof = (size + ps - 1) / ps;
 	uint64_t left;
@@ -670,9 +756,27 @@ int pc_warmer_add_runs(struct pc_warmer *w, int fd, const char *path, const stru
 				j->read += rc == 0 ? r.pages - r.cached : j->runs[2 * i + 1];
 			}
 		}
-		if (j->read && !pc_budget_take(w->o.budget, j->read * ps)) {
+		if (j->read && (flags & PC_WARM_WHOLE) &&
+		    !pc_budget_take(w->o.budget, j->read * ps)) {
 			job_free(j);
 			return -ENOSPC;
+		}
+		if (j->read && !(flags & PC_WARM_WHOLE)) {
+			/*
+			 * What fits of it, not all or nothing: a database's
+			 * few big files would otherwise get nothing inside a
+			 * memory limit. The next add finds the budget stopped.
+			 */
+			uint64_t got = pc_budget_take_some(w->o.budget, j->read * ps, ps) / ps;
+
+			if (!got) {
+				job_free(j);
+				return -ENOSPC;
+			}
+			if (got < j->read) {
+				cut_runs(j, got);
+				j->read = got;
+			}
 		}
 		/* issue ahead, across runs, up to the window */
 		left = w->o.window / ps ? w->o.window / ps : 1;
@@ -736,9 +840,10 @@ int pc_warmer_next_result(struct pc_warmer *w, struct pc_warm_result *ret)
 	if (!w->done_head)
 		w->done_tail = NULL;
 	ret->path = j->path;
-	ret->pages = j->pages;
-	ret->resident = j->resident;
+	ret->pages = j->pages + j->cut + j->cut_cached;
+	ret->resident = j->resident + j->cut_cached;
 	ret->read = j->read;
+	ret->cut = j->cut;
 	ret->err = j->err;
 	ret->by_read = j->by_read;
 	ret->denied = !j->allowed;

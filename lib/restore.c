@@ -60,6 +60,7 @@ struct item {
 	/* the plan (struct plan): pieces of it, those handed to the warmer, their results */
 	size_t npieces, nsent, first_piece;
 	uint64_t sent_pages, r_pages, r_read, r_resident;
+	uint64_t r_cut;			/* pages the budget cut off its pieces */
 	int r_err;
 	bool listed;
 };
@@ -318,10 +319,12 @@ static void open_failed(struct pc_restore *r, const struct item *it, int err,
  * Read the active runs twice: the second read activates the pages. They
  * lie inside the cached runs (the reader checks), which the warmer has
  * just read, but what was reclaimed since is read again: that counts
- * against the budget like any read, and a refusal stops here.
+ * against the budget like any read, and a refusal stops here. `cached_only`
+ * (a plan by priority, which read the active pages first): once the budget
+ * is spent, the ranges still wholly cached are read again, and only those.
  */
 static void reactivate(int rootfd, const struct item *it, uint64_t ps, char *buf, size_t buflen,
-		       struct pc_budget *budget)
+		       struct pc_budget *budget, bool cached_only)
 {
 	struct stat st;
 	int fd = reopen(rootfd, it, &st);
@@ -329,15 +332,20 @@ static void reactivate(int rootfd, const struct item *it, uint64_t ps, char *buf
 	if (fd < 0)
 		return;
 	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < it->f.nactive && !budget->stopped; i++) {
+		for (size_t i = 0; i < it->f.nactive && (cached_only || !budget->stopped); i++) {
 			uint64_t off = it->f.active[2 * i] * ps, end = off + it->f.active[2 * i + 1] * ps;
 			struct pc_residency r;
 
 			if (pc_fd_residency(fd, (uint64_t)st.st_size, off, end - off, &r) < 0 ||
 			    r.source == PC_SRC_NONE)
 				r.pages = (end - off) / ps, r.cached = 0;
-			if (r.pages > r.cached && !pc_budget_take(budget, (r.pages - r.cached) * ps))
+			if (r.pages > r.cached && cached_only && budget->stopped)
+				continue;	/* not read, or gone again: nothing more is read */
+			if (r.pages > r.cached && !pc_budget_take(budget, (r.pages - r.cached) * ps)) {
+				if (cached_only)
+					continue;
 				break;
+			}
 			while (off < end) {
 				size_t n = end - off < buflen ? (size_t)(end - off) : buflen;
 				long got = pc_sys_pread(fd, buf, n, off);
@@ -540,6 +548,104 @@ static int plan_build(struct plan *pl, struct item **order, size_t n, bool acces
 			it->npieces = 1;
 		}
 	}
+	return rc;
+}
+
+/* A stretch of one file's pages, all of one worth, for the plan by priority. */
+struct seg {
+	struct item *it;
+	uint64_t first, count;
+	uint64_t ms;			/* first used, ms into the recording; UINT64_MAX: unknown */
+	size_t rank;			/* the file's place in the order asked */
+	bool active;
+};
+
+static int by_worth(const void *a, const void *b)
+{
+	const struct seg *x = a, *y = b;
+
+	if (x->active != y->active)
+		return x->active ? -1 : 1;
+	if (x->ms != y->ms)
+		return x->ms < y->ms ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Cut run [a, e) of it where active and used ranges begin and end; each stretch a seg. */
+static int split_run(struct seg **v, size_t *n, size_t *cap, struct item *it, size_t rank,
+		     uint64_t a, uint64_t e, size_t *ka, size_t *ku, bool times)
+{
+	const struct pc_profile_file *f = &it->f;
+
+	while (a < e) {
+		uint64_t q = e, ms = UINT64_MAX;
+		bool act = false;
+
+		while (*ka < f->nactive && f->active[2 * *ka] + f->active[2 * *ka + 1] <= a)
+			(*ka)++;
+		while (times && *ku < f->nused && f->used[3 * *ku] + f->used[3 * *ku + 1] <= a)
+			(*ku)++;
+		if (*ka < f->nactive) {
+			uint64_t s = f->active[2 * *ka], t = s + f->active[2 * *ka + 1];
+
+			act = s <= a;
+			q = act ? (t < q ? t : q) : (s < q ? s : q);
+		}
+		if (times && *ku < f->nused) {
+			uint64_t s = f->used[3 * *ku], t = s + f->used[3 * *ku + 1];
+
+			if (s <= a)
+				ms = f->used[3 * *ku + 2];
+			q = s <= a ? (t < q ? t : q) : (s < q ? s : q);
+		}
+		if (pc_grow(v, cap, *n, sizeof(**v)) < 0)
+			return -ENOMEM;
+		(*v)[(*n)++] = (struct seg){ it, a, q - a, ms, rank, act };
+		a = q;
+	}
+	return 0;
+}
+
+/*
+ * The plan when the budget cannot hold it all: the most valuable pages
+ * first, across files. Active pages (the kernel had seen them used
+ * twice), then the pages a recording saw used, by the time of first use
+ * (`times`: not for --order file, which is the caller's order), then the
+ * rest, each group in the order asked (disk or file), a file's pages
+ * ascending. A file ends up in several pieces; the budget cuts the piece
+ * where it runs out (prefetch.c).
+ */
+static int plan_build_priority(struct plan *pl, struct item **order, size_t n, bool times)
+{
+	struct seg *v = NULL;
+	size_t nv = 0, cap = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct item *it = order[i];
+		size_t ka = 0, ku = 0;
+
+		for (size_t r = 0; r < it->f.nruns && rc == 0; r++)
+			rc = split_run(&v, &nv, &cap, it, i, it->f.runs[2 * r],
+				       it->f.runs[2 * r] + it->f.runs[2 * r + 1], &ka, &ku, times);
+		if (rc == 0 && !it->f.nruns) {
+			/* nothing to read: a file restored, first (it costs nothing) */
+			if (pc_grow(&pl->v, &pl->cap, pl->n, sizeof(*pl->v)) < 0) {
+				rc = -ENOMEM;
+				break;
+			}
+			pl->v[pl->n] = (struct piece){ .it = it };
+			it->first_piece = pl->n++;
+			it->npieces = 1;
+		}
+	}
+	if (rc == 0 && nv)
+		qsort(v, nv, sizeof(*v), by_worth);
+	for (size_t i = 0; i < nv && rc == 0; i++)
+		rc = plan_add(pl, v[i].it, v[i].first, v[i].count);
+	free(v);
 	return rc;
 }
 
@@ -863,7 +969,7 @@ int pc_restore_open(const char *snapshot, const struct pc_restore_opts *o, struc
  * read get their plan's pages (clipped to the file now) and their place on
  * disk; the others are said and counted.
  */
-static void check_files(struct pc_restore *r, int rootfd, bool by_access, bool by_file)
+static void check_files(struct pc_restore *r, int rootfd, bool by_file)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		struct item *it = &r->items[i];
@@ -894,10 +1000,11 @@ static void check_files(struct pc_restore *r, int rootfd, bool by_access, bool b
 		it->pages = 0;
 		for (size_t k = 0; k < it->f.nruns; k++)
 			it->pages += it->f.runs[2 * k + 1];
-		if (by_access) {
+		if (!by_file) {
+			/* access order's, and a short budget's in disk order too */
 			used_to_pages(&it->f, (uint64_t)r->snap_ps, r->ps, pages_now);
 		} else {
-			free(it->f.used);	/* times matter to access order only */
+			free(it->f.used);	/* times matter to access and disk order only */
 			it->f.used = NULL;
 			it->f.nused = 0;
 		}
@@ -1027,7 +1134,7 @@ static void take_results(struct pc_restore *r, struct pc_warmer *w, struct item 
 		r->t.resident += res.resident;
 		if (!res.err)
 			r->t.read += res.read;
-		r->t.cached_before += res.pages - res.read;
+		r->t.cached_before += res.pages - res.read - res.cut;
 		if (res.err == ESTALE)
 			say_error(r, res.path, "cannot restore", 0, "the file shrank while it was read");
 		else if (res.err)
@@ -1036,6 +1143,7 @@ static void take_results(struct pc_restore *r, struct pc_warmer *w, struct item 
 			it->r_pages += res.pages;
 			it->r_read += res.read;
 			it->r_resident += res.resident;
+			it->r_cut += res.cut;
 			if (res.err && !it->r_err)
 				it->r_err = res.err;
 		}
@@ -1047,7 +1155,7 @@ static void report_files(struct pc_restore *r, const struct plan *plan)
 {
 	for (size_t i = 0; i < plan->n; i++) {
 		struct item *it = plan->v[i].it;
-		bool whole = it->nsent == it->npieces;
+		bool whole = it->nsent == it->npieces && !it->r_cut;
 		struct pc_restore_file row;
 		char show[8192];
 
@@ -1058,7 +1166,9 @@ static void report_files(struct pc_restore *r, const struct plan *plan)
 			r->t.files++;
 		if (!whole) {
 			r->t.files_not_done++;
-			r->t.pages_not_done += it->pages - it->sent_pages;
+			r->t.pages_not_done += it->pages - it->sent_pages + it->r_cut;
+			if (it->nsent)
+				r->t.files_partly++;
 		}
 		if (!r->o.on_file)
 			continue;
@@ -1066,6 +1176,7 @@ static void report_files(struct pc_restore *r, const struct plan *plan)
 		row.pages = whole ? it->r_pages : it->pages;
 		row.read = it->r_read;
 		row.resident = it->r_resident;
+		row.cut = it->pages - it->sent_pages + it->r_cut;
 		row.err = it->r_err;
 		row.status = it->r_err ? PC_RESTORE_FAILED : whole ? PC_RESTORE_OK :
 			     it->nsent ? PC_RESTORE_PARTLY : PC_RESTORE_NOT_REACHED;
@@ -1111,17 +1222,56 @@ static int read_plan(struct pc_restore *r, int rootfd, struct pc_budget *budget,
 		take_results(r, w, sent, nsent);
 	}
 	report_files(r, plan);
-	/* active pages again: not past max_time, and only of files read whole */
-	for (size_t i = 0; i < nwarm && w && buf && !budget->stopped && !r->t.time_stopped; i++) {
+	/*
+	 * active pages again: not past max_time, and only of files read whole;
+	 * by priority the active pages came first, so of every file, as far
+	 * as they are cached
+	 */
+	for (size_t i = 0; i < nwarm && w && buf && (!budget->stopped || r->t.prioritized) &&
+			   !r->t.time_stopped; i++) {
 		if (deadline && pc_now() >= deadline)
 			break;
-		if (order[i]->ok && order[i]->f.nactive && order[i]->nsent == order[i]->npieces)
-			reactivate(rootfd, order[i], r->ps, buf, 1 << 20, budget);
+		if (order[i]->ok && order[i]->f.nactive &&
+		    (order[i]->nsent == order[i]->npieces || r->t.prioritized))
+			reactivate(rootfd, order[i], r->ps, buf, 1 << 20, budget, r->t.prioritized);
 	}
 	free(buf);
 	free(sent);
 	pc_warmer_free(w);
 	return rc;
+}
+
+/*
+ * Bytes the files lack now, counted until they pass `room`: what the
+ * budget will be asked for (cached pages cost it nothing), so a plan
+ * mostly cached already is not taken for one the budget cannot hold.
+ */
+static uint64_t lacking(int rootfd, struct item **order, size_t n, uint64_t ps, uint64_t room)
+{
+	uint64_t want = 0;
+
+	for (size_t i = 0; i < n && want <= room; i++) {
+		const struct item *it = order[i];
+		struct stat st;
+		int fd = reopen(rootfd, it, &st);
+
+		if (fd < 0) {
+			want += it->pages * ps;	/* its reads will say why */
+			continue;
+		}
+		for (size_t k = 0; k < it->f.nruns && want <= room; k++) {
+			uint64_t len = it->f.runs[2 * k + 1] * ps;
+			struct pc_residency res;
+
+			if (pc_fd_residency(fd, (uint64_t)st.st_size, it->f.runs[2 * k] * ps, len,
+					    &res) == 0 && res.source != PC_SRC_NONE)
+				want += (res.pages - res.cached) * ps;
+			else
+				want += len;
+		}
+		close(fd);
+	}
+	return want;
 }
 
 int pc_restore_run(struct pc_restore *r)
@@ -1158,7 +1308,7 @@ int pc_restore_run(struct pc_restore *r)
 
 	for (size_t i = 0; i < r->n; i++)
 		have_times |= r->items[i].f.nused != 0;
-	check_files(r, rootfd, by_access, by_file);
+	check_files(r, rootfd, by_file);
 
 	order = calloc(r->n ? r->n : 1, sizeof(*order));
 	for (size_t i = 0; i < r->n && order; i++)
@@ -1174,7 +1324,27 @@ int pc_restore_run(struct pc_restore *r)
 		by_access = false;
 	}
 	plan.piece_max = r->o.max_time >= 0 && !dry ? PIECE_MAX : 0;
-	if (!order || plan_build(&plan, order, nwarm, by_access) < 0) {
+	/*
+	 * The budget before the plan: where it cannot hold every page the
+	 * plan wants, the most valuable go first, across files.
+	 */
+	if (!dry && nwarm && !budget_ready) {
+		if (r->o.idle)	/* IOPRIO_CLASS_IDLE for this process */
+			syscall(SYS_ioprio_set, 1, 0, 3 << 13);
+		budget_ready = pc_budget_init(&budget, r->o.max_mem, r->o.reserve) == 0;
+		budget.rate = r->o.rate;
+	}
+	if (!dry && budget_ready) {
+		uint64_t room = budget.max_bytes < budget.headroom ? budget.max_bytes : budget.headroom;
+		uint64_t want = 0;
+
+		room = room > budget.taken ? room - budget.taken : 0;
+		for (size_t i = 0; i < nwarm; i++)
+			want += order[i]->pages * r->ps;
+		r->t.prioritized = want > room && lacking(rootfd, order, nwarm, r->ps, room) > room;
+	}
+	if (!order || (r->t.prioritized ? plan_build_priority(&plan, order, nwarm, !by_file)
+					: plan_build(&plan, order, nwarm, by_access)) < 0) {
 		say_error(r, r->snapshot, "cannot plan the reads of", ENOMEM, NULL);
 		nwarm = 0;
 	}

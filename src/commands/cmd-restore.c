@@ -28,7 +28,15 @@ struct restore_cli {
 	struct pc_progress progress;
 	struct cli_progress *prog;
 	uint64_t total;
+	/* files read in part, named where the budget stopped: the first PARTLY_NAMED */
+	struct partly {
+		char *path;
+		uint64_t resident, pages;
+	} partly[20];
+	size_t npartly;
+	uint64_t partly_more;
 };
+#define PARTLY_NAMED 20
 
 enum {
 	OPT_STRICT = CLI_OPT_OWN, OPT_ROOT, OPT_ALLOW_CHANGED, OPT_ORDER, OPT_MAX_TIME,
@@ -275,6 +283,15 @@ static void on_file(void *arg, const struct pc_restore_file *f)
 	struct restore_cli *c = arg;
 	struct orec rec = { 0 };
 
+	if (f->status == PC_RESTORE_PARTLY) {
+		if (c->npartly < PARTLY_NAMED &&
+		    (c->partly[c->npartly].path = strdup(f->path))) {
+			c->partly[c->npartly].resident = f->resident;
+			c->partly[c->npartly++].pages = f->pages;
+		} else {
+			c->partly_more++;
+		}
+	}
 	/* a dry run lists every file, -v or not; a run with -v */
 	if (!c->list && f->status != PC_RESTORE_LISTED)
 		return;
@@ -335,6 +352,8 @@ static void report(const struct restore_cli *c, const struct pc_restore_result *
 	orec_bool(&rec, "time_stopped", t->time_stopped);
 	orec_u64(&rec, "files_not_done", t->files_not_done, 0);
 	orec_u64(&rec, "pages_not_done", t->pages_not_done, OF_PAGES);
+	orec_u64(&rec, "files_partly", t->files_partly, 0);
+	orec_bool(&rec, "prioritized", t->prioritized);
 	orec_f64(&rec, "elapsed", pc_now() - t0);
 	out_object("total", &rec);
 	if (c->co.fmt != OUT_HUMAN)
@@ -450,10 +469,26 @@ int cmd_restore(int argc, char **argv)
 		t = pc_restore_totals(r);
 	}
 	cli_progress_stop(c.prog);
-	if (t->budget_stopped)
-		cli_warn("stopped early: %s; %llu of %llu pages restored",
+	if (t->budget_stopped) {
+		cli_warn("stopped early: %s; %llu of %llu pages restored%s",
 			 cli_budget_reason(t->budget_stopped), (unsigned long long)t->resident,
-			 (unsigned long long)t->pages);
+			 (unsigned long long)t->pages,
+			 t->prioritized ? " (active pages first, then by first use, then the rest)"
+					: "");
+		for (size_t i = 0; i < c.npartly; i++) {
+			char pct[32];
+
+			cli_warn("'%s': %llu of %llu pages (%s)", c.partly[i].path,
+				 (unsigned long long)c.partly[i].resident,
+				 (unsigned long long)c.partly[i].pages,
+				 fmt_percent(c.partly[i].resident, c.partly[i].pages, pct, sizeof(pct)));
+		}
+		if (c.partly_more)
+			cli_warn("and %llu more files restored in part (-v lists them)",
+				 (unsigned long long)c.partly_more);
+	}
+	for (size_t i = 0; i < c.npartly; i++)
+		free(c.partly[i].path);
 	if (nskipped > SKIP_WARN && !warn_all)
 		cli_warn("and %llu more files skipped (-v names every one; --json lists them)",
 			 (unsigned long long)(nskipped - SKIP_WARN));

@@ -18,7 +18,14 @@
 
 struct warm_tot {
 	uint64_t files, pages, resident, read, denied;
+	uint64_t partly, cut;		/* files the budget cut short; their pages left out */
 } __attribute__((aligned(64)));
+
+/* The file a warmer's budget cut short, to name where it stopped. */
+struct warm_cut {
+	char *path;
+	uint64_t resident, pages;
+};
 
 struct warm_ctx {
 	struct targets t;
@@ -26,6 +33,7 @@ struct warm_ctx {
 	struct pc_warmer **w;		/* one per walker thread */
 	unsigned nt;			/* walker threads */
 	struct warm_tot *tot;
+	struct warm_cut *cut;		/* one per walker thread */
 	struct pc_progress progress;
 	uint64_t found;			/* bytes of the files found so far: the progress total */
 	bool list;			/* -v: a row per file */
@@ -96,6 +104,10 @@ static const struct ometric metrics[] = {
 	  "Files read in full with pread, since the kernel would not say what is cached." },
 	{ "total", "budget_stopped", "budget_stopped", 0,
 	  "1 if the memory budget stopped the run early, else 0." },
+	{ "total", "partly", "partly_files", 0,
+	  "Files the memory budget cut short: warmed up to where it ran out." },
+	{ "total", "cut", "cut_bytes", OM_PAGES,
+	  "Bytes of those files the budget left out (not read)." },
 	{ "total", "failures", "failures", 0, "Paths that failed (named on stderr)." },
 	{ "total", "elapsed", "duration_seconds", 0, "How long the last run took." },
 	{ "files", "path", "path", OM_LABEL | OM_PER_FILE, "" },
@@ -119,6 +131,16 @@ static void report(struct warm_ctx *c, unsigned worker)
 		t->read += r.read;
 		if (r.denied)
 			t->denied++;
+		if (r.cut) {
+			struct warm_cut *k = &c->cut[worker];
+
+			t->partly++;
+			t->cut += r.cut;
+			free(k->path);
+			k->path = strdup(r.path);
+			k->resident = r.resident;
+			k->pages = r.pages;
+		}
 		if (r.err == ESTALE)
 			cli_fail_msg(r.path, "cannot warm", "the file shrank while it was read");
 		else if (r.err == ENOMEM)
@@ -134,7 +156,7 @@ static void report(struct warm_ctx *c, unsigned worker)
 			orec_u64(&rec, "resident", r.resident, OF_PAGES);
 			orec_u64(&rec, "read", r.read, OF_PAGES);
 			orec_str(&rec, "check", r.by_read ? "read" : "mincore", 0);
-			orec_str(&rec, "status", r.err ? strerror(r.err) : "ok", 0);
+			orec_str(&rec, "status", r.err ? strerror(r.err) : r.cut ? "partly" : "ok", 0);
 			out_list_add("files", &rec);
 		}
 	}
@@ -215,7 +237,8 @@ static int start_warmers(struct warm_ctx *c, struct warm_cli *cl)
 	c->nt = pc_walk_threads(&c->t.walk);
 	c->w = calloc(c->nt, sizeof(*c->w));
 	c->tot = cli_alloc_totals(c->nt, sizeof(*c->tot), _Alignof(__typeof__(*c->tot)));
-	if (!c->w || !c->tot) {
+	c->cut = calloc(c->nt, sizeof(*c->cut));
+	if (!c->w || !c->tot || !c->cut) {
 		cli_fail("memory", ENOMEM, "cannot start warming:");
 		return EXIT_PARTIAL;
 	}
@@ -235,12 +258,15 @@ static void stop_warmers(struct warm_ctx *c)
 {
 	for (unsigned i = 0; c->w && i < c->nt; i++)
 		pc_warmer_free(c->w[i]);
+	for (unsigned i = 0; c->cut && i < c->nt; i++)
+		free(c->cut[i].path);
+	free(c->cut);
 	free(c->w);
 	free(c->tot);
 	pc_budget_release(&c->budget);
 }
 
-/* Where the budget stopped the walk: how far it got. */
+/* Where the budget stopped the walk: how far it got, and the files it cut. */
 static void say_stopped(const struct warm_ctx *c, const struct warm_tot *sum)
 {
 	const struct pc_budget *b = &c->budget;
@@ -250,6 +276,11 @@ static void say_stopped(const struct warm_ctx *c, const struct warm_tot *sum)
 		 (unsigned long long)(sum->read * pc_page_size() >> 20),
 		 (unsigned long long)((b->max_bytes < b->headroom ? b->max_bytes
 								  : b->headroom) >> 20));
+	for (unsigned i = 0; c->cut && i < c->nt; i++)
+		if (c->cut[i].path)
+			cli_warn("'%s' warmed in part (%llu of %llu pages)", c->cut[i].path,
+				 (unsigned long long)c->cut[i].resident,
+				 (unsigned long long)c->cut[i].pages);
 }
 
 /* The "total" object: every format's. */
@@ -263,6 +294,8 @@ static void total_rec(const struct warm_ctx *c, const struct warm_tot *sum, doub
 	orec_u64(&rec, "read", sum->read, OF_PAGES);
 	orec_u64(&rec, "read_bytes", sum->read * pc_page_size(), OF_BYTES);
 	orec_u64(&rec, "denied", sum->denied, 0);
+	orec_u64(&rec, "partly", sum->partly, 0);
+	orec_u64(&rec, "cut", sum->cut, OF_PAGES);
 	orec_u64(&rec, "failures", cli_failures(), 0);
 	orec_str(&rec, "engine", pc_warmer_engine(c->w[0]), 0);
 	orec_bool(&rec, "budget_stopped", c->budget.stopped != 0);
@@ -292,6 +325,10 @@ static void human_summary(const struct warm_ctx *c, const struct warm_tot *sum, 
 					    : 0,
 				     r, sizeof(r)),
 		       pc_warmer_engine(c->w[0]));
+	if (sum->partly)
+		out_human_line("          Partly: %llu files cut short by the budget "
+			       "(%llu pages left out)",
+			       (unsigned long long)sum->partly, (unsigned long long)sum->cut);
 	if (sum->denied)
 		out_human_line("          Denied: %llu files the kernel refuses residency to "
 			       "(mincore would lie): proven by reading them in full",

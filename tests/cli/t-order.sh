@@ -60,6 +60,39 @@ drop root/A root/B
 pc restore --root "$R" --order file --reserve 0 --max-mem $((8 * PS)) --json v3.snap >/dev/null 2>&1
 t_is "the same budget in file order: B got nothing (A was first)" "$(cached_pages root/B)" 0
 
+# ---- a budget short of the plan: the most valuable pages first, across files ----
+# A's pages 40-47 were active, its 0-7 used at 500 ms; B's 8-15 used at 100 ms
+mk -r "$R" -M -T 1000 pri.snap "A=0+$pages/40+8@0+8:500" "B=0+$pages@8+8:100"
+drop root/A root/B
+pc restore --root "$R" --reserve 0 --max-mem $((8 * PS)) --json pri.snap >pri8.json 2>pri8.err; rc=$?
+t_is "8 pages in disk order: the active ones, though B's were used first" \
+	"$rc $(cached_pages root/A) $(cached_pages root/B)" "1 8 0"
+t_is "  the very pages 40-47 of A" \
+	"$(pc stat --range $((40 * PS))-$((48 * PS)) --json root/A | jq -c '.total | [.pages, .cached]')" "[8,8]"
+t_is "  JSON: prioritized, A in part" \
+	"$(jq -c '.total | [.prioritized, .files_partly, .files_not_done, .budget_stopped]' pri8.json)" \
+	"[true,1,2,true]"
+t_ok "  stderr names A with how much came back" \
+	grep -q "'$R/A': 8 of $pages pages" pri8.err
+drop root/A root/B
+pc restore --root "$R" --reserve 0 --max-mem $((16 * PS)) --json -v pri.snap >pri16.json 2>/dev/null
+t_is "16 pages: then B's used pages (100 ms) before A's (500 ms)" \
+	"$(resident_pages root/A 8) $(resident_pages root/B 8)" "8 8"
+t_is "  -v: both partly" "$(jq -c '[.files[] | .status] | unique' pri16.json)" '["partly"]'
+drop root/A root/B
+pc restore --root "$R" --order file --reserve 0 --max-mem $((8 * PS)) pri.snap >/dev/null 2>&1
+t_is "--order file: the active pages first too" "$(cached_pages root/A) $(cached_pages root/B)" "8 0"
+drop root/A root/B
+pc restore --root "$R" --reserve 0 --max-mem $((4 * pages * PS)) --json pri.snap >prin.json 2>/dev/null; rc=$?
+t_is "a budget that holds it all: not prioritized, exit 0" \
+	"$rc $(jq -c '.total | [.prioritized, .files_partly, .files]' prin.json)" "0 [false,0,2]"
+# all cached but 8 pages of B: 16 pages hold what it lacks, though not the plan's
+cat root/A root/B >/dev/null
+pc evict --range 0-$((8 * PS)) root/B >/dev/null
+pc restore --root "$R" --reserve 0 --max-mem $((16 * PS)) --json pri.snap >pric.json 2>/dev/null; rc=$?
+t_is "a budget that holds what is missing: not prioritized, exit 0" \
+	"$rc $(jq -c '.total | [.prioritized, .read, .budget_stopped]' pric.json)" "0 [false,8,false]"
+
 # ---- a whole access-order restore ----
 drop root/A root/B
 pc restore --root "$R" --order access -v v3.snap >acc.out 2>acc.err; rc=$?

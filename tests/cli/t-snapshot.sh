@@ -231,6 +231,16 @@ if [ -n "$CG" ] && t_writable "${CG%/*}" &&
 	t_ok "at the budget, saying so" grep -q "stopped early: the memory cgroup's headroom" e
 	ev=$CG/memory.oom_control; [ -e "$ev" ] || ev=$CG/memory.events	# v1, v2
 	t_is "and no OOM kill ($(basename "$ev"))" "$(awk '$1 == "oom_kill" { print $2 }' "$ev")" 0
+	# with the default reserve (an eighth of the limit here): the file in part, not refused
+	drop db/*/* db/*
+	pc restore --cgroup "$(basename "$CG")" -v --json big.snap >p.json 2>e; rc=$?
+	t_is "the default reserve: exit 1, the file restored in part, by priority" \
+		"$rc $(jq -c '[.total.files_partly, .total.prioritized, .files[0].status]' p.json)" \
+		'1 [1,true,"partly"]'
+	t_ok "  some of it came back ($(jq .total.resident p.json) pages)" \
+		test "$(jq .total.resident p.json)" -gt 0
+	t_ok "  named with how much" grep -q "big64': [0-9]* of $((65536 * 1024 / PS)) pages" e
+	t_is "  and no OOM kill" "$(awk '$1 == "oom_kill" { print $2 }' "$ev")" 0
 else
 	t_skip "restore --cgroup" "$T_WHY"
 fi

@@ -103,6 +103,15 @@ pc warm --max-mem 4M big >o 2>e; rc=$?
 t_is "--max-mem below the need exits 1" "$rc" 1
 t_ok "and says why" grep -q "stopped early: the --max-mem limit was reached" e
 t_ok "and did not read past it" test "$(cached_pages big)" -le 2048
+# a file bigger than the budget is cut where the budget ends, not refused whole
+t_ok "and names the file it warmed in part" \
+	grep -q "'big' warmed in part ($((4096 * 1024 / PS)) of $((32768 * 1024 / PS)) pages)" e
+t_ok "the first 4 MiB of it are in memory" test "$(cached_pages big)" -ge $((4096 * 1024 / PS))
+cold big
+pc warm --max-mem 4M -v --json big >p.json 2>e; rc=$?
+t_is "--json: exit 1, the file partly warmed" \
+	"$rc $(jq -c '[.total.partly, .total.cut, .total.read, (.files[0] | .status, .read)]' p.json)" \
+	"1 [1,$((32768 * 1024 / PS - 4096 * 1024 / PS)),$((4096 * 1024 / PS)),\"partly\",$((4096 * 1024 / PS))]"
 pc warm --reserve 100000G --json tree >r.json 2>e; rc=$?
 t_is "a reserve above MemAvailable stops at once" "$rc" 1
 t_is "JSON says the budget stopped it" "$(jq .total.budget_stopped r.json)" true

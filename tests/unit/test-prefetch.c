@@ -8,6 +8,7 @@
  * runs this as on a kernel without cachestat too.
  */
 #include "pagecache.h"
+#include "internal.h"	/* pc_budget_take_some */
 #include "sys.h"		/* the seam: pc_sys_inject (lib/sys.h) */
 #include "tap.h"
 
@@ -46,8 +47,8 @@ static void faults_reset(void)
 }
 
 struct outcome {
-	int add_rc, drain_rc, err, new_rc;
-	uint64_t pages, res, read;
+	int add_rc, drain_rc, err, new_rc, add2_rc;
+	uint64_t pages, res, read, cut;
 	bool by_read, denied;
 };
 
@@ -70,6 +71,9 @@ static struct outcome warm(const char *path, enum pc_engine eng, uint64_t max, u
 		return out;
 	}
 	out.add_rc = pc_warmer_add(w, fd, path, &st, 0, 0);
+	/* with a maximum, a second file after it: refused where the budget stopped */
+	if (max)
+		out.add2_rc = pc_warmer_add(w, open(path, O_RDONLY), path, &st, 0, 0);
 	if (shrink_to != UINT64_MAX)
 		truncate(path, (off_t)shrink_to);
 	out.drain_rc = pc_warmer_drain(w);
@@ -78,9 +82,30 @@ static struct outcome warm(const char *path, enum pc_engine eng, uint64_t max, u
 		out.pages = r.pages;
 		out.res = r.resident;
 		out.read = r.read;
+		out.cut = r.cut;
 		out.by_read = r.by_read;
 		out.denied = r.denied;
 	}
+	pc_warmer_free(w);
+	pc_budget_release(&b);
+	return out;
+}
+
+/* Warm [off, off + len) with no budget: a file partly cached. */
+static struct outcome warm_range(const char *path, uint64_t off, uint64_t len)
+{
+	struct pc_budget b;
+	struct pc_warm_opts o = { .budget = &b };
+	struct pc_warmer *w;
+	struct outcome out = { 0 };
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+
+	fstat(fd, &st);
+	pc_budget_init(&b, 0, 0);
+	pc_warmer_new(&o, &w);
+	out.add_rc = pc_warmer_add(w, fd, path, &st, off, len);
+	out.drain_rc = pc_warmer_drain(w);
 	pc_warmer_free(w);
 	pc_budget_release(&b);
 	return out;
@@ -212,13 +237,119 @@ int main(void)
 		skip("no cachestat", "and are resident");
 	}
 
-	/* The budget stops before reading, and says so. */
+	/* A short budget cuts the file where the grant ends, and says so. */
 	drop_file(path);
 	o = warm(path, PC_ENGINE_THREADS, 1 << 20, 0, UINT64_MAX);
-	ok(o.add_rc == -ENOSPC, "a 1 MiB budget refuses a cold file of 4096 pages");
-	ok(resident(path) < 512, "and nothing much was read (%llu pages)",
-	   (unsigned long long)resident(path));
-	o = warm(path, PC_ENGINE_THREADS, 1 << 20, 0, UINT64_MAX);
+	ok(o.add_rc == 0 && o.drain_rc == -ENOSPC && o.add2_rc == -ENOSPC,
+	   "a 1 MiB budget takes part of a cold file of 4096 pages, then stops (%d %d %d)",
+	   o.add_rc, o.drain_rc, o.add2_rc);
+	ok(o.err == 0 && o.read == (1 << 20) / ps && o.res == o.read && o.cut == pages - o.read &&
+		   o.pages == pages,
+	   "the first 1 MiB is read and verified, the rest cut (read %llu, cut %llu)",
+	   (unsigned long long)o.read, (unsigned long long)o.cut);
+	ok(resident(path) >= (1 << 20) / ps && resident(path) < 512,
+	   "and not much else was read (%llu pages)", (unsigned long long)resident(path));
+
+	/* Partly cached: the cut falls at the 256th page it lacks, not the 256th page. */
+	{
+		uint64_t before;
+
+		drop_file(path);
+		o = warm_range(path, 0, 100 * ps);
+		before = resident(path);
+		o = warm(path, PC_ENGINE_THREADS, 1 << 20, 0, UINT64_MAX);
+		ok(o.err == 0 && o.read == (1 << 20) / ps && o.res == before + o.read &&
+			   o.cut == pages - o.res,
+		   "partly cached: %llu cached pages and 256 read, the rest cut (%llu, %llu)",
+		   (unsigned long long)before, (unsigned long long)o.res,
+		   (unsigned long long)o.cut);
+	}
+
+	/*
+	 * Cached pages past the cut are in memory all the same: counted
+	 * resident, not cut (the cut is what the budget kept out).
+	 */
+	{
+		uint64_t before, now;
+
+		drop_file(path);
+		o = warm_range(path, pages / 2 * ps, pages / 2 * ps);
+		before = resident(path);
+		o = warm(path, PC_ENGINE_THREADS, 1 << 20, 0, UINT64_MAX);
+		now = resident(path);
+		ok(o.err == 0 && o.read == (1 << 20) / ps && o.pages == pages &&
+			   o.res == before + o.read && o.cut == pages - before - o.read,
+		   "cached pages past the cut: resident %llu (cached %llu + read %llu), cut %llu",
+		   (unsigned long long)o.res, (unsigned long long)before,
+		   (unsigned long long)o.read, (unsigned long long)o.cut);
+		ok(now >= o.res, "  and resident they are (%llu)", (unsigned long long)now);
+	}
+
+	/* Runs: whole runs while they fit, the one that crosses cut inside. */
+	{
+		uint64_t runs[] = { 0, 10, 100, 50, 4000, 96 };
+		struct pc_budget b;
+		struct pc_warm_opts wo = { .budget = &b };
+		struct pc_warmer *w;
+		struct pc_warm_result r = { 0 };
+		struct stat st;
+		int fd = open(path, O_RDONLY), rc, rc2;
+
+		drop_file(path);
+		fstat(fd, &st);
+		pc_budget_init(&b, 100 * ps, 0);
+		pc_warmer_new(&wo, &w);
+		rc = pc_warmer_add_runs(w, fd, path, &st, runs, 3);
+		rc2 = pc_warmer_add_runs(w, open(path, O_RDONLY), path, &st, runs, 3);
+		pc_warmer_drain(w);
+		pc_warmer_next_result(w, &r);
+		ok(rc == 0 && rc2 == -ENOSPC && r.err == 0 && r.pages == 156 && r.read == 100 &&
+			   r.resident == 100 && r.cut == 56,
+		   "runs cut at 100 pages: %d %d, %llu read, %llu resident, %llu cut", rc, rc2,
+		   (unsigned long long)r.read, (unsigned long long)r.resident,
+		   (unsigned long long)r.cut);
+		ok(resident(path) >= 100 && resident(path) <= 100 + 64,
+		   "and the third run is read only to the cut (%llu resident)",
+		   (unsigned long long)resident(path));
+		pc_warmer_free(w);
+		pc_budget_release(&b);
+	}
+
+	/* Where mincore may not be asked, every page counts as lacking: the same cut. */
+	if (have_cs) {
+		drop_file(path);
+		pc_sys_inject(PC_SYS_CACHESTAT, EPERM, 0, 0);
+		o = warm(path, PC_ENGINE_THREADS, 1 << 20, 0, UINT64_MAX);
+		faults_reset();
+		ok(o.add_rc == 0 && o.denied && o.read == (1 << 20) / ps &&
+			   o.res == o.read && o.cut == pages - o.read,
+		   "denied: cut after 1 MiB as well (%llu read, %llu cut)",
+		   (unsigned long long)o.read, (unsigned long long)o.cut);
+	} else {
+		skip("no cachestat", "denied: cut after 1 MiB as well");
+	}
+
+	/* A budget with nothing left refuses the file. */
+	{
+		struct pc_budget b;
+
+		pc_memstat_read(&m);
+		pc_budget_init(&b, 0, m.mem_total * 2);
+		drop_file(path);
+		{
+			struct pc_warm_opts wo = { .budget = &b };
+			struct pc_warmer *w;
+			struct stat st;
+			int fd = open(path, O_RDONLY);
+
+			fstat(fd, &st);
+			pc_warmer_new(&wo, &w);
+			ok(pc_warmer_add(w, fd, path, &st, 0, 0) == -ENOSPC,
+			   "a budget with no room refuses the file");
+			pc_warmer_free(w);
+		}
+		pc_budget_release(&b);
+	}
 
 	/* A file that shrinks under the warm: the file's failure, no SIGBUS. */
 	drop_file(path);
@@ -247,6 +378,20 @@ int main(void)
 			   b.stopped == PC_BUDGET_MAX,
 		   "--max-mem is a hard cap");
 		ok(!pc_budget_take(&b, 1), "and stays stopped");
+		pc_budget_release(&b);
+		pc_budget_init(&b, 10000, 0);
+		ok(pc_budget_take_some(&b, 16384, 4096) == 8192 && b.stopped == PC_BUDGET_MAX,
+		   "take_some grants what fits, in whole units, and stops");
+		ok(pc_budget_take_some(&b, 4096, 4096) == 0, "and then grants nothing");
+		pc_budget_release(&b);
+		pc_budget_init(&b, 1 << 20, 0);
+		ok(pc_budget_take_some(&b, 8192, 4096) == 8192 && !b.stopped &&
+			   pc_budget_take_some(&b, 1000, 4096) == 1000 && !b.stopped,
+		   "take_some grants all that fits, rounded only when short");
+		pc_budget_release(&b);
+		pc_budget_init(&b, 0, m.mem_total * 2);
+		ok(pc_budget_take_some(&b, 8192, 4096) == 0 && b.stopped == PC_BUDGET_MEMORY,
+		   "take_some: no headroom, nothing granted");
 		pc_budget_release(&b);
 	}
 	free(path);
