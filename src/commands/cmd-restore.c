@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 /* what the command was told, beside the engine's options */
+#define PARTLY_NAMED 20
+
 struct restore_cli {
 	struct pc_restore_opts o;
 	struct cli_opts co;
@@ -32,11 +34,10 @@ struct restore_cli {
 	struct partly {
 		char *path;
 		uint64_t resident, pages;
-	} partly[20];
+	} partly[PARTLY_NAMED];
 	size_t npartly;
 	uint64_t partly_more;
 };
-#define PARTLY_NAMED 20
 
 enum {
 	OPT_STRICT = CLI_OPT_OWN, OPT_ROOT, OPT_ALLOW_CHANGED, OPT_ORDER, OPT_MAX_TIME,
@@ -304,6 +305,7 @@ static void on_file(void *arg, const struct pc_restore_file *f)
 	} else {
 		orec_u64(&rec, "read", f->read, OF_PAGES);
 		orec_u64(&rec, "resident", f->resident, OF_PAGES);
+		orec_u64(&rec, "cut", f->cut, OF_PAGES);
 		orec_str(&rec, "status", f->status == PC_RESTORE_FAILED ? strerror(f->err) :
 					 status[f->status], 0);
 	}

@@ -79,6 +79,8 @@ pc restore --root "$R" --reserve 0 --max-mem $((16 * PS)) --json -v pri.snap >pr
 t_is "16 pages: then B's used pages (100 ms) before A's (500 ms)" \
 	"$(resident_pages root/A 8) $(resident_pages root/B 8)" "8 8"
 t_is "  -v: both partly" "$(jq -c '[.files[] | .status] | unique' pri16.json)" '["partly"]'
+t_is "  -v: each row's cut: the pages left out" \
+	"$(jq -c '[.files[] | .pages - .cut] | unique' pri16.json)" '[8]'
 drop root/A root/B
 pc restore --root "$R" --order file --reserve 0 --max-mem $((8 * PS)) pri.snap >/dev/null 2>&1
 t_is "--order file: the active pages first too" "$(cached_pages root/A) $(cached_pages root/B)" "8 0"
