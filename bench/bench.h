@@ -16,6 +16,7 @@ struct warmup_opts {
 	const char *dir;		/* where the database is made and kept */
 	uint64_t rows;
 	int trials;
+	uint64_t aux_files;		/* small files each start walks, stats and reads (0: none) */
 	bool progress;
 };
 
@@ -27,8 +28,13 @@ int bench_run_cmd(char *const argv[], bool quiet);
 void bench_loadavg(char *buf, size_t len);
 int bench_wait(pid_t pid, int *ret_status);
 
-/* sync, then drop the page cache (root); 0 or -errno. */
+/* sync, then drop the page cache, dentries and inodes once (root); 0 or -errno. */
 int bench_drop_caches(void);
+/*
+ * sync, then drop twice: what a reboot leaves, no directory or inode-table
+ * block cached either (one pass keeps those the slab held); 0 or -errno.
+ */
+int bench_drop_metadata(void);
 
 /*
  * One metric of a "results" row, as `bench compare` and `bench report`
@@ -55,7 +61,7 @@ struct readtwice_opts {
 	uint64_t limit;			/* bytes per cgroup (shared: x cgroups); 0: none */
 };
 int bench_readtwice(const struct readtwice_opts *o);
-int bench_warmup_worker(const char *db);
+int bench_warmup_worker(const char *db, uint64_t aux_files);
 
 enum swapin_workload { WL_SEQ, WL_RANDOM, WL_MT_RANDOM, WL_MIXED, WL_COUNT };
 enum swapin_device { SWDEV_ZRAM_LOOP, SWDEV_ZRAM, SWDEV_FILE, SWDEV_SLOW };

@@ -78,6 +78,8 @@ static const struct ometric warmup_metrics[] = {
 	{ "conditions", "q1_ms", "q1_seconds", OM_MILLI, "Median time of the first query." },
 	{ "conditions", "q2_ms", "q2_seconds", OM_MILLI, "Median time of the second query." },
 	{ "conditions", "q3_ms", "q3_seconds", OM_MILLI, "Median time of the third query." },
+	{ "conditions", "start_ms", "start_seconds", OM_MILLI,
+	  "Median time of the start before the first query (--aux-files, the database's open)." },
 	{ "conditions", "prefetch_ms", "prefetch_seconds", OM_MILLI,
 	  "Median time the prefetch (restore, or the peer tool) took." },
 	{ "conditions", "prefetch_mib", "prefetch_bytes", OM_MEBI,
@@ -151,6 +153,7 @@ static const unsigned char option_owner[O_END - O_QUICK] = {
 	[O_PASSES - O_QUICK] = XB_SWAPIN,
 	[O_THREADS - O_QUICK] = XB_SWAPIN,
 	[O_SWAPDEV - O_QUICK] = XB_SWAPIN,
+	[O_AUX_FILES - O_QUICK] = XB_WARMUP,
 };
 
 /* `pagecache bench compare A.json B.json [--json]` */
@@ -429,12 +432,17 @@ static int bench_main(int argc, char **argv)
 				return cli_usage_error("invalid trials '%s' (1-64)", p.arg);
 			trials_set = true;
 			break;
+		case O_AUX_FILES:
+			wo.aux_files = strtoull(p.arg, &end, 10);
+			if (*end || !*p.arg || *p.arg == '-' || wo.aux_files > 1000000)
+				return cli_usage_error("invalid aux file count '%s' (0-1000000)", p.arg);
+			break;
 		case O_DIR:
 			wo.dir = so.dir = p.arg;
 			dir_set = true;
 			break;
 		case O_WORKER:
-			return bench_warmup_worker(p.arg);
+			return bench_warmup_worker(p.arg, wo.aux_files);
 		}
 	}
 	if (opt == CLI_STOP)

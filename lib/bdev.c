@@ -127,6 +127,10 @@ int pc_bdev_open(uint64_t dev, struct pc_bdev *ret)
 	uint64_t size = 0;
 	int pfd, fd, rc;
 
+	/* the tests' stand-in for a device refused (a VM's root disk, a container) */
+	rc = pc_sys_injected(PC_SYS_BDEV_OPEN);
+	if (rc)
+		return -rc;
 	rc = devname(dev, name, sizeof(name));
 	if (rc < 0)
 		return rc;

@@ -18,6 +18,8 @@ static const struct cli_opt warmup_opts[] = {
 	  .help = "trials (default 5; conditions shuffled in each)" },
 	{ .name = "dir", .id = O_DIR, .arg = "DIR", .comp = CC_DIR,
 	  .help = "where the database (swapin: the image) is made" },
+	{ .name = "aux-files", .id = O_AUX_FILES, .arg = "N",
+	  .help = "small files each start walks and reads (default 0)" },
 	{ .name = "worker", .id = O_WORKER, .arg = "DB", .comp = CC_FILE,
 	  .help = "internal: the query worker of one condition" },
 	{ 0 }
@@ -81,7 +83,10 @@ const struct cli_spec bench_spec = {
 	"  warmup     a database after a restart: cold, restored by pagecache (from a\n"
 	"             snapshot, or from a recording in access or disk order, or cut\n"
 	"             short), warmed by vmtouch, and warm; SQLite query latency per\n"
-	"             condition, and the recording's size beside the snapshot's\n"
+	"             condition, and the recording's size beside the snapshot's;\n"
+	"             cold-meta and restored-meta as after a reboot (dentries, inodes\n"
+	"             and metadata blocks dropped too; a --metadata snapshot restored\n"
+	"             with the block device refused)\n"
 	"  readtwice  vm-scalability's lru-file-readtwice in N memory cgroups: LRU and\n"
 	"             lruvec lock scaling, per reader, per cgroup and in aggregate\n"
 	"  swapin     swap-in readahead: vm.page-cluster x VMA readahead x workload in a\n"

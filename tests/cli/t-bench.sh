@@ -49,6 +49,13 @@ pc restore --help 2>/dev/null | grep -q 'access' && have_access=1
 [ $have_record = 1 ] && want="$want recorded-disk"
 [ $have_record$have_access$have_cut = 111 ] && want="$want recorded-half"
 [ $have_cut = 1 ] && want="$want restored-half"
+# issue 24: cold metadata (drop_caches twice), and a --metadata snapshot
+# restored with the block device refused (the bdev_open fault point)
+want="$want cold-meta"
+have_meta=0
+pc snapshot --help 2>/dev/null | grep -q -- --metadata &&
+	PAGECACHE_FAULT=bdev_open:EPERM pc --version >/dev/null 2>&1 && have_meta=1
+[ $have_meta = 1 ] && want="$want restored-meta"
 t_is "every condition is reported" "$(jq -r '[.conditions[].condition] | join(" ")' w.json)" "$want warm"
 for k in q1_ms q2_ms q3_ms q1_min_ms q1_max_ms trials; do
 	t_is "conditions have $k" "$(jq "[.conditions[] | has(\"$k\")] | all" w.json)" true
@@ -93,9 +100,11 @@ if [ $have_record$have_access$have_cut = 111 ]; then
 		t_ok "$c reports its restore's time and bytes read" \
 			jq -e --arg c $c '.conditions[] | select(.condition==$c) | .prefetch_ms > 0 and .prefetch_mib >= 0' w.json
 	done
+	meta_from=
+	[ $have_meta = 1 ] && meta_from=',"restored-meta:snapshot:disk"'
 	t_is "each says what it restored, in which order" \
 		"$(jq -c '[.conditions[] | select(.from) | [.condition, .from, .order] | join(":")]' w.json)" \
-		'["restored:snapshot:disk","recorded-access:recording:access","recorded-disk:recording:disk","recorded-half:recording:access","restored-half:snapshot:disk"]'
+		'["restored:snapshot:disk","recorded-access:recording:access","recorded-disk:recording:disk","recorded-half:recording:access","restored-half:snapshot:disk"'"$meta_from"']'
 	t_ok "the cut ones say where they were cut" \
 		jq -e '[.conditions[] | select(.condition | endswith("-half")) | .max_time_s > 0 and (.cut_short | type) == "number"] | all and length == 2' w.json
 	t_ok "results rows carry the bytes read, for bench compare" \
@@ -125,6 +134,65 @@ PAGECACHE_EXE=$T_DIR/fakepc "$(dirname "$PAGECACHE")/pagecache-bench" warmup --r
 	--dir "$T_DIR/wu" >wh.out 2>wh.err
 t_ok "the table names the skipped conditions and why" \
 	grep -Eq "^recording, recorded-access, recorded-disk and recorded-half skipped: (record failed: .*mm_filemap_get_pages|.* restore has no )" wh.out
+
+# issue 24: --aux-files N small files that each start walks and reads, made
+# once beside the database; cold-meta and restored-meta beside the others,
+# restored-meta's restore (only it) with the block device refused
+cat >logpc <<EOF
+#!/bin/sh
+[ "\$1" = restore ] && [ "\$2" != --help ] && echo "restore fault=\${PAGECACHE_FAULT:-}" >>"$T_DIR/restores.log"
+exec "$PAGECACHE" "\$@"
+EOF
+chmod 755 logpc
+: >restores.log
+PAGECACHE_EXE=$T_DIR/logpc "$(dirname "$PAGECACHE")/pagecache-bench" warmup --rows 20000 --trials 1 \
+	--aux-files 30 --dir "$T_DIR/wu" --json >wa.json 2>wa.err; rc=$?
+t_is "bench warmup --aux-files 30 exits 0" "$rc" 0
+t_is "it made 30 small files in nested directories" \
+	"$(find wu/warmup-aux-30 -mindepth 3 -type f -name '*.conf' | wc -l)" 30
+t_ok "  and keeps them for the next run" test -f wu/warmup-aux-30/.complete
+t_is "setup names them" "$(jq -c '[.setup.aux_files, (.setup.aux_dir | endswith("/wu/warmup-aux-30"))]' wa.json)" '[30,true]'
+t_is "every condition is reported with them too" "$(jq -r '[.conditions[].condition] | join(" ")' wa.json)" "$want warm"
+t_ok "cold-meta has its samples" \
+	jq -e '.conditions[] | select(.condition=="cold-meta") | .trials == 1 and .q1_ms > 0 and .start_ms > 0' wa.json
+t_is "the drops before each: cold once, cold-meta twice, warm none" \
+	"$(jq -c '[.conditions[] | select(.condition | test("^(cold|cold-meta|warm)$")) | .drops]' wa.json)" '[1,2,0]'
+t_ok "every condition times its start (the walk, the open)" \
+	jq -e '[.conditions[] | .start_ms > 0 and .start_min_ms <= .start_max_ms] | all' wa.json
+t_ok "  and the results rows carry it, for bench compare" \
+	jq -e '[.results[].metrics.start_ms.values | length == 1] | all' wa.json
+if [ $have_meta = 1 ]; then
+	t_ok "restored-meta has its samples, its restore's time and what it read" \
+		jq -e '.conditions[] | select(.condition=="restored-meta") | .trials == 1 and .q1_ms > 0 and .prefetch_ms > 0 and .prefetch_mib > 0 and .drops == 2' wa.json
+	t_ok "  and says it restored metadata with the device refused" \
+		jq -e '.conditions[] | select(.condition=="restored-meta") | .metadata == true and .device == "refused" and (.metadata_pages | type) == "number"' wa.json
+	t_is "only its restore ran with the block device refused" \
+		"$(grep -c 'fault=.*bdev_open:EPERM' restores.log) of $(wc -l <restores.log)" \
+		"1 of $(jq '[.conditions[] | select(.from)] | length' wa.json)"
+	t_is "setup says restored-meta ran" "$(jq .setup.restored_meta_skipped wa.json)" null
+else
+	t_skip "restored-meta's figures" "this pagecache has no snapshot --metadata or fault seam"
+fi
+pc bench compare w.json wa.json --json >wac.json 2>/dev/null
+t_is "bench compare reads them beside the run without" "$(jq -r .setup.bench wac.json)" warmup
+# a pagecache that cannot refuse the device (one without the fault seam):
+# restored-meta left out, saying why
+cat >nofaultpc <<EOF
+#!/bin/sh
+case "\${PAGECACHE_FAULT:-}" in
+*bdev_open*) echo "pagecache: PAGECACHE_FAULT is for a pagecache that carries the library" >&2; exit 2 ;;
+esac
+exec "$PAGECACHE" "\$@"
+EOF
+chmod 755 nofaultpc
+PAGECACHE_EXE=$T_DIR/nofaultpc "$(dirname "$PAGECACHE")/pagecache-bench" warmup --rows 20000 \
+	--trials 1 --dir "$T_DIR/wu" --json >wn.json 2>wn.err; rc=$?
+t_is "without the fault seam, bench warmup still exits 0" "$rc" 0
+t_is "  and leaves restored-meta out" \
+	"$(jq -r '[.conditions[].condition] | join(" ")' wn.json)" "$(echo "$want" | sed 's/ restored-meta//') warm"
+t_ok "  saying why" jq -e '.setup.restored_meta_skipped | test("takes no PAGECACHE_FAULT=bdev_open:EPERM")' wn.json
+pc bench swapin --aux-files 3 >o 2>e; t_is "--aux-files is warmup's only (exit 2)" $? 2
+pc bench warmup --aux-files 1x >o 2>e; t_is "a bad --aux-files exits 2" $? 2
 
 # bench/record-overhead.sh: its shape at the smallest sizes (one round, one
 # worker run, 100 files), on the database above; record and top are each

@@ -124,6 +124,10 @@ int main(void)
 
 	stat("/proc/self", &st);
 	is_u64(-pc_bdev_open(st.st_dev, &b), ENODEV, "procfs has no block device: -ENODEV");
+	/* the fault point that stands for a device refused: before anything is looked up */
+	ok(pc_sys_inject_env("bdev_open:EPERM") == 0, "PAGECACHE_FAULT=bdev_open:EPERM is a fault spec");
+	is_u64(-pc_bdev_open(st.st_dev, &b), EPERM, "bdev_open:EPERM: pc_bdev_open says -EPERM");
+	pc_sys_inject_reset();
 	is_u64(-pc_bdev_name(makedev(4095, 1048575), name, sizeof(name)), ENODEV,
 	       "a number no device has: -ENODEV");
 	fd = open(make_file("plain", 4096), O_RDONLY);
