@@ -1470,8 +1470,12 @@ int pc_restore_run(struct pc_restore *r)
 	if (!by_file && order)
 		qsort(order, nwarm, sizeof(*order), by_disk);
 	if (by_access && !have_times) {
-		say_warn(r, "'%s' has no access times (it was not made by pagecache record): disk order",
-			 r->snapshot);
+		if (r->nin > 1)
+			say_warn(r, "none of the %zu snapshots has access times (none was made by "
+				 "pagecache record): disk order", r->nin);
+		else
+			say_warn(r, "'%s' has no access times (it was not made by pagecache record): "
+				 "disk order", r->snapshot);
 		r->t.no_access_times = true;
 		r->t.order = PC_RESTORE_DISK;
 		by_access = false;

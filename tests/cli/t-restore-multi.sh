@@ -93,6 +93,9 @@ t_is "a snapshot and a recording: the recording's times stay (f at 50 ms first)"
 	"$(jq -c '[.files[] | [(.path | sub(".*/"; "")), .first_use_ms]]' accp.json)" '[["f",50],["e",100]]'
 t_is "  no warning that there are no times" "$(grep -c 'no access times' acc.err)" 0
 t_is "  recorded says which had them" "$(jq -c '[.total.snapshots[].recorded]' accp.json)" '[false,true]'
+pc restore --root "$R" --order access --dry-run s1.snap s2.snap >/dev/null 2>noacc.err
+t_ok "  none with times: said once, of them all" \
+	grep -qx "pagecache: none of the 2 snapshots has access times (none was made by pagecache record): disk order" noacc.err
 
 # ---- the budget's plan on the merged set: the active pages first ----
 mk -r "$R" -c 1700000000 p1.snap "db/a=0+$N"
