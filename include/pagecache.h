@@ -1176,6 +1176,21 @@ struct pc_restore_opts {
 #define PC_RESTORE_OPTS_INIT { .size = sizeof(struct pc_restore_opts), .max_time = -1, \
 			       .reserve = UINT64_MAX }
 
+/* one snapshot of those restored together (pc_restore_open_many), as read */
+struct pc_restore_input {
+	const char *path;		/* as given */
+	const char *root;		/* the root it was taken beneath */
+	uint64_t created;		/* unix seconds: when it was made (its META) */
+	bool recorded;			/* made by record: its used ranges carry times */
+	uint64_t files;			/* file records */
+	uint64_t devices;		/* block device records (metadata) */
+	uint64_t pages;			/* recorded pages of its files, in ours */
+	uint64_t shared;		/* of its files, those an earlier one had too, the
+					   same file: their pages united */
+	uint64_t superseded;		/* of its files, those another had as a different
+					   file (changed between them) and newer: left out */
+};
+
 struct pc_restore_result {
 	char root[4096];		/* the root restored beneath */
 	bool dry_run;
@@ -1198,6 +1213,9 @@ struct pc_restore_result {
 	bool prioritized;		/* the budget was short of the plan: the
 					   active pages first, then by first use,
 					   then in the order asked (disk, file) */
+	const struct pc_restore_input *inputs;	/* each snapshot, in the order given
+						   (the restore's own, until pc_restore_free) */
+	size_t ninputs;
 };
 
 struct pc_restore;
@@ -1206,6 +1224,22 @@ struct pc_restore;
  * with on_error told why; *ret is set on success only.
  */
 int pc_restore_open(const char *snapshot, const struct pc_restore_opts *o, struct pc_restore **ret);
+/*
+ * Several snapshots restored as one (a recording of a service's start and
+ * a snapshot of it running): all are read whole first, and one that
+ * cannot be read fails the open (on_error names it). They must have been
+ * taken beneath one root unless o->root says where (-EXDEV). A path is
+ * one file: records of it that are of the same file (inode, size, mtime,
+ * filesystem, generation and birth time where known) are united: cached
+ * and active pages, and each used page at its earliest time (each
+ * recording's times count from its own start); records of two files (it
+ * changed between them) leave the newer whole: the later creation time
+ * (META), of two in the same second the later in snapshots. Block device
+ * records: one a device, pages united. The budget, the order and the
+ * plan then work on the merged set. n 1: pc_restore_open.
+ */
+int pc_restore_open_many(const char *const *snapshots, size_t n, const struct pc_restore_opts *o,
+			 struct pc_restore **ret);
 /*
  * Restore: metadata, then the files, as the options say. 0 when all was
  * done; > 0 when something was skipped, missing, failed or the budget

@@ -241,6 +241,140 @@ static bool used_ok(const struct pc_profile_file *f, uint64_t pages)
 	return ranges_cover(f->runs, f->nruns, f->used, f->nused, 3);
 }
 
+bool pc_profile_same_file(const struct pc_profile_file *a, const struct pc_profile_file *b)
+{
+	unsigned both = a->ident & b->ident;
+
+	if ((a->ident ^ b->ident) & PC_IDENT_BDEV)
+		return false;
+	if (a->ino != b->ino || a->size != b->size || a->mtime_s != b->mtime_s ||
+	    a->mtime_ns != b->mtime_ns)
+		return false;
+	/* the filesystem by f_fsid where both know it (st_dev may change at a reboot) */
+	if (both & PC_IDENT_FSID ? a->fsid != b->fsid : a->dev != b->dev)
+		return false;
+	if ((both & PC_IDENT_GEN) && a->gen != b->gen)
+		return false;
+	return !(both & PC_IDENT_BTIME) || (a->btime_s == b->btime_s && a->btime_ns == b->btime_ns);
+}
+
+/* The union of runs a and b (pairs, ascending, disjoint): a new array; touching runs join. */
+static int runs_union(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
+		      uint64_t **ret, size_t *ret_n)
+{
+	uint64_t *v = na + nb ? malloc(2 * (na + nb) * sizeof(*v)) : NULL;
+	size_t i = 0, j = 0, n = 0;
+
+	if (na + nb && !v)
+		return -ENOMEM;
+	while (i < na || j < nb) {
+		const uint64_t *p = j == nb || (i < na && a[2 * i] <= b[2 * j]) ? &a[2 * i++]
+									      : &b[2 * j++];
+
+		if (n && p[0] <= v[2 * n - 2] + v[2 * n - 1]) {
+			if (p[0] + p[1] > v[2 * n - 2] + v[2 * n - 1])
+				v[2 * n - 1] = p[0] + p[1] - v[2 * n - 2];
+			continue;
+		}
+		v[2 * n] = p[0];
+		v[2 * n + 1] = p[1];
+		n++;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/*
+ * The union of used triples a and b (ascending, disjoint), each page at
+ * the earlier of its two times: a new array. A sweep over the points
+ * where a range of either begins or ends; a stretch that follows on from
+ * the last one at the same time extends it.
+ */
+static int used_union(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
+		      uint64_t **ret, size_t *ret_n)
+{
+	/* each range of either cuts the other's in at most two: 2 * (na + nb) stretches */
+	size_t cap = 2 * (na + nb), i = 0, j = 0, n = 0;
+	uint64_t *v = cap ? malloc(3 * cap * sizeof(*v)) : NULL, p = 0;
+
+	if (cap && !v)
+		return -ENOMEM;
+	for (;;) {
+		uint64_t sa = UINT64_MAX, sb = UINT64_MAX, s, e = UINT64_MAX, ms;
+
+		while (i < na && a[3 * i] + a[3 * i + 1] <= p)
+			i++;
+		while (j < nb && b[3 * j] + b[3 * j + 1] <= p)
+			j++;
+		if (i == na && j == nb)
+			break;
+		if (i < na)
+			sa = a[3 * i] > p ? a[3 * i] : p;
+		if (j < nb)
+			sb = b[3 * j] > p ? b[3 * j] : p;
+		s = sa < sb ? sa : sb;
+		/* the stretch from s ends where a range ends, or where the other begins */
+		if (i < na)
+			e = sa == s ? a[3 * i] + a[3 * i + 1] : sa;
+		if (j < nb) {
+			uint64_t eb = sb == s ? b[3 * j] + b[3 * j + 1] : sb;
+
+			e = eb < e ? eb : e;
+		}
+		ms = sa == s && sb == s ? (a[3 * i + 2] < b[3 * j + 2] ? a[3 * i + 2] : b[3 * j + 2])
+		     : sa == s ? a[3 * i + 2] : b[3 * j + 2];
+		if (n && v[3 * n - 3] + v[3 * n - 2] == s && v[3 * n - 1] == ms) {
+			v[3 * n - 2] += e - s;
+		} else {
+			v[3 * n] = s;
+			v[3 * n + 1] = e - s;
+			v[3 * n + 2] = ms;
+			n++;
+		}
+		p = e;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+int pc_profile_file_merge(struct pc_profile_file *into, const struct pc_profile_file *from)
+{
+	uint64_t *runs = NULL, *active = NULL, *used = NULL;
+	size_t nruns, nactive, nused;
+	unsigned more = from->ident & ~into->ident & (PC_IDENT_GEN | PC_IDENT_BTIME | PC_IDENT_FSID);
+
+	if (runs_union(into->runs, into->nruns, from->runs, from->nruns, &runs, &nruns) < 0 ||
+	    runs_union(into->active, into->nactive, from->active, from->nactive, &active,
+		       &nactive) < 0 ||
+	    used_union(into->used, into->nused, from->used, from->nused, &used, &nused) < 0) {
+		free(runs);
+		free(active);
+		return -ENOMEM;
+	}
+	free(into->runs);
+	free(into->active);
+	free(into->used);
+	into->runs = runs;
+	into->nruns = nruns;
+	into->active = active;
+	into->nactive = nactive;
+	into->used = used;
+	into->nused = nused;
+	/* what one side knew of the identity and the other did not */
+	if (more & PC_IDENT_GEN)
+		into->gen = from->gen;
+	if (more & PC_IDENT_BTIME) {
+		into->btime_s = from->btime_s;
+		into->btime_ns = from->btime_ns;
+	}
+	if (more & PC_IDENT_FSID)
+		into->fsid = from->fsid;
+	into->ident |= more;
+	return 0;
+}
+
 void pc_profile_file_release(struct pc_profile_file *f)
 {
 	if (!f)

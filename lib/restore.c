@@ -54,7 +54,9 @@ struct item {
 	uint64_t dev, ino;		/* as checked: a reopen must find them */
 	uint64_t disk;			/* physical byte of the first run, for disk order */
 	uint64_t pages;			/* pages the snapshot wants */
-	size_t order;			/* position in the snapshot */
+	size_t order;			/* position in the snapshot (several: in the first
+					   that has it, the arguments one after another) */
+	size_t src;			/* the input its record is of (several snapshots) */
 	bool ok;			/* checked: to be read */
 	bool modified;			/* size or mtime changed since the snapshot */
 	/* the plan (struct plan): pieces of it, those handed to the warmer, their results */
@@ -74,7 +76,8 @@ struct meta_fs {
 /* the block device records, and what became of them */
 struct meta_set {
 	struct pc_profile_file *recs;
-	size_t n, cap;
+	size_t *src;			/* each record's input (several snapshots) */
+	size_t n, cap, srccap;
 	struct meta_fs *fs;
 	size_t nfs, fscap;
 	struct pc_meta_row *rows;
@@ -82,15 +85,25 @@ struct meta_set {
 	uint64_t devices, pages, cached, read, unavailable;
 };
 
+/* one snapshot of several (pc_restore_open_many), as read */
+struct input {
+	char *path;
+	char root[4096];		/* as recorded */
+	bool same_place;		/* root is where we restore */
+};
+
 struct pc_restore {
 	struct pc_restore_opts o;
-	char *snapshot;
+	char *snapshot;			/* the first of them */
+	struct input *in;
+	struct pc_restore_input *inputs;	/* for the totals */
+	size_t nin;
 	struct item *items;
 	size_t n, cap;
 	struct meta_set ms;
 	uint64_t ps;			/* our page size */
-	int snap_ps;			/* the snapshot's */
-	bool same_place;		/* the root is the one the snapshot was taken in */
+	int snap_ps;			/* the snapshot's (of the one being read) */
+	bool same_place;		/* the root is the one the snapshots were taken in */
 	bool ran;
 	double t0;
 	struct pc_restore_result t;
@@ -694,7 +707,21 @@ static void row(struct meta_set *ms, const char *name, uint64_t dev, uint64_t si
 			status);
 }
 
-static bool meta_take(struct meta_set *ms, struct pc_profile_file *f, int snap_ps)
+/*
+ * Are two block device records (of two snapshots) of one device? By the
+ * filesystem's id where both have it, else by the device number.
+ */
+static bool same_device(const struct pc_profile_file *a, const struct pc_profile_file *b)
+{
+	return a->ident & b->ident & PC_IDENT_FSID ? a->fsid == b->fsid : a->dev == b->dev;
+}
+
+/*
+ * A record of input src: a block device's is kept aside (true); one of a
+ * device an earlier input has a record of is united with it, one record a
+ * device. A file's filesystem is noted, for finding the devices (false).
+ */
+static bool meta_take(struct meta_set *ms, struct pc_profile_file *f, int snap_ps, size_t src)
 {
 	uint64_t fsid = f->ident & PC_IDENT_FSID ? f->fsid : 0, ps = pc_page_size();
 	char *path;
@@ -702,11 +729,21 @@ static bool meta_take(struct meta_set *ms, struct pc_profile_file *f, int snap_p
 	if (f->ident & PC_IDENT_BDEV) {
 		if (snap_ps != (int)ps)
 			widen_runs(f->runs, &f->nruns, (uint64_t)snap_ps, ps);
-		if (pc_grow(&ms->recs, &ms->cap, ms->n, sizeof(*ms->recs)) < 0) {
+		for (size_t k = 0; k < ms->n && src; k++)
+			if (ms->src[k] < src && same_device(&ms->recs[k], f) &&
+			    pc_profile_file_merge(&ms->recs[k], f) == 0) {
+				if (f->size > ms->recs[k].size)	/* shown only: runs are clipped to it now */
+					ms->recs[k].size = f->size;
+				pc_profile_file_release(f);
+				return true;
+			}
+		if (pc_grow(&ms->recs, &ms->cap, ms->n, sizeof(*ms->recs)) < 0 ||
+		    pc_grow(&ms->src, &ms->srccap, ms->n, sizeof(*ms->src)) < 0) {
 			pc_profile_file_release(f);	/* left out: said as unavailable */
 			ms->unavailable++;
 			return true;
 		}
+		ms->src[ms->n] = src;
 		ms->recs[ms->n++] = *f;
 		return true;
 	}
@@ -842,6 +879,7 @@ static void meta_release(struct meta_set *ms)
 	for (size_t i = 0; i < ms->nfs; i++)
 		free(ms->fs[i].path);
 	free(ms->recs);
+	free(ms->src);
 	free(ms->fs);
 	free(ms->rows);
 	memset(ms, 0, sizeof(*ms));
@@ -855,20 +893,31 @@ void pc_restore_free(struct pc_restore *r)
 		pc_profile_file_release(&r->items[i].f);
 	free(r->items);
 	meta_release(&r->ms);
+	for (size_t i = 0; i < r->nin; i++)
+		free(r->in[i].path);
+	free(r->in);
+	free(r->inputs);
 	free(r->snapshot);
 	free(r);
 }
 
-/* The whole snapshot into r: the files as items, the block device records aside. */
-static int read_snapshot(struct pc_restore *r, struct pc_profile_reader *pr)
+/*
+ * The whole snapshot (input k) into r: the files as items, the block
+ * device records aside. Pages in ours from here on: runs and used ranges
+ * widened where the snapshot's page size is not ours (active unknown).
+ */
+static int read_snapshot(struct pc_restore *r, struct pc_profile_reader *pr, size_t k)
 {
+	struct pc_restore_input *in = &r->inputs[k];
 	struct pc_profile_file f;
 	int rc;
 
 	while ((rc = pc_profile_next(pr, &f)) > 0) {
 		struct item *it;
 
-		if (meta_take(&r->ms, &f, r->snap_ps))	/* a block device's record, not a file */
+		if (f.ident & PC_IDENT_BDEV)
+			in->devices++;
+		if (meta_take(&r->ms, &f, r->snap_ps, k))	/* a block device's record, not a file */
 			continue;
 		if (pc_grow(&r->items, &r->cap, r->n, sizeof(*r->items)) < 0) {
 			pc_profile_file_release(&f);
@@ -877,32 +926,131 @@ static int read_snapshot(struct pc_restore *r, struct pc_profile_reader *pr)
 		it = &r->items[r->n];
 		memset(it, 0, sizeof(*it));
 		it->f = f;
+		it->src = k;
 		it->order = r->n++;
 		if (r->snap_ps != (int)r->ps) {
 			/* runs are in the snapshot's pages: ours, overlaps merged; active unknown */
 			widen_runs(it->f.runs, &it->f.nruns, (uint64_t)r->snap_ps, r->ps);
+			used_to_pages(&it->f, (uint64_t)r->snap_ps, r->ps, UINT64_MAX);
 			it->f.nactive = 0;
 		}
-		for (size_t k = 0; k < it->f.nruns; k++)
-			it->pages += it->f.runs[2 * k + 1];
+		for (size_t j = 0; j < it->f.nruns; j++)
+			it->pages += it->f.runs[2 * j + 1];
+		in->files++;
+		in->pages += it->pages;
 	}
 	return rc;
 }
 
+static int by_path(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+	int c = strcmp(x->f.path, y->f.path);
+
+	return c ? c : x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int by_order(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/*
+ * Several snapshots: one item a path (beneath the one root). Records of
+ * the same file (pc_profile_same_file) are united (pc_profile_file_merge:
+ * cached and active runs, used times the earliest a page); where they
+ * are of two files (it changed between the snapshots), the newer record
+ * is kept whole: the later META creation time, and of two made in the
+ * same second, the later argument. Each keeps the place of its path's
+ * first record, the arguments one after another (--order file).
+ */
+static int merge_items(struct pc_restore *r)
+{
+	size_t m = 0, i;
+	int rc = 0;
+
+	qsort(r->items, r->n, sizeof(*r->items), by_path);
+	for (i = 0; i < r->n; i++) {
+		struct item *it = &r->items[i], *keep = m ? &r->items[m - 1] : NULL;
+
+		if (!keep || strcmp(keep->f.path, it->f.path)) {
+			if (m != i) {
+				r->items[m] = *it;
+				memset(it, 0, sizeof(*it));	/* moved: its arrays are the copy's */
+			}
+			m++;
+			continue;
+		}
+		if (pc_profile_same_file(&keep->f, &it->f)) {
+			rc = pc_profile_file_merge(&keep->f, &it->f);
+			if (rc < 0)
+				break;
+			r->inputs[it->src].shared++;
+			if (r->inputs[it->src].created >= r->inputs[keep->src].created)
+				keep->src = it->src;	/* the newer: whose root judges it */
+			pc_profile_file_release(&it->f);
+		} else if (r->inputs[it->src].created >= r->inputs[keep->src].created) {
+			size_t order = keep->order;	/* sorted: it is the later argument */
+
+			r->inputs[keep->src].superseded++;
+			pc_profile_file_release(&keep->f);
+			*keep = *it;
+			keep->order = order;
+			memset(it, 0, sizeof(*it));
+		} else {
+			r->inputs[it->src].superseded++;
+			pc_profile_file_release(&it->f);
+		}
+	}
+	/* those not reached (no memory): kept as they are, for pc_restore_free */
+	for (; i < r->n; i++, m++)
+		if (m != i) {
+			r->items[m] = r->items[i];
+			memset(&r->items[i], 0, sizeof(r->items[i]));
+		}
+	r->n = m;
+	if (rc < 0)
+		return rc;
+	qsort(r->items, r->n, sizeof(*r->items), by_order);
+	for (i = 0; i < r->n; i++) {
+		struct item *it = &r->items[i];
+
+		it->order = i;
+		it->pages = 0;
+		for (size_t k = 0; k < it->f.nruns; k++)
+			it->pages += it->f.runs[2 * k + 1];
+	}
+	return 0;
+}
+
 int pc_restore_open(const char *snapshot, const struct pc_restore_opts *o, struct pc_restore **ret)
+{
+	return pc_restore_open_many(&snapshot, 1, o, ret);
+}
+
+int pc_restore_open_many(const char *const *snapshots, size_t n, const struct pc_restore_opts *o,
+			 struct pc_restore **ret)
 {
 	struct pc_profile_reader *pr;
 	struct pc_restore *r;
-	char err[256];
+	char err[256], host[256] = "";
 	int rc;
 
-	if (!o || !o->size)
+	if (!o || !o->size || !snapshots || !n)
 		return -EINVAL;
 	r = calloc(1, sizeof(*r));
-	if (!r || !(r->snapshot = strdup(snapshot))) {
+	if (!r || !(r->snapshot = strdup(snapshots[0])) || !(r->in = calloc(n, sizeof(*r->in))) ||
+	    !(r->inputs = calloc(n, sizeof(*r->inputs)))) {
+		if (r) {
+			free(r->in);
+			free(r->snapshot);
+		}
 		free(r);
 		return -ENOMEM;
 	}
+	r->nin = n;
 	/* a caller built against an older, shorter struct: the rest as zero */
 	memcpy(&r->o, o, o->size < sizeof(r->o) ? o->size : sizeof(r->o));
 	if (o->size < sizeof(r->o)) {
@@ -915,51 +1063,89 @@ int pc_restore_open(const char *snapshot, const struct pc_restore_opts *o, struc
 	snprintf(r->t.root, sizeof(r->t.root), "/");
 	r->t.dry_run = r->o.dry_run;
 	r->t.order = r->o.order;
+	r->t.inputs = r->inputs;
+	r->t.ninputs = n;
 
-	rc = pc_profile_open(snapshot, &pr, err, sizeof(err));
-	if (rc < 0) {
-		say_error(r, snapshot, "cannot read snapshot", 0, err);
-		pc_restore_free(r);
-		return rc;
-	}
-	r->snap_ps = (int)pc_profile_get_meta(pr)->page_size;
-	/* the whole snapshot first: nothing is opened from one that is not whole */
-	rc = read_snapshot(r, pr);
-	if (rc < 0) {
-		say_error(r, snapshot, "corrupt snapshot",
-			  0, rc == -EBADMSG ? pc_profile_error(pr) : strerror(-rc));
+	/* every snapshot whole first: nothing is opened unless all of them are whole */
+	for (size_t k = 0; k < n; k++) {
+		const struct pc_profile_meta *meta;
+
+		if (!(r->in[k].path = strdup(snapshots[k]))) {
+			pc_restore_free(r);
+			return -ENOMEM;
+		}
+		r->inputs[k].path = r->in[k].path;
+		r->inputs[k].root = r->in[k].root;
+		rc = pc_profile_open(snapshots[k], &pr, err, sizeof(err));
+		if (rc < 0) {
+			say_error(r, snapshots[k], "cannot read snapshot", 0, err);
+			pc_restore_free(r);
+			return rc;
+		}
+		meta = pc_profile_get_meta(pr);
+		r->snap_ps = (int)meta->page_size;
+		snprintf(r->in[k].root, sizeof(r->in[k].root), "%s", meta->root);
+		if (k == 0)
+			snprintf(host, sizeof(host), "%s", meta->host);
+		r->inputs[k].created = meta->created;
+		r->inputs[k].recorded = meta->flags & PC_META_RECORDED;
+		rc = read_snapshot(r, pr, k);
+		if (rc < 0) {
+			say_error(r, snapshots[k], "corrupt snapshot",
+				  0, rc == -EBADMSG ? pc_profile_error(pr) : strerror(-rc));
+			pc_profile_close(pr);
+			pc_restore_free(r);
+			return rc;
+		}
 		pc_profile_close(pr);
-		pc_restore_free(r);
-		return rc;
 	}
 
 	/*
 	 * The root: the caller's, or "/"; a snapshot taken beneath another
-	 * root names it, but only the caller may say to restore there.
+	 * root names it, but only the caller may say to restore there. Of
+	 * several, each path is one file only beneath one root: taken beneath
+	 * two, they are refused unless the caller says where (--root).
 	 */
-	{
-		const char *recorded = pc_profile_get_meta(pr)->root;
-		char *a, *b;
+	for (size_t k = 1; k < n && !r->o.root; k++) {
+		char why[9000];
 
-		if (!r->o.root && strcmp(recorded, "/")) {
-			char why[8800];
-
-			snprintf(why, sizeof(why), "its paths are relative to '%s' on %s; say where "
-				 "to restore them with --root (--root '%s' for the same place)",
-				 recorded, pc_profile_get_meta(pr)->host, recorded);
-			say_error(r, snapshot, "cannot restore", 0, why);
-			pc_profile_close(pr);
-			pc_restore_free(r);
-			return -EXDEV;
-		}
-		snprintf(r->t.root, sizeof(r->t.root), "%s", r->o.root ? r->o.root : "/");
-		a = pc_abspath(r->t.root);
-		b = pc_abspath(recorded);
-		r->same_place = a && b && !strcmp(a, b);
-		free(a);
-		free(b);
+		if (!strcmp(r->in[k].root, r->in[0].root))
+			continue;
+		snprintf(why, sizeof(why), "taken beneath '%s', and '%s' beneath '%s': snapshots "
+			 "restored together must share a root (say where to restore them with --root)",
+			 r->in[k].root, snapshots[0], r->in[0].root);
+		say_error(r, snapshots[k], "cannot restore", 0, why);
+		pc_restore_free(r);
+		return -EXDEV;
 	}
-	pc_profile_close(pr);
+	if (!r->o.root && strcmp(r->in[0].root, "/")) {
+		char why[8800];
+
+		snprintf(why, sizeof(why), "its paths are relative to '%s' on %s; say where "
+			 "to restore them with --root (--root '%s' for the same place)",
+			 r->in[0].root, host, r->in[0].root);
+		say_error(r, snapshots[0], "cannot restore", 0, why);
+		pc_restore_free(r);
+		return -EXDEV;
+	}
+	snprintf(r->t.root, sizeof(r->t.root), "%s", r->o.root ? r->o.root : "/");
+	{
+		char *a = pc_abspath(r->t.root);
+
+		for (size_t k = 0; k < n; k++) {
+			char *b = pc_abspath(r->in[k].root);
+
+			r->in[k].same_place = a && b && !strcmp(a, b);
+			r->same_place &= r->in[k].same_place;
+			free(b);
+		}
+		free(a);
+	}
+	if (n > 1 && (rc = merge_items(r)) < 0) {
+		say_error(r, snapshots[0], "cannot merge", -rc, NULL);
+		pc_restore_free(r);
+		return rc;
+	}
 	*ret = r;
 	return 0;
 }
@@ -983,7 +1169,7 @@ static void check_files(struct pc_restore *r, int rootfd, bool by_file)
 			open_failed(r, it, fd, &st, "missing");
 			continue;
 		}
-		why = judge(it, fd, &st, r->same_place, r->o.strict, &it->modified);
+		why = judge(it, fd, &st, r->in[it->src].same_place, r->o.strict, &it->modified);
 		/* allow_changed warms changed regular files; it lifts no other rule */
 		if (why && !r->o.allow_changed) {
 			say_skip(r, shown(r->t.root, it, show, sizeof(show)), PC_RESTORE_CHANGED, why);
@@ -1002,7 +1188,7 @@ static void check_files(struct pc_restore *r, int rootfd, bool by_file)
 			it->pages += it->f.runs[2 * k + 1];
 		if (!by_file) {
 			/* access order's, and a short budget's in disk order too */
-			used_to_pages(&it->f, (uint64_t)r->snap_ps, r->ps, pages_now);
+			used_to_pages(&it->f, r->ps, r->ps, pages_now);	/* ours since read */
 		} else {
 			free(it->f.used);	/* times matter to access and disk order only */
 			it->f.used = NULL;
@@ -1317,8 +1503,12 @@ int pc_restore_run(struct pc_restore *r)
 	if (!by_file && order)
 		qsort(order, nwarm, sizeof(*order), by_disk);
 	if (by_access && !have_times) {
-		say_warn(r, "'%s' has no access times (it was not made by pagecache record): disk order",
-			 r->snapshot);
+		if (r->nin > 1)
+			say_warn(r, "none of the %zu snapshots has access times (none was made by "
+				 "pagecache record): disk order", r->nin);
+		else
+			say_warn(r, "'%s' has no access times (it was not made by pagecache record): "
+				 "disk order", r->snapshot);
 		r->t.no_access_times = true;
 		r->t.order = PC_RESTORE_DISK;
 		by_access = false;

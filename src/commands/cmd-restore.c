@@ -24,7 +24,9 @@
 struct restore_cli {
 	struct pc_restore_opts o;
 	struct cli_opts co;
-	const char *cgroup, *snap;
+	const char *cgroup;
+	const char *const *snaps;	/* SNAPSHOT...: argv's */
+	size_t nsnaps;
 	bool list, quiet;
 	/* the progress line, while the engine reads */
 	struct pc_progress progress;
@@ -80,7 +82,7 @@ static const struct cli_opt restore_opts[] = {
 const struct cli_spec restore_spec = {
 	.name = "restore",
 	.usage =
-	"Usage: pagecache restore [OPTIONS] SNAPSHOT\n"
+	"Usage: pagecache restore [OPTIONS] SNAPSHOT...\n"
 	"\n"
 	"Bring the pages a snapshot recorded back into the page cache, so a service\n"
 	"restarted (or moved) starts warm. A file modified in place since the\n"
@@ -99,6 +101,10 @@ const struct cli_spec restore_spec = {
 	"Block device records (snapshot --metadata: the filesystems' metadata) are\n"
 	"read first, as root, through the device under the restored files'\n"
 	"filesystem (never the name the snapshot holds); one not found is named.\n"
+	"Several snapshots are restored as one (a recording of the service's start\n"
+	"and a snapshot of it running): taken beneath one root (else --root), each\n"
+	"read whole first; the same file's pages united, each used page at its\n"
+	"earliest time; of a file that changed between them, the newer record.\n"
 	"\n",
 	.footer =
 	"\n"
@@ -106,6 +112,7 @@ const struct cli_spec restore_spec = {
 	"  pagecache restore /var/tmp/db.snap\n"
 	"  pagecache restore --root /mnt/replica --cgroup system.slice/db.service db.snap\n"
 	"  pagecache restore --order access --max-time 2 boot.snap\n"
+	"  pagecache restore running.pcs start.pcs\n"
 	"Exit status: 0 all restored, or --max-time ran out (it did what it was\n"
 	"told: the report says how far it got); 1 some files replaced (or, with\n"
 	"--strict, modified), missing or failed, the\n"
@@ -200,11 +207,12 @@ static int parse(struct restore_cli *c, int argc, char **argv)
 	c->o.max_mem = bo.max_mem;
 	c->o.reserve = bo.reserve;
 	c->o.rate = bo.rate;
-	if (argc - optind != 1)
-		return cli_usage_error("want one SNAPSHOT");
+	if (argc - optind < 1)
+		return cli_usage_error("want a SNAPSHOT (or several)");
 	if (c->o.strict && c->o.allow_changed)
 		return cli_usage_error("--strict and --allow-changed contradict each other");
-	c->snap = argv[optind];
+	c->snaps = (const char *const *)argv + optind;
+	c->nsnaps = (size_t)(argc - optind);
 	return -1;
 }
 
@@ -319,6 +327,56 @@ static void on_file(void *arg, const struct pc_restore_file *f)
 
 /* ---- the report ---- */
 
+/*
+ * The snapshots restored together, each with its counts: a list under
+ * the total (JSON snapshots[], key=value snapshots.count, snapshots.N.*),
+ * as given; before they were read (an open that failed), their paths.
+ */
+static void inputs_report(const struct restore_cli *c, const struct pc_restore_result *t,
+			  struct orec *rec)
+{
+	for (size_t i = 0; i < c->nsnaps; i++) {
+		const struct pc_restore_input *in = i < t->ninputs ? &t->inputs[i] : NULL;
+		struct orec r = { 0 };
+
+		orec_str(&r, "path", c->snaps[i], 0);
+		if (in) {
+			orec_str(&r, "root", in->root, 0);
+			orec_u64(&r, "created", in->created, 0);
+			orec_bool(&r, "recorded", in->recorded);
+			orec_u64(&r, "files", in->files, 0);
+			orec_u64(&r, "pages", in->pages, OF_PAGES);
+			orec_u64(&r, "metadata_devices", in->devices, 0);
+			orec_u64(&r, "shared", in->shared, 0);
+			orec_u64(&r, "superseded", in->superseded, 0);
+		}
+		orec_list_add(rec, "snapshots", &r);
+	}
+}
+
+/* Several snapshots: a line saying what each brought (one: nothing more than before). */
+static void inputs_human(const struct pc_restore_result *t)
+{
+	if (t->ninputs < 2)
+		return;
+	out_human_line("Merged %zu snapshots:", t->ninputs);
+	for (size_t i = 0; i < t->ninputs; i++) {
+		const struct pc_restore_input *in = &t->inputs[i];
+		char more[160] = "", meta[64] = "";
+
+		if (in->shared || in->superseded)
+			snprintf(more, sizeof(more), "; %llu also in an earlier one (united), "
+				 "%llu left out for a newer record",
+				 (unsigned long long)in->shared, (unsigned long long)in->superseded);
+		if (in->devices)
+			snprintf(meta, sizeof(meta), ", metadata of %llu block device%s",
+				 (unsigned long long)in->devices, in->devices == 1 ? "" : "s");
+		out_human_line("  '%s' (%s): %llu files, %llu pages%s%s", in->path,
+			       in->recorded ? "recorded" : "snapshot", (unsigned long long)in->files,
+			       (unsigned long long)in->pages, meta, more);
+	}
+}
+
 static void report(const struct restore_cli *c, const struct pc_restore_result *t, double t0)
 {
 	struct meta_set ms = {
@@ -331,7 +389,7 @@ static void report(const struct restore_cli *c, const struct pc_restore_result *
 	struct orec rec = { 0 };
 	char a[32];
 
-	orec_str(&rec, "snapshot", c->snap, 0);
+	orec_str(&rec, "snapshot", c->snaps[0], 0);
 	orec_str(&rec, "root", t->root, 0);
 	orec_bool(&rec, "dry_run", t->dry_run);
 	orec_u64(&rec, "files", t->files, 0);
@@ -357,6 +415,7 @@ static void report(const struct restore_cli *c, const struct pc_restore_result *
 	orec_u64(&rec, "files_partly", t->files_partly, 0);
 	orec_bool(&rec, "prioritized", t->prioritized);
 	orec_f64(&rec, "elapsed", pc_now() - t0);
+	inputs_report(c, t, &rec);
 	out_object("total", &rec);
 	if (c->co.fmt != OUT_HUMAN)
 		return;
@@ -370,6 +429,7 @@ static void report(const struct restore_cli *c, const struct pc_restore_result *
 		       fmt_size(todo * ps, a, sizeof(a)), (unsigned long long)t->changed,
 		       (unsigned long long)t->missing, pc_now() - t0);
 	meta_human(&ms, true, t->dry_run);
+	inputs_human(t);
 	if (t->modified)
 		out_human_line("%llu of them modified in place since the snapshot: their "
 			       "recorded pages inside their size %s",
@@ -464,7 +524,8 @@ int cmd_restore(int argc, char **argv)
 			return rc;
 		child = true;
 	}
-	if ((!c.cgroup || join_cgroup(&c)) && pc_restore_open(c.snap, &c.o, &r) == 0) {
+	if ((!c.cgroup || join_cgroup(&c)) &&
+	    pc_restore_open_many(c.snaps, c.nsnaps, &c.o, &r) == 0) {
 		/* a dry run that got to its list has rows */
 		if (pc_restore_run(r) >= 0 && c.o.dry_run)
 			c.list = true;

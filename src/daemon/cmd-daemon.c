@@ -129,6 +129,7 @@ struct svc {
 	double due;			/* monotonic time of the next snapshot; 0: none */
 	time_t due_wall;
 	bool restore_pending;		/* its start-up restore has not ended yet */
+	bool restore_snap, restore_rec;	/* what its restore job reads: the snapshot, the recording */
 	bool cg_waiting;		/* its restore waits for its cgroup to appear */
 	double cg_until;		/* monotonic: until then; 0: not waited yet */
 	/* the last snapshot */
@@ -427,7 +428,8 @@ static bool snapshot_dir_safe(const struct dsvc *c)
 	char who[96];
 
 	snprintf(who, sizeof(who), "[service %s]", c->name);
-	return dir_safe(c->snapshot, who, "snapshot");
+	return dir_safe(c->snapshot, who, "snapshot") &&
+	       (!c->recording || dir_safe(c->recording, who, "recording"));
 }
 
 /*
@@ -688,6 +690,8 @@ static void restore_job(struct svc *s, int fd)
 	struct cli_budget bo = CLI_BUDGET_INIT;
 	const struct pc_restore_result *t;
 	struct pc_restore *r;
+	const char *in[2];
+	size_t nin = 0;
 	int rc;
 
 	prctl(PR_SET_NAME, "pc-restore");	/* what ps and pgrep call it: no exec names it */
@@ -735,7 +739,12 @@ static void restore_job(struct svc *s, int fd)
 	o.on_error = rjob_error;
 	o.on_warn = rjob_warn;
 	o.arg = &j;
-	if (pc_restore_open(c->snapshot, &o, &r) < 0)
+	/* with a recording of the service's start: both, merged (what the start reads elsewhere) */
+	if (s->restore_snap)
+		in[nin++] = c->snapshot;
+	if (s->restore_rec)
+		in[nin++] = c->recording;
+	if (!nin || pc_restore_open_many(in, nin, &o, &r) < 0)
 		job_exit(fd, &res, 2);
 	rc = pc_restore_run(r);
 	t = pc_restore_totals(r);
@@ -861,6 +870,29 @@ static void cg_check(void)
 	set_status();
 }
 
+/*
+ * A file a restore job is to read: 1 a regular file root wrote and
+ * nobody else may write (root reads only what root wrote; its directory
+ * is checked too), 0 not there (*ret_err: why), -1 not to be read (said).
+ */
+static int restore_input(const struct dsvc *c, const char *path, int *ret_err)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0) {
+		if (ret_err)
+			*ret_err = errno;
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    (st.st_mode & 022)) {
+		dlog(LOG_ERR, "[service %s]: not restoring %s: %s", c->name, path,
+		     !S_ISREG(st.st_mode) ? "not a regular file" : "not root's, or writable by others");
+		return -1;
+	}
+	return 1;
+}
+
 static void start_job(struct svc *s, enum job_kind kind)
 {
 	struct dsvc *c = s->c;
@@ -879,26 +911,30 @@ static void start_job(struct svc *s, enum job_kind kind)
 			return;
 		}
 	} else {
-		struct stat st;
+		int snap, rec = 0, err;
 
 		s->restore_pending = false;
-		if (lstat(c->snapshot, &st) < 0) {
+		snap = restore_input(c, c->snapshot, &err);
+		if (snap == 0 && c->recording && (rec = restore_input(c, c->recording, NULL)) > 0)
+			dlog(LOG_INFO, "[service %s]: no snapshot yet (%s: %s): restoring its recording "
+				       "alone", c->name, c->snapshot, strerror(err));
+		if (snap == 0 && rec == 0) {
 			s->rest_time = time(NULL);
 			s->rest_result = "no-snapshot";
 			dlog(LOG_INFO, "[service %s]: nothing to restore: %s: %s", c->name, c->snapshot,
-			     strerror(errno));
+			     strerror(err));
 			return;
 		}
-		/* root reads only what root wrote (its directory is checked too) */
-		if (!S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
-		    (st.st_mode & 022)) {
+		if (snap > 0 && c->recording && (rec = restore_input(c, c->recording, &err)) == 0)
+			dlog(LOG_INFO, "[service %s]: no recording (%s: %s): restoring the snapshot "
+				       "alone", c->name, c->recording, strerror(err));
+		if (snap < 0 || rec < 0) {
 			s->rest_time = time(NULL);
 			s->rest_result = "failed";
-			dlog(LOG_ERR, "[service %s]: not restoring %s: %s", c->name, c->snapshot,
-			     !S_ISREG(st.st_mode) ? "not a regular file"
-						  : "not root's, or writable by others");
 			return;
 		}
+		s->restore_snap = snap > 0;
+		s->restore_rec = rec > 0;
 		if (c->cgroup && cg_missing(s))
 			return;
 	}
@@ -1930,11 +1966,12 @@ static void check_report(void)
 		struct dsvc *c = &D.conf.svc[i];
 		char *n = out_escape(c->name), *sn = out_escape(c->snapshot);
 
-		printf("  [service %s] %s -> %s, every %us%s%s%s%s\n", n ? n : "?",
+		printf("  [service %s] %s -> %s, every %us%s%s%s%s%s\n", n ? n : "?",
 		       c->npaths ? "paths" : c->pid_file ? "pid-file" : "cgroup", sn ? sn : "?",
 		       c->interval, c->interval ? "" : " (only at stop)",
-		       c->restore ? ", restored at start" : "", c->cgroup ? ", cgroup" : "",
-		       c->nlock ? ", lock set" : "");
+		       c->restore ? ", restored at start" : "",
+		       c->restore && c->recording ? " with its recording" : "",
+		       c->cgroup ? ", cgroup" : "", c->nlock ? ", lock set" : "");
 		free(n);
 		free(sn);
 	}

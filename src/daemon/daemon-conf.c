@@ -265,6 +265,9 @@ static void service_key(struct pstate *p, const char *key, const char *val)
 	} else if (!strcmp(key, "snapshot")) {
 		if (absolute(p, key, v))
 			return set_str(p, key, &s->snapshot, v);
+	} else if (!strcmp(key, "recording")) {
+		if (absolute(p, key, v))
+			return set_str(p, key, &s->recording, v);
 	} else if (!strcmp(key, "root")) {
 		if (absolute(p, key, v))
 			return set_str(p, key, &s->root, v);
@@ -316,9 +319,9 @@ static void service_key(struct pstate *p, const char *key, const char *val)
 		if (cli_parse_decimal(v, 0, 1, 0, &s->guard) < 0)
 			perr(p, "guard: a ratio from 0 to 1, not '%s'", v);
 	} else {
-		perr(p, "unknown key '%s' in [service %s] (paths, pid-file, cgroup, snapshot, root, "
-			"interval, timeout, restore, active, max-mem, rate, guard, lock, lock-max, "
-			"cgroup-wait)", key,
+		perr(p, "unknown key '%s' in [service %s] (paths, pid-file, cgroup, snapshot, "
+			"recording, root, interval, timeout, restore, active, max-mem, rate, guard, lock, "
+			"lock-max, cgroup-wait)", key,
 		     s->name);
 	}
 	free(v);
@@ -431,6 +434,17 @@ static void finish(struct pstate *p, struct dsvc *s)
 
 		if (o < s && o->snapshot && !strcmp(o->snapshot, s->snapshot))
 			perr(p, "[service %s]: its snapshot is [service %s]'s too", s->name, o->name);
+	}
+	/* a recording a snapshot job writes over would be lost at the first interval */
+	for (size_t i = 0; i < p->c->nsvc; i++) {
+		struct dsvc *o = &p->c->svc[i];
+
+		if (o <= s && s->recording && o->snapshot && !strcmp(o->snapshot, s->recording))
+			perr(p, "[service %s]: its recording is [service %s]'s snapshot", s->name,
+			     o->name);
+		else if (o < s && o->recording && s->snapshot && !strcmp(o->recording, s->snapshot))
+			perr(p, "[service %s]: its recording is [service %s]'s snapshot", o->name,
+			     s->name);
 	}
 }
 
@@ -577,6 +591,7 @@ void dconf_free(struct dconf *c)
 		free(s->pid_file);
 		free(s->cgroup);
 		free(s->snapshot);
+		free(s->recording);
 		free(s->root);
 		free(s->max_mem);
 		free(s->rate);
@@ -614,7 +629,8 @@ bool dsvc_same(const struct dsvc *a, const struct dsvc *b)
 {
 	return same_str(a->name, b->name) && same_list(a->paths, a->npaths, b->paths, b->npaths) &&
 	       same_str(a->pid_file, b->pid_file) && same_str(a->cgroup, b->cgroup) &&
-	       same_str(a->snapshot, b->snapshot) && same_str(a->root, b->root) &&
+	       same_str(a->snapshot, b->snapshot) && same_str(a->recording, b->recording) &&
+	       same_str(a->root, b->root) &&
 	       a->interval == b->interval && a->timeout == b->timeout && a->restore == b->restore &&
 	       a->cgroup_wait == b->cgroup_wait &&
 	       a->active == b->active &&

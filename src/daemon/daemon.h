@@ -82,6 +82,7 @@ struct dsvc {
 	char *cgroup;			/* select by (when no paths/pid-file) and charge restores to */
 	unsigned cgroup_wait;		/* seconds the start-up restore waits for cgroup to appear */
 	char *snapshot;			/* default DAEMON_STATE_DIR/NAME.snap */
+	char *recording;		/* restored with the snapshot (record's, of a start); NULL: none */
 	char *root;			/* --root for snapshot and restore; NULL: / */
 	unsigned interval;		/* seconds between snapshots; 0: only at stop */
 	unsigned timeout;		/* a job running longer is stopped; 0: never */

@@ -465,6 +465,37 @@ t_wait 10 hot_ended
 t_is "a restore of pages all cached reads nothing: cached, not done" "$(st | jq -r '.services[0].restore_result')" cached
 t_kill $RPID
 
+# ---- recording = : restored with the snapshot, merged (issue 24) ----
+cat data/a data/b >/dev/null
+pc snapshot -o state/rec.snap data/a >/dev/null 2>&1
+pc snapshot -o state/rec.start.pcs data/b >/dev/null 2>&1	# what the start read elsewhere
+printf '[daemon]\nsocket = %s/run/pc.sock\n[service rec]\npaths = %s/data/a\nsnapshot = %s/state/rec.snap\nrecording = %s/state/rec.start.pcs\ninterval = 0\n' \
+	"$T_DIR" "$T_DIR" "$T_DIR" "$T_DIR" >rec.conf; chmod 644 rec.conf
+t_ok "daemon --check says the recording is restored too" \
+	sh -c "'$PAGECACHE' daemon --check --config rec.conf | grep -q 'restored at start with its recording'"
+drop data/a data/b
+"$PAGECACHE" daemon --config rec.conf 2>rec.log &
+RPID=$!
+T_CLEANUP+=("kill -9 $RPID")
+t_wait 10 test -S run/pc.sock
+t_wait 10 hot_ended
+t_is "recording = : its restore is done, the pages of both wanted" \
+	"$(st | jq -r '.services[0] | "\(.restore_result) \(.restore_pages)"')" \
+	"done $(($(pc show --json state/rec.snap | jq .total.pages) + $(pc show --json state/rec.start.pcs | jq .total.pages)))"
+t_ok "  the recording's file came back too" test "$(cached_pages data/b)" -gt 0
+t_kill $RPID
+mv state/rec.start.pcs rec.start.away
+drop data/a data/b
+"$PAGECACHE" daemon --config rec.conf 2>rec2.log &
+RPID=$!
+T_CLEANUP+=("kill -9 $RPID")
+t_wait 10 test -S run/pc.sock
+t_wait 10 hot_ended
+t_is "no recording yet: the snapshot alone, done" \
+	"$(st | jq -r '.services[0].restore_result') $(cached_pages data/b)" "done 0"
+t_ok "  the log says so" grep -q "no recording (.*rec.start.pcs: No such file or directory): restoring the snapshot alone" rec2.log
+t_kill $RPID
+
 # ---- a `cgroup =` service (issue 22): up while a process is in its cgroup ----
 CGROOT=""
 if [ -d /sys/fs/cgroup/memory ]; then

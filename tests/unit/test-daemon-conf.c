@@ -117,6 +117,7 @@ static void test_good(void)
 		"[ service \"web.service\" ]   # quoted name\n"
 		"cgroup = web.service\n"
 		"snapshot = /var/tmp/web.snap\n"
+		"recording = /var/tmp/web.start.pcs\n"
 		"root = /mnt/r\n";
 	struct dconf c;
 	char *err;
@@ -143,6 +144,8 @@ static void test_good(void)
 	ok(!strcmp(db->snapshot, DAEMON_STATE_DIR "/db.snap") &&
 	   !strcmp(web->snapshot, "/var/tmp/web.snap") && !strcmp(web->root, "/mnt/r"),
 	   "the snapshot by default in " DAEMON_STATE_DIR ", else as given");
+	ok(!db->recording && !strcmp(web->recording, "/var/tmp/web.start.pcs"),
+	   "a recording only where given");
 	ok(web->interval == 300 && web->restore && web->active && web->guard == 0.5 &&
 	   web->timeout == 1800 && web->cgroup_wait == DAEMON_CGROUP_WAIT && !web->nlock &&
 	   !web->max_mem, "the defaults (interval 300, restore, active, guard 0.5, ...)");
@@ -257,6 +260,13 @@ static void test_errors(void)
 		{ "[service a]\npaths = /x\nlock-max = 1G\n", 1, "lock-max = needs lock =" },
 		{ "[service a]\npaths = /x\nsnapshot = /s\n[service b]\npaths = /y\nsnapshot = /s\n",
 		  4, "its snapshot is [service a]'s too" },
+		{ "[service a]\npaths = /x\nrecording = rel\n", 3, "'rel' is not an absolute path" },
+		{ "[service a]\npaths = /x\nsnapshot = /s\nrecording = /s\n", 1,
+		  "its recording is [service a]'s snapshot" },
+		{ "[service a]\npaths = /x\nrecording = /s\n[service b]\npaths = /y\nsnapshot = /s\n",
+		  4, "[service a]: its recording is [service b]'s snapshot" },
+		{ "[service a]\npaths = /x\nrecording = " DAEMON_STATE_DIR "/b.snap\n[service b]\n"
+		  "paths = /y\n", 4, "[service a]: its recording is [service b]'s snapshot" },
 	};
 	struct dconf c;
 	char *err;

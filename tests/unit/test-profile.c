@@ -2,10 +2,11 @@
 /*
  * profile.c: a snapshot round-trips; writing is atomic; a truncated,
  * bit-flipped or lying file is a clear error, never a crash or a huge
- * allocation.
+ * allocation; two records of one file merge (restore of several).
  */
 #define _GNU_SOURCE
 #include "pagecache.h"
+#include "internal.h"		/* pc_profile_same_file, pc_profile_file_merge */
 #include "tap.h"
 
 #include <dirent.h>
@@ -700,6 +701,119 @@ static void test_v4(const struct pc_profile_meta *m0)
 	}
 }
 
+/* n numbers of v are want's */
+static bool same_u64s(const uint64_t *v, size_t n, const uint64_t *want, size_t nwant)
+{
+	return n == nwant && (!n || !memcmp(v, want, n * sizeof(*v)));
+}
+
+/* copies of the arrays given, as the reader makes them (merge frees and replaces) */
+static struct pc_profile_file rec(const char *path, const uint64_t *runs, size_t nruns,
+				  const uint64_t *active, size_t nactive, const uint64_t *used,
+				  size_t nused)
+{
+	struct pc_profile_file f = { .size = 200 * 4096, .mtime_s = 1700000000, .mtime_ns = 5,
+				     .dev = 2049, .ino = 12, .gen = 7, .fsid = 0xabcdef,
+				     .ident = PC_IDENT_GEN | PC_IDENT_FSID };
+
+	f.path = strdup(path);
+	f.runs = nruns ? malloc(2 * nruns * sizeof(*runs)) : NULL;
+	f.active = nactive ? malloc(2 * nactive * sizeof(*active)) : NULL;
+	f.used = nused ? malloc(3 * nused * sizeof(*used)) : NULL;
+	if (nruns)
+		memcpy(f.runs, runs, 2 * nruns * sizeof(*runs));
+	if (nactive)
+		memcpy(f.active, active, 2 * nactive * sizeof(*active));
+	if (nused)
+		memcpy(f.used, used, 3 * nused * sizeof(*used));
+	f.nruns = nruns;
+	f.nactive = nactive;
+	f.nused = nused;
+	return f;
+}
+
+/* restore of several snapshots: which records are of one file, and their union */
+static void test_merge(const struct pc_profile_meta *m0)
+{
+	uint64_t ra[] = { 0, 10, 20, 5 }, rb[] = { 5, 10, 25, 5, 100, 1 };
+	uint64_t aa[] = { 2, 3 }, ab[] = { 8, 4 };
+	uint64_t ua[] = { 0, 4, 100, 20, 5, 50 }, ub[] = { 2, 6, 30, 25, 5, 10 };
+	uint64_t want_runs[] = { 0, 15, 20, 10, 100, 1 }, want_active[] = { 2, 3, 8, 4 };
+	uint64_t want_used[] = { 0, 2, 100, 2, 6, 30, 20, 5, 50, 25, 5, 10 };
+	struct pc_profile_file a = rec("f", ra, 2, aa, 1, ua, 2), b = rec("f", rb, 3, ab, 1, ub, 2);
+	struct pc_profile_file c;
+	struct pc_profile_meta m = *m0;
+	struct pc_profile_writer *w;
+	char path[512];
+
+	ok(pc_profile_same_file(&a, &b), "merge: the same identity is the same file");
+	c = b;
+	c.mtime_ns++;
+	ok(!pc_profile_same_file(&a, &c), "merge: another mtime is another file");
+	c = b;
+	c.size += 4096;
+	ok(!pc_profile_same_file(&a, &c), "merge: another size is another file");
+	c = b;
+	c.ino++;
+	ok(!pc_profile_same_file(&a, &c), "merge: another inode is another file");
+	c = b;
+	c.gen++;
+	ok(!pc_profile_same_file(&a, &c), "merge: another generation is another file");
+	c.ident &= ~PC_IDENT_GEN;
+	ok(pc_profile_same_file(&a, &c), "merge: a generation one side lacks is not compared");
+	c = b;
+	c.dev = 42;
+	ok(pc_profile_same_file(&a, &c), "merge: by f_fsid where both have it, st_dev aside "
+	   "(a reboot renumbers it)");
+	c.ident &= ~PC_IDENT_FSID;
+	ok(!pc_profile_same_file(&a, &c), "merge: by st_dev where one lacks f_fsid");
+	c = b;
+	c.fsid++;
+	ok(!pc_profile_same_file(&a, &c), "merge: another filesystem is another file");
+	c = b;
+	c.ident |= PC_IDENT_BDEV;
+	ok(!pc_profile_same_file(&a, &c), "merge: a block device's record is never a file's");
+	c = b;
+	c.ident |= PC_IDENT_BTIME;
+	c.btime_s = 1690000000;
+	c.btime_ns = 3;
+
+	ok(pc_profile_file_merge(&a, &c) == 0, "merge: united");
+	ok(same_u64s(a.runs, 2 * a.nruns, want_runs, 6),
+	   "merge: cached runs united, overlapping and touching ones joined");
+	ok(same_u64s(a.active, 2 * a.nactive, want_active, 4), "merge: active runs united");
+	ok(same_u64s(a.used, 3 * a.nused, want_used, 12),
+	   "merge: used ranges united, each page at the earlier time");
+	ok((a.ident & PC_IDENT_BTIME) && a.btime_s == 1690000000 && a.btime_ns == 3,
+	   "merge: a birth time only the other knew is kept");
+	ok(same_u64s(b.runs, 2 * b.nruns, rb, 6) && same_u64s(b.used, 3 * b.nused, ub, 6),
+	   "merge: the record merged from is left as it was");
+
+	/* what the merge makes, the writer takes: used and active inside the runs, in order */
+	snprintf(path, sizeof(path), "%s/merged.snap", scratch_dir());
+	m.flags = PC_META_RECORDED;
+	ok(pc_profile_create(path, &m, &w) == 0 && pc_profile_add(w, &a) == 0 &&
+	   pc_profile_commit(w) == 0, "merge: the writer takes the merged record");
+	unlink(path);
+	pc_profile_file_release(&a);
+
+	/* a snapshot (no times) and a recording: the recording's times stay */
+	a = rec("f", ra, 2, NULL, 0, NULL, 0);
+	ok(pc_profile_file_merge(&a, &b) == 0 && same_u64s(a.used, 3 * a.nused, ub, 6),
+	   "merge: a snapshot without times keeps the recording's");
+	pc_profile_file_release(&a);
+	a = rec("f", ra, 2, aa, 1, ua, 2);
+	c = rec("f", NULL, 0, NULL, 0, NULL, 0);
+	ok(pc_profile_file_merge(&a, &c) == 0 && same_u64s(a.runs, 2 * a.nruns, ra, 4) &&
+	   same_u64s(a.active, 2 * a.nactive, aa, 2) && same_u64s(a.used, 3 * a.nused, ua, 6),
+	   "merge: with a record of no pages, nothing changes");
+	ok(pc_profile_file_merge(&c, &c) == 0 && c.nruns == 0 && c.nused == 0,
+	   "merge: two of no pages make none");
+	pc_profile_file_release(&a);
+	pc_profile_file_release(&b);
+	pc_profile_file_release(&c);
+}
+
 int main(void)
 {
 	struct pc_profile_meta m = { .created = 1700000000, .page_size = 4096 };
@@ -972,6 +1086,7 @@ int main(void)
 
 	test_v3(&m);
 	test_v4(&m);
+	test_merge(&m);
 
 	/* a decompression bomb: 20,000 alike 4 KB paths, 80 MB in ~0.5 MB */
 	{
