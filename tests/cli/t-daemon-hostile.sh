@@ -183,8 +183,12 @@ t_ok "the daemon starts" t_wait 10 test -S run/pc.sock
 # the user the residency of a file it cannot even list.
 t_ok "the user's file is snapshotted" t_wait 10 sh -c \
 	"[ \"\$(\"$PAGECACHE\" status --socket run/pc.sock --json | jq '.services[] | select(.service == \"swap\") | .snapshot_result')\" = '\"written\"' ]"
+# own_pages N: its own file's pages, all of them or what the machine's
+# reclaimer left (a page of usr/f taken between the cat and the daemon's
+# snapshot gave 15 of 16 once here): never none, never more than the file
+own_pages() { [ "${1:-0}" -ge 1 ] && [ "$1" -le "$user_pages" ] && echo ok || echo "$1"; }
 t_is "the user sees its own service, its pages" \
-	"$(nb 2>/dev/null | jq '.services[] | select(.service == "swap") | .snapshot_pages')" "$user_pages"
+	"$(own_pages "$(nb 2>/dev/null | jq '.services[] | select(.service == "swap") | .snapshot_pages')")" ok
 as_nobody sh -c "mv '$T_DIR/usr/f' '$T_DIR/usr/f.real' && ln -s '$T_DIR/secret/f.bin' '$T_DIR/usr/f'"
 n=$(snaps swap)
 t_ok "two snapshots while the link is there" t_wait 10 snaps_ge swap $((n + 2))
@@ -196,7 +200,7 @@ nb >nb.json 2>nb.err
 t_is "the user sees no residency of root's secret file (no row with more than its own $user_pages pages)" \
 	"$(jq --argjson p "$user_pages" '[.services[] | select(.snapshot_pages > $p)] | length' nb.json)" 0
 t_is "its service still shows its own file's pages" \
-	"$(jq '.services[] | select(.service == "swap") | .snapshot_pages' nb.json)" "$user_pages"
+	"$(own_pages "$(jq '.services[] | select(.service == "swap") | .snapshot_pages' nb.json)")" ok
 t_ok "the snapshot did not follow the user's link, and said so" \
 	grep -q "not following '$T_DIR/usr/f': the link $T_DIR/usr/f is not root's" daemon.log
 if trusted_chain "$T_DIR"; then
