@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "spanset.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -287,55 +288,44 @@ static int runs_union(const uint64_t *a, size_t na, const uint64_t *b, size_t nb
 
 /*
  * The union of used triples a and b (ascending, disjoint), each page at
- * the earlier of its two times: a new array. A sweep over the points
- * where a range of either begins or ends; a stretch that follows on from
- * the last one at the same time extends it.
+ * the earlier of its two times: a new array. The set is record's own
+ * (spanset.c: a page keeps its earliest time, touching spans of one time
+ * join); its times are 32-bit ms (49 days), a later one counts as the
+ * latest, which only orders it last.
  */
 static int used_union(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
 		      uint64_t **ret, size_t *ret_n)
 {
-	/* each range of either cuts the other's in at most two: 2 * (na + nb) stretches */
-	size_t cap = 2 * (na + nb), i = 0, j = 0, n = 0;
-	uint64_t *v = cap ? malloc(3 * cap * sizeof(*v)) : NULL, p = 0;
+	struct pc_spanset set;
+	struct pc_span *sp = NULL;
+	uint64_t *v = NULL;
+	size_t n = 0;
+	int rc = 0;
 
-	if (cap && !v)
-		return -ENOMEM;
-	for (;;) {
-		uint64_t sa = UINT64_MAX, sb = UINT64_MAX, s, e = UINT64_MAX, ms;
+	pc_spanset_init(&set);
+	for (size_t k = 0; k < na + nb && rc == 0; k++) {
+		const uint64_t *t = k < na ? &a[3 * k] : &b[3 * (k - na)];
 
-		while (i < na && a[3 * i] + a[3 * i + 1] <= p)
-			i++;
-		while (j < nb && b[3 * j] + b[3 * j + 1] <= p)
-			j++;
-		if (i == na && j == nb)
-			break;
-		if (i < na)
-			sa = a[3 * i] > p ? a[3 * i] : p;
-		if (j < nb)
-			sb = b[3 * j] > p ? b[3 * j] : p;
-		s = sa < sb ? sa : sb;
-		/* the stretch from s ends where a range ends, or where the other begins */
-		if (i < na)
-			e = sa == s ? a[3 * i] + a[3 * i + 1] : sa;
-		if (j < nb) {
-			uint64_t eb = sb == s ? b[3 * j] + b[3 * j + 1] : sb;
-
-			e = eb < e ? eb : e;
-		}
-		ms = sa == s && sb == s ? (a[3 * i + 2] < b[3 * j + 2] ? a[3 * i + 2] : b[3 * j + 2])
-		     : sa == s ? a[3 * i + 2] : b[3 * j + 2];
-		if (n && v[3 * n - 3] + v[3 * n - 2] == s && v[3 * n - 1] == ms) {
-			v[3 * n - 2] += e - s;
-		} else {
-			v[3 * n] = s;
-			v[3 * n + 1] = e - s;
-			v[3 * n + 2] = ms;
-			n++;
-		}
-		p = e;
+		rc = pc_spanset_add(&set, t[0], t[0] + t[1] - 1,
+				    t[2] > UINT32_MAX ? UINT32_MAX : (uint32_t)t[2]);
+	}
+	if (rc == 0)
+		rc = pc_spanset_array(&set, &sp, &n);
+	if (rc == 0 && n && !(v = malloc(3 * n * sizeof(*v))))
+		rc = -ENOMEM;
+	for (size_t k = 0; rc == 0 && k < n; k++) {
+		v[3 * k] = sp[k].first;
+		v[3 * k + 1] = sp[k].last - sp[k].first + 1;
+		v[3 * k + 2] = sp[k].ms;
+	}
+	free(sp);
+	pc_spanset_release(&set);
+	if (rc < 0) {
+		free(v);
+		return rc;
 	}
 	*ret = v;
-	*ret_n = n;
+	*ret_n = rc == 0 ? n : 0;
 	return 0;
 }
 
