@@ -105,6 +105,7 @@ static const struct {
 	{ "perf_format_lost", PC_SYS_PERF_LOST },
 	{ "statx_mnt_id_unique", PC_SYS_STATX_MNT_UNIQUE },
 	{ "systemd", PC_SYS_SYSTEMD },
+	{ "bdev_open", PC_SYS_BDEV_OPEN },
 };
 
 static const struct {
