@@ -31,7 +31,11 @@
  * filesystem (found from the root or a recorded file opened beneath it;
  * never the name the snapshot holds), so the files' lookups find their
  * metadata cached. A device that cannot be had is said (on_warn) and left
- * out: metadata never makes a restore fail.
+ * out: metadata never makes a restore fail. Where a filesystem's device
+ * was not read (no record of it, refused, not found, failed), its
+ * metadata comes back through the filesystem instead (fsmeta.c): the
+ * recorded directories read and their entries statx()ed, in inode order,
+ * beneath the root like the files.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -71,10 +75,13 @@ struct meta_fs {
 	char *path;			/* a file of it, relative to the root */
 };
 
-/* the block device records, and what became of them */
+/* the block device records, and what became of them; the directory records */
 struct meta_set {
 	struct pc_profile_file *recs;
 	size_t n, cap;
+	bool *read_ok;			/* per record: its device was read */
+	struct pc_profile_file *dirs;	/* PC_IDENT_DIR records */
+	size_t ndirs, dircap;
 	struct meta_fs *fs;
 	size_t nfs, fscap;
 	struct pc_meta_row *rows;
@@ -699,6 +706,13 @@ static bool meta_take(struct meta_set *ms, struct pc_profile_file *f, int snap_p
 	uint64_t fsid = f->ident & PC_IDENT_FSID ? f->fsid : 0, ps = pc_page_size();
 	char *path;
 
+	if (f->ident & PC_IDENT_DIR) {
+		if (pc_grow(&ms->dirs, &ms->dircap, ms->ndirs, sizeof(*ms->dirs)) < 0)
+			pc_profile_file_release(f);	/* one directory less to read */
+		else
+			ms->dirs[ms->ndirs++] = *f;
+		return true;
+	}
 	if (f->ident & PC_IDENT_BDEV) {
 		if (snap_ps != (int)ps)
 			widen_runs(f->runs, &f->nruns, (uint64_t)snap_ps, ps);
@@ -774,6 +788,7 @@ static void meta_restore(struct pc_restore *r, int rootfd, struct pc_budget *b, 
 		ms->unavailable = ms->n;
 		return;
 	}
+	ms->read_ok = calloc(ms->n, sizeof(*ms->read_ok));
 	for (size_t i = 0; i < ms->n && !b->stopped; i++) {
 		const struct pc_profile_file *rec = &ms->recs[i];
 		struct pc_bdev_result res;
@@ -825,6 +840,8 @@ static void meta_restore(struct pc_restore *r, int rootfd, struct pc_budget *b, 
 			continue;
 		}
 		ms->devices++;
+		if (ms->read_ok && !dry)
+			ms->read_ok[i] = true;
 		ms->pages += res.pages;
 		ms->cached += res.cached;
 		ms->read += dry ? 0 : res.read;
@@ -835,8 +852,132 @@ static void meta_restore(struct pc_restore *r, int rootfd, struct pc_budget *b, 
 	}
 }
 
+/* Was the filesystem a record (dir or file) was taken on read through its device? */
+static bool read_by_device(const struct meta_set *ms, const struct pc_profile_file *f)
+{
+	uint64_t fsid = f->ident & PC_IDENT_FSID ? f->fsid : 0;
+
+	for (size_t k = 0; ms->read_ok && k < ms->n; k++)
+		if (ms->read_ok[k] && pc_bdev_matches(&ms->recs[k], f->dev, fsid, false))
+			return true;
+	return false;
+}
+
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* a recorded file in a directory that is not recorded itself */
+struct named {
+	char *parent;			/* "" for the root */
+	const char *name;		/* in the item's path */
+	uint64_t ino;
+};
+
+static int by_parent(const void *a, const void *b)
+{
+	return strcmp(((const struct named *)a)->parent, ((const struct named *)b)->parent);
+}
+
+/*
+ * Metadata through the filesystem (fsmeta.c), for every filesystem whose
+ * block device was not read: the recorded directories read whole, the
+ * other directories of recorded files their files statx()ed; both in
+ * inode order, before the files' data. Only for a snapshot with metadata
+ * records (snapshot --metadata): a plain snapshot asked for none.
+ */
+static void meta_fs(struct pc_restore *r, int rootfd, bool dry)
+{
+	struct meta_set *ms = &r->ms;
+	struct pc_fsmeta_dir *v = NULL;
+	struct named *nm = NULL;
+	char **dirpaths = NULL;
+	const char **names = NULL;
+	uint64_t *inos = NULL;
+	size_t nv = 0, nn = 0, ndp = 0;
+	struct pc_fsmeta_result res = { 0 };
+	double deadline = r->o.max_time >= 0 ? r->t0 + r->o.max_time : 0;
+
+	if (r->o.no_metadata || (!ms->ndirs && !ms->n))
+		return;
+	v = calloc(ms->ndirs + r->n + 1, sizeof(*v));
+	nm = calloc(r->n + 1, sizeof(*nm));
+	dirpaths = calloc(ms->ndirs + 1, sizeof(*dirpaths));
+	names = calloc(r->n + 1, sizeof(*names));
+	inos = calloc(r->n + 1, sizeof(*inos));
+	if (!v || !nm || !dirpaths || !names || !inos) {
+		say_warn(r, "metadata not read through the filesystem: %s", strerror(ENOMEM));
+		goto out;
+	}
+	for (size_t i = 0; i < ms->ndirs; i++) {
+		const struct pc_profile_file *d = &ms->dirs[i];
+
+		dirpaths[ndp++] = d->path;	/* read whole, by the device or here */
+		if (read_by_device(ms, d)) {
+			r->t.meta_dirs_by_device++;
+			continue;
+		}
+		v[nv++] = (struct pc_fsmeta_dir){ .path = d->path, .ino = d->ino, .whole = true };
+	}
+	if (ndp)
+		qsort(dirpaths, ndp, sizeof(*dirpaths), by_str);
+	for (size_t i = 0; i < r->n; i++) {
+		const char *p = r->items[i].f.path, *slash = strrchr(p, '/');
+		char *parent = slash ? strndup(p, (size_t)(slash - p)) : strdup("");
+
+		if (!parent)
+			continue;
+		if (read_by_device(ms, &r->items[i].f) ||
+		    (*parent && ndp && bsearch(&parent, dirpaths, ndp, sizeof(*dirpaths), by_str))) {
+			free(parent);
+			continue;
+		}
+		nm[nn++] = (struct named){ parent, slash ? slash + 1 : p, r->items[i].f.ino };
+	}
+	if (nn)
+		qsort(nm, nn, sizeof(*nm), by_parent);
+	for (size_t i = 0, k; i < nn; i = k) {
+		uint64_t ino = UINT64_MAX;
+
+		for (k = i; k < nn && !strcmp(nm[k].parent, nm[i].parent); k++) {
+			names[k] = nm[k].name;
+			inos[k] = nm[k].ino;
+			ino = nm[k].ino < ino ? nm[k].ino : ino;
+		}
+		/* its recorded inode is not known: its files' first */
+		v[nv++] = (struct pc_fsmeta_dir){ .path = nm[i].parent, .ino = ino, .names = names + i,
+						  .inos = inos + i, .nnames = k - i };
+	}
+	r->t.meta_dirs_wanted = nv;
+	if (dry || !nv)
+		goto out;
+	if (pc_fsmeta_read(rootfd, v, nv, deadline, &res) < 0) {
+		say_warn(r, "metadata not read through the filesystem: %s", strerror(ENOMEM));
+		goto out;
+	}
+	r->t.meta_dirs = res.dirs + res.parents;
+	r->t.meta_entries = res.entries;
+	r->t.meta_dirs_skipped = res.skipped;
+	r->t.meta_stat_failed = res.failed;
+	if (res.time_stopped)
+		r->t.time_stopped = true;
+out:
+	for (size_t i = 0; i < nn; i++)
+		free(nm[i].parent);
+	free(nm);
+	free(v);
+	free(dirpaths);
+	free(names);
+	free(inos);
+}
+
 static void meta_release(struct meta_set *ms)
 {
+	for (size_t i = 0; i < ms->ndirs; i++)
+		pc_profile_file_release(&ms->dirs[i]);
+	free(ms->dirs);
+	free(ms->read_ok);
 	for (size_t i = 0; i < ms->n; i++)
 		pc_profile_file_release(&ms->recs[i]);
 	for (size_t i = 0; i < ms->nfs; i++)
@@ -1272,6 +1413,8 @@ int pc_restore_run(struct pc_restore *r)
 		budget.rate = r->o.rate;
 	}
 	meta_restore(r, rootfd, budget_ready || dry ? &budget : NULL, dry);
+	/* where a device was not read: the same metadata through the filesystem */
+	meta_fs(r, rootfd, dry);
 
 	for (size_t i = 0; i < r->n; i++)
 		have_times |= r->items[i].f.nused != 0;
