@@ -73,6 +73,7 @@ struct item {
 struct meta_fs {
 	uint64_t dev, fsid;		/* as recorded */
 	char *path;			/* a file of it, relative to the root */
+	bool dir;			/* a directory of it (no file of it recorded) */
 };
 
 /* the block device records, and what became of them; the directory records */
@@ -706,13 +707,6 @@ static bool meta_take(struct meta_set *ms, struct pc_profile_file *f, int snap_p
 	uint64_t fsid = f->ident & PC_IDENT_FSID ? f->fsid : 0, ps = pc_page_size();
 	char *path;
 
-	if (f->ident & PC_IDENT_DIR) {
-		if (pc_grow(&ms->dirs, &ms->dircap, ms->ndirs, sizeof(*ms->dirs)) < 0)
-			pc_profile_file_release(f);	/* one directory less to read */
-		else
-			ms->dirs[ms->ndirs++] = *f;
-		return true;
-	}
 	if (f->ident & PC_IDENT_BDEV) {
 		if (snap_ps != (int)ps)
 			widen_runs(f->runs, &f->nruns, (uint64_t)snap_ps, ps);
@@ -724,16 +718,27 @@ static bool meta_take(struct meta_set *ms, struct pc_profile_file *f, int snap_p
 		ms->recs[ms->n++] = *f;
 		return true;
 	}
-	/* the files come a directory at a time: the last filesystem first */
+	/*
+	 * A filesystem's first file (or directory: a tree with nothing
+	 * cached has only those) is how its device is found; the files come
+	 * a directory at a time: the last filesystem first.
+	 */
 	for (size_t k = ms->nfs; k-- > 0;)
 		if (ms->fs[k].dev == f->dev && ms->fs[k].fsid == fsid)
-			return false;
+			goto taken;
 	path = strdup(f->path);
-	if (!path || pc_grow(&ms->fs, &ms->fscap, ms->nfs, sizeof(*ms->fs)) < 0) {
+	if (!path || pc_grow(&ms->fs, &ms->fscap, ms->nfs, sizeof(*ms->fs)) < 0)
 		free(path);
-		return false;
+	else
+		ms->fs[ms->nfs++] = (struct meta_fs){ f->dev, fsid, path, f->ident & PC_IDENT_DIR };
+taken:
+	if (f->ident & PC_IDENT_DIR) {
+		if (pc_grow(&ms->dirs, &ms->dircap, ms->ndirs, sizeof(*ms->dirs)) < 0)
+			pc_profile_file_release(f);	/* one directory less to read */
+		else
+			ms->dirs[ms->ndirs++] = *f;
+		return true;
 	}
-	ms->fs[ms->nfs++] = (struct meta_fs){ f->dev, fsid, path };
 	return false;
 }
 
@@ -753,7 +758,15 @@ static uint64_t find_dev(const struct meta_set *ms, const struct pc_profile_file
 
 		if (!pc_bdev_matches(rec, ms->fs[k].dev, ms->fs[k].fsid, false))
 			continue;
-		fd = pc_open_beneath(rootfd, ms->fs[k].path, O_NOATIME, &st);
+		/* a directory reached (O_PATH), never opened: its filesystem is all we ask */
+		if (ms->fs[k].dir)
+			fd = pc_path_beneath(rootfd, ms->fs[k].path, &st);
+		else
+			fd = pc_open_beneath(rootfd, ms->fs[k].path, O_NOATIME, &st);
+		if (fd >= 0 && ms->fs[k].dir && !S_ISDIR(st.st_mode)) {
+			close(fd);
+			continue;
+		}
 		if (fd < 0)
 			continue;
 		ok = pc_fd_fs(fd, &dev, &fsid) == 0 && pc_bdev_matches(rec, dev, fsid, !same_place);
