@@ -195,6 +195,12 @@ int main(void)
 	pc_sys_inject(PC_SYS_OPEN, EPERM, 0, 0);
 	is_u64(-pc_bdev_open(st.st_rdev, &b), EPERM, "a device the kernel refuses: -EPERM");
 	pc_sys_inject_reset();
+	pc_sys_inject(PC_SYS_BDEV_OPEN, EPERM, 0, 0);	/* PAGECACHE_FAULT=bdev_open:EPERM */
+	is_u64(-pc_bdev_open(st.st_rdev, &b), EPERM, "the bdev_open fault point refuses it: -EPERM");
+	pc_sys_inject_reset();
+	is_u64(pc_sys_inject_env("bdev_open:EPERM"), 0, "bdev_open is a fault point's name");
+	is_u64(-pc_bdev_open(st.st_rdev, &b), EPERM, "  and refuses by PAGECACHE_FAULT's spelling");
+	pc_sys_inject_reset();
 	ok(pc_bdev_open(makedev(major(st.st_rdev), minor(st.st_rdev)), &b) == 0,
 	   "and opened again once allowed");
 
