@@ -746,6 +746,8 @@ static int profile_size(const char *snap, struct prof_size *s, char ***paths, si
 			pages += f.runs[2 * i + 1];
 		if (f.ident & PC_IDENT_BDEV) {
 			s->bdev += pages;
+		} else if (f.ident & PC_IDENT_DIR) {
+			;	/* a directory (snapshot --metadata): not a file */
 		} else {
 			s->files++;
 			s->pages += pages;

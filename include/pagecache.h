@@ -919,6 +919,15 @@ struct pc_profile_file {
 	 * the root: never open it as one.
 	 */
 #define PC_IDENT_BDEV	8u
+	/*
+	 * PC_IDENT_DIR (version 5): the record is a directory beneath the
+	 * root (snapshot --metadata: every directory its walk entered), path
+	 * as a file's, dev, ino, mtime and identity its own; size 0 and no
+	 * runs. restore reads it (getdents, statx of its entries) where the
+	 * filesystem's metadata was not read through its block device. Not a
+	 * file: counts of files leave it out.
+	 */
+#define PC_IDENT_DIR	64u
 };
 /* A block device record's name: one component of [A-Za-z0-9._+:!-], not starting with '.' */
 bool pc_profile_bdev_name_ok(const char *name);
@@ -1216,6 +1225,16 @@ struct pc_restore_result {
 	const struct pc_restore_input *inputs;	/* each snapshot, in the order given
 						   (the restore's own, until pc_restore_free) */
 	size_t ninputs;
+	/*
+	 * Metadata through the filesystem, where a device was not read
+	 * (snapshot --metadata's directory records; the directories of the
+	 * recorded files): directories to read (dry run: would), read,
+	 * entries statx()ed, directories gone or not directories, entries
+	 * or directories that failed; recorded directories whose device
+	 * was read instead.
+	 */
+	uint64_t meta_dirs_wanted, meta_dirs, meta_entries, meta_dirs_skipped, meta_stat_failed;
+	uint64_t meta_dirs_by_device;
 };
 
 struct pc_restore;
@@ -1389,6 +1408,9 @@ struct pc_snapshot_result {
 	size_t nowners;			/* 0 and not many: no file read */
 	struct pc_snapshot_owner owners[PC_SNAPSHOT_MAX_OWNERS];
 	char root[4096];		/* the root the paths are relative to, as recorded */
+	uint64_t metadata_dirs;		/* PC_SNAPSHOT_METADATA: directories recorded (the
+					   walk's, beneath the root; not files) */
+	uint64_t metadata_dirs_failed;	/* ... and those whose identity could not be had */
 };
 
 struct pc_snapshot;
@@ -1419,7 +1441,9 @@ size_t pc_snapshot_trust_roots(struct pc_snapshot *s, const char *const *paths, 
 /*
  * Record one open file (fd, readable; st its fstat) reached as path.
  * From any thread. Returns 0, whether recorded or left out: an event
- * says which, and why.
+ * says which, and why. A directory's fd (a walk's PC_WALK_DIR, opened
+ * O_DIRECTORY) is recorded as a directory (PC_IDENT_DIR) with
+ * PC_SNAPSHOT_METADATA, and left out without it; the root itself is not.
  */
 int pc_snapshot_add(struct pc_snapshot *s, int fd, const char *path, const struct stat *st);
 /*

@@ -127,10 +127,10 @@ int pc_bdev_open(uint64_t dev, struct pc_bdev *ret)
 	uint64_t size = 0;
 	int pfd, fd, rc;
 
-	/* the tests' stand-in for a device refused (a VM's root disk, a container) */
+	/* a host whose devices cannot be opened (PAGECACHE_FAULT=bdev_open:EPERM) */
 	rc = pc_sys_injected(PC_SYS_BDEV_OPEN);
 	if (rc)
-		return -rc;
+		return rc > 0 ? -rc : -EIO;
 	rc = devname(dev, name, sizeof(name));
 	if (rc < 0)
 		return rc;

@@ -366,4 +366,30 @@ int pc_lockset_fd(const struct pc_lockset *s);
 int pc_lockset_timeout(const struct pc_lockset *s);
 int pc_lockset_dispatch(struct pc_lockset *s);
 
+/*
+ * fsmeta.c: metadata through the filesystem (restore, where the block
+ * device was not read): each directory reached beneath rootfd, in inode
+ * order; a whole one read (getdents64) and every entry statx()ed in inode
+ * order; another only its named entries statx()ed. Never an entry opened,
+ * never a link followed. dirs is sorted (by ino) in place. 0, or -ENOMEM.
+ */
+struct pc_fsmeta_dir {
+	const char *path;		/* beneath the root; "" is the root itself */
+	uint64_t ino;			/* as recorded: the order */
+	bool whole;			/* a recorded directory: every entry */
+	const char **names;		/* else: the entries to statx */
+	const uint64_t *inos;		/* their recorded inodes (the order), or NULL */
+	size_t nnames;
+};
+struct pc_fsmeta_result {
+	uint64_t dirs;			/* directories read whole */
+	uint64_t parents;		/* directories whose named entries were statted */
+	uint64_t entries;		/* entries statted */
+	uint64_t skipped;		/* directories gone, not directories, refused */
+	uint64_t failed;		/* entries gone meanwhile, directories unreadable */
+	bool time_stopped;		/* the deadline came first */
+};
+int pc_fsmeta_read(int rootfd, struct pc_fsmeta_dir *dirs, size_t n, double deadline,
+		   struct pc_fsmeta_result *ret);
+
 #endif

@@ -38,13 +38,15 @@
 #include <zlib.h>
 
 #define MAGIC "PCSNAP1\n"
-#define VERSION 4			/* the newest read, and the one written */
+#define VERSION 5			/* the newest read, written with directory records */
+#define VERSION_PLAIN 4			/* written without them: older builds read it */
 #define IDENT_ALL (PC_IDENT_GEN | PC_IDENT_BTIME | PC_IDENT_FSID)
 /* version 3: record flags besides the identity's */
 #define REC_USED 16u			/* used triples follow the active runs */
 #define REC_V3 (PC_IDENT_BDEV | REC_USED)
 /* version 4 */
 #define REC_WHOLE 32u			/* cached: one run, the whole file; no runs stored */
+/* version 5: PC_IDENT_DIR (64), a directory's record */
 #define META_FLAGS_ALL PC_META_RECORDED
 #define MS_MAX (1ull << 42)		/* used times: 139 years in ms; past it, corrupt */
 #define BDEV_NAME_MAX 64
@@ -431,6 +433,8 @@ struct pc_profile_writer {
 	size_t prev_len;
 	struct pathset paths;		/* each path once */
 	uint32_t page_size;
+	uint64_t created;		/* the header's, rewritten for version 5 */
+	bool dirs;			/* a directory record was added: version 5 */
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -678,8 +682,9 @@ int pc_profile_createat(int dfd, const char *path, const struct pc_profile_meta 
 		goto fail;
 	}
 	w->page_size = m->page_size;
+	w->created = m->created;
 	memcpy(hdr, MAGIC, 8);
-	put_u32(hdr + 8, VERSION);
+	put_u32(hdr + 8, VERSION_PLAIN);	/* VERSION at commit, if a directory came */
 	put_u32(hdr + 12, m->page_size);
 	put_u64(hdr + 16, m->created);
 	put_u32(hdr + 24, 0);
@@ -773,12 +778,16 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 	if (!runs_cover(f->runs, f->nruns, f->active, f->nactive))
 		return -EINVAL;	/* a reader refuses active pages that were not cached */
 	/* ... and identity fields it could not read back as given */
-	if ((f->ident & ~(IDENT_ALL | PC_IDENT_BDEV)) || f->gen > UINT32_MAX ||
+	if ((f->ident & ~(IDENT_ALL | PC_IDENT_BDEV | PC_IDENT_DIR)) || f->gen > UINT32_MAX ||
 	    f->btime_ns >= 1000000000 || (f->ident & PC_IDENT_FSID && !f->fsid))
 		return -EINVAL;
 	if (f->mtime_ns >= 1000000000)
 		return -EINVAL;
 	if ((f->ident & PC_IDENT_BDEV) && !pc_profile_bdev_name_ok(f->path))
+		return -EINVAL;
+	/* a directory: its place and identity, nothing cached (a reader refuses more) */
+	if ((f->ident & PC_IDENT_DIR) &&
+	    ((f->ident & PC_IDENT_BDEV) || f->size || f->nruns || f->nactive || f->nused))
 		return -EINVAL;
 	if (f->size > (1ull << 62))
 		return -EINVAL;
@@ -841,6 +850,27 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 	w->sect_files++;
 	w->nfiles++;
 	w->nruns += f->nruns;
+	w->dirs |= (ident & PC_IDENT_DIR) != 0;
+	return 0;
+}
+
+/*
+ * Version 5 only where a directory record is in the file: a snapshot
+ * without one is what version 4 always held, and stays readable by the
+ * builds that read 4. The header was written first, as 4: rewritten here.
+ */
+static int header_v5(struct pc_profile_writer *w)
+{
+	uint8_t hdr[HDR_LEN];
+
+	memcpy(hdr, MAGIC, 8);
+	put_u32(hdr + 8, VERSION);
+	put_u32(hdr + 12, w->page_size);
+	put_u64(hdr + 16, w->created);
+	put_u32(hdr + 24, 0);
+	put_u32(hdr + 28, (uint32_t)crc32(0, hdr, 28));
+	if (pwrite(w->fd, hdr, HDR_LEN, 0) != HDR_LEN)
+		return errno ? -errno : -EIO;
 	return 0;
 }
 
@@ -855,6 +885,8 @@ int pc_profile_commit(struct pc_profile_writer *w)
 	n += put_varint(end + n, w->nruns);
 	if (rc == 0)
 		rc = write_section(w, SECT_END, end, n);
+	if (rc == 0 && w->dirs)
+		rc = header_v5(w);
 	if (rc == 0)
 		rc = pc_sys_fsync(w->fd);
 	if (rc == 0) {
@@ -1491,7 +1523,7 @@ static int get_cols(struct pc_profile_reader *r, struct pc_profile_file *f, char
 	use_col(r, COL_FLAGS);
 	if ((rc = get_varint(r, &v)) < 0)
 		return rc;
-	if (v & ~(uint64_t)(IDENT_ALL | REC_V3 | REC_WHOLE))
+	if (v & ~(uint64_t)(IDENT_ALL | REC_V3 | REC_WHOLE | (r->version >= 5 ? PC_IDENT_DIR : 0)))
 		return bad(r, "unknown record flags %#llx", (unsigned long long)v);
 	f->ident = (uint32_t)v;
 	use_col(r, COL_SIZE);
@@ -1621,6 +1653,11 @@ static int next_record(struct pc_profile_reader *r, struct pc_profile_file *ret)
 	}
 	if (rc == 0 && (f.ident & PC_IDENT_BDEV) && !pc_profile_bdev_name_ok(path))
 		rc = bad(r, "block device name '%s' is not one safe component", path);
+	/* a directory has a place and an identity, nothing cached */
+	if (rc == 0 && (f.ident & PC_IDENT_DIR) && (f.ident & PC_IDENT_BDEV))
+		rc = bad(r, "'%s' is both a directory and a block device", path);
+	if (rc == 0 && (f.ident & PC_IDENT_DIR) && (f.size || f.nruns || f.nactive || f.nused))
+		rc = bad(r, "directory '%s' has a size or pages", path);
 	if (rc == 0 && !runs_cover(f.runs, f.nruns, f.active, f.nactive))
 		rc = bad(r, "active pages of '%s' that are not cached", path);
 	if (rc == 0 && r->version >= 4 && --r->left == 0)

@@ -31,7 +31,11 @@
  * filesystem (found from the root or a recorded file opened beneath it;
  * never the name the snapshot holds), so the files' lookups find their
  * metadata cached. A device that cannot be had is said (on_warn) and left
- * out: metadata never makes a restore fail.
+ * out: metadata never makes a restore fail. Where a filesystem's device
+ * was not read (no record of it, refused, not found, failed), its
+ * metadata comes back through the filesystem instead (fsmeta.c): the
+ * recorded directories read and their entries statx()ed, in inode order,
+ * beneath the root like the files.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -71,13 +75,17 @@ struct item {
 struct meta_fs {
 	uint64_t dev, fsid;		/* as recorded */
 	char *path;			/* a file of it, relative to the root */
+	bool dir;			/* a directory of it (no file of it recorded) */
 };
 
-/* the block device records, and what became of them */
+/* the block device records, and what became of them; the directory records */
 struct meta_set {
 	struct pc_profile_file *recs;
 	size_t *src;			/* each record's input (several snapshots) */
 	size_t n, cap, srccap;
+	bool *read_ok;			/* per record: its device was read */
+	struct pc_profile_file *dirs;	/* PC_IDENT_DIR records */
+	size_t ndirs, dircap;
 	struct meta_fs *fs;
 	size_t nfs, fscap;
 	struct pc_meta_row *rows;
@@ -747,16 +755,27 @@ static bool meta_take(struct meta_set *ms, struct pc_profile_file *f, int snap_p
 		ms->recs[ms->n++] = *f;
 		return true;
 	}
-	/* the files come a directory at a time: the last filesystem first */
+	/*
+	 * A filesystem's first file (or directory: a tree with nothing
+	 * cached has only those) is how its device is found; the files come
+	 * a directory at a time: the last filesystem first.
+	 */
 	for (size_t k = ms->nfs; k-- > 0;)
 		if (ms->fs[k].dev == f->dev && ms->fs[k].fsid == fsid)
-			return false;
+			goto taken;
 	path = strdup(f->path);
-	if (!path || pc_grow(&ms->fs, &ms->fscap, ms->nfs, sizeof(*ms->fs)) < 0) {
+	if (!path || pc_grow(&ms->fs, &ms->fscap, ms->nfs, sizeof(*ms->fs)) < 0)
 		free(path);
-		return false;
+	else
+		ms->fs[ms->nfs++] = (struct meta_fs){ f->dev, fsid, path, f->ident & PC_IDENT_DIR };
+taken:
+	if (f->ident & PC_IDENT_DIR) {
+		if (pc_grow(&ms->dirs, &ms->dircap, ms->ndirs, sizeof(*ms->dirs)) < 0)
+			pc_profile_file_release(f);	/* one directory less to read */
+		else
+			ms->dirs[ms->ndirs++] = *f;
+		return true;
 	}
-	ms->fs[ms->nfs++] = (struct meta_fs){ f->dev, fsid, path };
 	return false;
 }
 
@@ -776,7 +795,15 @@ static uint64_t find_dev(const struct meta_set *ms, const struct pc_profile_file
 
 		if (!pc_bdev_matches(rec, ms->fs[k].dev, ms->fs[k].fsid, false))
 			continue;
-		fd = pc_open_beneath(rootfd, ms->fs[k].path, O_NOATIME, &st);
+		/* a directory reached (O_PATH), never opened: its filesystem is all we ask */
+		if (ms->fs[k].dir)
+			fd = pc_path_beneath(rootfd, ms->fs[k].path, &st);
+		else
+			fd = pc_open_beneath(rootfd, ms->fs[k].path, O_NOATIME, &st);
+		if (fd >= 0 && ms->fs[k].dir && !S_ISDIR(st.st_mode)) {
+			close(fd);
+			continue;
+		}
 		if (fd < 0)
 			continue;
 		ok = pc_fd_fs(fd, &dev, &fsid) == 0 && pc_bdev_matches(rec, dev, fsid, !same_place);
@@ -811,6 +838,7 @@ static void meta_restore(struct pc_restore *r, int rootfd, struct pc_budget *b, 
 		ms->unavailable = ms->n;
 		return;
 	}
+	ms->read_ok = calloc(ms->n, sizeof(*ms->read_ok));
 	for (size_t i = 0; i < ms->n && !b->stopped; i++) {
 		const struct pc_profile_file *rec = &ms->recs[i];
 		struct pc_bdev_result res;
@@ -862,6 +890,8 @@ static void meta_restore(struct pc_restore *r, int rootfd, struct pc_budget *b, 
 			continue;
 		}
 		ms->devices++;
+		if (ms->read_ok && !dry)
+			ms->read_ok[i] = true;
 		ms->pages += res.pages;
 		ms->cached += res.cached;
 		ms->read += dry ? 0 : res.read;
@@ -872,8 +902,143 @@ static void meta_restore(struct pc_restore *r, int rootfd, struct pc_budget *b, 
 	}
 }
 
+/* Was the filesystem a record (dir or file) was taken on read through its device? */
+static bool read_by_device(const struct meta_set *ms, const struct pc_profile_file *f)
+{
+	uint64_t fsid = f->ident & PC_IDENT_FSID ? f->fsid : 0;
+
+	for (size_t k = 0; ms->read_ok && k < ms->n; k++)
+		if (ms->read_ok[k] && pc_bdev_matches(&ms->recs[k], f->dev, fsid, false))
+			return true;
+	return false;
+}
+
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int by_file_path(const void *a, const void *b)
+{
+	return strcmp(((const struct pc_profile_file *)a)->path,
+		      ((const struct pc_profile_file *)b)->path);
+}
+
+/* a recorded file in a directory that is not recorded itself */
+struct named {
+	char *parent;			/* "" for the root */
+	const char *name;		/* in the item's path */
+	uint64_t ino;
+};
+
+static int by_parent(const void *a, const void *b)
+{
+	return strcmp(((const struct named *)a)->parent, ((const struct named *)b)->parent);
+}
+
+/*
+ * Metadata through the filesystem (fsmeta.c), for every filesystem whose
+ * block device was not read: the recorded directories read whole, the
+ * other directories of recorded files their files statx()ed; both in
+ * inode order, before the files' data. Only for a snapshot with metadata
+ * records (snapshot --metadata): a plain snapshot asked for none.
+ */
+static void meta_fs(struct pc_restore *r, int rootfd, bool dry)
+{
+	struct meta_set *ms = &r->ms;
+	struct pc_fsmeta_dir *v = NULL;
+	struct named *nm = NULL;
+	char **dirpaths = NULL;
+	const char **names = NULL;
+	uint64_t *inos = NULL;
+	size_t nv = 0, nn = 0, ndp = 0;
+	struct pc_fsmeta_result res = { 0 };
+	double deadline = r->o.max_time >= 0 ? r->t0 + r->o.max_time : 0;
+
+	if (r->o.no_metadata || (!ms->ndirs && !ms->n))
+		return;
+	v = calloc(ms->ndirs + r->n + 1, sizeof(*v));
+	nm = calloc(r->n + 1, sizeof(*nm));
+	dirpaths = calloc(ms->ndirs + 1, sizeof(*dirpaths));
+	names = calloc(r->n + 1, sizeof(*names));
+	inos = calloc(r->n + 1, sizeof(*inos));
+	if (!v || !nm || !dirpaths || !names || !inos) {
+		say_warn(r, "metadata not read through the filesystem: %s", strerror(ENOMEM));
+		goto out;
+	}
+	/* one read a directory, however many snapshots recorded it */
+	if (ms->ndirs > 1)
+		qsort(ms->dirs, ms->ndirs, sizeof(*ms->dirs), by_file_path);
+	for (size_t i = 0; i < ms->ndirs; i++) {
+		const struct pc_profile_file *d = &ms->dirs[i];
+
+		if (i && !strcmp(d->path, ms->dirs[i - 1].path))
+			continue;
+		dirpaths[ndp++] = d->path;	/* read whole, by the device or here */
+		if (read_by_device(ms, d)) {
+			r->t.meta_dirs_by_device++;
+			continue;
+		}
+		v[nv++] = (struct pc_fsmeta_dir){ .path = d->path, .ino = d->ino, .whole = true };
+	}
+	if (ndp)
+		qsort(dirpaths, ndp, sizeof(*dirpaths), by_str);
+	for (size_t i = 0; i < r->n; i++) {
+		const char *p = r->items[i].f.path, *slash = strrchr(p, '/');
+		char *parent = slash ? strndup(p, (size_t)(slash - p)) : strdup("");
+
+		if (!parent)
+			continue;
+		if (read_by_device(ms, &r->items[i].f) ||
+		    (*parent && ndp && bsearch(&parent, dirpaths, ndp, sizeof(*dirpaths), by_str))) {
+			free(parent);
+			continue;
+		}
+		nm[nn++] = (struct named){ parent, slash ? slash + 1 : p, r->items[i].f.ino };
+	}
+	if (nn)
+		qsort(nm, nn, sizeof(*nm), by_parent);
+	for (size_t i = 0, k; i < nn; i = k) {
+		uint64_t ino = UINT64_MAX;
+
+		for (k = i; k < nn && !strcmp(nm[k].parent, nm[i].parent); k++) {
+			names[k] = nm[k].name;
+			inos[k] = nm[k].ino;
+			ino = nm[k].ino < ino ? nm[k].ino : ino;
+		}
+		/* its recorded inode is not known: its files' first */
+		v[nv++] = (struct pc_fsmeta_dir){ .path = nm[i].parent, .ino = ino, .names = names + i,
+						  .inos = inos + i, .nnames = k - i };
+	}
+	r->t.meta_dirs_wanted = nv;
+	if (dry || !nv)
+		goto out;
+	if (pc_fsmeta_read(rootfd, v, nv, deadline, &res) < 0) {
+		say_warn(r, "metadata not read through the filesystem: %s", strerror(ENOMEM));
+		goto out;
+	}
+	r->t.meta_dirs = res.dirs + res.parents;
+	r->t.meta_entries = res.entries;
+	r->t.meta_dirs_skipped = res.skipped;
+	r->t.meta_stat_failed = res.failed;
+	if (res.time_stopped)
+		r->t.time_stopped = true;
+out:
+	for (size_t i = 0; i < nn; i++)
+		free(nm[i].parent);
+	free(nm);
+	free(v);
+	free(dirpaths);
+	free(names);
+	free(inos);
+}
+
 static void meta_release(struct meta_set *ms)
 {
+	for (size_t i = 0; i < ms->ndirs; i++)
+		pc_profile_file_release(&ms->dirs[i]);
+	free(ms->dirs);
+	free(ms->read_ok);
 	for (size_t i = 0; i < ms->n; i++)
 		pc_profile_file_release(&ms->recs[i]);
 	for (size_t i = 0; i < ms->nfs; i++)
@@ -1491,6 +1656,8 @@ int pc_restore_run(struct pc_restore *r)
 		budget.rate = r->o.rate;
 	}
 	meta_restore(r, rootfd, budget_ready || dry ? &budget : NULL, dry);
+	/* where a device was not read: the same metadata through the filesystem */
+	meta_fs(r, rootfd, dry);
 
 	for (size_t i = 0; i < r->n; i++)
 		have_times |= r->items[i].f.nused != 0;

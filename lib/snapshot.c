@@ -43,6 +43,9 @@ struct pc_snapshot {
 	pthread_mutex_t evlock;		/* one event at a time */
 	struct pc_profile_file *files;
 	size_t n, cap;
+	struct pc_profile_file *dirs;	/* PC_SNAPSHOT_METADATA: the directories walked */
+	size_t ndirs, dircap;
+	uint64_t dir_failures;		/* directories whose identity could not be had */
 	uint64_t empty, active_pages, active_failed, active_tried, failures;
 	int active_err;			/* the first probe's errno */
 	bool owners_many;		/* more than PC_SNAPSHOT_MAX_OWNERS kinds */
@@ -248,6 +251,8 @@ size_t pc_snapshot_trust_roots(struct pc_snapshot *s, const char *const *paths, 
 	return kept;
 }
 
+static void add_dir(struct pc_snapshot *s, int fd, const char *path, const struct stat *st);
+
 /* what fd's cached pages and identity are, into f; 0, or the failure said */
 static int record(struct pc_snapshot *s, int fd, const char *path, const struct stat *st,
 		  struct pc_profile_file *f)
@@ -308,6 +313,11 @@ int pc_snapshot_add(struct pc_snapshot *s, int fd, const char *path, const struc
 	uint64_t pages = 0;
 	int rc;
 
+	if (S_ISDIR(st->st_mode)) {	/* a directory: its record, with --metadata */
+		if (s->o.flags & PC_SNAPSHOT_METADATA)
+			add_dir(s, fd, path, st);
+		return 0;
+	}
 	if (s->o.flags & PC_SNAPSHOT_OWNERS)
 		owners_add(s, fd, st);
 	if (s->o.progress)
@@ -353,6 +363,62 @@ int pc_snapshot_add(struct pc_snapshot *s, int fd, const char *path, const struc
 		emit(s, &ev);	/* f's runs are the array's now: kept until s is freed */
 	}
 	return 0;
+}
+
+/*
+ * PC_SNAPSHOT_METADATA: a directory the walk entered, as a record of its
+ * own (PC_IDENT_DIR): its path relative to the root (without links, as a
+ * file's), its identity, nothing cached. restore reads it back through
+ * the filesystem where the device cannot be read, so a tree whose files
+ * have nothing cached still gets its metadata back. The root itself has
+ * no path to record: every lookup beneath it reads it anyway.
+ */
+static void add_dir(struct pc_snapshot *s, int fd, const char *path, const struct stat *st)
+{
+	struct pc_profile_file f = { 0 };
+	char *abs = s->lexical || !strncmp(path, "/proc/", 6) ? pc_abspath(path)
+							       : realpath(path, NULL);
+
+	if (!abs)
+		goto fail;
+	if (strncmp(abs, s->root, s->rootlen) || (s->rootlen > 1 && abs[s->rootlen] != '/') ||
+	    !abs[s->rootlen] || !abs[s->rootlen + (s->rootlen > 1)]) {
+		free(abs);	/* the root, or outside it: nothing to record */
+		return;
+	}
+	f.path = strdup(abs + s->rootlen + (s->rootlen > 1));
+	free(abs);
+	f.mtime_s = st->st_mtim.tv_sec;
+	f.mtime_ns = (uint32_t)st->st_mtim.tv_nsec;
+	f.dev = st->st_dev;
+	f.ino = st->st_ino;
+	pc_profile_identify(fd, &f);
+	f.ident |= PC_IDENT_DIR;
+	pthread_mutex_lock(&s->lock);
+	if (!f.path || pc_grow(&s->dirs, &s->dircap, s->ndirs, sizeof(*s->dirs)) < 0) {
+		pthread_mutex_unlock(&s->lock);
+		pc_profile_file_release(&f);
+		goto fail;
+	}
+	s->dirs[s->ndirs++] = f;
+	pthread_mutex_unlock(&s->lock);
+	return;
+fail:
+	/* one directory's metadata less: not a failure of the snapshot */
+	__atomic_add_fetch(&s->dir_failures, 1, __ATOMIC_RELAXED);
+}
+
+static void add_dir_path(struct pc_snapshot *s, const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+		add_dir(s, fd, path, &st);
+	else
+		__atomic_add_fetch(&s->dir_failures, 1, __ATOMIC_RELAXED);
+	if (fd >= 0)
+		close(fd);
 }
 
 void pc_snapshot_count_failures(struct pc_snapshot *s, uint64_t n)
@@ -405,8 +471,9 @@ static void metadata(struct pc_snapshot *s, struct pc_profile_file **recs, size_
 	uint64_t *devs = NULL;
 	size_t ndevs = 0, cap = 0, rcap = 0;
 
-	for (size_t i = 0; i < s->n; i++) {
-		const struct pc_profile_file *f = &s->files[i];
+	/* the files' devices, then those of directories with no file cached */
+	for (size_t i = 0; i < s->n + s->ndirs; i++) {
+		const struct pc_profile_file *f = i < s->n ? &s->files[i] : &s->dirs[i - s->n];
 		struct pc_snapshot_device d = { .dev = f->dev };
 		struct pc_snapshot_event ev = { .kind = PC_SNAPSHOT_DEVICE, .device = &d };
 		struct pc_profile_file rec;
@@ -457,6 +524,23 @@ static int by_path(const void *a, const void *b)
 		      ((const struct pc_profile_file *)b)->path);
 }
 
+/* The directories as the files: sorted, each once (`snapshot --metadata D D/e`). */
+static void dedupe_dirs(struct pc_snapshot *s)
+{
+	size_t k = 0;
+
+	if (s->ndirs)
+		qsort(s->dirs, s->ndirs, sizeof(*s->dirs), by_path);
+	for (size_t i = 0; i < s->ndirs; i++) {
+		if (k && !strcmp(s->dirs[k - 1].path, s->dirs[i].path)) {
+			pc_profile_file_release(&s->dirs[i]);
+			continue;
+		}
+		s->dirs[k++] = s->dirs[i];
+	}
+	s->ndirs = k;
+}
+
 /*
  * A file reached twice under one path (`snapshot DIR DIR/f`, a list that
  * names it twice) is one file: the format refuses a path twice, which
@@ -497,8 +581,13 @@ static int write_out(struct pc_snapshot *s, const char *out, const struct pc_pro
 	rc = pc_profile_create(out, &meta, &w);
 	if (rc < 0)
 		return rc;
-	for (size_t i = 0; i < s->n && rc == 0; i++)
-		rc = pc_profile_add(w, &s->files[i]);
+	/* files and directories in one path order: their paths share most (front coding) */
+	for (size_t i = 0, k = 0; (i < s->n || k < s->ndirs) && rc == 0;) {
+		if (k == s->ndirs || (i < s->n && strcmp(s->files[i].path, s->dirs[k].path) < 0))
+			rc = pc_profile_add(w, &s->files[i++]);
+		else
+			rc = pc_profile_add(w, &s->dirs[k++]);
+	}
 	for (size_t i = 0; i < nrecs && rc == 0; i++)
 		rc = pc_profile_add(w, &recs[i]);
 	if (rc == 0)
@@ -517,8 +606,11 @@ int pc_snapshot_finish(struct pc_snapshot *s, const char *out, struct pc_snapsho
 	if (s->n)	/* qsort(NULL, 0) is undefined: UBSan stops there */
 		qsort(s->files, s->n, sizeof(*s->files), by_path);
 	dedupe(s);
+	dedupe_dirs(s);
 	if (s->o.flags & PC_SNAPSHOT_METADATA)
 		metadata(s, &recs, &nrecs, &res);
+	res.metadata_dirs = s->ndirs;
+	res.metadata_dirs_failed = s->dir_failures;
 	res.active_unknown = s->active_denied ||
 			     (s->active_tried && s->active_failed == s->active_tried);
 	res.active_denied = s->active_denied;
@@ -572,6 +664,9 @@ void pc_snapshot_abort(struct pc_snapshot *s)
 	for (size_t i = 0; i < s->n; i++)
 		pc_profile_file_release(&s->files[i]);
 	free(s->files);
+	for (size_t i = 0; i < s->ndirs; i++)
+		pc_profile_file_release(&s->dirs[i]);
+	free(s->dirs);
 	free(s->root);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->evlock);
@@ -596,6 +691,8 @@ static void walk_event(enum pc_walk_event ev, const char *path, int err, void *a
 
 	if (ev == PC_WALK_ERROR)
 		fail(w->s, path, PC_SNAPSHOT_FAIL_OPEN, err, "cannot open", NULL, NULL);
+	if (ev == PC_WALK_DIR && (w->s->o.flags & PC_SNAPSHOT_METADATA))
+		add_dir_path(w->s, path);
 	if (w->user && w->user->event)
 		w->user->event(ev, path, err, w->user->event_arg);
 }

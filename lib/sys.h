@@ -59,7 +59,8 @@ enum pc_sys_call {
 	PC_SYS_PERF_LOST,	/* "perf_format_lost": PERF_FORMAT_LOST (6.0; EINVAL: before) */
 	PC_SYS_STATX_MNT_UNIQUE,	/* ENOSYS: a kernel without STATX_MNT_ID_UNIQUE (6.8) */
 	PC_SYS_SYSTEMD,			/* "systemd:ENOENT": as if systemd did not manage the host */
-	PC_SYS_BDEV_OPEN,		/* "bdev_open:EPERM": a block device refused, as this VM's root disk */
+	PC_SYS_BDEV_OPEN,		/* "bdev_open:EPERM": a block device refused, as a VM's
+					   root disk or a container's is (pc_bdev_open) */
 	PC_SYS_NCALLS
 };
 

@@ -323,6 +323,8 @@ struct targets {
 	size_t nprocs;
 	int (*file)(struct pc_walk_entry *, void *);	/* the command's */
 	void *file_arg;
+	void (*dir)(const char *path, void *arg);	/* optional: each directory entered */
+	void *dir_arg;
 	/* counters filled by the walk's events */
 	uint64_t dirs, vanished, special, symlinks, loops, mounts, toobig, excluded, dups;
 };

@@ -892,7 +892,7 @@ static int snap_read(int fd, struct snapinfo *si, char *why, size_t wlen)
 		return -1;
 	memset(si, 0, sizeof(*si));
 	while ((rc = pc_profile_next(r, &f)) > 0) {
-		si->files++;
+		si->files += !(f.ident & PC_IDENT_DIR);	/* a directory is not a file */
 		for (size_t i = 0; i < f.nruns; i++)
 			si->pages += f.runs[2 * i + 1];
 		pc_profile_file_release(&f);

@@ -383,6 +383,9 @@ static void report(const struct restore_cli *c, const struct pc_restore_result *
 		.rows = (struct pc_meta_row *)t->meta_rows, .nrows = t->meta_nrows,
 		.devices = t->meta_devices, .pages = t->meta_pages, .cached = t->meta_cached,
 		.read = t->meta_read, .unavailable = t->meta_skipped,
+		.dirs = t->meta_dirs, .dirs_wanted = t->meta_dirs_wanted, .entries = t->meta_entries,
+		.dirs_skipped = t->meta_dirs_skipped, .stat_failed = t->meta_stat_failed,
+		.dirs_by_device = t->meta_dirs_by_device,
 	};
 	uint64_t ps = pc_page_size(), todo = t->dry_run ? t->pages - t->cached_before : t->read;
 	bool access = t->order == PC_RESTORE_ACCESS;

@@ -28,6 +28,14 @@ static const struct ocol meta_cols[] = {
 	{ "size", "SIZE", false }, { "device", "DEVICE", true },
 };
 
+static const struct ocol dir_cols[] = {
+	{ "inode", "INODE", false }, { "directory", "DIRECTORY", true },
+};
+
+static const struct ocol diff_dir_cols[] = {
+	{ "status", "STATUS", true }, { "directory", "DIRECTORY", true },
+};
+
 /* What show's and diff's own options set. */
 struct show_cli {
 	int verbose;			/* -v */
@@ -246,12 +254,24 @@ static void metadata_row(const struct pc_profile_file *f)
 	out_list_add("metadata", &rec);
 }
 
+/* A directory's record (snapshot --metadata): where it is, its inode */
+static void directory_row(const struct pc_profile_file *f)
+{
+	struct orec rec = { 0 };
+
+	orec_str(&rec, "directory", f->path, OF_LABEL);
+	orec_u64(&rec, "inode", f->ino, 0);
+	orec_u64(&rec, "mtime", (uint64_t)f->mtime_s, 0);
+	out_list_add("directories", &rec);
+}
+
 int cmd_show(int argc, char **argv)
 {
 	struct cli_opts co = { OUT_HUMAN };
 	struct pc_profile_reader *r;
 	struct pc_profile_file f;
 	uint64_t files = 0, pages = 0, runs = 0, active = 0, mrecs = 0, mpages = 0, used = 0;
+	uint64_t dirs = 0;
 	bool active_unknown = false;
 	struct orec rec = { 0 };
 	struct show_cli cl = { 0 };
@@ -267,6 +287,7 @@ int cmd_show(int argc, char **argv)
 		out_columns("files", show_cols,
 			    cl.verbose ? sizeof(show_cols) / sizeof(show_cols[0]) : SHOW_DEFAULT_COLS);
 		out_columns("metadata", meta_cols, sizeof(meta_cols) / sizeof(meta_cols[0]));
+		out_columns("directories", dir_cols, sizeof(dir_cols) / sizeof(dir_cols[0]));
 	}
 	r = open_snap(argv[optind]);
 	if (r) {
@@ -282,6 +303,12 @@ int cmd_show(int argc, char **argv)
 				metadata_row(&f);
 				mrecs++;
 				mpages += p;
+				pc_profile_file_release(&f);
+				continue;
+			}
+			if (f.ident & PC_IDENT_DIR) {	/* not a file: listed and counted apart */
+				directory_row(&f);
+				dirs++;
 				pc_profile_file_release(&f);
 				continue;
 			}
@@ -351,6 +378,10 @@ int cmd_show(int argc, char **argv)
 					       "cache", (unsigned long long)mrecs, mrecs == 1 ? "" : "s",
 					       (unsigned long long)mpages,
 					       fmt_size(mpages * m->page_size, a, sizeof(a)));
+			if (dirs)
+				out_human_line("Metadata: %llu director%s (read back through the "
+					       "filesystem where the device cannot be)",
+					       (unsigned long long)dirs, dirs == 1 ? "y" : "ies");
 		}
 		pc_profile_close(r);
 	}
@@ -364,6 +395,7 @@ int cmd_show(int argc, char **argv)
 	orec_u64(&rec, "used_pages", used, OF_PAGES);
 	orec_u64(&rec, "metadata_devices", mrecs, 0);
 	orec_u64(&rec, "metadata_pages", mpages, OF_PAGES);
+	orec_u64(&rec, "directories", dirs, 0);
 	out_object("total", &rec);
 	rc = out_flush();
 	return rc < 0 || cli_failures() ? EXIT_PARTIAL : 0;
@@ -378,7 +410,7 @@ struct entry {
 static int by_path(const void *a, const void *b)
 {
 	const struct pc_profile_file *x = &((const struct entry *)a)->f, *y = &((const struct entry *)b)->f;
-	unsigned bx = x->ident & PC_IDENT_BDEV, by = y->ident & PC_IDENT_BDEV;
+	unsigned bx = x->ident & (PC_IDENT_BDEV | PC_IDENT_DIR), by = y->ident & (PC_IDENT_BDEV | PC_IDENT_DIR);
 
 	return bx != by ? (bx < by ? -1 : 1) : strcmp(x->path, y->path);
 }
@@ -416,6 +448,15 @@ static void diff_row(const struct pc_profile_file *fa, const struct pc_profile_f
 	out_list_add(bdev ? "metadata" : "files", &rec);
 }
 
+static void dir_row(const struct pc_profile_file *f, const char *status)
+{
+	struct orec rec = { 0 };
+
+	orec_str(&rec, "directory", f->path, OF_LABEL);
+	orec_str(&rec, "status", status, 0);
+	out_list_add("directories", &rec);
+}
+
 /* OLD as read, NEW as compared with it, and what was counted. */
 struct diff_ctx {
 	struct entry *ents;		/* OLD's files and devices, sorted by by_path */
@@ -427,6 +468,8 @@ struct diff_ctx {
 	uint64_t added, removed, changed, gained, lost;	/* files */
 	uint64_t madded, mremoved, mchanged, mgained, mlost;	/* block devices' metadata */
 	bool any_bdev;			/* either has metadata: version 3's total */
+	uint64_t dadded, dremoved;	/* directories (version 5) */
+	bool any_dir;			/* either has directories: their total */
 };
 
 /* OLD whole into d, sorted: 0, or -1 where it could not be read (said). */
@@ -463,8 +506,10 @@ static int read_old(const char *path, struct diff_ctx *d)
 	pc_profile_close(ra);
 	if (d->n)	/* qsort(NULL, 0) is undefined: UBSan stops there */
 		qsort(d->ents, d->n, sizeof(*d->ents), by_path);
-	for (size_t i = 0; i < d->n; i++)
+	for (size_t i = 0; i < d->n; i++) {
 		d->any_bdev |= d->ents[i].f.ident & PC_IDENT_BDEV;
+		d->any_dir |= d->ents[i].f.ident & PC_IDENT_DIR;
+	}
 	return rc < 0 ? -1 : 0;
 }
 
@@ -505,7 +550,15 @@ static void diff_one(struct diff_ctx *d, const struct pc_profile_file *f)
 
 	/* d->ents is NULL when OLD holds nothing: no bsearch(NULL) (UBSan) */
 	e = d->n ? bsearch(&key, d->ents, d->n, sizeof(*d->ents), by_path) : NULL;
-	if (f->ident & PC_IDENT_BDEV) {	/* metadata: counted apart from files */
+	if (f->ident & PC_IDENT_DIR) {	/* a directory: there or not, no pages */
+		d->any_dir = true;
+		if (e)
+			e->seen = true;
+		else
+			d->dadded++;
+		if (!e || d->verbose)
+			dir_row(f, e ? "same" : "added");
+	} else if (f->ident & PC_IDENT_BDEV) {	/* metadata: counted apart from files */
 		d->any_bdev = true;
 		uint64_t pa = e ? run_pages(e->f.runs, e->f.nruns) : 0;
 		uint64_t both = e ? overlap(e->f.runs, e->f.nruns, f->runs, f->nruns) : 0;
@@ -552,6 +605,11 @@ static void diff_removed(struct diff_ctx *d)
 		if (d->ents[i].seen)
 			continue;
 		pa = run_pages(f->runs, f->nruns);
+		if (f->ident & PC_IDENT_DIR) {
+			d->dremoved++;
+			dir_row(f, "removed");
+			continue;
+		}
 		if (f->ident & PC_IDENT_BDEV) {
 			d->mremoved++;
 			d->mchanged++;
@@ -600,6 +658,11 @@ static void total_rec(struct diff_ctx *d)
 		orec_u64(&rec, "metadata_gained", d->mgained, OF_PAGES);
 		orec_u64(&rec, "metadata_lost", d->mlost, OF_PAGES);
 	}
+	/* directories (version 5), where either side has them; not files */
+	if (d->any_dir) {
+		orec_u64(&rec, "directories_added", d->dadded, 0);
+		orec_u64(&rec, "directories_removed", d->dremoved, 0);
+	}
 	if (diff_times && d->old_meta.n)
 		orec_object(&rec, "old", &d->old_meta);
 	if (diff_times && d->new_meta.n)
@@ -612,11 +675,14 @@ static void total_rec(struct diff_ctx *d)
 /* The summary for people, after the tables. */
 static void human_summary(const struct diff_ctx *d)
 {
-	if (d->added + d->removed + d->changed + d->mchanged)
+	if (d->added + d->removed + d->changed + d->mchanged + d->dadded + d->dremoved)
 		out_human_line("%s", "");	/* a blank line after the table (escaped if in the text) */
 	if (d->mchanged)
 		out_human_line("%llu block devices' metadata added, removed or changed",
 			       (unsigned long long)d->mchanged);
+	if (d->dadded + d->dremoved)
+		out_human_line("%llu directories added, %llu removed", (unsigned long long)d->dadded,
+			       (unsigned long long)d->dremoved);
 	out_human_line("%llu files added, %llu removed, %llu changed; %llu pages gained, "
 		       "%llu lost",
 		       (unsigned long long)d->added, (unsigned long long)d->removed,
@@ -646,6 +712,8 @@ int cmd_diff(int argc, char **argv)
 	out_columns("files", diff_cols, sizeof(diff_cols) / sizeof(diff_cols[0]));
 	out_sort("metadata", "device");
 	out_columns("metadata", diff_meta_cols, sizeof(diff_meta_cols) / sizeof(diff_meta_cols[0]));
+	out_sort("directories", "directory");
+	out_columns("directories", diff_dir_cols, sizeof(diff_dir_cols) / sizeof(diff_dir_cols[0]));
 	if (rb)
 		compare_new(&d, rb, argv[optind + 1]);
 	for (size_t i = 0; i < d.n; i++)

@@ -13,9 +13,11 @@
 #include "commands/metadata.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct snap_cli {
@@ -130,6 +132,18 @@ static void on_event(const struct pc_snapshot_event *ev, void *arg)
 static int walk_file(struct pc_walk_entry *e, void *arg)
 {
 	return pc_snapshot_add(arg, e->fd, e->path, &e->st);
+}
+
+/* --metadata: each directory the walk entered, for its record (the engine's) */
+static void walk_dir(const char *path, void *arg)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0 && fstat(fd, &st) == 0)
+		pc_snapshot_add(arg, fd, path, &st);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* The options into c; -1 to go on, else the exit status (usage said). */
@@ -311,7 +325,12 @@ void snapshot_capture(struct targets *t, unsigned flags, struct pc_snapshot *s, 
 	if (flags & PC_SNAPSHOT_SAFE_LINKS)
 		root_fds = trusted_roots(t, s);
 	t->walk.root_fds = root_fds;
+	if (flags & PC_SNAPSHOT_METADATA) {
+		t->dir = walk_dir;
+		t->dir_arg = s;
+	}
 	rc = targets_walk(t, walk_file, s);
+	t->dir = NULL;
 	t->walk.root_fds = NULL;
 	for (size_t i = 0; root_fds && i < t->npaths; i++)
 		if (root_fds[i] >= 0)
@@ -367,6 +386,8 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	t0 = pc_now();
 	snapshot_capture(&c.t, c.flags, s, c.out, &c.engine_failures, &r);
+	c.ms.dirs = r.metadata_dirs;
+	c.ms.dirs_failed = r.metadata_dirs_failed;
 	messages(&c, &r);
 	report(&c, &r, pc_now() - t0);
 	meta_release(&c.ms);

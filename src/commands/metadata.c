@@ -55,6 +55,17 @@ void meta_report(struct meta_set *ms, struct orec *rec, bool restore)
 		orec_u64(rec, "metadata_read", ms->read, OF_PAGES);
 	}
 	orec_u64(rec, "metadata_skipped", ms->unavailable, 0);
+	/* directories: recorded (snapshot), read through the filesystem (restore) */
+	if (!restore) {
+		orec_u64(rec, "metadata_dirs", ms->dirs, 0);
+	} else {
+		orec_u64(rec, "metadata_dirs_wanted", ms->dirs_wanted, 0);
+		orec_u64(rec, "metadata_dirs_read", ms->dirs, 0);
+		orec_u64(rec, "metadata_entries", ms->entries, 0);
+		orec_u64(rec, "metadata_dirs_skipped", ms->dirs_skipped, 0);
+		orec_u64(rec, "metadata_stat_failed", ms->stat_failed, 0);
+		orec_u64(rec, "metadata_dirs_by_device", ms->dirs_by_device, 0);
+	}
 	if (!ms->nrows)
 		orec_list_add(rec, "metadata", NULL);	/* [] */
 	for (size_t i = 0; i < ms->nrows; i++) {
@@ -81,6 +92,22 @@ void meta_human(const struct meta_set *ms, bool restore, bool dry)
 	char a[32], names[256] = "";
 	size_t len = 0;
 
+	if (!restore && ms->dirs)
+		out_human_line("Directories: %llu recorded (their metadata, for restore)%s",
+			       (unsigned long long)ms->dirs, ms->dirs_failed ? ", some left out" : "");
+	if (restore && ms->dirs_wanted) {
+		if (dry)
+			out_human_line("Directories: %llu to read through the filesystem",
+				       (unsigned long long)ms->dirs_wanted);
+		else
+			out_human_line("Directories: %llu of %llu read through the filesystem, "
+				       "%llu entries statted, %llu gone or not directories, %llu "
+				       "failed", (unsigned long long)ms->dirs,
+				       (unsigned long long)ms->dirs_wanted,
+				       (unsigned long long)ms->entries,
+				       (unsigned long long)ms->dirs_skipped,
+				       (unsigned long long)ms->stat_failed);
+	}
 	if (!ms->nrows)
 		return;
 	for (size_t i = 0; i < ms->nrows && len < sizeof(names) - 1; i++)

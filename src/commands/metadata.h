@@ -19,6 +19,14 @@ struct meta_set {
 	uint64_t devices;		/* devices recorded or read */
 	uint64_t pages, cached, read;	/* pages recorded / wanted, cached before, read */
 	uint64_t unavailable;		/* records or devices left out (said on stderr) */
+	/* directories: snapshot's recorded; restore's through the filesystem */
+	uint64_t dirs;			/* recorded; restore: read (getdents, or named entries) */
+	uint64_t dirs_failed;		/* snapshot: whose identity could not be had */
+	uint64_t dirs_wanted;		/* restore: to read (dry run: would) */
+	uint64_t entries;		/* restore: entries statx()ed */
+	uint64_t dirs_skipped;		/* restore: gone, not a directory, refused */
+	uint64_t stat_failed;		/* restore: entries gone meanwhile, unreadable */
+	uint64_t dirs_by_device;	/* restore: recorded, their device read instead */
 };
 
 /* The words for a refusal of --metadata (and restore's note). */

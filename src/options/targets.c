@@ -386,6 +386,8 @@ static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg
 		break;
 	case PC_WALK_DIR:
 		t->dirs++;
+		if (t->dir)
+			t->dir(path, t->dir_arg);
 		break;
 	default:
 		break;

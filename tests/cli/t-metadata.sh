@@ -194,6 +194,106 @@ t_is "device missing: the files restored" "$(jq .total.files copy.json)" 20
 t_is "device missing: the record skipped" "$(jq .total.metadata_skipped copy.json)" 1
 t_is "device missing: said once" "$(grep -c "metadata of '$(jq -r '.total.metadata[0].device' copy.json)' not restored: no file of its filesystem" copy.err)" 1
 
+# Where the device cannot be read (a VM's root disk, a container: here
+# the bdev_open fault point refuses every device), restore brings the
+# metadata back through the filesystem: the recorded directories read and
+# their entries statx()ed, in inode order. 2,000 files in 50 directories
+# on this ext4; whole-machine drops (drop_caches 3, twice: dentries and
+# inodes too, as after a reboot), then a walk counted in the sectors the
+# loop device read.
+MKSNAP=${MKSNAP:-$(dirname "$PAGECACHE")/tests/mksnap}
+drop() { sync; echo 3 >/proc/sys/vm/drop_caches; echo 3 >/proc/sys/vm/drop_caches; }
+walkm() { find mnt/m -print0 | xargs -0 stat >/dev/null; }
+mkdir mnt/m
+for d in $(seq 1 50); do
+	mkdir "mnt/m/d$d"
+	for f in $(seq 1 40); do printf 'file %s of %s\n' "$f" "$d" >"mnt/m/d$d/f$f"; done
+done
+remount
+for try in 1 2 3; do
+	drop
+	s0=$(sectors); walkm; s1=$(sectors)
+	cold=$((s1 - s0))
+	pc snapshot --metadata -o m.snap --json mnt/m >m.json 2>m.err; rc=$?
+	drop
+	PAGECACHE_FAULT=bdev_open:EPERM pc restore --json m.snap >mfs.json 2>mfs.err; rc_fs=$?
+	s2=$(sectors); walkm; s3=$(sectors)
+	fsw=$((s3 - s2))
+	drop
+	pc restore --json m.snap >mdev.json 2>mdev.err; rc_dev=$?
+	s4=$(sectors); walkm; s5=$(sectors)
+	devw=$((s5 - s4))
+	s6=$(sectors); walkm; s7=$(sectors)
+	warmw=$((s7 - s6))
+	[ "$cold" -ge 256 ] && [ $((fsw * 3)) -lt "$cold" ] && break
+	echo "# try $try: walks read $cold cold, $fsw after the filesystem's restore (the cache dropped meanwhile?)"
+done
+echo "# sectors a walk of 2,050 entries read from $DEV: cold (drop_caches 3, twice) $cold;" \
+	"after restore through the filesystem (device refused) $fsw; through the device $devw; warm $warmw"
+t_is "nothing cached: snapshot --metadata exits 0" "$rc" 0
+t_is "nothing cached: no file recorded" "$(jq .total.files m.json)" 0
+t_is "nothing cached: the directories recorded (m and its 50)" "$(jq .total.metadata_dirs m.json)" 51
+t_is "nothing cached: the device recorded" "$(jq .total.metadata_devices m.json)" 1
+t_is "show: 51 directories, no files" "$(pc show --json m.snap | jq -c '[.total.directories, .total.files, (.directories | length)]')" '[51,0,51]'
+t_is "device refused: restore exits 0" "$rc_fs" 0
+t_is "device refused: the record left out" "$(jq .total.metadata_skipped mfs.json)" 1
+t_ok "device refused: said" grep -q "metadata of '$DEV' not restored: block device .*: Operation not permitted" mfs.err
+t_is "device refused: directories read through the filesystem" \
+	"$(jq -c '[.total.metadata_dirs_wanted, .total.metadata_dirs_read, .total.metadata_dirs_skipped, .total.metadata_stat_failed]' mfs.json)" '[51,51,0,0]'
+t_is "device refused: every entry statted (2,000 files, 50 directories)" "$(jq .total.metadata_entries mfs.json)" 2050
+t_ok "device refused: the walk after it reads under a third of a cold walk's sectors ($fsw of $cold)" \
+	test $((fsw * 3)) -lt "$cold"
+t_is "device allowed: restore exits 0" "$rc_dev" 0
+t_is "device allowed: read through the device, not the filesystem" \
+	"$(jq -c '[.total.metadata_devices, .total.metadata_dirs_by_device, .total.metadata_dirs_read]' mdev.json)" '[1,51,0]'
+if t_have_cachestat; then
+	t_ok "device allowed: the walk after it reads under a third of a cold walk's ($devw of $cold)" \
+		test $((devw * 3)) -lt "$cold"
+else
+	t_skip "device allowed: the walk after it reads under a third of a cold walk's" "no cachestat"
+fi
+PAGECACHE_FAULT=bdev_open:EPERM pc restore --dry-run --json m.snap >mdry.json 2>/dev/null
+t_is "dry run: directories to read, none read" \
+	"$(jq -c '[.total.metadata_dirs_wanted, .total.metadata_dirs_read, .total.metadata_entries]' mdry.json)" '[51,0,0]'
+PAGECACHE_FAULT=bdev_open:EPERM pc restore --no-metadata --json m.snap >mno.json 2>/dev/null
+t_is "--no-metadata: no directory read" "$(jq -c '[.total.metadata_dirs_wanted, .total.metadata_dirs_read]' mno.json)" '[0,0]'
+PAGECACHE_FAULT=bdev_open:EPERM pc restore m.snap >mfs.out 2>/dev/null
+t_ok "table: a directories line" grep -q "^Directories: 51 of 51 read through the filesystem, 2050 entries statted" mfs.out
+
+# a directory gone, another a file now: skipped and counted, not a failure
+mv mnt/m/d50 mnt/m/gone && rmdir mnt/m/d49 2>/dev/null || { rm -rf mnt/m/d49; }
+printf x >mnt/m/d49
+PAGECACHE_FAULT=bdev_open:EPERM pc restore --json m.snap >mgone.json 2>/dev/null; rc=$?
+t_is "directories gone: restore exits 0" "$rc" 0
+t_is "directories gone: two skipped, the rest read" \
+	"$(jq -c '[.total.metadata_dirs_read, .total.metadata_dirs_skipped]' mgone.json)" '[49,2]'
+
+# a version 4 snapshot (no directory records) still reads and restores;
+# its files' directory is statted for them where the device is refused
+cat mnt/m/d1/f1 >/dev/null
+"$MKSNAP" -r "$T_DIR/mnt" v4.snap m/d1/f1 dev:loop99
+t_is "version 4: written so (no directories)" "$(od -An -tu4 -j8 -N4 v4.snap | tr -d ' ')" 4
+PAGECACHE_FAULT=bdev_open:EPERM pc restore --root "$T_DIR/mnt" --json v4.snap >v4.json 2>/dev/null; rc=$?
+t_is "version 4: restore exits 0" "$rc" 0
+t_is "version 4: its file restored, its directory's entry statted" \
+	"$(jq -c '[.total.files, .total.metadata_dirs_read, .total.metadata_entries]' v4.json)" '[1,1,1]'
+
+# hostile: directory records naming a link out of the root, a path
+# through it, and a file; only the real directory is read, and the
+# directory outside is never listed (its atime, set old so relatime would
+# move it on any read, stays) nor its entries statted
+mkdir -p hroot/real out
+for f in a b c; do printf x >"out/$f"; printf x >"hroot/real/$f"; done
+ln -s ../out hroot/link
+touch -a -d '2001-01-01' out
+atime=$(stat -c %X out)
+"$MKSNAP" -r "$T_DIR/hroot" h.snap dir:link dir:link/x dir:real/a dir:real
+PAGECACHE_FAULT=bdev_open:EPERM pc restore --root "$T_DIR/hroot" --json h.snap >h.json 2>h.err; rc=$?
+t_is "hostile directories: restore exits 0" "$rc" 0
+t_is "hostile directories: only the real one read, its 3 entries statted, 3 skipped" \
+	"$(jq -c '[.total.metadata_dirs_read, .total.metadata_entries, .total.metadata_dirs_skipped]' h.json)" '[1,3,3]'
+t_is "hostile directories: the directory outside was not read" "$(stat -c %X out)" "$atime"
+
 # a filesystem whose device cannot be read (this VM's root disk refuses
 # it; tmpfs has none): named, left out, not a failure
 printf x >plain.file

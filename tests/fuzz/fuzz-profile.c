@@ -8,14 +8,19 @@
  * links out of it on the way and at the end, a FIFO, a device (as root).
  * What opens must be one of the root's own regular files, and inotify must
  * see no open of anything outside the root, nor of the FIFO or device.
+ * A directory record (version 5) is read as restore reads it
+ * (pc_fsmeta_read: its entries statx()ed): that must open, list or stat
+ * nothing outside the root either (inotify watches "out" for IN_OPEN and
+ * IN_ACCESS: a directory listed is opened and read).
  * Each input is read twice: as a snapshot, and as the contents of one
- * FILES section (its first byte picks the version, 1 + byte % 4) put
+ * FILES section (its first byte picks the version, 1 + byte % 5) put
  * into a snapshot with the right lengths and checksum, so mutations reach
  * the records' decoder, not only the checksums in front of it.
  * `make fuzz` runs it under libFuzzer; `make check` replays the corpus.
  */
 #define _GNU_SOURCE
 #include "pagecache.h"
+#include "internal.h"	/* pc_fsmeta_read: restore's directory reads */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +45,7 @@ static void put(const char *rel, int kind, const char *target)
 	char p[512];
 
 	snprintf(p, sizeof(p), "%s/%s", scratch, rel);
-	if (kind == 'd')
+	if (kind == 'd' || kind == 'D')
 		mkdir(p, 0755);
 	else if (kind == 'l')
 		(void)!symlink(target, p);
@@ -61,6 +66,8 @@ static void put(const char *rel, int kind, const char *target)
 	}
 	if (kind == 'o' || kind == 'p' || kind == 'c')
 		inotify_add_watch(watch, p, IN_OPEN);
+	if (kind == 'D')	/* a directory outside: never opened or listed */
+		inotify_add_watch(watch, p, IN_OPEN | IN_ACCESS);
 }
 
 static void cleanup(void)
@@ -81,7 +88,7 @@ static void setup(void)
 	atexit(cleanup);
 	watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	put("root", 'd', NULL);
-	put("out", 'd', NULL);
+	put("out", 'D', NULL);
 	put("out/secret", 'o', NULL);
 	put("out/f", 'o', NULL);
 	put("root/a", 'd', NULL);
@@ -102,6 +109,12 @@ static void setup(void)
 	}
 	if (rootfd < 0 || watch < 0)
 		abort();
+	{	/* what making the tree did in the watched directory is not restore's */
+		char ev[4096];
+
+		while (read(watch, ev, sizeof(ev)) > 0)
+			;
+	}
 }
 
 static void open_as_restore(const char *path)
@@ -135,8 +148,19 @@ static void decode(const uint8_t *data, size_t size)
 	if (pc_profile_open_mem(data, size, &r, err, sizeof(err)) < 0)
 		return;
 	while (pc_profile_next(r, &f) > 0) {
-		if (!(f.ident & PC_IDENT_BDEV))	/* a device's name, not a path: restore never opens it so */
+		if (f.ident & PC_IDENT_DIR) {
+			struct pc_fsmeta_dir d = { .path = f.path, .whole = true };
+			struct pc_fsmeta_result res;
+			char ev[4096];
+
+			pc_fsmeta_read(rootfd, &d, 1, 0, &res);
+			if (read(watch, ev, sizeof(ev)) > 0) {
+				fprintf(stderr, "'%s' read something outside the root\n", f.path);
+				abort();
+			}
+		} else if (!(f.ident & PC_IDENT_BDEV)) {	/* a device's name: never opened so */
 			open_as_restore(f.path);
+		}
 		pc_profile_file_release(&f);
 	}
 	pc_profile_close(r);
@@ -165,7 +189,7 @@ static size_t section(uint8_t *out, uint32_t type, const uint8_t *raw, size_t le
 static void decode_as_files(const uint8_t *data, size_t size)
 {
 	static const uint8_t meta[] = { 1, 'r', 1, 'h', 0, 0, 0 }, end[] = { 1, 1 };
-	uint32_t version = 1 + data[0] % 4;
+	uint32_t version = 1 + data[0] % 5;
 	uint8_t *out = malloc(32 + 3 * 16 + compressBound(size) + 64);
 	size_t o = 32;
 

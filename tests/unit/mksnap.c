@@ -12,6 +12,8 @@
  *          recording began). With -n N, PATH holds a %d and the entry is
  *          repeated for 0..N-1. dev:NAME[=RUNS][@USED] is a block device
  *          record (PC_IDENT_BDEV) named NAME, 1 GiB, device 7:0.
+ *          dir:PATH is a directory record (PC_IDENT_DIR, version 5): no
+ *          size, no runs, its identity from lstat(ROOT/PATH) where there.
  *   -M: made by record (PC_META_RECORDED); -L, -T: lost events, duration.
  *   -R writes by hand (version 1, or 3 with any version 3 contents), so
  *   what the writer refuses goes in too; -V VERSION by hand in that
@@ -133,6 +135,10 @@ int main(int argc, char **argv)
 			eq = strchr(spec, '=');
 			if (eq)
 				*eq++ = 0;
+			if (!strncmp(spec, "dir:", 4)) {
+				memmove(spec, spec + 4, strlen(spec + 4) + 1);
+				f.ident = PC_IDENT_DIR;
+			}
 			if (!strncmp(spec, "dev:", 4)) {
 				memmove(spec, spec + 4, strlen(spec + 4) + 1);
 				f.ident = PC_IDENT_BDEV;
@@ -151,6 +157,12 @@ int main(int argc, char **argv)
 			if (f.ident & PC_IDENT_BDEV) {
 				f.size = 1ull << 30;
 				f.dev = 0x700;
+			} else if (f.ident & PC_IDENT_DIR) {
+				if (lstat(full, &st) == 0) {
+					f.mtime_s = st.st_mtim.tv_sec;
+					f.dev = st.st_dev;
+					f.ino = st.st_ino;
+				}
 			} else if (lstat(full, &st) == 0) {
 				f.size = (uint64_t)st.st_size;
 				f.mtime_s = st.st_mtim.tv_sec;
@@ -178,7 +190,7 @@ int main(int argc, char **argv)
 				for (size_t i = 0; i < f.nruns; i++)
 					if ((f.runs[2 * i] + f.runs[2 * i + 1]) * m.page_size > f.size)
 						f.size = (f.runs[2 * i] + f.runs[2 * i + 1]) * m.page_size;
-			} else if (f.size) {
+			} else if (f.size && !(f.ident & PC_IDENT_DIR)) {
 				f.runs = malloc(2 * sizeof(*f.runs));
 				f.runs[0] = 0;
 				f.runs[1] = (f.size + m.page_size - 1) / m.page_size;

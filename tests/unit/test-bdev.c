@@ -124,10 +124,6 @@ int main(void)
 
 	stat("/proc/self", &st);
 	is_u64(-pc_bdev_open(st.st_dev, &b), ENODEV, "procfs has no block device: -ENODEV");
-	/* the fault point that stands for a device refused: before anything is looked up */
-	ok(pc_sys_inject_env("bdev_open:EPERM") == 0, "PAGECACHE_FAULT=bdev_open:EPERM is a fault spec");
-	is_u64(-pc_bdev_open(st.st_dev, &b), EPERM, "bdev_open:EPERM: pc_bdev_open says -EPERM");
-	pc_sys_inject_reset();
 	is_u64(-pc_bdev_name(makedev(4095, 1048575), name, sizeof(name)), ENODEV,
 	       "a number no device has: -ENODEV");
 	fd = open(make_file("plain", 4096), O_RDONLY);
@@ -198,6 +194,12 @@ int main(void)
 
 	pc_sys_inject(PC_SYS_OPEN, EPERM, 0, 0);
 	is_u64(-pc_bdev_open(st.st_rdev, &b), EPERM, "a device the kernel refuses: -EPERM");
+	pc_sys_inject_reset();
+	pc_sys_inject(PC_SYS_BDEV_OPEN, EPERM, 0, 0);	/* PAGECACHE_FAULT=bdev_open:EPERM */
+	is_u64(-pc_bdev_open(st.st_rdev, &b), EPERM, "the bdev_open fault point refuses it: -EPERM");
+	pc_sys_inject_reset();
+	is_u64(pc_sys_inject_env("bdev_open:EPERM"), 0, "bdev_open is a fault point's name");
+	is_u64(-pc_bdev_open(st.st_rdev, &b), EPERM, "  and refuses by PAGECACHE_FAULT's spelling");
 	pc_sys_inject_reset();
 	ok(pc_bdev_open(makedev(major(st.st_rdev), minor(st.st_rdev)), &b) == 0,
 	   "and opened again once allowed");

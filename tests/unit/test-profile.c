@@ -408,6 +408,109 @@ static uint64_t rnd(void)
 	return xs;
 }
 
+/*
+ * Version 5: directory records (PC_IDENT_DIR, snapshot --metadata). The
+ * writer writes 5 only when one is in the file, 4 otherwise; a directory
+ * has a path, dev, ino, mtime and identity, never a size or pages; a
+ * reader of version 4 refuses the flag, and version 5 refuses a directory
+ * with pages, a directory that is a device, or an unsafe path.
+ */
+static void test_v5(const struct pc_profile_meta *m0)
+{
+	struct pc_profile_meta m = *m0;
+	struct pc_profile_writer *w;
+	char p5[600], err[600];
+	uint64_t one[] = { 0, 1 };
+	struct pc_profile_file fs[] = {
+		{ .path = "d", .mtime_s = 1700000000, .mtime_ns = 7, .dev = 2049, .ino = 12,
+		  .gen = 5, .ident = PC_IDENT_DIR | IDENT_TEST_ALL, .btime_s = 1700000000,
+		  .fsid = 99 },
+		{ .path = "d/a", .size = 4096, .mtime_s = 1700000001, .dev = 2049, .ino = 13,
+		  .runs = one, .nruns = 1 },
+		{ .path = "d/e", .mtime_s = 1700000002, .dev = 2049, .ino = 11,
+		  .ident = PC_IDENT_DIR },
+	};
+	size_t nf = sizeof(fs) / sizeof(fs[0]), l;
+	uint8_t *b;
+	int rc;
+
+	snprintf(p5, sizeof(p5), "%s/v5", scratch_dir());
+	ok(pc_profile_create(p5, &m, &w) == 0, "v5: create");
+	for (size_t i = 0; i < nf; i++)
+		pc_profile_add(w, &fs[i]);
+	ok(pc_profile_commit(w) == 0, "v5: written");
+	b = (uint8_t *)file_bytes(p5, &l);
+	rc = read_same(b, l, fs, nf, 5, err, sizeof(err));
+	ok(header_version(p5) == 5 && rc == 3,
+	   "v5: directories and a file read back field by field, version %u (%d, '%s')",
+	   header_version(p5), rc, rc < 0 ? err : "");
+	free(b);
+
+	/* none: version 4, as before, for the builds that read 4 */
+	ok(pc_profile_create(p5, &m, &w) == 0 && pc_profile_add(w, &fs[1]) == 0 &&
+		   pc_profile_commit(w) == 0 && header_version(p5) == 4,
+	   "v5: a snapshot without directories is version 4 (%u)", header_version(p5));
+
+	/* the writer refuses what a reader would */
+	ok(pc_profile_create(p5, &m, &w) == 0, "v5: create again");
+	{
+		struct pc_profile_file x = fs[2];
+		int good = 0;
+
+		x.size = 4096;
+		good += pc_profile_add(w, &x) == -EINVAL;
+		x.size = 0, x.runs = one, x.nruns = 1;
+		good += pc_profile_add(w, &x) == -EINVAL;
+		x.runs = NULL, x.nruns = 0, x.path = "loop0", x.ident |= PC_IDENT_BDEV;
+		good += pc_profile_add(w, &x) == -EINVAL;
+		ok(good == 3, "v5: the writer refuses a directory with a size, pages, or a device's flag");
+	}
+	pc_profile_abort(w);
+
+	/* by hand: version 5 reads the records; version 4 refuses the flag */
+	b = craft_snapshot_v(&m, fs, nf, &l, 5);
+	rc = read_same(b, l, fs, nf, 5, err, sizeof(err));
+	ok(rc == 3, "v5 by hand reads back (%d, '%s')", rc, rc < 0 ? err : "");
+	free(b);
+	b = craft_snapshot_v(&m, fs, 1, &l, 4);
+	rc = read_all(b, l, err, sizeof(err));
+	ok(rc == -EBADMSG && strstr(err, "unknown record flags 0x47"),
+	   "v4 by hand: a directory's flag refused: '%s'", err);
+	free(b);
+	{
+		static const struct {
+			const char *path;
+			uint64_t size, pages;
+			uint32_t ident;
+			const char *want;
+		} cases[] = {
+			{ "d", 4096, 0, PC_IDENT_DIR, "directory 'd' has a size or pages" },
+			{ "d", 4096, 1, PC_IDENT_DIR, "directory 'd' has a size or pages" },
+			{ "loop0", 0, 0, PC_IDENT_DIR | PC_IDENT_BDEV, "both a directory and a block device" },
+			{ "../x", 0, 0, PC_IDENT_DIR, "unsafe path" },
+			{ "a/./b", 0, 0, PC_IDENT_DIR, "unsafe path" },
+		};
+		int good = 0;
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			struct pc_profile_file x = { .path = (char *)cases[i].path, .size = cases[i].size,
+						     .ident = cases[i].ident, .runs = one,
+						     .nruns = cases[i].pages };
+
+			b = craft_snapshot_v(&m, &x, 1, &l, 5);
+			rc = read_all(b, l, err, sizeof(err));
+			if (rc == -EBADMSG && strstr(err, cases[i].want))
+				good++;
+			else
+				diag("case %zu: %d '%s'", i, rc, err);
+			free(b);
+		}
+		ok(good == (int)(sizeof(cases) / sizeof(cases[0])),
+		   "v5 by hand: a directory with a size or pages, a device, or an unsafe path refused (%d)",
+		   good);
+	}
+}
+
 /* A FILES section of version 4 by hand: the record count, then the columns as given. */
 struct col {
 	const char *b;
@@ -1074,12 +1177,12 @@ int main(void)
 		uint8_t *b = craft_v2(&m, 0, 0, NULL, 0, &l);
 		uint32_t c;
 
-		b[8] = 5;
+		b[8] = 6;
 		c = (uint32_t)crc32(0, b, 28);
 		for (int i = 0; i < 4; i++)
 			b[28 + i] = (uint8_t)(c >> (8 * i));
 		rc = read_all(b, l, err, sizeof(err));
-		ok(rc == -EBADMSG && strstr(err, "unsupported version 5 (this build reads 1 to 4)"),
+		ok(rc == -EBADMSG && strstr(err, "unsupported version 6 (this build reads 1 to 5)"),
 		   "a later version: '%s'", err);
 		free(b);
 	}
@@ -1087,6 +1190,7 @@ int main(void)
 	test_v3(&m);
 	test_v4(&m);
 	test_merge(&m);
+	test_v5(&m);
 
 	/* a decompression bomb: 20,000 alike 4 KB paths, 80 MB in ~0.5 MB */
 	{
