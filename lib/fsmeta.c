@@ -41,14 +41,6 @@ struct dent {
 	char *name;
 };
 
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 static int by_ino(const void *a, const void *b)
 {
 	uint64_t x = ((const struct dent *)a)->ino, y = ((const struct dent *)b)->ino;

@@ -140,6 +140,15 @@ int pc_runs_add(struct pc_runs *a, uint64_t first, uint64_t n);
 int pc_fd_scan_mapped(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_cb cb,
 		      void *arg);
 
+/* getdents64's record (the kernel's; glibc names none): walk.c and fsmeta.c read them */
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
 /*
  * pc_budget_take that grants what fits when not all does: bytes, or less,
  * rounded down to whole units (pages), 0 when nothing fits. A short grant

@@ -597,14 +597,6 @@ static char *join(struct worker *wk, const char *dir, const char *name)
 	return p;
 }
 
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 /*
  * Who may change what a directory's names are: anyone but the caller
  * (st: the directory's fstat; f_type: its statfs; euid: the caller's).
