@@ -1296,7 +1296,8 @@ void pc_restore_free(struct pc_restore *r);	/* NULL-safe */
  */
 #define PC_SNAPSHOT_NO_ACTIVE	1u	/* do not record active pages */
 #define PC_SNAPSHOT_OWNERS	2u	/* say who owns the files read (result.owners) */
-#define PC_SNAPSHOT_METADATA	4u	/* record the block devices' cache too (pc_bdev_allowed) */
+#define PC_SNAPSHOT_METADATA	4u	/* record the directories, and the block devices' cache
+					   (that with pc_bdev_allowed) */
 #define PC_SNAPSHOT_SAFE_LINKS	8u	/* pc_snapshot_write: roots as pc_snapshot_trust_roots */
 #define PC_SNAPSHOT_GUARD	16u	/* keep the old file against a new one too small (guard) */
 
@@ -1417,8 +1418,9 @@ struct pc_snapshot;
 /*
  * A capture, for a walk of the caller's own. The root is resolved now
  * (its links, unless it is through /proc); without CAP_SYS_ADMIN active
- * pages are not tried (result.active_denied). -EINVAL (size, guard),
- * -EPERM (PC_SNAPSHOT_METADATA without pc_bdev_allowed), -ENOTDIR (the
+ * pages are not tried (result.active_denied); without pc_bdev_allowed,
+ * PC_SNAPSHOT_METADATA records the directories and leaves every device
+ * out (a DEVICE event each, EPERM). -EINVAL (size, guard), -ENOTDIR (the
  * root is no directory, or cannot be resolved), -ENOMEM.
  */
 int pc_snapshot_begin(const struct pc_snapshot_opts *o, struct pc_snapshot **ret);

@@ -178,8 +178,6 @@ int pc_snapshot_begin(const struct pc_snapshot_opts *o, struct pc_snapshot **ret
 	rc = take_sized(&s->o, sizeof(s->o), o, o->size);
 	if (rc == 0 && (s->o.flags & PC_SNAPSHOT_GUARD) && !(s->o.guard >= 0 && s->o.guard <= 1))
 		rc = -EINVAL;
-	if (rc == 0 && (s->o.flags & PC_SNAPSHOT_METADATA) && !pc_bdev_allowed())
-		rc = -EPERM;
 	if (rc < 0) {
 		free(s);
 		return rc;
@@ -463,13 +461,15 @@ static int64_t old_pages(const char *path)
 /*
  * PC_SNAPSHOT_METADATA: a record of each block device under the files
  * (distinct by st_dev), into *recs; one that cannot be had is said once,
- * with one of its files to know it by, and left out (no failure).
+ * with one of its files to know it by, and left out (no failure). Without
+ * pc_bdev_allowed every device is left out so (EPERM), untried.
  */
 static void metadata(struct pc_snapshot *s, struct pc_profile_file **recs, size_t *nrecs,
 		     struct pc_snapshot_result *res)
 {
 	uint64_t *devs = NULL;
 	size_t ndevs = 0, cap = 0, rcap = 0;
+	bool allowed = pc_bdev_allowed();
 
 	/* the files' devices, then those of directories with no file cached */
 	for (size_t i = 0; i < s->n + s->ndirs; i++) {
@@ -488,7 +488,9 @@ static void metadata(struct pc_snapshot *s, struct pc_profile_file **recs, size_
 		if (pc_grow(&devs, &cap, ndevs, sizeof(*devs)) < 0)
 			break;
 		devs[ndevs++] = f->dev;
-		rc = pc_bdev_snapshot(f->dev, f->ident & PC_IDENT_FSID ? f->fsid : 0, &rec);
+		/* not root: the directories are recorded, a device is not tried */
+		rc = !allowed ? -EPERM : pc_bdev_snapshot(f->dev, f->ident & PC_IDENT_FSID ? f->fsid : 0,
+							 &rec);
 		if (rc == 0 && pc_grow(recs, &rcap, *nrecs, sizeof(**recs)) < 0) {
 			pc_profile_file_release(&rec);
 			rc = -ENOMEM;

@@ -46,7 +46,7 @@ static const struct cli_opt snapshot_opts[] = {
 	{ .name = "guard", .id = OPT_GUARD, .arg = "RATIO",
 	  .help = "keep FILE when the new one is empty or too small" },
 	{ .name = "metadata", .id = OPT_METADATA,
-	  .help = "also record filesystem metadata (root only)" },
+	  .help = "also record filesystem metadata: the directories, and as root the block devices' cache" },
 	{ .name = "safe-links", .id = OPT_SAFE_LINKS,
 	  .help = "follow only root's safe symbolic links in a PATH" },
 	{ .name = "owners", .id = OPT_OWNERS,
@@ -68,10 +68,13 @@ const struct cli_spec snapshot_spec = {
 	"them hot again; without it a warning says they were not. The snapshot is\n"
 	"written atomically: a failure, a full disk included, leaves the previous\n"
 	"FILE intact.\n"
-	"With --metadata (root), the cached pages of the block devices under the\n"
-	"files are recorded too (the filesystems' inode tables, directories, extent\n"
-	"blocks), so that restore brings back what lookups need; a device that\n"
-	"cannot be opened is named and left out.\n"
+	"With --metadata, the directories the walk enters are recorded too, and as\n"
+	"root the cached pages of the block devices under the files (the\n"
+	"filesystems' inode tables, directories, extent blocks), so that restore\n"
+	"brings back what lookups need: through the device, or where it cannot be\n"
+	"opened (a VM's root disk, a container, not root) by reading the recorded\n"
+	"directories and statx() of their entries. A device that cannot be opened\n"
+	"is named and left out.\n"
 	"\n",
 	.footer =
 	"\n"
@@ -366,8 +369,14 @@ int cmd_snapshot(int argc, char **argv)
 		return EXIT_USAGE;
 	out_prom_metrics("snapshot", metrics, sizeof(metrics) / sizeof(metrics[0]));
 	if ((c.flags & PC_SNAPSHOT_METADATA) && !pc_bdev_allowed()) {
-		targets_release(&c.t);
-		return cli_usage_error("--metadata %s", META_NEEDS_ROOT);
+		/*
+		 * What a user can have: the directories (restore reads them back
+		 * through the filesystem), not the devices' cache. Said once.
+		 */
+		c.ms.devices_refused = true;
+		cli_warn("--metadata: the block devices' cache is not recorded: it %s; the "
+			 "directories are, and restore reads them back through the filesystem",
+			 META_NEEDS_ROOT);
 	}
 	rc = pc_profile_check_target(c.out);	/* before the walk, not after it */
 	if (rc < 0) {

@@ -35,8 +35,9 @@ void meta_snapshot_device(struct meta_set *ms, const struct pc_snapshot_device *
 	if (d->err) {
 		snprintf(num, sizeof(num), "%u:%u", major(d->dev), minor(d->dev));
 		/* said once per device, with one of its files to know it by */
-		cli_warn("metadata of '%s' not recorded: block device %s (%s): %s", d->file, num,
-			 d->name, pc_bdev_strerror(d->err));
+		if (!ms->devices_refused)
+			cli_warn("metadata of '%s' not recorded: block device %s (%s): %s", d->file,
+				 num, d->name, pc_bdev_strerror(d->err));
 		row(ms, d->name, d->dev, 0, 0, NULL, NULL, pc_bdev_strerror(d->err));
 		ms->unavailable++;
 		return;

@@ -22,6 +22,7 @@ struct meta_set {
 	/* directories: snapshot's recorded; restore's through the filesystem */
 	uint64_t dirs;			/* recorded; restore: read (getdents, or named entries) */
 	uint64_t dirs_failed;		/* snapshot: whose identity could not be had */
+	bool devices_refused;		/* snapshot, not root: said once, not a device at a time */
 	uint64_t dirs_wanted;		/* restore: to read (dry run: would) */
 	uint64_t entries;		/* restore: entries statx()ed */
 	uint64_t dirs_skipped;		/* restore: gone, not a directory, refused */

@@ -155,10 +155,20 @@ t_ok "key=value: metadata_read" grep -q ' metadata_read=[0-9]' kv.out
 pc restore s.snap >human.out 2>/dev/null
 t_ok "table: a metadata line" grep -q "^Metadata: $meta_pages pages wanted of 1 block device ($DEV)" human.out
 
-# not root: --metadata refused; restore skips the records with a note
-nobody_pc snapshot --metadata -o "$T_DIR/n.snap" mnt >/dev/null 2>nobody.err; rc=$?
-t_is "non-root snapshot --metadata is refused (usage)" "$rc" 2
-t_ok "and says it needs root" grep -q -- "--metadata needs root" nobody.err
+# not root: --metadata records the directories, not the devices (said
+# once); restore skips the device records with a note. A user's own
+# directory (the kernel tells a user no residency of root's files)
+mkdir nd && chown 65534:65534 nd && chown -R 65534:65534 mnt/d1
+cat mnt/d1/f1 >/dev/null
+nobody_pc snapshot --metadata --json -o "$T_DIR/nd/n.snap" mnt/d1 >nsnap.json 2>nobody.err; rc=$?
+t_is "non-root snapshot --metadata: exits 0, written" "$rc $(jq .total.written nsnap.json)" "0 true"
+t_is "  says once that the devices need root" \
+	"$(grep -c -- "--metadata: the block devices' cache is not recorded: it needs root" nobody.err)" 1
+t_is "  no device, its directory recorded" \
+	"$(jq -c '.total | [.metadata_devices, .metadata_skipped, .metadata_dirs]' nsnap.json)" "[0,1,1]"
+nobody_pc restore --json "$T_DIR/nd/n.snap" >nrest.json 2>/dev/null; rc=$?
+t_is "  and a user's restore reads it through the filesystem" \
+	"$rc $(jq -c '.total | [.metadata_dirs_read, .metadata_entries]' nrest.json)" "0 [1,10]"
 cp s.snap pub.snap && chmod 644 pub.snap
 nobody_pc restore --json pub.snap >nobody.json 2>nobody.err; rc=$?
 t_is "non-root restore: the record skipped" "$(jq .total.metadata_skipped nobody.json)" 1
