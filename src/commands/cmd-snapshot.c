@@ -46,7 +46,7 @@ static const struct cli_opt snapshot_opts[] = {
 	{ .name = "guard", .id = OPT_GUARD, .arg = "RATIO",
 	  .help = "keep FILE when the new one is empty or too small" },
 	{ .name = "metadata", .id = OPT_METADATA,
-	  .help = "also record filesystem metadata: the directories, and as root the block devices' cache" },
+	  .help = "record metadata: directories; as root, devices' cache" },
 	{ .name = "safe-links", .id = OPT_SAFE_LINKS,
 	  .help = "follow only root's safe symbolic links in a PATH" },
 	{ .name = "owners", .id = OPT_OWNERS,
