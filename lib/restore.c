@@ -966,7 +966,11 @@ static void meta_fs(struct pc_restore *r, int rootfd, bool dry)
 		say_warn(r, "metadata not read through the filesystem: %s", strerror(ENOMEM));
 		goto out;
 	}
-	/* one read a directory, however many snapshots recorded it */
+	/*
+	 * One read a directory, however many snapshots recorded it; in path
+	 * order, so dirpaths (which the files' parents are looked up in)
+	 * comes out sorted
+	 */
 	if (ms->ndirs > 1)
 		qsort(ms->dirs, ms->ndirs, sizeof(*ms->dirs), by_file_path);
 	for (size_t i = 0; i < ms->ndirs; i++) {
@@ -981,8 +985,6 @@ static void meta_fs(struct pc_restore *r, int rootfd, bool dry)
 		}
 		v[nv++] = (struct pc_fsmeta_dir){ .path = d->path, .ino = d->ino, .whole = true };
 	}
-	if (ndp)
-		qsort(dirpaths, ndp, sizeof(*dirpaths), by_str);
 	for (size_t i = 0; i < r->n; i++) {
 		const char *p = r->items[i].f.path, *slash = strrchr(p, '/');
 		char *parent = slash ? strndup(p, (size_t)(slash - p)) : strdup("");
