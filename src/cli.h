@@ -343,6 +343,13 @@ int targets_walk(struct targets *t, int (*file)(struct pc_walk_entry *, void *),
 /* t's walk options and events (counters, messages), for a walk made elsewhere (lock --watch) */
 const struct pc_walk_opts *targets_walk_opts(struct targets *t);
 void targets_release(struct targets *t);
+/*
+ * --container C (snapshot, restore): the container's root as its own
+ * processes see it (/proc/PID/root of one in it: through its overlay and
+ * its volumes) into root, its memory cgroup's directory into cgdir. 0, or
+ * -1 with the failure said (cli_fail_msg: not found, not running).
+ */
+int cli_container(const char *spec, char *root, size_t rlen, char *cgdir, size_t clen);
 /* A PC_WALK_ERROR said as the walking commands say it (a device: "not a regular file ...") */
 void targets_walk_error(const char *path, int err);
 
