@@ -465,7 +465,7 @@ void bar_render(const uint64_t *buckets_res, const uint64_t *buckets_all, int n,
 /* Each command's option table (cmd-*.c). */
 extern const struct cli_spec stat_spec, warm_spec, evict_spec, lock_spec, snapshot_spec,
 	restore_spec, show_spec, diff_spec, run_spec, cgroups_spec, tune_spec, push_spec, pull_spec,
-	daemon_spec, status_spec, record_spec, top_spec;
+	daemon_spec, status_spec, record_spec, top_spec, hook_spec;
 
 int cmd_stat(int argc, char **argv);
 int cmd_warm(int argc, char **argv);
@@ -485,6 +485,7 @@ int cmd_daemon(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_hook(int argc, char **argv);
 
 /*
  * Why a snapshot cannot be written where -o points (pc_profile_check_target
