@@ -271,9 +271,9 @@ static bool read_container(struct ctr *c)
 		return false;
 	}
 	snprintf(c->id, sizeof(c->id), "%s", id);
-	for (char *p = c->id; *p; p++)	/* the log's: one line, plain */
-		if (!isprint((unsigned char)*p) || *p == ' ')
-			*p = '?';
+	for (char *p = c->id; *p; p++)	/* the log's, and a file name's: plain, no '/' */
+		if (!isalnum((unsigned char)*p) && !strchr("_.-", *p))
+			*p = '_';
 	c->idshow = c->id;
 	if (strlen(c->id) > 12)
 		c->id[12] = 0;
@@ -335,7 +335,20 @@ static bool check_dir(const char *dir, const char *idshow)
 	struct stat st;
 	int fd;
 
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+	if (mkdir(dir, 0700) < 0 && errno == ENOENT) {
+		/* a fresh host: /var/lib/pagecache too (the daemon's, 0755) */
+		char parent[PATH_MAX];
+		char *slash;
+
+		snprintf(parent, sizeof(parent), "%s", dir);
+		slash = strrchr(parent, '/');
+		if (slash && slash != parent) {
+			*slash = 0;
+			if (mkdir(parent, 0755) == 0 || errno == EEXIST)
+				mkdir(dir, 0700);
+		}
+	}
+	if (access(dir, F_OK) < 0) {
 		say("%s: cannot make '%s': %s", idshow, dir, strerror(errno));
 		return false;
 	}
