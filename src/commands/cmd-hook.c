@@ -33,6 +33,7 @@
 #include "json.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -633,6 +634,22 @@ static void restore_stage(struct run *r)
 	pc_json_free(ch.total);
 }
 
+/* A directory with no entry: a root whose mount is gone. */
+static bool root_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	bool empty = true;
+
+	if (!d)
+		return false;
+	while (empty && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = false;
+	closedir(d);
+	return empty;
+}
+
 static void snapshot_stage(struct run *r)
 {
 	const char *save = ann_get(r->c, ANN_SAVE);
@@ -660,6 +677,13 @@ static void snapshot_stage(struct run *r)
 		say("%s: its root '%s' is gone: no snapshot taken", r->c->idshow, r->c->root);
 		r->result = "failed";
 		r->failed = true;
+		return;
+	}
+	if (root_empty(r->c->root)) {
+		/* CRI-O unmounts the root at stop, and runs poststop only at removal */
+		say("%s: its root '%s' is empty (unmounted before poststop?): no snapshot taken; "
+		    "take one while it runs (snapshot --container)", r->c->idshow, r->c->root);
+		r->result = "none";
 		return;
 	}
 	if (!check_dir(r->h->dir, r->c->idshow)) {

@@ -459,7 +459,7 @@ mkdir -p croot/bin croot/data
 cp /bin/sleep croot/bin/
 for l in $(ldd /bin/sleep | grep -o '/[^ ]*'); do mkdir -p "croot$(dirname "$l")"; cp -L "$l" "croot$l"; done
 mkfile croot/data/db 256
-if chroot croot /bin/true 2>/dev/null; then
+if chroot croot /bin/sleep 0 2>/dev/null; then
 	chroot croot /bin/sleep 300 &
 	cp_pid=$!
 	T_CLEANUP+=("t_kill $cp_pid")
