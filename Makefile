@@ -18,7 +18,8 @@
 #   make bench      the side-by-side benchmarks (big data; minutes)
 #   make install    DESTDIR= prefix=/usr/local (or PREFIX=), and GNU's bindir,
 #                   libdir, libexecdir, includedir, mandir, datarootdir,
-#                   sysconfdir, ...; unitdir= for the systemd units
+#                   sysconfdir, ...; unitdir= for the systemd units,
+#                   ocihookdir= for the OCI hook (docs/containers.md)
 #   make package-check  the Debian packages from a clean clone, then lintian
 #   make check-container  make check (CONTAINER_CMD=...: another) as root in a
 #                   Debian 12 container with the tree on an overlay root
@@ -39,6 +40,7 @@ libdir  ?= $(exec_prefix)/lib
 libexecdir ?= $(exec_prefix)/libexec
 includedir ?= $(prefix)/include
 datarootdir ?= $(prefix)/share
+datadir ?= $(datarootdir)
 mandir  ?= $(datarootdir)/man
 man1dir ?= $(mandir)/man1
 man3dir ?= $(mandir)/man3
@@ -110,6 +112,10 @@ SD_LIBS := $(call pkgq,--libs $(SD_PKGS))
 ifeq ($(origin unitdir),undefined)
 unitdir := $(if $(filter /usr,$(prefix)),$(or $(call pkgq,--variable=systemdsystemunitdir systemd),/usr/lib/systemd/system),$(prefix)/lib/systemd/system)
 endif
+# the OCI hook's definition (deploy/oci/): where podman and CRI-O read them
+# for prefix=/usr (oci-hooks(5)); under /usr/local neither looks unless told
+# (hooks_dir), so ocihookdir=/etc/containers/oci/hooks.d puts it where both do
+ocihookdir ?= $(datadir)/containers/oci/hooks.d
 # libpagecache.so.0 always takes the shared ones
 SO_LIBS := $(call pkgq,--libs $(LIB_PKGS)) -lm
 CPPFLAGS += $(PKG_CFLAGS)
@@ -141,10 +147,12 @@ LIBRARIES := $(B)/libpagecache.a $(B)/$(SONAME) $(B)/libpagecache.so $(B)/pageca
 # the systemd units, with the install's paths put in (deploy/systemd/*.in)
 UNITS := $(patsubst deploy/systemd/%.in,%,$(wildcard deploy/systemd/*.in))
 UNIT_FILES := $(UNITS:%=$(B)/systemd/%)
+# the OCI hook for podman and CRI-O, with the program's path put in
+HOOK_FILE := $(B)/oci/pagecache.json
 
 .PHONY: all deps test-deps check check-only check-vm demo bench fuzz install uninstall clean \
 	have-libs package-check check-container completion FORCE
-all: $(PROGRAMS) $(LIBRARIES) $(COMPLETIONS) $(UNIT_FILES)
+all: $(PROGRAMS) $(LIBRARIES) $(COMPLETIONS) $(UNIT_FILES) $(HOOK_FILE)
 completion: $(COMPLETIONS)
 
 # ---- what the build needs -------------------------------------------------
@@ -230,13 +238,18 @@ $(B)/paths.h: FORCE
 $(B)/src/commands/cmd-bench.o: $(B)/paths.h
 FORCE:
 
-# the units name the program and its config by the paths of this make (as
-# paths.h and the .pc do): make install prefix=/usr after a plain make
-# installs units that run /usr/bin/pagecache
-$(B)/systemd/%: deploy/systemd/%.in FORCE
+# the units and the OCI hook name the program and its config by the paths of
+# this make (as paths.h and the .pc do): make install prefix=/usr after a
+# plain make installs units and a hook that run /usr/bin/pagecache
+define with_paths
 	@mkdir -p $(dir $@)
 	@sed -e 's|@bindir@|$(bindir)|g' -e 's|@sysconfdir@|$(sysconfdir)|g' $< >$@.tmp
 	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+endef
+$(B)/systemd/%: deploy/systemd/%.in FORCE
+	$(with_paths)
+$(B)/oci/%: deploy/oci/%.in FORCE
+	$(with_paths)
 
 $(B)/libpagecache.a: $(LIB_OBJ)
 	@rm -f $@
@@ -432,6 +445,7 @@ package-check: deps
 	$(call need,command -v lintian,lintian)
 	$(call need,command -v git,git)
 	$(call need,command -v prove,perl)
+	$(call need,command -v jq,jq)
 	prove -v tests/package/t-package.sh
 
 # make check (or CONTAINER_CMD) in a container: new namespaces, the tree and its
@@ -475,7 +489,7 @@ $(B)/completion/_pagecache: $(B)/pagecache
 	@mkdir -p $(dir $@)
 	$(RUN_PAGECACHE) --completion zsh >$@.tmp && mv $@.tmp $@
 
-install: all $(B)/pagecache.pc $(UNIT_FILES)
+install: all $(B)/pagecache.pc $(UNIT_FILES) $(HOOK_FILE)
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir)/pagecache $(DESTDIR)$(libdir) \
 	  $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(includedir) $(DESTDIR)$(man1dir) $(DESTDIR)$(man3dir) \
 	  $(DESTDIR)$(man5dir) $(DESTDIR)$(man8dir)
@@ -496,6 +510,9 @@ install: all $(B)/pagecache.pc $(UNIT_FILES)
 	$(INSTALL) -m 644 $(B)/completion/_pagecache $(DESTDIR)$(zshcompdir)/_pagecache
 	$(INSTALL) -d $(DESTDIR)$(unitdir) $(DESTDIR)$(sysconfdir)/pagecache
 	$(INSTALL) -m 644 $(UNIT_FILES) $(DESTDIR)$(unitdir)/
+	@# the hook runs only for a container with io.pagecache.snapshot set
+	$(INSTALL) -d $(DESTDIR)$(ocihookdir)
+	$(INSTALL) -m 644 $(HOOK_FILE) $(DESTDIR)$(ocihookdir)/pagecache.json
 	@# the config is the admin's once installed: never overwritten
 	test -e $(DESTDIR)$(sysconfdir)/pagecache/pagecache.conf || \
 	  $(INSTALL) -m 644 deploy/pagecache.conf $(DESTDIR)$(sysconfdir)/pagecache/pagecache.conf
@@ -510,7 +527,7 @@ uninstall:
 	  $(addprefix $(DESTDIR)$(man5dir)/,$(notdir $(wildcard docs/man/*.5))) \
 	  $(addprefix $(DESTDIR)$(man8dir)/,$(notdir $(wildcard docs/man/*.8))) \
 	  $(DESTDIR)$(bashcompdir)/pagecache $(DESTDIR)$(zshcompdir)/_pagecache \
-	  $(addprefix $(DESTDIR)$(unitdir)/,$(UNITS))
+	  $(addprefix $(DESTDIR)$(unitdir)/,$(UNITS)) $(DESTDIR)$(ocihookdir)/pagecache.json
 	-rmdir $(DESTDIR)$(libexecdir)/pagecache
 	@# the config only as installed: an edited one is the admin's
 	if cmp -s deploy/pagecache.conf $(DESTDIR)$(sysconfdir)/pagecache/pagecache.conf; then \

@@ -40,6 +40,16 @@ done
 t_is "and runs the installed program" "$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "$P/lib/systemd/system/pagecache.service")" \
 	/usr/local/bin/pagecache
 t_ok "the daemon's example config is installed" test -f "$P/etc/pagecache/pagecache.conf"
+# the OCI hook's definition (oci-hooks(5)): podman and CRI-O run it only for
+# a container with the annotation, at createRuntime and poststop
+h=$P/share/containers/oci/hooks.d/pagecache.json
+t_ok "the OCI hook is installed in \$(datadir)/containers/oci/hooks.d" test -f "$h"
+t_is "  it is JSON, and runs the installed program" "$(jq -r .hook.path "$h" 2>&1)" /usr/local/bin/pagecache
+t_is "  as pagecache hook, with its log" "$(jq -c .hook.args "$h" 2>&1)" \
+	'["pagecache","hook","--log","/var/log/pagecache-hook.log"]'
+t_is "  at createRuntime and poststop" "$(jq -c .stages "$h" 2>&1)" '["createRuntime","poststop"]'
+t_is "  only when io.pagecache.snapshot is set" "$(jq -c .when "$h" 2>&1)" \
+	'{"annotations":{"^io\\.pagecache\\.snapshot$":".+"}}'
 t_is "the SONAME is libpagecache.so.0" \
 	"$(readelf -d "$P/lib/libpagecache.so.0.1.0" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" libpagecache.so.0
 
@@ -90,9 +100,16 @@ t_is "prefix=/usr puts the units in systemd's unit directory ($ud), running /usr
 t_is "and the config in /etc, which the unit names" \
 	"$(test -f "$T_DIR/root2/etc/pagecache/pagecache.conf" && sed -n 's/^ExecStart=.* --config //p' "$T_DIR/root2$ud/pagecache.service")" \
 	/etc/pagecache/pagecache.conf
+h=$T_DIR/root2/usr/share/containers/oci/hooks.d/pagecache.json
+t_is "and the OCI hook where podman and CRI-O look, running /usr/bin/pagecache" \
+	"$(jq -r .hook.path "$h" 2>&1)" /usr/bin/pagecache
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" BUILD="$B" DESTDIR="$T_DIR/root2" \
+	prefix=/usr uninstall >uninst.out 2>uninst.err
+t_is "make uninstall exits 0" $? 0
+t_ok "  and removes the OCI hook" test ! -e "$h"
 rm -rf "$T_DIR/root2"
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" -o all BUILD="$B" DESTDIR="$D" \
-	prefix=/usr/local "$B/pagecache.pc" "$B"/systemd/* >/dev/null 2>&1
+	prefix=/usr/local "$B/pagecache.pc" "$B"/systemd/* "$B"/oci/* >/dev/null 2>&1
 
 # a program of the library's users, through pkg-config
 export PKG_CONFIG_PATH=$P/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$D

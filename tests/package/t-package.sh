@@ -9,7 +9,7 @@
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$T_DIR"
 
-for tool in git dpkg-buildpackage dh lintian readelf; do
+for tool in git dpkg-buildpackage dh lintian readelf jq; do
 	if ! command -v "$tool" >/dev/null; then
 		t_skip "the Debian packages" "no $tool (make package-check installs it)"
 		t_done; exit
@@ -43,6 +43,11 @@ t_is "which runs /usr/bin/pagecache with /etc's config" \
 	"$(sed -n 's/^ExecStart=//p' x/pagecache/lib/systemd/system/pagecache.service)" \
 	"/usr/bin/pagecache daemon --config /etc/pagecache/pagecache.conf"
 t_ok "and the daemon's example config" has pagecache etc/pagecache/pagecache.conf
+h=usr/share/containers/oci/hooks.d/pagecache.json
+t_ok "and the OCI hook, where podman and CRI-O read hooks" has pagecache "$h"
+t_is "which is JSON and runs /usr/bin/pagecache hook" \
+	"$(jq -r '[.hook.path] + .hook.args[1:] | join(" ")' "x/pagecache/$h" 2>&1)" \
+	"/usr/bin/pagecache hook --log /var/log/pagecache-hook.log"
 mkdir -p ctl && dpkg-deb -e "pagecache_${v}_$a.deb" ctl 2>/dev/null
 t_is "a conffile" "$(cat ctl/conffiles 2>/dev/null)" /etc/pagecache/pagecache.conf
 t_ok "the postinst knows the daemon's unit" grep -q "pagecache.service" ctl/postinst
