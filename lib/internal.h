@@ -211,6 +211,33 @@ bool pc_fd_is_stacked(int fd);
 void pc_stack_hint(int fd);
 int pc_fd_real(int fd);
 
+/*
+ * overlay.c: the layer fd's data comes from (fd: a file of an overlay):
+ * its directory as the mount names it (malloc'd), and whether it is the
+ * upper layer (the container's own); -errno as pc_fd_real, -EXDEV where
+ * fd is not stacked, -ELOOP where the layer is an overlay itself.
+ */
+int pc_fd_layer(int fd, char **ret_dir, bool *ret_upper);
+
+/*
+ * layers.c: the digest of a container image's layer (sha256 of its
+ * uncompressed tar, "diff-digest" / docker's diff ID: the same layer has
+ * the same on every host), from the storage that holds it:
+ * containers/storage (podman, CRI-O, buildah) and docker's overlay2.
+ * PC_LAYER_KNOWN: *digest is it; PC_LAYER_UPPER: the file is in the
+ * overlay's upper layer (the container's own: no digest); PC_LAYER_UNKNOWN:
+ * not an overlay, a layout not known, or files that decide it not root's:
+ * never an error. pc_layer_dir_digest: of a layer directory as a mount
+ * names it (KNOWN or UNKNOWN).
+ */
+enum { PC_LAYER_UNKNOWN, PC_LAYER_KNOWN, PC_LAYER_UPPER };
+int pc_fd_layer_digest(int fd, uint8_t digest[32]);
+int pc_layer_dir_digest(const char *dir, uint8_t digest[32]);
+/* "sha256:" and 64 hex digits, into digest; false if s is not that */
+bool pc_layer_digest_parse(const char *s, size_t len, uint8_t digest[32]);
+/* digest as "sha256:<hex>" (72 bytes with the NUL); `chars` hex digits of it (<= 64) */
+void pc_layer_digest_format(const uint8_t digest[32], unsigned chars, char *out, size_t outlen);
+
 /* For the tests: one line of mountinfo text for mount `id`; lookups in it. */
 struct ovl_mount;
 int pc_ovl_parse_mountinfo_line(char *line, int id, struct ovl_mount **ret);
