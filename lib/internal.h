@@ -235,8 +235,6 @@ int pc_fd_layer_digest(int fd, uint8_t digest[32]);
 int pc_layer_dir_digest(const char *dir, uint8_t digest[32]);
 /* "sha256:" and 64 hex digits, into digest; false if s is not that */
 bool pc_layer_digest_parse(const char *s, size_t len, uint8_t digest[32]);
-/* digest as "sha256:<hex>" (72 bytes with the NUL); `chars` hex digits of it (<= 64) */
-void pc_layer_digest_format(const uint8_t digest[32], unsigned chars, char *out, size_t outlen);
 
 /* For the tests: one line of mountinfo text for mount `id`; lookups in it. */
 struct ovl_mount;

@@ -99,7 +99,7 @@ bool pc_layer_digest_parse(const char *s, size_t len, uint8_t digest[32])
 	return true;
 }
 
-void pc_layer_digest_format(const uint8_t digest[32], unsigned chars, char *out, size_t outlen)
+void pc_profile_layer_text(const uint8_t digest[32], unsigned chars, char *out, size_t outlen)
 {
 	static const char hex[] = "0123456789abcdef";
 	char buf[7 + 64 + 1] = "sha256:";

@@ -1177,12 +1177,12 @@ int main(void)
 		uint8_t *b = craft_v2(&m, 0, 0, NULL, 0, &l);
 		uint32_t c;
 
-		b[8] = 6;
+		b[8] = 7;
 		c = (uint32_t)crc32(0, b, 28);
 		for (int i = 0; i < 4; i++)
 			b[28 + i] = (uint8_t)(c >> (8 * i));
 		rc = read_all(b, l, err, sizeof(err));
-		ok(rc == -EBADMSG && strstr(err, "unsupported version 6 (this build reads 1 to 5)"),
+		ok(rc == -EBADMSG && strstr(err, "unsupported version 7 (this build reads 1 to 6)"),
 		   "a later version: '%s'", err);
 		free(b);
 	}
