@@ -5,9 +5,10 @@
  * docs/snapshot-format.md: a fixed header, then zlib-compressed sections,
  * each with the length and CRC-32 of its contents, ending with an END
  * section that repeats the counts, so a truncated file is told from a
- * complete one. Version 4, the one written, keeps a FILES section's
- * records column by column; versions 1 to 3 (records one after another)
- * are still read. A file's pages are runs (a varint gap and length each),
+ * complete one. Version 4, the one written (5 with directory records,
+ * 6 with layer digests: a LAYERS section before a FILES section), keeps a
+ * FILES section's records column by column; versions 1 to 3 (records one
+ * after another) are still read. A file's pages are runs (a varint gap and length each),
  * not bitmaps: a run costs 2 to 6 bytes before zlib.
  *
  * Promises: writing is atomic (temp file, fsync, rename, fsync of the
