@@ -31,13 +31,13 @@ int pc_profile_open_fd(int fd, struct pc_profile_reader **ret, char *err, size_t
  * profile.c: two records of one path, from two snapshots. same_file: are
  * they of the same file (the identity restore judges by: inode, size,
  * mtime, the filesystem by f_fsid where both know it, else st_dev, and
- * the generation and birth time where both know them); a block device's
- * record is never a file's. file_merge: from's pages into `into`, in the
- * same page size: the cached runs united, the active runs united, the
- * used triples united with each page at the earlier of its two times (a
- * recording's times are its own: a snapshot without them keeps the
- * other's); what from knew of the identity and into did not is copied.
- * 0, or -ENOMEM with into as it was.
+ * the generation, birth time and layer digest where both know them); a
+ * block device's record is never a file's. file_merge: from's pages into
+ * `into`, in the same page size: the cached runs united, the active runs
+ * united, the used triples united with each page at the earlier of its
+ * two times (a recording's times are its own: a snapshot without them
+ * keeps the other's); what from knew of the identity and into did not is
+ * copied. 0, or -ENOMEM with into as it was.
  */
 bool pc_profile_same_file(const struct pc_profile_file *a, const struct pc_profile_file *b);
 int pc_profile_file_merge(struct pc_profile_file *into, const struct pc_profile_file *from);
