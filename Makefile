@@ -132,7 +132,11 @@ CLI_SRC := $(wildcard src/*.c src/*/*.c)
 # programs of their own in bench/, built by hand as they say, left out)
 BENCH_SRC := $(filter-out bench/floor-stat.c bench/snapshot-columns.c bench/snapshot-encodings.c,$(wildcard bench/*.c)) \
 	src/output/output.c src/output/messages.c src/options/targets.c src/state.c src/options/opts.c src/options/bench-opts.c
-LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+# layers.c reads containers/storage's layers.json with the JSON reader: in
+# the library, layers.o is that and the reader in one object, the reader's
+# symbols made local to it, so neither libpagecache.so nor libpagecache.a
+# offers pc_json_* to anyone (a program that has its own sees no clash)
+LIB_OBJ := $(patsubst $(B)/lib/layers.o,$(B)/lib/layers+json.o,$(LIB_SRC:%.c=$(B)/%.o))
 INTERNAL_OBJ := $(INTERNAL_SRC:%.c=$(B)/%.o)
 INTERNAL_LIB := $(B)/libpcinternal.a
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
@@ -250,6 +254,12 @@ $(B)/systemd/%: deploy/systemd/%.in FORCE
 	$(with_paths)
 $(B)/oci/%: deploy/oci/%.in FORCE
 	$(with_paths)
+
+OBJCOPY ?= objcopy
+$(B)/lib/layers+json.o: $(B)/lib/layers.o $(B)/lib/json.o
+	$(CC) -r -nostdlib -o $@.tmp $^
+	$(OBJCOPY) -w --localize-symbol='pc_json_*' $@.tmp $@
+	@rm -f $@.tmp
 
 $(B)/libpagecache.a: $(LIB_OBJ)
 	@rm -f $@

@@ -940,9 +940,24 @@ struct pc_profile_file {
 	 * file: counts of files leave it out.
 	 */
 #define PC_IDENT_DIR	64u
+	/*
+	 * PC_IDENT_LAYER (version 6): the file's data came from a container
+	 * image's layer (read through an overlay), whose digest is `layer`:
+	 * the sha256 of the layer's uncompressed tar, the same on every host
+	 * (containers/storage's diff-digest, docker's diff ID). restore takes
+	 * a file of the same layer for the same file wherever it is.
+	 */
+#define PC_IDENT_LAYER	128u
+	uint8_t layer[32];
 };
 /* A block device record's name: one component of [A-Za-z0-9._+:!-], not starting with '.' */
 bool pc_profile_bdev_name_ok(const char *name);
+/*
+ * A layer digest (PC_IDENT_LAYER) as text, "sha256:" and `chars` of its
+ * 64 hex digits (all at 64 or more): PC_LAYER_TEXT bytes hold the whole.
+ */
+#define PC_LAYER_TEXT 72
+void pc_profile_layer_text(const uint8_t layer[32], unsigned chars, char *out, size_t outlen);
 /* The earliest time in f->used (UINT64_MAX if none). */
 uint64_t pc_profile_first_use(const struct pc_profile_file *f);
 /*

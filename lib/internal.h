@@ -31,13 +31,13 @@ int pc_profile_open_fd(int fd, struct pc_profile_reader **ret, char *err, size_t
  * profile.c: two records of one path, from two snapshots. same_file: are
  * they of the same file (the identity restore judges by: inode, size,
  * mtime, the filesystem by f_fsid where both know it, else st_dev, and
- * the generation and birth time where both know them); a block device's
- * record is never a file's. file_merge: from's pages into `into`, in the
- * same page size: the cached runs united, the active runs united, the
- * used triples united with each page at the earlier of its two times (a
- * recording's times are its own: a snapshot without them keeps the
- * other's); what from knew of the identity and into did not is copied.
- * 0, or -ENOMEM with into as it was.
+ * the generation, birth time and layer digest where both know them); a
+ * block device's record is never a file's. file_merge: from's pages into
+ * `into`, in the same page size: the cached runs united, the active runs
+ * united, the used triples united with each page at the earlier of its
+ * two times (a recording's times are its own: a snapshot without them
+ * keeps the other's); what from knew of the identity and into did not is
+ * copied. 0, or -ENOMEM with into as it was.
  */
 bool pc_profile_same_file(const struct pc_profile_file *a, const struct pc_profile_file *b);
 int pc_profile_file_merge(struct pc_profile_file *into, const struct pc_profile_file *from);
@@ -210,6 +210,31 @@ bool pc_fd_is_stacked(int fd);
 /* The walk, around file(): fd is a plain directory's file (-1: forget it). */
 void pc_stack_hint(int fd);
 int pc_fd_real(int fd);
+
+/*
+ * overlay.c: the layer fd's data comes from (fd: a file of an overlay):
+ * its directory as the mount names it (malloc'd), and whether it is the
+ * upper layer (the container's own); -errno as pc_fd_real, -EXDEV where
+ * fd is not stacked, -ELOOP where the layer is an overlay itself.
+ */
+int pc_fd_layer(int fd, char **ret_dir, bool *ret_upper);
+
+/*
+ * layers.c: the digest of a container image's layer (sha256 of its
+ * uncompressed tar, "diff-digest" / docker's diff ID: the same layer has
+ * the same on every host), from the storage that holds it:
+ * containers/storage (podman, CRI-O, buildah) and docker's overlay2.
+ * PC_LAYER_KNOWN: *digest is it; PC_LAYER_UPPER: the file is in the
+ * overlay's upper layer (the container's own: no digest); PC_LAYER_UNKNOWN:
+ * not an overlay, a layout not known, or files that decide it not root's:
+ * never an error. pc_layer_dir_digest: of a layer directory as a mount
+ * names it (KNOWN or UNKNOWN).
+ */
+enum { PC_LAYER_UNKNOWN, PC_LAYER_KNOWN, PC_LAYER_UPPER };
+int pc_fd_layer_digest(int fd, uint8_t digest[32]);
+int pc_layer_dir_digest(const char *dir, uint8_t digest[32]);
+/* "sha256:" and 64 hex digits, into digest; false if s is not that */
+bool pc_layer_digest_parse(const char *s, size_t len, uint8_t digest[32]);
 
 /* For the tests: one line of mountinfo text for mount `id`; lookups in it. */
 struct ovl_mount;

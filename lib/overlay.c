@@ -827,7 +827,7 @@ static bool same_file(const struct ovl_mount *m, const struct ovl_dir *d, int i,
  * tests' plain directories) the file the overlay shows.
  */
 static int ovl_lookup(const struct ovl_mount *m, const char *rel, uint64_t size,
-		      const struct stat *ost)
+		      const struct stat *ost, int *ret_layer)
 {
 	const char *name = strrchr(rel, '/');
 	char *dir = name ? strndup(rel, (size_t)(name - rel)) : strdup("");
@@ -893,13 +893,16 @@ static int ovl_lookup(const struct ovl_mount *m, const char *rel, uint64_t size,
 			close(fd);
 			return x < 0 ? x : -ESTALE;
 		}
+		if (ret_layer)
+			*ret_layer = i;
 		return fd;
 	}
 	return -ENOENT;
 }
 
-int pc_ovl_lookup_in(const struct ovl_mount *m, const char *path, uint64_t size,
-		     const struct stat *ost)
+/* pc_ovl_lookup_in, and the index in m->layers of the layer the data comes from */
+static int lookup_in(const struct ovl_mount *m, const char *path, uint64_t size,
+		     const struct stat *ost, int *ret_layer)
 {
 	size_t pl = strlen(m->point), rl;
 	const char *tail;
@@ -930,9 +933,15 @@ int pc_ovl_lookup_in(const struct ovl_mount *m, const char *path, uint64_t size,
 		}
 		s = *e ? e + 1 : e;
 	}
-	rc = ovl_lookup(m, rel + strspn(rel, "/"), size, ost);
+	rc = ovl_lookup(m, rel + strspn(rel, "/"), size, ost, ret_layer);
 	free(rel);
 	return rc;
+}
+
+int pc_ovl_lookup_in(const struct ovl_mount *m, const char *path, uint64_t size,
+		     const struct stat *ost)
+{
+	return lookup_in(m, path, size, ost, NULL);
 }
 
 void pc_ovl_mount_free(struct ovl_mount *m)
@@ -950,8 +959,12 @@ void pc_ovl_mount_free(struct ovl_mount *m)
 	mount_free(m);
 }
 
-/* The file in fd's overlay's layers: an fd, itself stacked maybe; or -errno. */
-static int real_once(int fd)
+/*
+ * The file in fd's overlay's layers: an fd, itself stacked maybe; or
+ * -errno. ret_m, ret_layer (may be NULL): the mount, and the index in its
+ * layers of the one the file's data comes from.
+ */
+static int real_in(int fd, const struct ovl_mount **ret_m, int *ret_layer)
 {
 	struct stat st;
 	char link[64], *path;
@@ -979,9 +992,40 @@ static int real_once(int fd)
 		return rc;
 	}
 	path[n] = 0;
-	rc = path[0] == '/' ? pc_ovl_lookup_in(m, path, (uint64_t)st.st_size, &st) : -EXDEV;
+	rc = path[0] == '/' ? lookup_in(m, path, (uint64_t)st.st_size, &st, ret_layer) : -EXDEV;
 	free(path);
+	if (rc >= 0 && ret_m)
+		*ret_m = m;
 	return rc;
+}
+
+static int real_once(int fd)
+{
+	return real_in(fd, NULL, NULL);
+}
+
+int pc_fd_layer(int fd, char **ret_dir, bool *ret_upper)
+{
+	const struct ovl_mount *m = NULL;
+	int layer = -1, rfd;
+
+	if (!pc_fd_is_stacked(fd))
+		return -EXDEV;
+	rfd = real_in(fd, &m, &layer);
+	if (rfd < 0)
+		return rfd;
+	/* a layer on an overlay itself: which of the inner one's is not asked */
+	if (pc_fd_is_stacked(rfd)) {
+		close(rfd);
+		return -ELOOP;
+	}
+	close(rfd);
+	if (!m || layer < 0 || layer >= m->nlayers)
+		return -ENOENT;
+	/* entries are never freed (mount_get): the name stays; the caller's copy all the same */
+	*ret_upper = layer == 0 && m->has_upper;
+	*ret_dir = strdup(m->layers[layer]);
+	return *ret_dir ? 0 : -ENOMEM;
 }
 
 static int real_at(int fd, int depth)

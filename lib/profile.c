@@ -5,9 +5,10 @@
  * docs/snapshot-format.md: a fixed header, then zlib-compressed sections,
  * each with the length and CRC-32 of its contents, ending with an END
  * section that repeats the counts, so a truncated file is told from a
- * complete one. Version 4, the one written, keeps a FILES section's
- * records column by column; versions 1 to 3 (records one after another)
- * are still read. A file's pages are runs (a varint gap and length each),
+ * complete one. Version 4, the one written (5 with directory records,
+ * 6 with layer digests: a LAYERS section before a FILES section), keeps a
+ * FILES section's records column by column; versions 1 to 3 (records one
+ * after another) are still read. A file's pages are runs (a varint gap and length each),
  * not bitmaps: a run costs 2 to 6 bytes before zlib.
  *
  * Promises: writing is atomic (temp file, fsync, rename, fsync of the
@@ -38,8 +39,9 @@
 #include <zlib.h>
 
 #define MAGIC "PCSNAP1\n"
-#define VERSION 5			/* the newest read, written with directory records */
-#define VERSION_PLAIN 4			/* written without them: older builds read it */
+#define VERSION 6			/* the newest read, written with layer digests */
+#define VERSION_DIRS 5			/* written with directory records and no digest */
+#define VERSION_PLAIN 4			/* written without either: older builds read it */
 #define IDENT_ALL (PC_IDENT_GEN | PC_IDENT_BTIME | PC_IDENT_FSID)
 /* version 3: record flags besides the identity's */
 #define REC_USED 16u			/* used triples follow the active runs */
@@ -47,6 +49,9 @@
 /* version 4 */
 #define REC_WHOLE 32u			/* cached: one run, the whole file; no runs stored */
 /* version 5: PC_IDENT_DIR (64), a directory's record */
+/* version 6: PC_IDENT_LAYER (128), a layer digest's index follows the flags */
+#define LAYERS_MAX 4096			/* digests in one LAYERS section */
+#define DIGEST_STR 71			/* "sha256:" and 64 hex digits */
 #define META_FLAGS_ALL PC_META_RECORDED
 #define MS_MAX (1ull << 42)		/* used times: 139 years in ms; past it, corrupt */
 #define BDEV_NAME_MAX 64
@@ -57,7 +62,7 @@
 #define PATH_MAX_LEN 4096
 #define BOMB_FLOOR (64ull << 20)	/* contents always allowed */
 #define BOMB_RATIO 100u			/* past it: at most this times the bytes read */
-enum { SECT_META = 1, SECT_FILES = 2, SECT_END = 3 };
+enum { SECT_META = 1, SECT_FILES = 2, SECT_END = 3, SECT_LAYERS = 4 };
 /*
  * Version 4's FILES section: the records' fields column by column, so
  * alike numbers lie together for zlib and the random ones (generations)
@@ -258,6 +263,8 @@ bool pc_profile_same_file(const struct pc_profile_file *a, const struct pc_profi
 		return false;
 	if ((both & PC_IDENT_GEN) && a->gen != b->gen)
 		return false;
+	if ((both & PC_IDENT_LAYER) && memcmp(a->layer, b->layer, sizeof(a->layer)))
+		return false;
 	return !(both & PC_IDENT_BTIME) || (a->btime_s == b->btime_s && a->btime_ns == b->btime_ns);
 }
 
@@ -335,7 +342,8 @@ int pc_profile_file_merge(struct pc_profile_file *into, const struct pc_profile_
 {
 	uint64_t *runs = NULL, *active = NULL, *used = NULL;
 	size_t nruns, nactive, nused;
-	unsigned more = from->ident & ~into->ident & (PC_IDENT_GEN | PC_IDENT_BTIME | PC_IDENT_FSID);
+	unsigned more = from->ident & ~into->ident &
+			(PC_IDENT_GEN | PC_IDENT_BTIME | PC_IDENT_FSID | PC_IDENT_LAYER);
 
 	if (runs_union(into->runs, into->nruns, from->runs, from->nruns, &runs, &nruns) < 0 ||
 	    runs_union(into->active, into->nactive, from->active, from->nactive, &active,
@@ -363,6 +371,8 @@ int pc_profile_file_merge(struct pc_profile_file *into, const struct pc_profile_
 	}
 	if (more & PC_IDENT_FSID)
 		into->fsid = from->fsid;
+	if (more & PC_IDENT_LAYER)
+		memcpy(into->layer, from->layer, sizeof(into->layer));
 	into->ident |= more;
 	return 0;
 }
@@ -433,8 +443,11 @@ struct pc_profile_writer {
 	size_t prev_len;
 	struct pathset paths;		/* each path once */
 	uint32_t page_size;
-	uint64_t created;		/* the header's, rewritten for version 5 */
+	uint64_t created;		/* the header's, rewritten for version 5 or 6 */
 	bool dirs;			/* a directory record was added: version 5 */
+	bool layers;			/* a layer digest was: version 6 */
+	uint8_t (*ltab)[32];		/* the section's layer digests (its LAYERS section) */
+	size_t nltab, ltabcap;
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -511,6 +524,24 @@ static int flush_files(struct pc_profile_writer *w)
 
 	if (!w->sect_files)
 		return 0;
+	if (w->nltab) {
+		/* the digests its records name, in a section of their own before it */
+		w->rawlen = 0;
+		rc = reserve(w, 10 + w->nltab * (1 + DIGEST_STR + 1));
+		if (rc < 0)
+			return rc;
+		w->rawlen = put_varint(w->raw, w->nltab);
+		for (size_t i = 0; i < w->nltab; i++) {
+			w->raw[w->rawlen++] = DIGEST_STR;
+			pc_profile_layer_text(w->ltab[i], 64, (char *)w->raw + w->rawlen,
+					       DIGEST_STR + 1);
+			w->rawlen += DIGEST_STR;
+		}
+		rc = write_section(w, SECT_LAYERS, w->raw, w->rawlen);
+		w->nltab = 0;
+		if (rc < 0)
+			return rc;
+	}
 	w->rawlen = 0;
 	rc = reserve(w, cols_len(w) + 10 * (NCOLS + 1));
 	if (rc < 0)
@@ -765,10 +796,11 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 	size_t pl = strlen(f->path), pre = 0,
 	       need = pl + 10 * (14 + 2 * f->nruns + 2 * f->nactive + 3 * f->nused);
 	/* the most each column can take of this record */
-	size_t room[NCOLS] = { pl + 20, 10, 10, 20, 10, 10, 4, 20, 10, 10 + 20 * f->nruns,
+	size_t room[NCOLS] = { pl + 20, 20, 10, 20, 10, 10, 4, 20, 10, 10 + 20 * f->nruns,
 			       10 + 20 * f->nactive, 10 + 30 * f->nused };
 	uint64_t pages;
 	uint32_t ident;
+	size_t lx = 0;
 	int rc;
 
 	if (!pl || pl > PATH_MAX_LEN)
@@ -778,7 +810,8 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 	if (!runs_cover(f->runs, f->nruns, f->active, f->nactive))
 		return -EINVAL;	/* a reader refuses active pages that were not cached */
 	/* ... and identity fields it could not read back as given */
-	if ((f->ident & ~(IDENT_ALL | PC_IDENT_BDEV | PC_IDENT_DIR)) || f->gen > UINT32_MAX ||
+	if ((f->ident & ~(IDENT_ALL | PC_IDENT_BDEV | PC_IDENT_DIR | PC_IDENT_LAYER)) ||
+	    f->gen > UINT32_MAX ||
 	    f->btime_ns >= 1000000000 || (f->ident & PC_IDENT_FSID && !f->fsid))
 		return -EINVAL;
 	if (f->mtime_ns >= 1000000000)
@@ -788,6 +821,9 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 	/* a directory: its place and identity, nothing cached (a reader refuses more) */
 	if ((f->ident & PC_IDENT_DIR) &&
 	    ((f->ident & PC_IDENT_BDEV) || f->size || f->nruns || f->nactive || f->nused))
+		return -EINVAL;
+	/* a layer is a file's: a directory or device has none */
+	if ((f->ident & PC_IDENT_LAYER) && (f->ident & (PC_IDENT_BDEV | PC_IDENT_DIR)))
 		return -EINVAL;
 	if (f->size > (1ull << 62))
 		return -EINVAL;
@@ -801,10 +837,26 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 	rc = pathset_add(&w->paths, f->path, ident & PC_IDENT_BDEV);	/* ... and a path twice */
 	if (rc < 0)
 		return rc;
+	if (ident & PC_IDENT_LAYER) {
+		while (lx < w->nltab && memcmp(w->ltab[lx], f->layer, 32))
+			lx++;
+		if (lx == LAYERS_MAX && w->sect_files) {
+			rc = flush_files(w);	/* the section's table is full: a new one */
+			if (rc < 0)
+				return rc;
+			lx = 0;
+		}
+	}
 	if (w->sect_files && cols_len(w) + need > SECT_FLUSH) {
 		rc = flush_files(w);
 		if (rc < 0)
 			return rc;
+		lx = 0;
+	}
+	if ((ident & PC_IDENT_LAYER) && lx == w->nltab) {
+		if (pc_grow(&w->ltab, &w->ltabcap, w->nltab, sizeof(*w->ltab)) < 0)
+			return -ENOMEM;
+		memcpy(w->ltab[w->nltab++], f->layer, 32);
 	}
 	for (int c = 0; c < NCOLS; c++)
 		if ((rc = grow(&w->col[c].p, &w->col[c].cap, w->col[c].len + room[c])) < 0)
@@ -821,6 +873,8 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 	memcpy(w->prev_path, f->path, pl);
 	w->prev_len = pl;
 	col_varint(w, COL_FLAGS, ident);
+	if (ident & PC_IDENT_LAYER)
+		col_varint(w, COL_FLAGS, lx);	/* its digest in the section's table */
 	col_varint(w, COL_SIZE, f->size);
 	col_varint(w, COL_MTIME, zz((uint64_t)f->mtime_s, w->prev_mtime));
 	col_varint(w, COL_MTIME, zz(f->mtime_ns, w->prev_ns));
@@ -851,20 +905,23 @@ int pc_profile_add(struct pc_profile_writer *w, const struct pc_profile_file *f)
 	w->nfiles++;
 	w->nruns += f->nruns;
 	w->dirs |= (ident & PC_IDENT_DIR) != 0;
+	w->layers |= (ident & PC_IDENT_LAYER) != 0;
 	return 0;
 }
 
 /*
- * Version 5 only where a directory record is in the file: a snapshot
- * without one is what version 4 always held, and stays readable by the
- * builds that read 4. The header was written first, as 4: rewritten here.
+ * Version 5 only where a directory record is in the file, 6 only where a
+ * layer digest is: a snapshot without either is what version 4 always
+ * held, and stays readable by the builds that read 4 (one without digests
+ * by those that read 5). The header was written first, as 4: rewritten
+ * here.
  */
-static int header_v5(struct pc_profile_writer *w)
+static int header_version(struct pc_profile_writer *w, uint32_t version)
 {
 	uint8_t hdr[HDR_LEN];
 
 	memcpy(hdr, MAGIC, 8);
-	put_u32(hdr + 8, VERSION);
+	put_u32(hdr + 8, version);
 	put_u32(hdr + 12, w->page_size);
 	put_u64(hdr + 16, w->created);
 	put_u32(hdr + 24, 0);
@@ -885,8 +942,8 @@ int pc_profile_commit(struct pc_profile_writer *w)
 	n += put_varint(end + n, w->nruns);
 	if (rc == 0)
 		rc = write_section(w, SECT_END, end, n);
-	if (rc == 0 && w->dirs)
-		rc = header_v5(w);
+	if (rc == 0 && (w->dirs || w->layers))
+		rc = header_version(w, w->layers ? VERSION : VERSION_DIRS);
 	if (rc == 0)
 		rc = pc_sys_fsync(w->fd);
 	if (rc == 0) {
@@ -928,6 +985,7 @@ void pc_profile_abort(struct pc_profile_writer *w)
 	free(w->raw);
 	for (int c = 0; c < NCOLS; c++)
 		free(w->col[c].p);
+	free(w->ltab);
 	free(w->paths.slot);
 	free(w);
 }
@@ -946,7 +1004,11 @@ struct pc_profile_reader {
 	uint64_t raw_total, comp_total;	/* contents and bytes read, for BOMB_RATIO */
 	uint64_t prev_mtime, prev_ns, prev_dev, prev_ino;	/* deltas within a section */
 	uint64_t prev_fsid;
-	uint32_t version;		/* 1 to 4 */
+	uint32_t version;		/* 1 to 6 */
+	/* version 6: the layer digests of the FILES section being read (or of the next) */
+	uint8_t (*ltab)[32];
+	size_t nltab;
+	bool ltab_next;			/* read from a LAYERS section: the next FILES's */
 	/* version 4: the FILES section's columns, and the records left in it */
 	struct { size_t pos, end; } col[NCOLS];
 	int cur;			/* the column pos and end are of */
@@ -1068,7 +1130,7 @@ static int load_section(struct pc_profile_reader *r, uint32_t *type)
 	rawlen = get_u32(h + 4);
 	clen = get_u32(h + 8);
 	crc = get_u32(h + 12);
-	if (*type < SECT_META || *type > SECT_END)
+	if (*type < SECT_META || *type > (r->version >= 6 ? SECT_LAYERS : SECT_END))
 		return bad(r, "unknown section type %u", *type);
 	if (rawlen > SECT_RAW_MAX || clen == 0 || clen > compressBound(SECT_RAW_MAX))
 		return bad(r, "section length out of range (%u, %u)", rawlen, clen);
@@ -1158,6 +1220,44 @@ static int columns_done(struct pc_profile_reader *r)
 			return bad(r, "%llu bytes left in the %s column after the last record",
 				   (unsigned long long)(r->col[c].end - r->col[c].pos), col_name[c]);
 	r->pos = r->end = r->rawlen;
+	return 0;
+}
+
+/*
+ * Version 6: a LAYERS section, the digests the next FILES section's
+ * records name by index: a count (1 to LAYERS_MAX), then each as a string,
+ * "sha256:" and 64 lowercase hex digits, and nothing after them.
+ */
+static int load_layers(struct pc_profile_reader *r)
+{
+	uint64_t n, len;
+	int rc;
+
+	if (r->ltab_next)
+		return bad(r, "a LAYERS section where its FILES section should be");
+	if ((rc = get_varint(r, &n)) < 0)
+		return rc;
+	if (n == 0 || n > LAYERS_MAX || n > (r->end - r->pos) / (DIGEST_STR + 1))
+		return bad(r, "layer digest count %llu out of range", (unsigned long long)n);
+	free(r->ltab);
+	r->nltab = 0;
+	r->ltab = malloc(n * sizeof(*r->ltab));
+	if (!r->ltab)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		if ((rc = get_varint(r, &len)) < 0)
+			return rc;
+		if (len > r->end - r->pos ||
+		    !pc_layer_digest_parse((const char *)r->raw + r->pos, (size_t)len, r->ltab[i]))
+			return bad(r, "layer digest %llu is not sha256: and 64 lowercase hex digits",
+				   (unsigned long long)i);
+		r->pos += (size_t)len;
+		r->nltab = (size_t)i + 1;
+	}
+	if (r->pos != r->end)
+		return bad(r, "%llu bytes after the layer digests",
+			   (unsigned long long)(r->end - r->pos));
+	r->ltab_next = true;
 	return 0;
 }
 
@@ -1523,9 +1623,19 @@ static int get_cols(struct pc_profile_reader *r, struct pc_profile_file *f, char
 	use_col(r, COL_FLAGS);
 	if ((rc = get_varint(r, &v)) < 0)
 		return rc;
-	if (v & ~(uint64_t)(IDENT_ALL | REC_V3 | REC_WHOLE | (r->version >= 5 ? PC_IDENT_DIR : 0)))
+	if (v & ~(uint64_t)(IDENT_ALL | REC_V3 | REC_WHOLE | (r->version >= 5 ? PC_IDENT_DIR : 0) |
+			    (r->version >= 6 ? PC_IDENT_LAYER : 0)))
 		return bad(r, "unknown record flags %#llx", (unsigned long long)v);
 	f->ident = (uint32_t)v;
+	if (f->ident & PC_IDENT_LAYER) {
+		/* its digest: an index into the section's LAYERS */
+		if ((rc = get_varint(r, &v)) < 0)
+			return rc;
+		if (v >= r->nltab)
+			return bad(r, "layer index %llu out of range (%zu digests)",
+				   (unsigned long long)v, r->nltab);
+		memcpy(f->layer, r->ltab[v], sizeof(f->layer));
+	}
 	use_col(r, COL_SIZE);
 	if ((rc = get_varint(r, &f->size)) < 0)
 		return rc;
@@ -1629,9 +1739,21 @@ static int next_record(struct pc_profile_reader *r, struct pc_profile_file *ret)
 					   (unsigned long long)nf, (unsigned long long)r->nfiles);
 			if (read_exact(r, &extra, 1) != 0)
 				return bad(r, "data after the END section");
+			if (r->ltab_next)
+				return bad(r, "a LAYERS section with no FILES section after it");
 			r->ended = true;
 			return 0;
 		}
+		if (type == SECT_LAYERS) {
+			if ((rc = load_layers(r)) < 0)
+				return rc;
+			r->left = 0;
+			continue;
+		}
+		/* a FILES section: the digests read just before it are its own, else none */
+		if (!r->ltab_next)
+			r->nltab = 0;
+		r->ltab_next = false;
 		if (r->version >= 4 && (rc = load_columns(r)) < 0)
 			return rc;
 	}
@@ -1658,6 +1780,8 @@ static int next_record(struct pc_profile_reader *r, struct pc_profile_file *ret)
 		rc = bad(r, "'%s' is both a directory and a block device", path);
 	if (rc == 0 && (f.ident & PC_IDENT_DIR) && (f.size || f.nruns || f.nactive || f.nused))
 		rc = bad(r, "directory '%s' has a size or pages", path);
+	if (rc == 0 && (f.ident & PC_IDENT_LAYER) && (f.ident & (PC_IDENT_DIR | PC_IDENT_BDEV)))
+		rc = bad(r, "'%s' has a layer digest but is not a file", path);
 	if (rc == 0 && !runs_cover(f.runs, f.nruns, f.active, f.nactive))
 		rc = bad(r, "active pages of '%s' that are not cached", path);
 	if (rc == 0 && r->version >= 4 && --r->left == 0)
@@ -1702,6 +1826,7 @@ void pc_profile_close(struct pc_profile_reader *r)
 		close(r->fd);
 	free(r->raw);
 	free(r->comp);
+	free(r->ltab);
 	free(r->paths.slot);
 	free(r);
 }

@@ -226,9 +226,17 @@ static const char *refusal(int rc, const struct stat *st)
  * and mtime decide, as they do for a copy (--root elsewhere, another
  * filesystem: cp -a and rsync -a keep them). --strict: size and mtime
  * decide always, and on the same filesystem the identity too.
+ *
+ * A record with a layer digest (a container's file, from an image layer)
+ * is judged by its layer first, wherever it is now: from a layer of the
+ * same digest, it is the same file (layers are content-addressed), on
+ * another node, filesystem or inode as much as here; from another layer,
+ * or from the container's own (upper) layer, where it was written to, it
+ * was replaced. Where the layer's digest cannot be had now, the rules
+ * above decide. `buf`: room for a reason that names the digests.
  */
 static const char *judge(const struct item *it, int fd, const struct stat *st, bool same_place,
-			 bool strict, bool *ret_modified)
+			 bool strict, bool *ret_modified, char *buf, size_t buflen)
 {
 	struct pc_profile_file now = { 0 };
 	bool modified, same_fs, gen_differs, btime_differs, proven;
@@ -237,6 +245,25 @@ static const char *judge(const struct item *it, int fd, const struct stat *st, b
 	modified = (uint64_t)st->st_size != it->f.size || st->st_mtim.tv_sec != it->f.mtime_s ||
 		   (uint32_t)st->st_mtim.tv_nsec != it->f.mtime_ns;
 	*ret_modified = modified;
+	if (it->f.ident & PC_IDENT_LAYER) {
+		uint8_t layer[32];
+		char was[80], is[80];
+		int k = pc_fd_layer_digest(fd, layer);
+
+		if (k == PC_LAYER_KNOWN && !memcmp(layer, it->f.layer, sizeof(layer)))
+			return strict && modified ? "modified since the snapshot (mtime/size)" : NULL;
+		pc_profile_layer_text(it->f.layer, 12, was, sizeof(was));
+		if (k == PC_LAYER_KNOWN) {
+			pc_profile_layer_text(layer, 12, is, sizeof(is));
+			snprintf(buf, buflen, "replaced (layer %s now, %s in the snapshot)", is, was);
+			return buf;
+		}
+		if (k == PC_LAYER_UPPER) {
+			snprintf(buf, buflen, "replaced (written in the container: its own layer "
+				 "now, %s in the snapshot)", was);
+			return buf;
+		}
+	}
 	pc_profile_identify(fd, &now);
 	both = it->f.ident & now.ident;
 	same_fs = both & PC_IDENT_FSID ? now.fsid == it->f.fsid : (uint64_t)st->st_dev == it->f.dev;
@@ -1332,7 +1359,7 @@ static void check_files(struct pc_restore *r, int rootfd, bool by_file)
 	for (size_t i = 0; i < r->n; i++) {
 		struct item *it = &r->items[i];
 		const char *why;
-		char show[8192];
+		char show[8192], reason[256];
 		struct stat st;
 		uint64_t pages_now;
 		int fd = pc_open_beneath(rootfd, it->f.path, O_NOATIME, &st);
@@ -1341,7 +1368,8 @@ static void check_files(struct pc_restore *r, int rootfd, bool by_file)
 			open_failed(r, it, fd, &st, "missing");
 			continue;
 		}
-		why = judge(it, fd, &st, r->in[it->src].same_place, r->o.strict, &it->modified);
+		why = judge(it, fd, &st, r->in[it->src].same_place, r->o.strict, &it->modified,
+			    reason, sizeof(reason));
 		/* allow_changed warms changed regular files; it lifts no other rule */
 		if (why && !r->o.allow_changed) {
 			say_skip(r, shown(r->t.root, it, show, sizeof(show)), PC_RESTORE_CHANGED, why);

@@ -289,6 +289,9 @@ static int record(struct pc_snapshot *s, int fd, const char *path, const struct 
 	f->dev = st->st_dev;
 	f->ino = st->st_ino;
 	pc_profile_identify(fd, f);
+	/* a container's file from an image layer: the layer's digest, where it can be had */
+	if (pc_fd_layer_digest(fd, f->layer) == PC_LAYER_KNOWN)
+		f->ident |= PC_IDENT_LAYER;
 	rc = pc_fd_resident_runs(fd, size, s->o.off, s->o.len, &f->runs, &f->nruns);
 	if (rc < 0 || !f->path) {
 		fail(s, path, PC_SNAPSHOT_FAIL_PAGES, rc < 0 ? -rc : ENOMEM, "cannot map pages of",

@@ -254,6 +254,21 @@ static void metadata_row(const struct pc_profile_file *f)
 	out_list_add("metadata", &rec);
 }
 
+/*
+ * A file's layer digest (format version 6: a container's file from an
+ * image layer), as `key`, where the snapshot has one: files of other
+ * snapshots have no such key, so their rows stay as they were.
+ */
+static void layer_field(struct orec *rec, const char *key, const struct pc_profile_file *f)
+{
+	char d[PC_LAYER_TEXT];
+
+	if (!f || !(f->ident & PC_IDENT_LAYER))
+		return;
+	pc_profile_layer_text(f->layer, 64, d, sizeof(d));
+	orec_str(rec, key, d, 0);
+}
+
 /* A directory's record (snapshot --metadata): where it is, its inode */
 static void directory_row(const struct pc_profile_file *f)
 {
@@ -326,6 +341,7 @@ int cmd_show(int argc, char **argv)
 				orec_u64(&rec, "first_use_ms", pc_profile_first_use(&f), 0);
 			else
 				orec_null(&rec, "first_use_ms");
+			layer_field(&rec, "layer", &f);
 			used += used_pages(&f);
 			out_list_add("files", &rec);
 			files++;
@@ -445,6 +461,8 @@ static void diff_row(const struct pc_profile_file *fa, const struct pc_profile_f
 	orec_u64(&rec, "new_pages", pb, OF_PAGES);
 	orec_u64(&rec, "gained", gained, OF_PAGES);
 	orec_u64(&rec, "lost", lost, OF_PAGES);
+	layer_field(&rec, "old_layer", fa);
+	layer_field(&rec, "new_layer", fb);
 	out_list_add(bdev ? "metadata" : "files", &rec);
 }
 

@@ -9,7 +9,10 @@
  * PC_IDENT_BDEV and used triples as given, in any order: a gap that
  * goes back wraps around, as a hostile writer's would; version 4: the
  * columns, each record's flags as its ident gives them, 32 included,
- * which then stores no runs).
+ * which then stores no runs; version 6: a LAYERS section before the FILES
+ * section, of the distinct digests of the records with PC_IDENT_LAYER in
+ * the order they first come, and each such record's index after its
+ * flags).
  */
 #ifndef PC_SNAPCRAFT_H
 #define PC_SNAPCRAFT_H
@@ -84,6 +87,58 @@ static size_t craft_used(uint8_t *p, const uint64_t *u, size_t n)
  * twelve column lengths, the columns. Paths front-coded against the
  * previous one; the rest never empty.
  */
+/* record i's index among the distinct layer digests of f[0..i] (the LAYERS section's order) */
+static size_t craft_layer_index(const struct pc_profile_file *f, size_t i, size_t *ret_new)
+{
+	size_t k = 0;
+
+	for (size_t j = 0; j < i; j++) {
+		bool first = (f[j].ident & PC_IDENT_LAYER) != 0;
+
+		for (size_t p = 0; first && p < j; p++)
+			if ((f[p].ident & PC_IDENT_LAYER) && !memcmp(f[p].layer, f[j].layer, 32))
+				first = false;
+		if (first && !memcmp(f[j].layer, f[i].layer, 32)) {
+			*ret_new = 0;
+			return k;
+		}
+		k += first;
+	}
+	*ret_new = 1;
+	return k;
+}
+
+/* version 6's LAYERS contents for f (0: none has a digest) */
+static size_t craft_layers(uint8_t *raw, const struct pc_profile_file *f, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t r = 0, count = 0, nw;
+
+	for (size_t i = 0; i < n; i++)
+		if (f[i].ident & PC_IDENT_LAYER) {
+			craft_layer_index(f, i, &nw);
+			count += nw;
+		}
+	if (!count)
+		return 0;
+	r = craft_varint(raw, count);
+	for (size_t i = 0; i < n; i++) {
+		if (!(f[i].ident & PC_IDENT_LAYER))
+			continue;
+		craft_layer_index(f, i, &nw);
+		if (!nw)
+			continue;
+		raw[r++] = 71;
+		memcpy(raw + r, "sha256:", 7);
+		r += 7;
+		for (int b = 0; b < 32; b++) {
+			raw[r++] = (uint8_t)hex[f[i].layer[b] >> 4];
+			raw[r++] = (uint8_t)hex[f[i].layer[b] & 15];
+		}
+	}
+	return r;
+}
+
 static size_t craft_columns_v4(uint8_t *raw, const struct pc_profile_file *f, size_t n)
 {
 	enum { NC = 12 };
@@ -108,6 +163,11 @@ static size_t craft_columns_v4(uint8_t *raw, const struct pc_profile_file *f, si
 		l[0] += pl - pre;
 		prev = f[i].path;
 		l[1] += craft_varint(c[1] + l[1], fl);
+		if (fl & PC_IDENT_LAYER) {
+			size_t nw;
+
+			l[1] += craft_varint(c[1] + l[1], craft_layer_index(f, i, &nw));
+		}
 		l[2] += craft_varint(c[2] + l[2], f[i].size);
 		l[3] += craft_varint(c[3] + l[3], craft_zz((uint64_t)f[i].mtime_s, pm));
 		l[3] += craft_varint(c[3] + l[3], craft_zz(f[i].mtime_ns, pns));
@@ -147,15 +207,16 @@ static size_t craft_columns_v4(uint8_t *raw, const struct pc_profile_file *f, si
  * A snapshot of the given FILES contents (any bytes: one section, or none
  * when files_len is 0) and END counts: for contents no encoder here makes.
  */
-static uint8_t *craft_wrap(const struct pc_profile_meta *m, uint32_t version,
-			   const uint8_t *files, size_t files_len, uint64_t nfiles, uint64_t nruns,
-			   size_t *ret_len)
+static uint8_t *craft_wrap_layers(const struct pc_profile_meta *m, uint32_t version,
+				  const uint8_t *layers, size_t layers_len, const uint8_t *files,
+				  size_t files_len, uint64_t nfiles, uint64_t nruns, size_t *ret_len)
 {
 	size_t rl = strlen(m->root), hl = strlen(m->host), r, o;
 	uint8_t *raw = malloc(rl + hl + 64), *out;
 	uint8_t hdr[32] = "PCSNAP1\n";
 
-	out = malloc(compressBound(files_len) + 3 * 16 + 32 + compressBound(rl + hl + 64) + 64);
+	out = malloc(compressBound(files_len) + compressBound(layers_len) + 4 * 16 + 32 +
+		     compressBound(rl + hl + 64) + 64);
 	if (!raw || !out) {
 		free(raw);
 		free(out);
@@ -187,6 +248,8 @@ static uint8_t *craft_wrap(const struct pc_profile_meta *m, uint32_t version,
 		r += craft_varint(raw + r, m->duration_ms);
 	}
 	o += craft_section(out + o, 1, raw, r);
+	if (layers_len)
+		o += craft_section(out + o, 4, layers, layers_len);
 	if (files_len)
 		o += craft_section(out + o, 2, files, files_len);
 	r = craft_varint(raw, nfiles);
@@ -197,12 +260,19 @@ static uint8_t *craft_wrap(const struct pc_profile_meta *m, uint32_t version,
 	return out;
 }
 
+static __attribute__((unused)) uint8_t *
+craft_wrap(const struct pc_profile_meta *m, uint32_t version, const uint8_t *files,
+	   size_t files_len, uint64_t nfiles, uint64_t nruns, size_t *ret_len)
+{
+	return craft_wrap_layers(m, version, NULL, 0, files, files_len, nfiles, nruns, ret_len);
+}
+
 /* The snapshot as bytes (malloc'd, *ret_len long), or NULL. */
 static uint8_t *craft_snapshot_v(const struct pc_profile_meta *m, const struct pc_profile_file *f,
 				 size_t n, size_t *ret_len, uint32_t version)
 {
-	size_t cap = 4096, r = 0;
-	uint8_t *raw, *out;
+	size_t cap = 4096, r = 0, ll = 0;
+	uint8_t *raw, *out, *layers = NULL;
 	uint64_t pm = 0, pd = 0, pi = 0, pf = 0, nruns = 0;
 
 	for (size_t i = 0; i < n; i++)
@@ -214,6 +284,8 @@ static uint8_t *craft_snapshot_v(const struct pc_profile_meta *m, const struct p
 		return NULL;
 	if (version >= 4)
 		r = craft_columns_v4(raw, f, n);
+	if (version >= 6 && (layers = malloc(16 + 72 * n)))
+		ll = craft_layers(layers, f, n);
 	for (size_t i = 0; i < n && version < 4; i++) {
 		size_t pl = strlen(f[i].path);
 
@@ -244,7 +316,8 @@ static uint8_t *craft_snapshot_v(const struct pc_profile_meta *m, const struct p
 		if (f[i].nused)
 			r += craft_used(raw + r, f[i].used, f[i].nused);
 	}
-	out = craft_wrap(m, version, raw, r, n, nruns, ret_len);
+	out = craft_wrap_layers(m, version, layers, ll, raw, r, n, nruns, ret_len);
+	free(layers);
 	free(raw);
 	return out;
 }

@@ -372,6 +372,8 @@ static bool same_file(const struct pc_profile_file *a, const struct pc_profile_f
 	if (v >= 2 && (a->ident != b->ident || a->btime_s != b->btime_s ||
 		       a->btime_ns != b->btime_ns || a->fsid != b->fsid))
 		return false;
+	if (v >= 6 && (a->ident & PC_IDENT_LAYER) && memcmp(a->layer, b->layer, sizeof(a->layer)))
+		return false;
 	return v < 3 || (a->nused == b->nused && same_u64(a->used, b->used, 3 * a->nused));
 }
 
@@ -511,6 +513,256 @@ static void test_v5(const struct pc_profile_meta *m0)
 	}
 }
 
+/*
+ * Version 6: layer digests (PC_IDENT_LAYER: a container's file from an
+ * image layer). The writer writes 6 only when a digest is in the file; a
+ * LAYERS section before each FILES section holds the digests its records
+ * name, each record's index follows its flags. A reader of version 5
+ * refuses the flag and the section; version 6 refuses an index past the
+ * table, a digest not of its one form, a table no FILES section follows,
+ * and a digest on a directory or device.
+ */
+static void test_v6(const struct pc_profile_meta *m0)
+{
+	struct pc_profile_meta m = *m0;
+	struct pc_profile_writer *w;
+	char p6[600], err[600];
+	uint64_t one[] = { 0, 1 };
+	struct pc_profile_file fs[] = {
+		{ .path = "d", .mtime_s = 1700000000, .dev = 2049, .ino = 12, .ident = PC_IDENT_DIR },
+		{ .path = "d/a", .size = 4096, .mtime_s = 1700000001, .dev = 2049, .ino = 13,
+		  .runs = one, .nruns = 1, .ident = PC_IDENT_LAYER | PC_IDENT_BTIME,
+		  .btime_s = 1700000000 },
+		{ .path = "d/b", .size = 4096, .mtime_s = 1700000001, .dev = 2049, .ino = 14,
+		  .runs = one, .nruns = 1 },
+		{ .path = "d/c", .size = 4096, .mtime_s = 1700000002, .dev = 2049, .ino = 15,
+		  .runs = one, .nruns = 1, .ident = PC_IDENT_LAYER },
+		{ .path = "e", .size = 8192, .mtime_s = 1700000003, .dev = 2049, .ino = 16,
+		  .runs = one, .nruns = 1, .ident = PC_IDENT_LAYER },
+	};
+	size_t nf = sizeof(fs) / sizeof(fs[0]), l;
+	uint8_t *b;
+	int rc;
+
+	for (int i = 0; i < 32; i++) {
+		fs[1].layer[i] = (uint8_t)(0xa0 + i);
+		fs[3].layer[i] = (uint8_t)(0x10 * i + 1);
+		fs[4].layer[i] = (uint8_t)(0xa0 + i);	/* d/a's layer again */
+	}
+	snprintf(p6, sizeof(p6), "%s/v6", scratch_dir());
+	ok(pc_profile_create(p6, &m, &w) == 0, "v6: create");
+	for (size_t i = 0; i < nf; i++)
+		pc_profile_add(w, &fs[i]);
+	ok(pc_profile_commit(w) == 0, "v6: written");
+	b = (uint8_t *)file_bytes(p6, &l);
+	rc = read_same(b, l, fs, nf, 6, err, sizeof(err));
+	ok(header_version(p6) == 6 && rc == 5,
+	   "v6: files with and without digests, and a directory, read back field by field, "
+	   "version %u (%d, '%s')", header_version(p6), rc, rc < 0 ? err : "");
+	free(b);
+	{
+		char t[PC_LAYER_TEXT], s12[PC_LAYER_TEXT];
+
+		pc_profile_layer_text(fs[1].layer, 64, t, sizeof(t));
+		pc_profile_layer_text(fs[1].layer, 12, s12, sizeof(s12));
+		ok(!strcmp(t, "sha256:a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf") &&
+			   !strcmp(s12, "sha256:a0a1a2a3a4a5"),
+		   "v6: a digest as text, whole and short ('%s', '%s')", t, s12);
+	}
+
+	/* with directories and no digest: 5 */
+	rc = pc_profile_create(p6, &m, &w) == 0 && pc_profile_add(w, &fs[0]) == 0 &&
+	     pc_profile_add(w, &fs[2]) == 0 && pc_profile_commit(w) == 0;
+	ok(rc && header_version(p6) == 5,
+	   "v6: a snapshot with directories and no digest is version 5 (%u)", header_version(p6));
+
+	/* the writer refuses a digest on a directory or a device */
+	ok(pc_profile_create(p6, &m, &w) == 0, "v6: create again");
+	{
+		struct pc_profile_file x = fs[0];
+		int good = 0;
+
+		x.ident |= PC_IDENT_LAYER;
+		good += pc_profile_add(w, &x) == -EINVAL;
+		x = fs[4];
+		x.path = "loop0";
+		x.ident |= PC_IDENT_BDEV;
+		good += pc_profile_add(w, &x) == -EINVAL;
+		ok(good == 2, "v6: the writer refuses a digest on a directory or a device");
+	}
+	pc_profile_abort(w);
+
+	/* sections stand alone: each has the table of its own records */
+	{
+		enum { MANY = 30000 };
+		struct pc_profile_file *mf = calloc(MANY, sizeof(*mf));
+		char (*paths)[64] = malloc(MANY * sizeof(*paths));
+		struct pc_profile_reader *r = NULL;
+		struct pc_profile_file g;
+		int n = 0, good = 0, sections = 0;
+
+		for (int i = 0; i < MANY; i++) {
+			/* paths that share little: front coding leaves most of them */
+			snprintf(paths[i], sizeof(paths[i]), "%08x/files/number-%08d.dat",
+				 (unsigned)(i * 2654435761u), i);
+			mf[i] = (struct pc_profile_file){ .path = paths[i], .size = 4096,
+							  .mtime_s = 1700000000 + i, .ino = 100 + i,
+							  .runs = one, .nruns = 1 };
+			if (i % 4) {
+				mf[i].ident = PC_IDENT_LAYER;
+				mf[i].layer[0] = (uint8_t)(i % 4);
+				mf[i].layer[31] = 0x5a;
+			}
+		}
+		rc = pc_profile_create(p6, &m, &w);
+		for (int i = 0; i < MANY && rc == 0; i++)
+			rc = pc_profile_add(w, &mf[i]);
+		if (rc == 0)
+			rc = pc_profile_commit(w);
+		else
+			pc_profile_abort(w);
+		if (rc == 0)
+			rc = pc_profile_open(p6, &r, err, sizeof(err));
+		while (rc == 0 && (rc = pc_profile_next(r, &g)) > 0) {
+			good += n < MANY && !strcmp(g.path, mf[n].path) && g.ident == mf[n].ident &&
+				!memcmp(g.layer, mf[n].ident ? mf[n].layer : (uint8_t[32]){ 0 }, 32);
+			n++;
+			pc_profile_file_release(&g);
+			rc = 0;
+		}
+		if (r)
+			pc_profile_close(r);
+		b = (uint8_t *)file_bytes(p6, &l);
+		/* the sections' types, header to END */
+		for (size_t o = 32; b && o + 16 <= l;) {
+			uint32_t clen = (uint32_t)b[o + 8] | (uint32_t)b[o + 9] << 8 |
+					(uint32_t)b[o + 10] << 16 | (uint32_t)b[o + 11] << 24;
+
+			sections += b[o] == 4;
+			o += 16 + clen;
+		}
+		ok(rc == 0 && n == MANY && good == MANY && sections >= 2,
+		   "v6: %d files in sections of their own (%d LAYERS sections), each digest read back "
+		   "(%d good)", n, sections, good);
+		free(b);
+		free(paths);
+		free(mf);
+	}
+
+	/* by hand: version 6 reads the records; version 5 refuses the flag and the section */
+	b = craft_snapshot_v(&m, fs, nf, &l, 6);
+	rc = read_same(b, l, fs, nf, 6, err, sizeof(err));
+	ok(rc == 5, "v6 by hand reads back (%d, '%s')", rc, rc < 0 ? err : "");
+	free(b);
+	b = craft_snapshot_v(&m, fs + 2, 1, &l, 6);
+	rc = read_same(b, l, fs + 2, 1, 6, err, sizeof(err));
+	ok(rc == 1, "v6 by hand without a digest: no LAYERS section, read (%d, '%s')", rc,
+	   rc < 0 ? err : "");
+	free(b);
+	{
+		uint8_t lay[128], files[256];
+		size_t ll = craft_layers(lay, fs + 1, 1), fl = craft_columns_v4(files, fs + 1, 1);
+
+		b = craft_wrap_layers(&m, 5, lay, ll, files, fl, 1, 1, &l);
+		rc = read_all(b, l, err, sizeof(err));
+		ok(rc == -EBADMSG && strstr(err, "section 2: unknown section type 4"),
+		   "v5 by hand: a LAYERS section refused: '%s'", err);
+		free(b);
+		b = craft_wrap_layers(&m, 5, NULL, 0, files, fl, 1, 1, &l);
+		rc = read_all(b, l, err, sizeof(err));
+		ok(rc == -EBADMSG && strstr(err, "unknown record flags 0x82"),
+		   "v5 by hand: a digest's flag refused: '%s'", err);
+		free(b);
+	}
+	{
+		static const struct {
+			int what;
+			const char *want;
+		} cases[] = {
+			{ 0, "section 2: layer index 0 out of range (0 digests) (file 'd/a')" },
+			{ 1, "section 2: layer digest 0 is not sha256: and 64 lowercase hex digits" },
+			{ 2, "section 2: layer digest 0 is not sha256: and 64 lowercase hex digits" },
+			{ 3, "section 3: a LAYERS section with no FILES section after it" },
+			{ 4, "section 3: a LAYERS section where its FILES section should be" },
+			{ 5, "section 2: 3 bytes after the layer digests" },
+			{ 6, "section 2: layer digest count 0 out of range" },
+			{ 7, "'d' has a layer digest but is not a file" },
+			{ 8, "section 3: layer index 1 out of range (1 digests) (file 'd/a')" },
+		};
+		int good = 0;
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			uint8_t lay[256], files[256], sec[1024];
+			struct pc_profile_file x = fs[1];
+			size_t ll = craft_layers(lay, &x, 1), fl, o = 0;
+
+			switch (cases[i].what) {
+			case 0:	/* a record with a digest, no LAYERS section */
+				ll = 0;
+				break;
+			case 1:	/* an uppercase hex digit */
+				lay[1 + 7 + 3] = 'A';
+				break;
+			case 2:	/* another algorithm's name */
+				memcpy(lay + 2, "sha512", 6);
+				break;
+			case 3:	/* LAYERS, then END */
+				break;
+			case 5:	/* bytes after the table */
+				memcpy(lay + ll, "xyz", 3);
+				ll += 3;
+				break;
+			case 6:
+				lay[0] = 0;
+				ll = 1;
+				break;
+			case 7:	/* a directory with a digest */
+				x = fs[0];
+				x.ident |= PC_IDENT_LAYER;
+				memcpy(x.layer, fs[1].layer, 32);
+				ll = craft_layers(lay, &x, 1);
+				break;
+			case 8:	/* an index past the table */
+				break;
+			}
+			fl = craft_columns_v4(files, &x, 1);
+			if (cases[i].what == 8) {
+				/* the flags column's index: path "d/a" (2 + 3 bytes), flags, index */
+				size_t at = 1 + 12 + 5 + 2;	/* count, 12 lengths of one byte, path, flags */
+
+				files[at] = 1;
+			}
+			if (cases[i].what == 3) {
+				b = craft_wrap_layers(&m, 6, lay, ll, NULL, 0, 0, 0, &l);
+			} else if (cases[i].what == 4) {
+				/* two LAYERS sections in a row: the second written by hand */
+				b = craft_wrap_layers(&m, 6, lay, ll, files, fl, 1, 1, &l);
+				o = craft_section(sec, 4, lay, ll);
+				b = realloc(b, l + o);
+				/* after META: the header (32) and META's section */
+				{
+					size_t meta = 32 + 16 + ((size_t)b[32 + 8] | (size_t)b[32 + 9] << 8);
+
+					memmove(b + meta + o, b + meta, l - meta);
+					memcpy(b + meta, sec, o);
+					l += o;
+				}
+			} else {
+				b = craft_wrap_layers(&m, 6, lay, ll, files, fl, 1, 1, &l);
+			}
+			rc = read_all(b, l, err, sizeof(err));
+			if (rc == -EBADMSG && strstr(err, cases[i].want))
+				good++;
+			else
+				diag("case %zu: %d '%s'", i, rc, err);
+			free(b);
+		}
+		ok(good == (int)(sizeof(cases) / sizeof(cases[0])),
+		   "v6 by hand: a missing or bad table, an index past it, a table with no FILES, "
+		   "a digest on a directory refused, each by name (%d)", good);
+	}
+}
+
 /* A FILES section of version 4 by hand: the record count, then the columns as given. */
 struct col {
 	const char *b;
@@ -633,6 +885,7 @@ static void test_v4(const struct pc_profile_meta *m0)
 			{ "seed-v2-identity.snap", 2, 2, "d/one", 20000, 524407236,
 			  0x9498c9a555f2807bull },
 			{ "seed-v3-recorded.snap", 3, 3, "A", 40960, 0, 0 },
+			{ "seed-v6-layers.snap", 6, 4, "etc", 0, 0, 0 },
 		};
 
 		for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
@@ -653,6 +906,12 @@ static void test_v4(const struct pc_profile_meta *m0)
 				else if (seeds[i].version == 3 && n == 3)
 					good &= !strcmp(g.path, "loop0") && g.ident == PC_IDENT_BDEV &&
 						g.nused == 1;
+				else if (seeds[i].version == 6 && n == 2)
+					good &= !strcmp(g.path, "etc/os-release") &&
+						(g.ident & PC_IDENT_LAYER) && g.layer[0] == 0xd5 &&
+						g.layer[31] == (0xd5 ^ 31) && g.fsid == 0x1234;
+				else if (seeds[i].version == 6 && n == 4)
+					good &= !strcmp(g.path, "var/new") && !(g.ident & PC_IDENT_LAYER);
 				pc_profile_file_release(&g);
 				rc = 0;
 			}
@@ -1177,12 +1436,12 @@ int main(void)
 		uint8_t *b = craft_v2(&m, 0, 0, NULL, 0, &l);
 		uint32_t c;
 
-		b[8] = 6;
+		b[8] = 7;
 		c = (uint32_t)crc32(0, b, 28);
 		for (int i = 0; i < 4; i++)
 			b[28 + i] = (uint8_t)(c >> (8 * i));
 		rc = read_all(b, l, err, sizeof(err));
-		ok(rc == -EBADMSG && strstr(err, "unsupported version 6 (this build reads 1 to 5)"),
+		ok(rc == -EBADMSG && strstr(err, "unsupported version 7 (this build reads 1 to 6)"),
 		   "a later version: '%s'", err);
 		free(b);
 	}
@@ -1191,6 +1450,7 @@ int main(void)
 	test_v4(&m);
 	test_merge(&m);
 	test_v5(&m);
+	test_v6(&m);
 
 	/* a decompression bomb: 20,000 alike 4 KB paths, 80 MB in ~0.5 MB */
 	{
