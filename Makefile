@@ -211,6 +211,9 @@ test-deps: deps
 	$(call need,test -n "$$(ls /usr/lib/*/libc.a /usr/lib/libc.a 2>/dev/null)",libc6-dev)
 	$(call need,command -v chromium,chromium)
 	$(call need,test -x /usr/bin/time,time)
+	$(call need,command -v podman,podman)
+	$(call need,command -v runc,runc)
+	$(call need,command -v sqlite3,sqlite3)
 
 # ---- build ---------------------------------------------------------------
 $(B)/%.o: %.c include/pagecache.h $(wildcard lib/*.h src/*.h src/*/*.h bench/*.h) | have-libs
