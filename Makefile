@@ -408,7 +408,7 @@ check-only: all $(CHECK_BUILD) $(B)/tests/mksnap $(B)/tests/stallfs
 VM_UNIT := test-beneath test-bdev test-caps test-cgroup test-evict test-faults test-kpage \
 	test-kpage2 test-overlay test-prefetch test-proc test-residency test-scope test-trace test-vmstat
 VM_CLI := t-caps t-cgroups t-containers t-daemon t-evict-lock t-lock-watch \
-	t-record t-record-cold t-restore-inplace t-snapshot t-stat t-stat-memory t-stat-uring t-swap \
+	t-hook t-record t-record-cold t-restore-inplace t-snapshot t-stat t-stat-memory t-stat-uring t-swap \
 	t-units t-warm
 VM_TESTS = $(VM_UNIT:%=$(B)/tests/%) $(VM_CLI:%=tests/cli/%.sh) tests/vm/t-units-live.sh \
 	tests/vm/t-scope.sh

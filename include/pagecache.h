@@ -473,8 +473,9 @@ void pc_unlock(struct pc_lock *l);
  *                              a directory of exactly that name anywhere below
  *   a container ID             12 to 64 lowercase hex digits, the start of the ID
  *                              in libpod-ID.scope, docker-ID.scope,
- *                              cri-containerd-ID.scope, crio-ID.scope or a
- *                              directory named ID (cgroupfs drivers)
+ *                              cri-containerd-ID.scope, crio-ID.scope, libpod-ID
+ *                              (podman's cgroupfs driver) or a directory named ID
+ *                              (other cgroupfs drivers)
  * The search goes 16 levels down and looks at 100,000 cgroups at most; it
  * follows no link, and nothing resolving outside the hierarchy is taken.
  * 0, or -EINVAL ('..', empty), -ENOENT, -EXDEV (outside), -ENOTUNIQ (more
@@ -499,6 +500,17 @@ int pc_cgroup_resolve_in(const struct pc_cgroup_fs *fs, const char *spec, char *
  */
 int pc_cgroup_watch_dir(const char *spec, char *ret, size_t len);
 int pc_cgroup_watch_dir_in(const struct pc_cgroup_fs *fs, const char *spec, char *ret, size_t len);
+/*
+ * A running container, named as users have it: the ID of a process in it,
+ * or what pc_cgroup_resolve takes (the container's ID or a prefix of it,
+ * its cgroup's path or name). Sets *ret_pid to a process in it (the PID
+ * given, or the first in cgroup.procs of the cgroup or, where that has
+ * none, of the first below it that has one) and cgdir to its memory
+ * cgroup's directory; the container's root is then /proc/PID/root. 0, or
+ * pc_cgroup_resolve's errors, -ESRCH (no process in it: not running).
+ */
+int pc_container_find(const char *spec, pid_t *ret_pid, char *cgdir, size_t len, char *why,
+		      size_t whylen);
 /* pc_cgroup_resolve without the reason. */
 int pc_cgroup_dir(const char *path, char *ret, size_t len);
 /* Move the calling process into it (cgroup.procs). */
@@ -1372,6 +1384,14 @@ struct pc_snapshot_opts {
 	 * if set, is told every walk event too.
 	 */
 	const struct pc_walk_opts *walk;
+	/*
+	 * The root as the snapshot names it (META's root, which restore takes
+	 * when told no other): NULL, root itself. For a root that only lasts
+	 * as long as a process (/proc/PID/root of a container), a name that
+	 * is no directory ("container:ID"), so that no later process of that
+	 * PID is taken for it.
+	 */
+	const char *root_name;
 };
 
 /* Who owns a file read (PC_SNAPSHOT_OWNERS), from the fstat of the very fd. */

@@ -68,6 +68,7 @@ static const struct {
 	{ "docker-", ".scope" },	 /* docker, systemd driver */
 	{ "cri-containerd-", ".scope" }, /* containerd (Kubernetes), systemd driver */
 	{ "crio-", ".scope" },		 /* CRI-O, systemd driver */
+	{ "libpod-", "" },		 /* podman, cgroupfs driver: /libpod_parent/libpod-ID */
 	{ "", "" },			 /* cgroupfs drivers: /docker/ID, /kubepods/.../ID */
 };
 
@@ -1192,4 +1193,83 @@ int pc_cgroup_remove(const char *dir)
 		usleep(20000);
 	}
 	return rc;
+}
+
+/* ---- a container: a process in it, and its cgroup ---- */
+
+struct first_proc {
+	pid_t pid;
+};
+
+/* The first process of the first cgroup, at or below, that has one. */
+static int first_proc(const struct pc_cgroup_entry *e, void *arg)
+{
+	struct first_proc *fp = arg;
+	int fd, pid = 0;
+	FILE *f;
+
+	if (e->depth && e->name[0] == '.')
+		return PC_CGROUP_WALK_SKIP;
+	fd = openat(e->fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return PC_CGROUP_WALK_SKIP;	/* gone meanwhile, or not ours to read */
+	}
+	if (fscanf(f, "%d", &pid) != 1 || pid <= 0)
+		pid = 0;
+	fclose(f);
+	if (!pid)
+		return 0;
+	fp->pid = pid;
+	return PC_CGROUP_WALK_STOP;
+}
+
+int pc_container_find(const char *spec, pid_t *ret_pid, char *cgdir, size_t len, char *why,
+		      size_t whylen)
+{
+	struct first_proc fp = { 0 };
+	char rel[PATH_MAX];
+	size_t n = strspn(spec, "0123456789");
+	int rc;
+
+	if (!*spec) {
+		WHY("an empty name");
+		return -EINVAL;
+	}
+	if (spec[n] == 0 && n <= 10) {
+		/* a process ID: its memory cgroup is the container's */
+		long pid = strtol(spec, NULL, 10);
+
+		if (pid <= 0 || pid > INT32_MAX) {
+			WHY("'%s' is not a process ID", spec);
+			return -EINVAL;
+		}
+		rc = pc_cgroup_of((pid_t)pid, rel, sizeof(rel));
+		if (rc < 0) {
+			WHY("process %ld: %s", pid, rc == -ENOENT ? "no such process, or no memory "
+				"cgroup" : strerror(-rc));
+			return rc;
+		}
+		rc = pc_cgroup_resolve(rel, cgdir, len, why, whylen);
+		if (rc < 0)
+			return rc;
+		*ret_pid = (pid_t)pid;
+		return 0;
+	}
+	rc = pc_cgroup_resolve(spec, cgdir, len, why, whylen);
+	if (rc < 0)
+		return rc;
+	rc = pc_cgroup_walk(cgdir, first_proc, &fp);
+	if (rc < 0) {
+		WHY("cannot read '%s': %s", cgdir, strerror(-rc));
+		return rc;
+	}
+	if (!fp.pid) {
+		WHY("no process in '%s' (a container that is not running)", cgdir);
+		return -ESRCH;
+	}
+	*ret_pid = fp.pid;
+	return 0;
 }

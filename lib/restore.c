@@ -1288,9 +1288,14 @@ int pc_restore_open_many(const char *const *snapshots, size_t n, const struct pc
 	if (!r->o.root && strcmp(r->in[0].root, "/")) {
 		char why[8800];
 
-		snprintf(why, sizeof(why), "its paths are relative to '%s' on %s; say where "
-			 "to restore them with --root (--root '%s' for the same place)",
-			 r->in[0].root, host, r->in[0].root);
+		if (!strncmp(r->in[0].root, "container:", 10))	/* snapshot --container's */
+			snprintf(why, sizeof(why), "its paths are a container's ('%s' on %s); say "
+				 "into which with --container (or beneath which directory with "
+				 "--root)", r->in[0].root, host);
+		else
+			snprintf(why, sizeof(why), "its paths are relative to '%s' on %s; say "
+				 "where to restore them with --root (--root '%s' for the same "
+				 "place)", r->in[0].root, host, r->in[0].root);
 		say_error(r, snapshots[0], "cannot restore", 0, why);
 		pc_restore_free(r);
 		return -EXDEV;

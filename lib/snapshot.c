@@ -35,6 +35,7 @@
 struct pc_snapshot {
 	struct pc_snapshot_opts o;	/* the caller's, past its size zeroed */
 	char *root;			/* absolute, normalised */
+	char *root_name;		/* opts' root_name: META's root; NULL: root */
 	size_t rootlen;
 	bool lexical;			/* a root through /proc: paths as given */
 	bool active;			/* record active pages (the probe may still fail) */
@@ -202,6 +203,12 @@ int pc_snapshot_begin(const struct pc_snapshot_opts *o, struct pc_snapshot **ret
 	}
 	s->rootlen = strlen(s->root);
 	s->o.root = NULL;	/* the caller's: not kept */
+	if (s->o.root_name && !(s->root_name = strdup(s->o.root_name))) {
+		free(s->root);
+		free(s);
+		return -ENOMEM;
+	}
+	s->o.root_name = NULL;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->evlock, NULL);
 	/* the kernel shows page frame numbers only with it: do not touch pages for nothing */
@@ -578,7 +585,7 @@ static int write_out(struct pc_snapshot *s, const char *out, const struct pc_pro
 	meta.active = active_unknown ? PC_META_ACTIVE_UNKNOWN : 0;
 	meta.created = (uint64_t)time(NULL);
 	meta.page_size = (uint32_t)pc_page_size();
-	snprintf(meta.root, sizeof(meta.root), "%s", s->root);
+	snprintf(meta.root, sizeof(meta.root), "%s", s->root_name ? s->root_name : s->root);
 	gethostname(meta.host, sizeof(meta.host) - 1);
 	rc = pc_profile_create(out, &meta, &w);
 	if (rc < 0)
@@ -670,6 +677,7 @@ void pc_snapshot_abort(struct pc_snapshot *s)
 		pc_profile_file_release(&s->dirs[i]);
 	free(s->dirs);
 	free(s->root);
+	free(s->root_name);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->evlock);
 	free(s);

@@ -343,6 +343,13 @@ int targets_walk(struct targets *t, int (*file)(struct pc_walk_entry *, void *),
 /* t's walk options and events (counters, messages), for a walk made elsewhere (lock --watch) */
 const struct pc_walk_opts *targets_walk_opts(struct targets *t);
 void targets_release(struct targets *t);
+/*
+ * --container C (snapshot, restore): the container's root as its own
+ * processes see it (/proc/PID/root of one in it: through its overlay and
+ * its volumes) into root, its memory cgroup's directory into cgdir. 0, or
+ * -1 with the failure said (cli_fail_msg: not found, not running).
+ */
+int cli_container(const char *spec, char *root, size_t rlen, char *cgdir, size_t clen);
 /* A PC_WALK_ERROR said as the walking commands say it (a device: "not a regular file ...") */
 void targets_walk_error(const char *path, int err);
 
@@ -458,7 +465,7 @@ void bar_render(const uint64_t *buckets_res, const uint64_t *buckets_all, int n,
 /* Each command's option table (cmd-*.c). */
 extern const struct cli_spec stat_spec, warm_spec, evict_spec, lock_spec, snapshot_spec,
 	restore_spec, show_spec, diff_spec, run_spec, cgroups_spec, tune_spec, push_spec, pull_spec,
-	daemon_spec, status_spec, record_spec, top_spec;
+	daemon_spec, status_spec, record_spec, top_spec, hook_spec;
 
 int cmd_stat(int argc, char **argv);
 int cmd_warm(int argc, char **argv);
@@ -478,6 +485,7 @@ int cmd_daemon(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_hook(int argc, char **argv);
 
 /*
  * Why a snapshot cannot be written where -o points (pc_profile_check_target

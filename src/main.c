@@ -36,6 +36,7 @@ static const struct command {
 	{ "tune", cmd_tune, "swap readahead: state, hit ratio, advice; --auto adjusts page-cluster", &tune_spec },
 	{ "push", cmd_push, "put a snapshot into an OCI registry (through skopeo)", &push_spec },
 	{ "pull", cmd_pull, "fetch a snapshot from an OCI registry, checked, atomically", &pull_spec },
+	{ "hook", cmd_hook, "an OCI runtime hook: containers start warm (podman, CRI-O)", &hook_spec },
 	{ "daemon", cmd_daemon, "run as a service: restore at start, snapshot on an interval, lock", &daemon_spec },
 	{ "status", cmd_status, "ask the daemon how its services stand", &status_spec },
 	{ "bench", cmd_bench, "experiments: warmup, readtwice, swapin; compare and draw results", &bench_spec },

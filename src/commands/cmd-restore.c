@@ -25,6 +25,7 @@ struct restore_cli {
 	struct pc_restore_opts o;
 	struct cli_opts co;
 	const char *cgroup;
+	const char *container;		/* --container: its root and cgroup */
 	const char *const *snaps;	/* SNAPSHOT...: argv's */
 	size_t nsnaps;
 	bool list, quiet;
@@ -43,7 +44,7 @@ struct restore_cli {
 
 enum {
 	OPT_STRICT = CLI_OPT_OWN, OPT_ROOT, OPT_ALLOW_CHANGED, OPT_ORDER, OPT_MAX_TIME,
-	OPT_INTO_CGROUP, OPT_IDLE, OPT_DRY_RUN, OPT_NO_METADATA,
+	OPT_INTO_CGROUP, OPT_IDLE, OPT_DRY_RUN, OPT_NO_METADATA, OPT_CONTAINER,
 };
 static const struct cli_opt restore_opts[] = {
 	{ .name = "root", .id = OPT_ROOT, .arg = "DIR", .comp = CC_DIR,
@@ -64,6 +65,9 @@ static const struct cli_opt restore_opts[] = {
 	{ .name = "cgroup", .id = OPT_INTO_CGROUP, .arg = "CG", .comp = CC_CGROUP,
 	  CLI_STRING(struct restore_cli, cgroup),
 	  .help = "read inside memory cgroup CG, charging it the pages" },
+	{ .name = "container", .id = OPT_CONTAINER, .arg = "ID|PID",
+	  CLI_STRING(struct restore_cli, container),
+	  .help = "into a running container: its root and cgroup" },
 	CLI_OPT_RATE,
 	{ .name = "idle", .id = OPT_IDLE, CLI_SET(struct restore_cli, o.idle),
 	  .help = "idle I/O priority, so a live service keeps its disk" },
@@ -110,6 +114,9 @@ const struct cli_spec restore_spec = {
 	"and a snapshot of it running): taken beneath one root (else --root), each\n"
 	"read whole first; the same file's pages united, each used page at its\n"
 	"earliest time; of a file that changed between them, the newer record.\n"
+	"--container (its ID or a prefix, its cgroup, or a process in it) restores\n"
+	"beneath the container's root as its processes see it, charging its cgroup:\n"
+	"a snapshot --container of one container warms another of the same image.\n"
 	"\n",
 	.footer =
 	"\n"
@@ -118,6 +125,7 @@ const struct cli_spec restore_spec = {
 	"  pagecache restore --root /mnt/replica --cgroup system.slice/db.service db.snap\n"
 	"  pagecache restore --order access --max-time 2 boot.snap\n"
 	"  pagecache restore running.pcs start.pcs\n"
+	"  pagecache restore --container 3f2a9c1b7e44 db.snap\n"
 	"Exit status: 0 all restored, or --max-time ran out (it did what it was\n"
 	"told: the report says how far it got); 1 some files replaced (or, with\n"
 	"--strict, modified), missing or failed, the\n"
@@ -216,6 +224,9 @@ static int parse(struct restore_cli *c, int argc, char **argv)
 		return cli_usage_error("want a SNAPSHOT (or several)");
 	if (c->o.strict && c->o.allow_changed)
 		return cli_usage_error("--strict and --allow-changed contradict each other");
+	if (c->container && (c->o.root || c->cgroup))
+		return cli_usage_error("--container is the container's root and its cgroup: not "
+				       "with --root or --cgroup");
 	c->snaps = (const char *const *)argv + optind;
 	c->nsnaps = (size_t)(argc - optind);
 	return -1;
@@ -525,6 +536,17 @@ int cmd_restore(int argc, char **argv)
 	c.o.arg = &c;
 	none.dry_run = c.o.dry_run;
 	none.order = c.o.order;
+	if (c.container) {
+		static char root[64], cgdir[4096];
+
+		if (cli_container(c.container, root, sizeof(root), cgdir, sizeof(cgdir)) < 0) {
+			report(&c, t, t0);
+			out_flush();
+			return EXIT_PARTIAL;
+		}
+		c.o.root = root;
+		c.cgroup = cgdir;
+	}
 
 	if (c.cgroup && !c.o.dry_run) {
 		rc = fork_reader();

@@ -25,6 +25,7 @@ struct snap_cli {
 	struct cli_opts co;
 	const char *out;		/* -o */
 	const char *rootarg;		/* --root, "/" */
+	const char *container;		/* --container: its root; PATHs inside it */
 	double guard;			/* --guard; -1: none */
 	unsigned flags;			/* PC_SNAPSHOT_ */
 	uint64_t engine_failures;	/* FAILED events (also in cli_failures) */
@@ -33,7 +34,7 @@ struct snap_cli {
 
 enum {
 	OPT_ROOT = CLI_OPT_OWN, OPT_NO_ACTIVE, OPT_GUARD, OPT_METADATA, OPT_SAFE_LINKS,
-	OPT_OWNERS,
+	OPT_OWNERS, OPT_CONTAINER,
 };
 static const struct cli_opt snapshot_opts[] = {
 	{ .name = "output", .letter = 'o', .id = 'o', .arg = "FILE", .comp = CC_FILE,
@@ -42,6 +43,9 @@ static const struct cli_opt snapshot_opts[] = {
 	{ .name = "root", .id = OPT_ROOT, .arg = "DIR", .comp = CC_DIR,
 	  CLI_STRING(struct snap_cli, rootarg),
 	  .help = "store paths relative to DIR (default /)" },
+	{ .name = "container", .id = OPT_CONTAINER, .arg = "ID|PID",
+	  CLI_STRING(struct snap_cli, container),
+	  .help = "PATHs inside a running container (default /)" },
 	{ .name = "no-active", .id = OPT_NO_ACTIVE, .help = "do not record active pages" },
 	{ .name = "guard", .id = OPT_GUARD, .arg = "RATIO",
 	  .help = "keep FILE when the new one is empty or too small" },
@@ -75,6 +79,10 @@ const struct cli_spec snapshot_spec = {
 	"opened (a VM's root disk, a container, not root) by reading the recorded\n"
 	"directories and statx() of their entries. A device that cannot be opened\n"
 	"is named and left out.\n"
+	"With --container (its ID or a prefix, its cgroup, or a process in it), the\n"
+	"PATHs are the container's (default: its whole root), seen as its processes\n"
+	"see them, through its overlay and volumes, and recorded as the container\n"
+	"names them: restore --container warms another container of the image.\n"
 	"\n",
 	.footer =
 	"\n"
@@ -82,6 +90,7 @@ const struct cli_spec snapshot_spec = {
 	"  pagecache snapshot -o /var/tmp/db.snap /var/lib/mysql\n"
 	"  pagecache snapshot -o app.snap --root /srv/app /srv/app\n"
 	"  pagecache snapshot -o /var/lib/pagecache/db.snap --guard 0.5 --cgroup db.service\n"
+	"  pagecache snapshot -o db.snap --container 3f2a9c1b7e44 /var/lib/db /usr\n"
 	"Then: pagecache restore /var/tmp/db.snap (see pagecache restore --help).\n"
 	"Exit status: 0 written, or kept by --guard; 1 written but some files failed\n"
 	"(named), or not written; 2 usage.\n",
@@ -184,7 +193,46 @@ static int parse(struct snap_cli *c, int argc, char **argv)
 		return p.exit;
 	if (!c->out)
 		return cli_usage_error("-o FILE is required");
+	if (c->container && strcmp(c->rootarg, "/"))
+		return cli_usage_error("--container is the root: not with --root");
+	if (c->container && (c->t.npids || c->t.cgroup))
+		return cli_usage_error("--container takes the container's paths, not --pid or "
+				       "--cgroup");
 	return -1;
+}
+
+/*
+ * --container: the operands are paths as the container sees them (none:
+ * its whole root), each made a path beneath its root here, which is the
+ * snapshot's root: the paths recorded are the container's own. A new argv
+ * for cli_start; NULL: said why.
+ */
+static char **container_args(struct snap_cli *c, int argc, char **argv, int *ret_argc)
+{
+	static char root[64], cgdir[4096];
+	int first = optind, n = argc - first, k = 0;
+	char **nv;
+
+	if (cli_container(c->container, root, sizeof(root), cgdir, sizeof(cgdir)) < 0)
+		return NULL;
+	c->rootarg = root;
+	nv = calloc((size_t)first + (n ? (size_t)n : 1) + 1, sizeof(*nv));
+	if (!nv)
+		return NULL;
+	for (; k < first; k++)
+		nv[k] = argv[k];
+	for (int i = first; i < argc; i++) {
+		const char *p = argv[i];
+
+		while (*p == '/')
+			p++;
+		if (asprintf(&nv[k++], "%s/%s", root, p) < 0)
+			return NULL;
+	}
+	if (!n)
+		nv[k++] = root;
+	*ret_argc = k;
+	return nv;
 }
 
 /*
@@ -352,6 +400,7 @@ int cmd_snapshot(int argc, char **argv)
 	struct snap_cli c = { .rootarg = "/", .guard = -1, .co = { OUT_HUMAN } };
 	struct pc_snapshot_result r = { .size = sizeof(r) };
 	struct pc_snapshot *s;
+	char cname[300] = "", *cname_p = NULL;
 	double t0;
 	int rc;
 
@@ -365,6 +414,18 @@ int cmd_snapshot(int argc, char **argv)
 	 * by the guard, not a failure (the timer's unit would fail each tick)
 	 */
 	c.t.cgroup_gone_empty = c.guard >= 0;
+	if (c.container) {
+		/* the root is /proc/PID/root for now: named so that no later PID is taken for it */
+		snprintf(cname, sizeof(cname), "container:%s", c.container);
+		cname_p = cname;
+		argv = container_args(&c, argc, argv, &argc);
+		if (!argv) {
+			out_init(c.co.fmt, c.co.bytes, c.co.noheadings);
+			out_flush();
+			targets_release(&c.t);
+			return EXIT_PARTIAL;
+		}
+	}
 	if (cli_start(&c.co, &c.t, argc, argv) < 0)
 		return EXIT_USAGE;
 	out_prom_metrics("snapshot", metrics, sizeof(metrics) / sizeof(metrics[0]));
@@ -388,6 +449,7 @@ int cmd_snapshot(int argc, char **argv)
 	rc = pc_snapshot_begin(&(struct pc_snapshot_opts){
 		.size = sizeof(struct pc_snapshot_opts), .flags = c.flags, .root = c.rootarg,
 		.off = c.t.off, .len = c.t.len, .guard = c.guard, .event = on_event, .arg = &c,
+		.root_name = cname_p,
 	}, &s);
 	if (rc < 0) {
 		targets_release(&c.t);

@@ -717,3 +717,17 @@ int cli_budget_value(struct cli_budget *b, const char *name, const char *arg)
 	}
 	return cli_usage_error("no memory budget option '%s'", name), -1;
 }
+
+int cli_container(const char *spec, char *root, size_t rlen, char *cgdir, size_t clen)
+{
+	char why[1024] = "";
+	pid_t pid;
+	int rc = pc_container_find(spec, &pid, cgdir, clen, why, sizeof(why));
+
+	if (rc < 0) {
+		cli_fail_msg(spec, "cannot find container", *why ? why : strerror(-rc));
+		return -1;
+	}
+	snprintf(root, rlen, "/proc/%d/root", (int)pid);
+	return 0;
+}

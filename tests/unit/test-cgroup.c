@@ -232,6 +232,7 @@ static void mkcg(const char *rel, const char *mem)
 #define ID_E "eeeeeeeeeeee" "e000000000000000000000000000000000000000000000000000"
 #define ID_F "eeeeeeeeeeee" "e111111111111111111111111111111111111111111111111111"
 #define ID_K "4b4b4b4b4b4b" "0123456789abcdef0123456789abcdef0123456789abcdef0123"
+#define ID_P "9a9a9a9a9a9a" "0123456789abcdef0123456789abcdef0123456789abcdef0123"
 
 static int res(const struct pc_cgroup_fs *fs, const char *spec, char *ret, char *why)
 {
@@ -281,6 +282,8 @@ static void test_resolve(void)
 	mkcg("cgroup/memory/docker/" ID_E, V1);
 	mkcg("cgroup/memory/docker/" ID_F, V1);
 	mkcg("cgroup/memory/kubepods/burstable/pod5678/" ID_K, V1);
+	mkcg("cgroup/memory/libpod_parent/libpod-" ID_P, V1);
+	mkcg("cgroup/memory/libpod_parent/conmon", V1);
 	mkcg("cgroup/memory/user.slice/dup.service", V1);
 	mkcg("cgroup/memory/other.slice/dup.service", V1);
 	mkcg("cgroup/memory/nomem.service", NULL);
@@ -388,6 +391,9 @@ static void test_resolve(void)
 	rc = res(&fs1, "4b4b4b4b4b4b", ret, why);
 	ok(rc == 0 && at(ret, v1, "/kubepods/burstable/pod5678/" ID_K),
 	   "containers: the cgroupfs driver's bare ID (/kubepods/.../ID)");
+	rc = res(&fs1, ID_P, ret, why);
+	ok(rc == 0 && at(ret, v1, "/libpod_parent/libpod-" ID_P),
+	   "containers: podman's cgroupfs driver's libpod-ID (%d %s)", rc, why);
 	rc = res(&fs1, "eeeeeeeeeeeee", ret, why);
 	ok(rc == -ENOTUNIQ && strstr(why, "/docker/" ID_E) && strstr(why, "/docker/" ID_F),
 	   "containers: a prefix two IDs share: refused, both named");
