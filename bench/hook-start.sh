@@ -20,7 +20,8 @@
 #     warm      everything cached, no hook
 #   The hook with no snapshot: the annotation names a snapshot that is not
 #   there (createRuntime logs "no snapshot yet"), against no hook at all;
-#   caches warm, the container runs `sh -c 'echo up'`: the time to "up".
+#   caches warm, the container runs `sh -c 'echo up'`: the time to "up";
+#   OVERHEAD_TRIALS pairs (a few ms among a start's 150-200 need more).
 #   And that hook run by itself: `pagecache hook createRuntime` given a
 #   state on stdin as runc gives it (a bundle whose root is the image's
 #   root, the pid of a process of ours), HOOK_RUNS times.
@@ -38,6 +39,7 @@
 #   -h, --help    this text
 # Environment:
 #   TRIALS        trials of each condition (default 5)
+#   OVERHEAD_TRIALS  pairs of the hook with no snapshot and none (default 20)
 #   HOOK_RUNS     runs of the hook by itself (default 20)
 #   DB_MB         the database's size (default 20)
 #   BENCH_DIR     work directory (default /var/tmp/pagecache-bench-hook,
@@ -66,6 +68,7 @@ PAGECACHE=${PAGECACHE:-$REPO/build/pagecache}
 BENCH_DIR=${BENCH_DIR:-/var/tmp/pagecache-bench-hook}
 TRIALS=${TRIALS:-5}
 HOOK_RUNS=${HOOK_RUNS:-20}
+OVERHEAD_TRIALS=${OVERHEAD_TRIALS:-20}
 DB_MB=${DB_MB:-20}
 
 die() { printf 'hook-start.sh: %s\n' "$*" >&2; exit 1; }
@@ -74,8 +77,8 @@ die() { printf 'hook-start.sh: %s\n' "$*" >&2; exit 1; }
 for c in podman runc sqlite3 jq ldd tar; do
 	command -v "$c" >/dev/null || die "needs $c"
 done
-[[ $TRIALS =~ ^[1-9][0-9]*$ && $HOOK_RUNS =~ ^[1-9][0-9]*$ && $DB_MB =~ ^[1-9][0-9]*$ ]] ||
-	die "TRIALS, HOOK_RUNS and DB_MB are counts"
+[[ $TRIALS =~ ^[1-9][0-9]*$ && $HOOK_RUNS =~ ^[1-9][0-9]*$ && $DB_MB =~ ^[1-9][0-9]*$ &&
+   $OVERHEAD_TRIALS =~ ^[1-9][0-9]*$ ]] || die "TRIALS, OVERHEAD_TRIALS, HOOK_RUNS and DB_MB are counts"
 PAGECACHE=$(readlink -f "$PAGECACHE")
 "$PAGECACHE" hook --help >/dev/null 2>&1 || die "$PAGECACHE has no 'hook' command"
 
@@ -178,7 +181,7 @@ SNAP_SUMMARY=$("$PAGECACHE" show "$SNAPS/db" | tail -1)
 
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 START=$(date -u '+%Y-%m-%d %H:%M:%S')
-conds=(cold restored warm nohook hookmissing)
+conds=(cold restored warm)
 for ((t = 0; t < TRIALS; t++)); do
 	for ((k = 0; k < ${#conds[@]}; k++)); do
 		c=${conds[(k + t) % ${#conds[@]}]}
@@ -188,6 +191,14 @@ for ((t = 0; t < TRIALS; t++)); do
 				--annotation io.pagecache.save=db-after "$IMG" "${QUERY[@]}") ;;
 		warm) "${P[@]}" --hooks-dir "$NOHOOKS" run "${RUN[@]}" "$IMG" "${QUERY[@]}" >/dev/null 2>&1
 			r=$(timed "$NOHOOKS" "$IMG" "${QUERY[@]}") ;;
+		esac
+		add "$c" ${r% *} ${r#* }
+	done
+done
+# the hook with no snapshot against none, in pairs whose order alternates
+for ((t = 0; t < OVERHEAD_TRIALS; t++)); do
+	for c in $( ((t % 2)) && echo "hookmissing nohook" || echo "nohook hookmissing"); do
+		case $c in
 		nohook) r=$(timed "$NOHOOKS" "$IMG" /bin/sh -c 'echo up') ;;
 		hookmissing) rm -f "$SNAPS/missing"
 			r=$(timed "$HOOKS" --annotation io.pagecache.snapshot=missing \
@@ -209,7 +220,7 @@ state=$(printf '{"ociVersion":"1.0.2","id":"benchhook0000","status":"creating","
 HOOK_MS=()
 for ((i = 0; i < HOOK_RUNS; i++)); do
 	t0=$(now_us)
-	env -i "$PAGECACHE" hook --dir "$SNAPS" --log "$WORK/hook-alone.log" createRuntime <<<"$state" ||
+	env -i "$PAGECACHE" hook -q --dir "$SNAPS" --log "$WORK/hook-alone.log" createRuntime <<<"$state" ||
 		die "the hook by itself failed (see $WORK/hook-alone.log)"
 	t1=$(now_us)
 	HOOK_MS+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1000 }')")
@@ -229,7 +240,7 @@ report() {
 	echo "# $START UTC; $(uname -r); $(nproc) CPUs; $(podman --version) with runc $(runc --version | awk 'NR == 1 { print $3 }')"
 	echo "# pagecache $("$PAGECACHE" --version 2>/dev/null | head -1)"
 	echo "# database: $ROWS rows, $DB_BYTES bytes; snapshot: $SNAP_SUMMARY"
-	echo "# trials: $TRIALS each, interleaved; load average $LOAD_START at the start, $LOAD_END at the end"
+	echo "# trials: $TRIALS of each start, interleaved; load average $LOAD_START at the start, $LOAD_END at the end"
 	echo
 	echo "Start to first query (ms; query = sqlite3's own Run Time)"
 	printf '%-10s %9s %9s   %s\n' condition start query "samples (start/query)"
@@ -245,15 +256,15 @@ report() {
 	echo "restored / warm: start $(ratio "$(m restored)" "$(m warm)"), query $(ratio "$(mq restored)" "$(mq warm)")"
 	echo "cold / warm:     start $(ratio "$(m cold)" "$(m warm)"), query $(ratio "$(mq cold)" "$(mq warm)")"
 	echo
-	echo "The hook with no snapshot (caches warm; ms from podman run to the container's first line)"
+	echo "The hook with no snapshot ($OVERHEAD_TRIALS pairs, caches warm; ms from podman run to the container's first line)"
 	printf '%-12s %9s   %s\n' condition median samples
 	printf '%-12s %9s   %s\n' "no hook" "$(m nohook)" "${S[nohook]}"
 	printf '%-12s %9s   %s\n' "hook, none" "$(m hookmissing)" "${S[hookmissing]}"
-	echo "added by the hook: $(diffms "$(m hookmissing)" "$(m nohook)") ms (ratio $(ratio "$(m hookmissing)" "$(m nohook)"))"
+	echo "added by the hook: $(diffms "$(m hookmissing)" "$(m nohook)") ms (ratio $(ratio "$(m hookmissing)" "$(m nohook)")); the median of the pairs' differences: $(paste -d' ' <(tr ' ' '\n' <<<"${S[hookmissing]}") <(tr ' ' '\n' <<<"${S[nohook]}") | awk '{ printf "%s%.1f", (NR > 1 ? " " : ""), $1 - $2 }' | median) ms"
 	echo "the hook by itself (createRuntime, snapshot missing, $HOOK_RUNS runs): median $hook_alone ms"
 	echo "  samples: ${HOOK_MS[*]}"
 	echo
 	echo "hook log of the restored trials:"
-	grep -F " createRuntime db" "$WORK/hook.log" | sed 's/^/  /' || true
+	grep -F "restored 'db'" "$WORK/hook.log" | sed 's/^/  /' || true
 }
 if [[ -n $OUT ]]; then report >"$OUT"; else report; fi
