@@ -108,7 +108,6 @@ cat >hooks.d/pagecache.json <<EOF
 	"stages": ["createRuntime", "poststop"]
 }
 EOF
-touch hook.log
 
 # run NAME ARGS...: podman run --rm as container NAME (its ID in cid.NAME);
 # the status in RC, output in NAME.out and NAME.err
@@ -123,14 +122,14 @@ run() {
 logged() {
 	local id
 	id=$(cut -c1-12 "$1" 2>/dev/null)
-	[ -n "$id" ] && grep -F "$id" hook.log | grep -qE -- "$2"
+	[ -n "$id" ] && grep -F "$id" hook.log 2>/dev/null | grep -qE -- "$2"
 }
 # nlines ID-FILE: how many lines of the log are about that container (each
 # stage writes one at least: two once poststop ran)
 nlines() {
 	local id
 	id=$(cut -c1-12 "$1" 2>/dev/null)
-	[ -n "$id" ] && grep -cF "$id" hook.log
+	[ -n "$id" ] && grep -cF "$id" hook.log 2>/dev/null
 }
 poststop_ran() { [ "$(nlines "$1")" -ge 2 ]; }
 # what the lines say: createRuntime's, then poststop's
@@ -161,6 +160,7 @@ t_ok "the hook's createRuntime says there was no snapshot yet" \
 t_wait 10 poststop_ran cid.first
 t_ok "poststop wrote the snapshot $T_DIR/snaps/db" test -s snaps/db
 t_ok "and logged it" logged cid.first "$WROTE_RE"
+t_is "the log is the hook's own: made 0600" "$(stat -c %a hook.log 2>&1)" 600
 pc show --json snaps/db >db.json 2>db.err
 snap_pages=$(jq '[.files[] | select((.path | ltrimstr("/")) == "data/db.sqlite") | .pages][0] // 0' db.json)
 t_ok "it lists /data/db.sqlite as the container sees it, $snap_pages of $DB_PAGES pages" \
