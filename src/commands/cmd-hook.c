@@ -33,6 +33,7 @@
 #include "json.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -271,9 +272,9 @@ static bool read_container(struct ctr *c)
 		return false;
 	}
 	snprintf(c->id, sizeof(c->id), "%s", id);
-	for (char *p = c->id; *p; p++)	/* the log's: one line, plain */
-		if (!isprint((unsigned char)*p) || *p == ' ')
-			*p = '?';
+	for (char *p = c->id; *p; p++)	/* the log's, and a file name's: plain, no '/' */
+		if (!isalnum((unsigned char)*p) && !strchr("_.-", *p))
+			*p = '_';
 	c->idshow = c->id;
 	if (strlen(c->id) > 12)
 		c->id[12] = 0;
@@ -335,7 +336,20 @@ static bool check_dir(const char *dir, const char *idshow)
 	struct stat st;
 	int fd;
 
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+	if (mkdir(dir, 0700) < 0 && errno == ENOENT) {
+		/* a fresh host: /var/lib/pagecache too (the daemon's, 0755) */
+		char parent[PATH_MAX];
+		char *slash;
+
+		snprintf(parent, sizeof(parent), "%s", dir);
+		slash = strrchr(parent, '/');
+		if (slash && slash != parent) {
+			*slash = 0;
+			if (mkdir(parent, 0755) == 0 || errno == EEXIST)
+				mkdir(dir, 0700);
+		}
+	}
+	if (access(dir, F_OK) < 0) {
 		say("%s: cannot make '%s': %s", idshow, dir, strerror(errno));
 		return false;
 	}
@@ -620,6 +634,22 @@ static void restore_stage(struct run *r)
 	pc_json_free(ch.total);
 }
 
+/* A directory with no entry: a root whose mount is gone. */
+static bool root_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	bool empty = true;
+
+	if (!d)
+		return false;
+	while (empty && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = false;
+	closedir(d);
+	return empty;
+}
+
 static void snapshot_stage(struct run *r)
 {
 	const char *save = ann_get(r->c, ANN_SAVE);
@@ -647,6 +677,13 @@ static void snapshot_stage(struct run *r)
 		say("%s: its root '%s' is gone: no snapshot taken", r->c->idshow, r->c->root);
 		r->result = "failed";
 		r->failed = true;
+		return;
+	}
+	if (root_empty(r->c->root)) {
+		/* CRI-O unmounts the root at stop, and runs poststop only at removal */
+		say("%s: its root '%s' is empty (unmounted before poststop?): no snapshot taken; "
+		    "take one while it runs (snapshot --container)", r->c->idshow, r->c->root);
+		r->result = "none";
 		return;
 	}
 	if (!check_dir(r->h->dir, r->c->idshow)) {

@@ -453,4 +453,39 @@ pc run --cache-limit 8M -- sh -c "cat '$T_DIR/cold' >/dev/null; \
 	  [ \"\${c:-0}\" -le $((12 * 1024 * 1024)) ] && break; sleep 0.1; done; echo \${c:-none}" >lim.txt
 t_ok "--cache-limit 8M: the cache is brought near 8M while CMD runs ($(cat lim.txt) bytes)" test "$(cat lim.txt)" -le $((12 * 1024 * 1024))
 t_is "--cache-limit drops it at the end too" "$(cached_pages cold)" 0
+# --container: a process's root (here a chroot holding sleep and its
+# libraries), paths as it names them, the root named, never /proc/PID
+mkdir -p croot/bin croot/data
+cp /bin/sleep croot/bin/
+for l in $(ldd /bin/sleep | grep -o '/[^ ]*'); do mkdir -p "croot$(dirname "$l")"; cp -L "$l" "croot$l"; done
+mkfile croot/data/db 256
+if chroot croot /bin/sleep 0 2>/dev/null; then
+	chroot croot /bin/sleep 300 &
+	cp_pid=$!
+	T_CLEANUP+=("t_kill $cp_pid")
+	t_wait 10 test "$(readlink /proc/$cp_pid/root)" = "$T_DIR/croot"
+	cat croot/data/db >/dev/null
+	pc snapshot -o ctr.pcs --container $cp_pid /data >o 2>e; rc=$?
+	t_is "snapshot --container PID exits 0" $rc 0
+	pc show --json ctr.pcs >ctr.json
+	t_is "  the path as the container names it" "$(jq -r '[.files[].path] | join(",")' ctr.json)" data/db
+	t_is "  the root named container:PID" "$(jq -r .total.root ctr.json)" "container:$cp_pid"
+	drop croot/data/db
+	pc restore ctr.pcs >o 2>e; rc=$?
+	t_is "restore of it without --container exits 1" $rc 1
+	t_ok "  saying to give one" grep -q "say into which with --container" e
+	pc restore --container $cp_pid ctr.pcs >o 2>e; rc=$?
+	t_is "restore --container PID exits 0" $rc 0
+	t_is "  the pages are back, beneath the container's root" "$(resident_pages croot/data/db 64)" 64
+	pc restore --container $cp_pid --root / ctr.pcs >o 2>e; rc=$?
+	t_is "  --container with --root is a usage error" $rc 2
+	t_kill $cp_pid
+else
+	t_skip "snapshot and restore --container" "cannot chroot here"
+fi
+pc snapshot -o x.pcs --container 999999999 >o 2>e; rc=$?
+t_is "--container of no process exits 1" $rc 1
+t_ok "  saying so" grep -q "cannot find container" e
+pc snapshot -o x.pcs --container ffffffffffffffff >o 2>e; rc=$?
+t_is "--container of no such ID exits 1" $rc 1
 t_done

@@ -138,6 +138,16 @@ state stopped 0 "$(ann db)" | hook -J >g.json 2>e
 t_is "poststop of a cold root: the old snapshot kept" "$(jq -r .total.result g.json)" kept
 t_is "  still the old one" "$(pc show --json "$SNAPS/db" | jq -r '.files | length')" 1
 
+# poststop after the root was unmounted (CRI-O): said, the snapshot kept
+mkdir -p empty-root
+config "$T_DIR/empty-root"
+state stopped 0 "$(ann db)" | hook -J >er.json 2>e; rc=$?
+t_is "poststop of an empty root: exit 0" $rc 0
+t_is "  nothing taken" "$(jq -r .total.result er.json)" none
+t_ok "  said" grep -q "is empty (unmounted before poststop" hook.log
+t_is "  the old snapshot stays" "$(pc show --json "$SNAPS/db" | jq -r '.files | length')" 1
+config rootfs
+
 # --dir and --log that are not ours alone
 mkdir -p open && chmod 777 open
 state creating 0 "$(ann db)" | "$PAGECACHE" hook --dir "$T_DIR/open" --log "$T_DIR/hook.log" -J >d.json 2>e
