@@ -21,7 +21,8 @@
 # is copied in through the overlay to /src/pagecache, and /tmp and /var/tmp
 # are the overlay's too, so the tests' scratch files (PAGECACHE_TEST_DIR,
 # under /var/tmp) live on it. COMMAND runs there from /src/pagecache with a
-# clean environment, under a PID 1 that reaps orphans.
+# clean environment (PC_CHECK_CONTAINER=1 in it: t-podman skips), under a
+# PID 1 that reaps orphans.
 #
 # Everything goes with the namespaces: the mounts (all made in the private
 # mount namespace, so the host's cgroup mounts are never touched), and the
@@ -82,7 +83,7 @@ if [ "${1:-}" = --inside ]; then
 	# PID 1: run the command, reap what is orphaned to us, pass its status
 	# on. Job control (set -m), since a shell without it starts a command
 	# with & ignoring SIGINT and SIGQUIT, and the tests' would inherit that.
-	exec env -i PATH="$CPATH_DEFAULT" HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" \
+	exec env -i PATH="$CPATH_DEFAULT" HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" PC_CHECK_CONTAINER=1 \
 		/bin/bash -c 'set -m; "$@" & c=$!; set +m; rc=0; wait $c || rc=$?; exit $rc' pcctr-init "$@"
 fi
 
