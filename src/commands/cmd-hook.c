@@ -142,6 +142,7 @@ const struct cli_spec hook_spec = {
 
 static int log_fd = -1;
 static bool log_quiet;
+static const char *log_stage;		/* named in each line, once known */
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -154,7 +155,8 @@ static void say(const char *fmt, ...)
 
 	gmtime_r(&now, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	n = snprintf(line, sizeof(line), "%s pagecache hook: ", ts);
+	n = snprintf(line, sizeof(line), "%s pagecache hook: %s%s", ts,
+		     log_stage ? log_stage : "", log_stage ? " " : "");
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	va_end(ap);
@@ -658,7 +660,7 @@ static void snapshot_stage(struct run *r)
 	struct stat st;
 	size_t n = 0;
 
-	if (!save && !good_name(r->name)) {
+	if (!save && !good_name(r->name) && is_reference(r->name)) {
 		say("%s: %s is a reference and no %s names where to write: no snapshot taken",
 		    r->c->idshow, ANN_SNAPSHOT, ANN_SAVE);
 		r->result = "none";
@@ -668,7 +670,7 @@ static void snapshot_stage(struct run *r)
 		save = r->name;
 	if (!good_name(save)) {
 		say("%s: %s='%.200s' is not a NAME (letters, digits, . _ -): no snapshot taken",
-		    r->c->idshow, ANN_SAVE, save);
+		    r->c->idshow, save == r->name ? ANN_SNAPSHOT : ANN_SAVE, save);
 		r->result = "refused";
 		r->failed = true;
 		return;
@@ -801,6 +803,7 @@ int cmd_hook(int argc, char **argv)
 		    c.idshow, c.status ? c.status : "(none)");
 		goto out;
 	}
+	log_stage = stage;
 	r.name = ann_get(&c, ANN_SNAPSHOT);
 	if (!r.name || !*r.name) {
 		say("%s: no %s annotation: nothing done", c.idshow, ANN_SNAPSHOT);

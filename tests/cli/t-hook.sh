@@ -104,6 +104,7 @@ done
 state stopped 0 "$(jq -cn '{"io.pagecache.snapshot": "db", "io.pagecache.save": "../../etc/x"}')" |
 	hook -J >h.json 2>e
 t_is "save='../../etc/x': refused" "$(jq -r .total.result h.json)" refused
+t_ok "  the log names the stage and the annotation" grep -q "poststop 0123456789ab: io.pagecache.save='../../etc/x' is not a NAME" hook.log
 t_ok "  nothing written outside --dir" test ! -e "$T_DIR/etc/x"
 ln -s /etc/passwd "$SNAPS/evil"
 state creating 0 "$(ann evil)" | hook -J >h.json 2>e
