@@ -60,6 +60,7 @@
 #define MAX_TIME_CAP 60.0		/* what an annotation may ask for, at most */
 #define SNAPSHOT_TIME 60.0		/* poststop's walk, at most */
 #define OUT_MAX (1u << 20)		/* a child's JSON */
+#define PULL_MAX_SIZE "64M"		/* a pulled snapshot, at most (a pod author names it) */
 
 enum { OPT_DIR = CLI_OPT_OWN, OPT_LOG, OPT_MAX_TIME, OPT_GUARD };
 
@@ -120,7 +121,7 @@ const struct cli_spec hook_spec = {
 	"      (letters, digits, . _ -), or an OCI reference, pulled and checked\n"
 	"      as `pagecache pull` does, within the time limit\n"
 	"  " ANN_SAVE "=NAME          where poststop writes (default: NAME)\n"
-	"  " ANN_MAX_TIME "=S         the time limit (default --max-time; <= 60)\n"
+	"  " ANN_MAX_TIME "=S         a shorter time limit than --max-time\n"
 	"  " ANN_REQUIRED "=true      fail the start if the snapshot is\n"
 	"      there but cannot be restored (default: the container starts anyway)\n"
 	"\n",
@@ -160,9 +161,14 @@ static void say(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	va_end(ap);
+	/* one line a run, whatever an annotation holds: no control byte gets through */
+	for (char *p = line; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	n = (int)strlen(line);
-	if (n < (int)sizeof(line) - 1)
-		line[n++] = '\n';
+	if (n == (int)sizeof(line) - 1)
+		n--;			/* a line cut short still ends */
+	line[n++] = '\n';
 	if (log_fd >= 0 && write(log_fd, line, (size_t)n) < 0) {
 		/* a full disk loses a log line, never the container's start */
 	}
@@ -464,8 +470,18 @@ static void run_child(char *const *argv, double deadline, struct child *ret)
 			len += (size_t)n;
 	}
 	close(out[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	if (killed) {
+		/*
+		 * A child stuck in the kernel (a hung FUSE or NFS mount under the
+		 * root) dies only when its request ends: wait a second at most,
+		 * then leave it to init; the start goes on.
+		 */
+		for (int i = 0; i < 100 && waitpid(pid, &st, WNOHANG) == 0; i++)
+			usleep(10000);
+	} else {
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
 	if (killed) {
 		ret->status = -1;
 	} else {
@@ -486,6 +502,29 @@ static void run_child(char *const *argv, double deadline, struct child *ret)
 		}
 	}
 	free(buf);
+}
+
+/*
+ * After a child killed at the deadline: the temporary file its atomic
+ * write left beside path (lib/sys.c's DIR/.NAME.tmp.XXXXXX), in our own
+ * directory, removed.
+ */
+static void remove_tmp(const char *dir, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	char prefix[NAME_MAX_LEN + 32];
+	struct dirent *e;
+	DIR *d;
+
+	base = base ? base + 1 : path;
+	snprintf(prefix, sizeof(prefix), ".%s.tmp.", base);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, prefix, strlen(prefix)))
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
 }
 
 static uint64_t total_u64(const struct child *ch, const char *key)
@@ -522,9 +561,10 @@ static void restore_stage(struct run *r)
 	size_t n = 0;
 	int there;
 
-	if (v && (cli_parse_decimal(v, 0, MAX_TIME_CAP, CLI_ABOVE_LO, &max_time) < 0)) {
-		say("%s: %s='%s' is not seconds above 0 and at most %g: %g s instead",
-		    r->c->idshow, ANN_MAX_TIME, v, MAX_TIME_CAP, r->h->max_time);
+	/* the annotation may lower the admin's --max-time, never raise it */
+	if (v && (cli_parse_decimal(v, 0, r->h->max_time, CLI_ABOVE_LO, &max_time) < 0)) {
+		say("%s: %s='%.40s' is not seconds above 0 and at most --max-time %g: %g s",
+		    r->c->idshow, ANN_MAX_TIME, v, r->h->max_time, r->h->max_time);
 		max_time = r->h->max_time;
 	}
 	deadline = r->t0 + max_time;
@@ -558,6 +598,9 @@ static void restore_stage(struct run *r)
 		exe_args(pa, &k, tmo);
 		exe_args(pa, &k, "-o");
 		exe_args(pa, &k, path);
+		exe_args(pa, &k, "--max-size");
+		exe_args(pa, &k, PULL_MAX_SIZE);
+		exe_args(pa, &k, "--");
 		exe_args(pa, &k, r->name);
 		pa[k] = NULL;
 		run_child(pa, deadline + 1, &ch);
@@ -566,6 +609,7 @@ static void restore_stage(struct run *r)
 			say("%s: cannot pull '%s'%s", r->c->idshow, r->name,
 			    ch.status < 0 ? ": stopped at the time limit" : " (the log has why)");
 			unlink(path);
+			remove_tmp(r->h->dir, path);
 			r->result = "failed";
 			r->failed = true;
 			return;
@@ -714,6 +758,8 @@ static void snapshot_stage(struct run *r)
 	run_child(argv, r->t0 + SNAPSHOT_TIME, &ch);
 	r->files = total_u64(&ch, "files");
 	r->pages = total_u64(&ch, "pages");
+	if (ch.status < 0)
+		remove_tmp(r->h->dir, path);
 	if (ch.status < 0 || !ch.total) {
 		say("%s: snapshot '%s' %s", r->c->idshow, save,
 		    ch.status < 0 ? "stopped at the time limit: the old one stays" :

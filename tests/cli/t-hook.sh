@@ -133,6 +133,18 @@ state creating 0 "$(jq -cn '{"io.pagecache.snapshot": "db", "io.pagecache.max-ti
 t_ok "a max-time that is no number: the default, said" grep -q "max-time='forever' is not seconds" hook.log
 t_is "  and restored" "$(jq -r .total.result mt.json)" restored
 
+# the admin's --max-time is the most an annotation may ask for
+state creating 0 "$(jq -cn '{"io.pagecache.snapshot": "db", "io.pagecache.max-time": "30"}')" |
+	hook --max-time 2 -J >mt2.json 2>e
+t_ok "max-time above --max-time: refused, said" grep -q "max-time='30' is not seconds above 0 and at most --max-time 2" hook.log
+
+# log lines are lines: an annotation's newline does not forge one
+n0=$(wc -l <hook.log)
+state creating 0 "$(jq -cn '{"io.pagecache.snapshot": "x\n2026-01-01T00:00:00Z pagecache hook: FAKE"}')" |
+	hook >o 2>e
+t_is "an annotation with a newline: one log line" "$(($(wc -l <hook.log) - n0))" 1
+t_ok "  no forged line" bash -c "! grep -q '^2026-01-01T00:00:00Z pagecache hook: FAKE' '$T_DIR/hook.log'"
+
 # the guard: a root with nothing cached keeps the last snapshot
 drop bundle/rootfs/data/db bundle/rootfs/data/other
 state stopped 0 "$(ann db)" | hook -J >g.json 2>e
@@ -148,6 +160,37 @@ t_is "  nothing taken" "$(jq -r .total.result er.json)" none
 t_ok "  said" grep -q "is empty (unmounted before poststop" hook.log
 t_is "  the old snapshot stays" "$(pc show --json "$SNAPS/db" | jq -r '.files | length')" 1
 config rootfs
+
+# a hung mount under the root (FUSE, NFS): the child is killed at the
+# limit and, stuck in the kernel, left a second later; the start goes on
+STALLFS=${STALLFS:-$(dirname "$PAGECACHE")/tests/stallfs}
+mkdir -p bundle/rootfs/m ctl
+mkfile bundle/rootfs/m/x 16
+cat bundle/rootfs/m/x >/dev/null
+pc snapshot -o "$SNAPS/stall" --root bundle/rootfs bundle/rootfs/m >/dev/null 2>&1
+if [ ! -c /dev/fuse ] || ! grep -qw fuse /proc/filesystems; then
+	t_skip "a hung mount under the root" "this kernel has no FUSE (/dev/fuse)"
+elif [ ! -x "$STALLFS" ]; then
+	t_skip "a hung mount under the root" "no stallfs at '$STALLFS' (make check builds it)"
+else
+	T_CLEANUP+=("umount -l $T_DIR/bundle/rootfs/m")
+	"$STALLFS" --any-user "$T_DIR/bundle/rootfs/m" "$T_DIR/ctl" &
+	sfpid=$!
+	T_CLEANUP+=("t_kill $sfpid" "touch $T_DIR/ctl/release")
+	if t_wait 5 grep -q " $T_DIR/bundle/rootfs/m fuse.pc-stallfs " /proc/mounts; then
+		touch ctl/arm
+		(state creating 0 "$(ann stall)" | hook --max-time 1 -J >st.json 2>e; echo $? >st.rc) &
+		hp=$!
+		t_wait 15 test -s st.rc
+		t_is "the hook returns while the mount still hangs, exit 0" "$(cat st.rc 2>/dev/null)" 0
+		t_is "  stopped at the limit, said" "$(jq -r .total.result st.json 2>/dev/null)" stopped
+		touch ctl/release
+		wait $hp 2>/dev/null
+	else
+		t_skip "a hung mount under the root" "stallfs did not mount"
+	fi
+	umount -l "$T_DIR/bundle/rootfs/m"
+fi
 
 # --dir and --log that are not ours alone
 mkdir -p open && chmod 777 open
