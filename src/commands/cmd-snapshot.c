@@ -26,6 +26,8 @@ struct snap_cli {
 	const char *out;		/* -o */
 	const char *rootarg;		/* --root, "/" */
 	const char *container;		/* --container: its root; PATHs inside it */
+	char **cargv;			/* --container: the argv made, freed at the end */
+	int cfirst, cmade;		/* its paths made: cargv[cfirst .. cfirst + cmade) */
 	double guard;			/* --guard; -1: none */
 	unsigned flags;			/* PC_SNAPSHOT_ */
 	uint64_t engine_failures;	/* FAILED events (also in cli_failures) */
@@ -221,13 +223,17 @@ static char **container_args(struct snap_cli *c, int argc, char **argv, int *ret
 		return NULL;
 	for (; k < first; k++)
 		nv[k] = argv[k];
+	c->cargv = nv;
+	c->cfirst = first;
 	for (int i = first; i < argc; i++) {
 		const char *p = argv[i];
 
 		while (*p == '/')
 			p++;
-		if (asprintf(&nv[k++], "%s/%s", root, p) < 0)
+		if (asprintf(&nv[k], "%s/%s", root, p) < 0)
 			return NULL;
+		k++;
+		c->cmade++;
 	}
 	if (!n)
 		nv[k++] = root;
@@ -395,17 +401,29 @@ void snapshot_capture(struct targets *t, unsigned flags, struct pc_snapshot *s, 
 	pc_snapshot_finish(s, out, r);
 }
 
+static int snapshot_main(struct snap_cli *c, int argc, char **argv);
+
 int cmd_snapshot(int argc, char **argv)
 {
 	struct snap_cli c = { .rootarg = "/", .guard = -1, .co = { OUT_HUMAN } };
+	int rc = snapshot_main(&c, argc, argv);
+
+	for (int i = 0; c.cargv && i < c.cmade; i++)
+		free(c.cargv[c.cfirst + i]);
+	free(c.cargv);
+	return rc;
+}
+
+static int snapshot_main(struct snap_cli *c, int argc, char **argv)
+{
 	struct pc_snapshot_result r = { .size = sizeof(r) };
 	struct pc_snapshot *s;
 	char cname[300] = "", *cname_p = NULL;
 	double t0;
 	int rc;
 
-	targets_init(&c.t);
-	rc = parse(&c, argc, argv);
+	targets_init(&c->t);
+	rc = parse(c, argc, argv);
 	if (rc >= 0)
 		return rc;
 	/*
@@ -413,60 +431,61 @@ int cmd_snapshot(int argc, char **argv)
 	 * no cgroup (systemd removes it), which is an empty snapshot, kept out
 	 * by the guard, not a failure (the timer's unit would fail each tick)
 	 */
-	c.t.cgroup_gone_empty = c.guard >= 0;
-	if (c.container) {
+	c->t.cgroup_gone_empty = c->guard >= 0;
+	if (c->container) {
 		/* the root is /proc/PID/root for now: named so that no later PID is taken for it */
-		snprintf(cname, sizeof(cname), "container:%s", c.container);
+		snprintf(cname, sizeof(cname), "container:%s", c->container);
 		cname_p = cname;
-		argv = container_args(&c, argc, argv, &argc);
+		argv = container_args(c, argc, argv, &argc);
 		if (!argv) {
-			out_init(c.co.fmt, c.co.bytes, c.co.noheadings);
+			out_init(c->co.fmt, c->co.bytes, c->co.noheadings);
 			out_flush();
-			targets_release(&c.t);
+			targets_release(&c->t);
 			return EXIT_PARTIAL;
 		}
 	}
-	if (cli_start(&c.co, &c.t, argc, argv) < 0)
+	if (cli_start(&c->co, &c->t, argc, argv) < 0)
 		return EXIT_USAGE;
 	out_prom_metrics("snapshot", metrics, sizeof(metrics) / sizeof(metrics[0]));
-	if ((c.flags & PC_SNAPSHOT_METADATA) && !pc_bdev_allowed()) {
+	if ((c->flags & PC_SNAPSHOT_METADATA) && !pc_bdev_allowed()) {
 		/*
 		 * What a user can have: the directories (restore reads them back
 		 * through the filesystem), not the devices' cache. Said once.
 		 */
-		c.ms.devices_refused = true;
+		c->ms.devices_refused = true;
 		cli_warn("--metadata: the block devices' cache is not recorded: it %s; the "
 			 "directories are, and restore reads them back through the filesystem",
 			 META_NEEDS_ROOT);
 	}
-	rc = pc_profile_check_target(c.out);	/* before the walk, not after it */
+	rc = pc_profile_check_target(c->out);	/* before the walk, not after it */
 	if (rc < 0) {
-		cli_fail_msg(c.out, "cannot write snapshot", cli_snapshot_target_why(c.out, -rc));
+		cli_fail_msg(c->out, "cannot write snapshot", cli_snapshot_target_why(c->out, -rc));
 		out_flush();
-		targets_release(&c.t);
+		targets_release(&c->t);
 		return EXIT_PARTIAL;
 	}
 	rc = pc_snapshot_begin(&(struct pc_snapshot_opts){
-		.size = sizeof(struct pc_snapshot_opts), .flags = c.flags, .root = c.rootarg,
-		.off = c.t.off, .len = c.t.len, .guard = c.guard, .event = on_event, .arg = &c,
+		.size = sizeof(struct pc_snapshot_opts), .flags = c->flags, .root = c->rootarg,
+		.off = c->t.off, .len = c->t.len, .guard = c->guard, .event = on_event, .arg = c,
 		.root_name = cname_p,
 	}, &s);
 	if (rc < 0) {
-		targets_release(&c.t);
-		return cli_usage_error("--root '%s' is not a directory", c.rootarg);
+		targets_release(&c->t);
+		return cli_usage_error("--root '%s' is not a directory", c->rootarg);
 	}
 	t0 = pc_now();
-	snapshot_capture(&c.t, c.flags, s, c.out, &c.engine_failures, &r);
-	c.ms.dirs = r.metadata_dirs;
-	c.ms.dirs_failed = r.metadata_dirs_failed;
-	messages(&c, &r);
-	report(&c, &r, pc_now() - t0);
-	meta_release(&c.ms);
+	snapshot_capture(&c->t, c->flags, s, c->out, &c->engine_failures, &r);
+	c->ms.dirs = r.metadata_dirs;
+	c->ms.dirs_failed = r.metadata_dirs_failed;
+	messages(c, &r);
+	report(c, &r, pc_now() - t0);
+	meta_release(&c->ms);
 	rc = r.err;
 	if (out_flush() < 0)
 		rc = -EIO;
-	targets_release(&c.t);
+	targets_release(&c->t);
 	if (r.kept && !cli_failures())
 		return 0;
 	return rc < 0 || cli_failures() ? EXIT_PARTIAL : 0;
 }
+
