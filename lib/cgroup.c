@@ -1197,14 +1197,9 @@ int pc_cgroup_remove(const char *dir)
 
 /* ---- a container: a process in it, and its cgroup ---- */
 
-struct first_proc {
-	pid_t pid;
-};
-
-/* The first process of the first cgroup, at or below, that has one. */
+/* The first process of the first cgroup, at or below, that has one, into *(pid_t *)arg. */
 static int first_proc(const struct pc_cgroup_entry *e, void *arg)
 {
-	struct first_proc *fp = arg;
 	int fd, pid = 0;
 	FILE *f;
 
@@ -1222,14 +1217,14 @@ static int first_proc(const struct pc_cgroup_entry *e, void *arg)
 	fclose(f);
 	if (!pid)
 		return 0;
-	fp->pid = pid;
+	*(pid_t *)arg = pid;
 	return PC_CGROUP_WALK_STOP;
 }
 
 int pc_container_find(const char *spec, pid_t *ret_pid, char *cgdir, size_t len, char *why,
 		      size_t whylen)
 {
-	struct first_proc fp = { 0 };
+	pid_t first = 0;
 	char rel[PATH_MAX];
 	size_t n = strspn(spec, "0123456789");
 	int rc;
@@ -1261,15 +1256,15 @@ int pc_container_find(const char *spec, pid_t *ret_pid, char *cgdir, size_t len,
 	rc = pc_cgroup_resolve(spec, cgdir, len, why, whylen);
 	if (rc < 0)
 		return rc;
-	rc = pc_cgroup_walk(cgdir, first_proc, &fp);
+	rc = pc_cgroup_walk(cgdir, first_proc, &first);
 	if (rc < 0) {
 		WHY("cannot read '%s': %s", cgdir, strerror(-rc));
 		return rc;
 	}
-	if (!fp.pid) {
+	if (!first) {
 		WHY("no process in '%s' (a container that is not running)", cgdir);
 		return -ESRCH;
 	}
-	*ret_pid = fp.pid;
+	*ret_pid = first;
 	return 0;
 }

@@ -753,16 +753,28 @@ int pc_json_parse(const char *text, size_t len, const struct pc_json_opts *o,
 int pc_json_parse_file(const char *path, const struct pc_json_opts *o,
 		       struct pc_json **ret_root, struct pc_json_error *err)
 {
-	size_t max = o && o->max_bytes ? o->max_bytes : SIZE_MAX - 1, len = 0, cap = 4096;
-	struct stat st;
-	char *buf = NULL;
-	int fd, rc = 0;
+	int fd, rc;
 
 	if (err)
 		memset(err, 0, sizeof(*err));
 	fd = pc_sys_openat(AT_FDCWD, path, O_RDONLY);
 	if (fd < 0)
 		return fd;
+	rc = pc_json_parse_fd(fd, o, ret_root, err);
+	close(fd);
+	return rc;
+}
+
+int pc_json_parse_fd(int fd, const struct pc_json_opts *o, struct pc_json **ret_root,
+		     struct pc_json_error *err)
+{
+	size_t max = o && o->max_bytes ? o->max_bytes : SIZE_MAX - 1, len = 0, cap = 4096;
+	struct stat st;
+	char *buf = NULL;
+	int rc = 0;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
 	if (fstat(fd, &st) < 0)
 		rc = -errno;
 	else if (S_ISDIR(st.st_mode))
@@ -808,7 +820,6 @@ int pc_json_parse_file(const char *path, const struct pc_json_opts *o,
 		}
 		len += (size_t)n;
 	}
-	close(fd);
 	if (!rc && len > max)
 		rc = -EFBIG;
 	if (!rc)

@@ -58,6 +58,9 @@ int pc_json_parse(const char *text, size_t len, const struct pc_json_opts *o,
  */
 int pc_json_parse_file(const char *path, const struct pc_json_opts *o,
 		       struct pc_json **ret_root, struct pc_json_error *err);
+/* The same, of what is read from fd (a pipe: stdin) to its end; fd stays open. */
+int pc_json_parse_fd(int fd, const struct pc_json_opts *o, struct pc_json **ret_root,
+		     struct pc_json_error *err);
 /* Free a tree from pc_json_parse*(); only the root. NULL-safe. */
 void pc_json_free(struct pc_json *root);
 

@@ -210,65 +210,23 @@ static const char *ann_get(const struct ctr *c, const char *key)
 	return pc_json_string(pc_json_get(c->ann, key), NULL);
 }
 
-/* Read all of fd, at most max bytes; NULL: errno says (EFBIG: too long). */
-static char *read_all(int fd, size_t max, size_t *ret_len)
-{
-	size_t len = 0, cap = 4096;
-	char *b = malloc(cap);
-
-	while (b) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *nb;
-
-			if (cap >= max) {
-				free(b);
-				errno = EFBIG;
-				return NULL;
-			}
-			cap *= 2;
-			nb = realloc(b, cap);
-			if (!nb)
-				break;
-			b = nb;
-		}
-		n = read(fd, b + len, cap - len);
-		if (n == 0) {
-			*ret_len = len;
-			return b;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		len += (size_t)n;
-	}
-	free(b);
-	return NULL;
-}
-
 /* The state on stdin, and the bundle's config.json; false: said why. */
 static bool read_container(struct ctr *c)
 {
 	struct pc_json_error je = { 0 };
 	const char *id, *bundle, *rootp;
 	char path[PATH_MAX];
-	size_t len;
-	char *text = read_all(STDIN_FILENO, STATE_MAX, &len);
 	double pid;
 	int rc;
 
-	if (!text) {
-		say("cannot read the container's state on stdin: %s", strerror(errno));
+	rc = pc_json_parse_fd(STDIN_FILENO, &(struct pc_json_opts){ .max_bytes = STATE_MAX },
+			      &c->state, &je);
+	if (rc == -EINVAL) {
+		say("the container's state on stdin is not JSON: %s", je.msg);
 		return false;
 	}
-	rc = pc_json_parse(text, len, &(struct pc_json_opts){ .max_bytes = STATE_MAX }, &c->state,
-			   &je);
-	free(text);
 	if (rc < 0) {
-		say("the container's state on stdin is not JSON: %s", rc == -EINVAL ? je.msg :
-		    strerror(-rc));
+		say("cannot read the container's state on stdin: %s", strerror(-rc));
 		return false;
 	}
 	id = pc_json_string(pc_json_get(c->state, "id"), NULL);
