@@ -9,15 +9,17 @@
 #
 # Tools: the floor; the floor with an fstat a file (what a tool that reports
 # sizes cannot do without); pagecache (io_uring opens and closes, the default); the
-# same with PAGECACHE_FAULT=uring:ENOSYS (no ring: the walk's fallback); and
-# BASELINE, an older pagecache binary, where given.
+# same with PAGECACHE_FAULT=uring:ENOSYS (no ring: the walk's fallback);
+# BASELINE, an older pagecache binary, where given; and VARIANTS, builds made
+# to measure an idea (a call left out, say) before it is kept, where given.
 #
 # Needs root, the tree of bench/foundation.sh (run it once: SECTIONS=1 makes
 # it and the floor program), GNU time; perf for the system call counts.
 #
 # Environment: BENCH_DIR (as foundation.sh, default /var/tmp/pagecache-bench),
-# PAGECACHE (default build/pagecache), BASELINE (optional), RUNS (default 11),
-# THREADS (pagecache's -j; default: its own).
+# PAGECACHE (default build/pagecache), BASELINE (optional), VARIANTS (optional:
+# "NAME=BINARY ...", each run as pagecache is), RUNS (default 11), THREADS
+# (pagecache's -j; default: its own).
 # Usage: bash bench/stat-floor.sh [--json FILE]
 set -euo pipefail
 export LC_ALL=C
@@ -26,6 +28,7 @@ REPO=$(dirname "$HERE")
 PAGECACHE=${PAGECACHE:-$REPO/build/pagecache}
 BENCH_DIR=${BENCH_DIR:-/var/tmp/pagecache-bench}
 BASELINE=${BASELINE:-}
+VARIANTS=${VARIANTS:-}
 RUNS=${RUNS:-11}
 THREADS=${THREADS:-}
 JSON=
@@ -45,6 +48,14 @@ J=${THREADS:+-j$THREADS}
 names=(floor floor+fstat pagecache pagecache-no-uring)
 cmds=("$FLOOR $TREE 2" "$FLOOR $TREE 2 fstat" "$TMP/pagecache stat $J $TREE" "env PAGECACHE_FAULT=uring:ENOSYS $TMP/pagecache stat $J $TREE")
 if [[ -n $BASELINE ]]; then names+=(baseline); cmds+=("$TMP/baseline stat $J $TREE"); fi
+for v in $VARIANTS; do
+	n=${v%%=*} b=${v#*=}
+	[[ $n != "$v" && $n =~ ^[A-Za-z0-9_+-]+$ && -x $b ]] || die "VARIANTS: '$v' is not NAME=BINARY"
+	[[ " ${names[*]} " != *" $n "* ]] || die "VARIANTS: the name '$n' is taken"
+	cp "$b" "$TMP/$n"
+	names+=("$n")
+	cmds+=("$TMP/$n stat $J $TREE")
+done
 
 for c in "${cmds[@]}"; do $c >/dev/null 2>&1 || true; done	# dentries, inodes: cached
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
