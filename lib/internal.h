@@ -426,4 +426,21 @@ struct pc_fsmeta_result {
 int pc_fsmeta_read(int rootfd, struct pc_fsmeta_dir *dirs, size_t n, double deadline,
 		   struct pc_fsmeta_result *ret);
 
+/*
+ * kpage.c: the page probe (pc_fd_probe_pages, pc_fd_active_runs) set up
+ * once for many files: the multi-gen LRU's switch (active), the capability
+ * and the opens of pagemap, kpageflags (and kpagecgroup) done at open, and
+ * their failure kept in err, which every probe through it returns, as the
+ * single-file calls would; the fds are shared by threads. Closed by
+ * pc_kpage_close, whether err is set or not.
+ */
+struct pc_kpage {
+	int err;
+	int pmfd, kfd, cfd;
+};
+void pc_kpage_open(struct pc_kpage *k, bool active, bool want_cgroup);
+void pc_kpage_close(struct pc_kpage *k);
+int pc_kpage_active_runs(const struct pc_kpage *k, int fd, uint64_t size, const uint64_t *runs,
+			 size_t nruns, uint64_t **ret, size_t *ret_n);
+
 #endif

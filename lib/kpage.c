@@ -82,7 +82,12 @@ static int touch(const volatile uint8_t *map, uint64_t first, uint64_t n, uint64
 	sigjmp_buf jb;
 	uint8_t sum = 0;
 
-	if (sigsetjmp(jb, 1)) {
+	/*
+	 * No mask to save (a system call a file): the handler runs with
+	 * SA_NODEFER and an empty sa_mask, so the jump out of it leaves the
+	 * mask as it was.
+	 */
+	if (sigsetjmp(jb, 0)) {
 		touch_jump = NULL;
 		return -ESTALE;
 	}
@@ -120,23 +125,47 @@ static int acc_add(struct acc *a, uint64_t page)
 	return 0;
 }
 
-int pc_fd_probe_pages(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
-		      bool want_cgroup, pc_page_cb cb, void *arg)
+/*
+ * The checks and opens of a probe, once: k->err is why no page can be
+ * probed (-EOPNOTSUPP for active pages under the multi-gen LRU, -EPERM,
+ * -EACCES, -ENOENT), in the order a single probe meets them, and every
+ * probe through k returns it. The fds are shared by threads (pread).
+ */
+void pc_kpage_open(struct pc_kpage *k, bool active, bool want_cgroup)
+{
+	k->pmfd = k->kfd = k->cfd = -1;
+	/* on, or cannot tell: PG_active would read as "nothing is hot" */
+	k->err = active && pc_lru_gen_enabled() != 0 ? -EOPNOTSUPP : 0;
+	if (k->err == 0 && !pc_have_cap(CAP_SYS_ADMIN))
+		k->err = -EPERM;
+	if (k->err < 0)
+		return;
+	pthread_once(&bus_once, install_bus);
+	k->pmfd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	k->kfd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (want_cgroup)
+		k->cfd = open("/proc/kpagecgroup", O_RDONLY | O_CLOEXEC);
+	if (k->pmfd < 0 || k->kfd < 0 || (want_cgroup && k->cfd < 0))
+		k->err = -errno;
+}
+
+void pc_kpage_close(struct pc_kpage *k)
+{
+	if (k->pmfd >= 0)
+		close(k->pmfd);
+	if (k->kfd >= 0)
+		close(k->kfd);
+	if (k->cfd >= 0)
+		close(k->cfd);
+	k->pmfd = k->kfd = k->cfd = -1;
+}
+
+static int probe(const struct pc_kpage *k, int fd, uint64_t size, const uint64_t *runs,
+		 size_t nruns, pc_page_cb cb, void *arg)
 {
 	uint64_t ps = pc_page_size(), pm[BATCH];
-	int pmfd, kfd, cfd = -1, rc = 0;
+	int rc = k->err;
 
-	if (!pc_have_cap(CAP_SYS_ADMIN))
-		return -EPERM;
-	pthread_once(&bus_once, install_bus);
-	pmfd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	kfd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-	if (want_cgroup)
-		cfd = open("/proc/kpagecgroup", O_RDONLY | O_CLOEXEC);
-	if (pmfd < 0 || kfd < 0 || (want_cgroup && cfd < 0)) {
-		rc = -errno;
-		goto out;
-	}
 	for (size_t i = 0; i < nruns && rc == 0; i++) {
 		for (uint64_t p = runs[2 * i]; p < runs[2 * i] + runs[2 * i + 1] && rc == 0;) {
 			uint64_t n = runs[2 * i] + runs[2 * i + 1] - p;
@@ -156,35 +185,40 @@ int pc_fd_probe_pages(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 			/* resident pages only (per the caller's runs): no I/O, no charge */
 			rc = touch(map, 0, n, ps);
 			if (rc == 0 &&
-			    pread(pmfd, pm, n * 8, (off_t)((uintptr_t)map / ps * 8)) != (ssize_t)(n * 8))
+			    pread(k->pmfd, pm, n * 8, (off_t)((uintptr_t)map / ps * 8)) != (ssize_t)(n * 8))
 				rc = -EIO;
-			for (uint64_t k = 0; k < n && rc == 0; k++) {
-				uint64_t pfn = pm[k] & PM_PFN_MASK, flags = 0, cg = 0;
+			for (uint64_t j = 0; j < n && rc == 0; j++) {
+				uint64_t pfn = pm[j] & PM_PFN_MASK, flags = 0, cg = 0;
 
-				if (!(pm[k] & PM_PRESENT))
+				if (!(pm[j] & PM_PRESENT))
 					continue;
 				if (!pfn) {
 					rc = -EPERM;	/* PFNs hidden: not CAP_SYS_ADMIN in the initial namespace */
 					break;
 				}
-				if (pread(kfd, &flags, 8, (off_t)(pfn * 8)) != 8)
+				if (pread(k->kfd, &flags, 8, (off_t)(pfn * 8)) != 8)
 					continue;
-				if (cfd >= 0 && pread(cfd, &cg, 8, (off_t)(pfn * 8)) != 8)
+				if (k->cfd >= 0 && pread(k->cfd, &cg, 8, (off_t)(pfn * 8)) != 8)
 					cg = 0;
-				rc = cb(p + k, flags, cg, arg);
+				rc = cb(p + j, flags, cg, arg);
 			}
 			madvise(map, n * ps, MADV_SEQUENTIAL);	/* leave reference bits alone */
 			munmap(map, n * ps);
 			p += n;
 		}
 	}
-out:
-	if (pmfd >= 0)
-		close(pmfd);
-	if (kfd >= 0)
-		close(kfd);
-	if (cfd >= 0)
-		close(cfd);
+	return rc;
+}
+
+int pc_fd_probe_pages(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
+		      bool want_cgroup, pc_page_cb cb, void *arg)
+{
+	struct pc_kpage k;
+	int rc;
+
+	pc_kpage_open(&k, false, want_cgroup);
+	rc = probe(&k, fd, size, runs, nruns, cb, arg);
+	pc_kpage_close(&k);
 	return rc;
 }
 
@@ -225,16 +259,12 @@ static int active_cb(uint64_t page, uint64_t flags, uint64_t cg, void *arg)
 	return flags & (1ull << KPF_ACTIVE) ? acc_add(arg, page) : 0;
 }
 
-int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
-		      uint64_t **ret, size_t *ret_n)
+int pc_kpage_active_runs(const struct pc_kpage *k, int fd, uint64_t size, const uint64_t *runs,
+			 size_t nruns, uint64_t **ret, size_t *ret_n)
 {
 	struct acc a = { 0 };
-	int rc = pc_lru_gen_enabled();
+	int rc = probe(k, fd, size, runs, nruns, active_cb, &a);
 
-	/* on, or cannot tell: PG_active would read as "nothing is hot" */
-	if (rc != 0)
-		return -EOPNOTSUPP;
-	rc = pc_fd_probe_pages(fd, size, runs, nruns, false, active_cb, &a);
 	if (rc < 0) {
 		free(a.runs);
 		return rc;
@@ -242,6 +272,18 @@ int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 	*ret = a.runs;
 	*ret_n = a.n;
 	return 0;
+}
+
+int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
+		      uint64_t **ret, size_t *ret_n)
+{
+	struct pc_kpage k;
+	int rc;
+
+	pc_kpage_open(&k, true, false);
+	rc = pc_kpage_active_runs(&k, fd, size, runs, nruns, ret, ret_n);
+	pc_kpage_close(&k);
+	return rc;
 }
 
 const char *pc_kpage_reason(int err, bool want_cgroup)
