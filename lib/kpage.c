@@ -160,10 +160,50 @@ void pc_kpage_close(struct pc_kpage *k)
 	k->pmfd = k->kfd = k->cfd = -1;
 }
 
+/*
+ * Pages [first, first + n) (n <= BATCH, all resident by mincore) of a
+ * mapping whose page 0 is the file's page base, made MADV_RANDOM: touched,
+ * their PFNs read from pagemap, then the flags (and cgroups) of each run
+ * of consecutive PFNs with one read, not one a page (a small file's folio
+ * is one such run), handed to cb page by page, in page order.
+ */
+static int probe_run(const struct pc_kpage *k, const uint8_t *map, uint64_t base, uint64_t first,
+		     uint64_t n, pc_page_cb cb, void *arg)
+{
+	uint64_t ps = pc_page_size(), pm[BATCH], fl[BATCH], cg[BATCH];
+	const uint8_t *at = map + (first - base) * ps;
+	int rc = touch(at, 0, n, ps);
+
+	if (rc == 0 && pread(k->pmfd, pm, n * 8, (off_t)((uintptr_t)at / ps * 8)) != (ssize_t)(n * 8))
+		rc = -EIO;
+	for (uint64_t j = 0; j < n && rc == 0;) {
+		uint64_t pfn = pm[j] & PM_PFN_MASK, m = 1;
+		ssize_t got, gotc = 0;
+
+		if (!(pm[j] & PM_PRESENT)) {
+			j++;
+			continue;
+		}
+		if (!pfn)
+			return -EPERM;	/* PFNs hidden: not CAP_SYS_ADMIN in the initial namespace */
+		while (j + m < n && (pm[j + m] & PM_PRESENT) && (pm[j + m] & PM_PFN_MASK) == pfn + m)
+			m++;
+		got = pread(k->kfd, fl, m * 8, (off_t)(pfn * 8));
+		if (k->cfd >= 0)
+			gotc = pread(k->cfd, cg, m * 8, (off_t)(pfn * 8));
+		/* a page whose flags cannot be read is left out; its cgroup unread is none */
+		for (uint64_t i = 0; i < m && rc == 0 && got >= (ssize_t)(8 * (i + 1)); i++)
+			rc = cb(first + j + i, fl[i], gotc >= (ssize_t)(8 * (i + 1)) ? cg[i] : 0, arg);
+		j += m;
+	}
+	return rc;
+}
+
+/* the runs given, each mapped BATCH pages at a time */
 static int probe(const struct pc_kpage *k, int fd, uint64_t size, const uint64_t *runs,
 		 size_t nruns, pc_page_cb cb, void *arg)
 {
-	uint64_t ps = pc_page_size(), pm[BATCH];
+	uint64_t ps = pc_page_size();
 	int rc = k->err;
 
 	for (size_t i = 0; i < nruns && rc == 0; i++) {
@@ -183,25 +223,7 @@ static int probe(const struct pc_kpage *k, int fd, uint64_t size, const uint64_t
 			}
 			madvise(map, n * ps, MADV_RANDOM);
 			/* resident pages only (per the caller's runs): no I/O, no charge */
-			rc = touch(map, 0, n, ps);
-			if (rc == 0 &&
-			    pread(k->pmfd, pm, n * 8, (off_t)((uintptr_t)map / ps * 8)) != (ssize_t)(n * 8))
-				rc = -EIO;
-			for (uint64_t j = 0; j < n && rc == 0; j++) {
-				uint64_t pfn = pm[j] & PM_PFN_MASK, flags = 0, cg = 0;
-
-				if (!(pm[j] & PM_PRESENT))
-					continue;
-				if (!pfn) {
-					rc = -EPERM;	/* PFNs hidden: not CAP_SYS_ADMIN in the initial namespace */
-					break;
-				}
-				if (pread(k->kfd, &flags, 8, (off_t)(pfn * 8)) != 8)
-					continue;
-				if (k->cfd >= 0 && pread(k->cfd, &cg, 8, (off_t)(pfn * 8)) != 8)
-					cg = 0;
-				rc = cb(p + j, flags, cg, arg);
-			}
+			rc = probe_run(k, map, p, p, n, cb, arg);
 			madvise(map, n * ps, MADV_SEQUENTIAL);	/* leave reference bits alone */
 			munmap(map, n * ps);
 			p += n;
@@ -259,12 +281,16 @@ static int active_cb(uint64_t page, uint64_t flags, uint64_t cg, void *arg)
 	return flags & (1ull << KPF_ACTIVE) ? acc_add(arg, page) : 0;
 }
 
-int pc_kpage_active_runs(const struct pc_kpage *k, int fd, uint64_t size, const uint64_t *runs,
-			 size_t nruns, uint64_t **ret, size_t *ret_n)
+int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
+		      uint64_t **ret, size_t *ret_n)
 {
+	struct pc_kpage k;
 	struct acc a = { 0 };
-	int rc = probe(k, fd, size, runs, nruns, active_cb, &a);
+	int rc;
 
+	pc_kpage_open(&k, true, false);
+	rc = probe(&k, fd, size, runs, nruns, active_cb, &a);
+	pc_kpage_close(&k);
 	if (rc < 0) {
 		free(a.runs);
 		return rc;
@@ -274,15 +300,54 @@ int pc_kpage_active_runs(const struct pc_kpage *k, int fd, uint64_t size, const 
 	return 0;
 }
 
-int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
-		      uint64_t **ret, size_t *ret_n)
-{
-	struct pc_kpage k;
-	int rc;
+struct win {
+	const struct pc_kpage *k;
+	struct acc a;
+	int err;
+};
 
-	pc_kpage_open(&k, true, false);
-	rc = pc_kpage_active_runs(&k, fd, size, runs, nruns, ret, ret_n);
-	pc_kpage_close(&k);
+/*
+ * A window residency mapped for mincore: its resident pages probed
+ * there, as probe() would in mappings of its own (MADV_RANDOM while
+ * touched, MADV_SEQUENTIAL before the unmap), until one fails.
+ */
+static void active_window(const uint8_t *map, uint64_t first, uint64_t n,
+			  const unsigned char *vec, void *arg)
+{
+	struct win *w = arg;
+	uint64_t ps = pc_page_size(), i = 0;
+
+	while (i < n && !(vec[i] & 1))
+		i++;
+	if (w->err || i == n)
+		return;
+	madvise((void *)map, n * ps, MADV_RANDOM);
+	while (i < n && w->err == 0) {
+		uint64_t j = i + 1;
+
+		while (j < n && (vec[j] & 1) && j - i < BATCH)
+			j++;
+		w->err = probe_run(w->k, map, first, first + i, j - i, active_cb, &w->a);
+		for (i = j; i < n && !(vec[i] & 1); i++)
+			;
+	}
+	madvise((void *)map, n * ps, MADV_SEQUENTIAL);
+}
+
+int pc_kpage_resident_runs(const struct pc_kpage *k, int fd, uint64_t size, uint64_t off,
+			   uint64_t len, uint64_t **runs, size_t *nruns, uint64_t **active,
+			   size_t *nactive, int *active_err)
+{
+	struct win w = { .k = k, .err = k->err };
+	int rc = pc_fd_resident_runs_win(fd, size, off, len, active_window, &w, runs, nruns);
+
+	if (rc < 0 || w.err < 0) {
+		free(w.a.runs);
+		w.a = (struct acc){ 0 };
+	}
+	*active = w.a.runs;
+	*nactive = w.a.n;
+	*active_err = w.err;
 	return rc;
 }
 

@@ -273,7 +273,7 @@ static int record(struct pc_snapshot *s, int fd, const char *path, const struct 
 {
 	uint64_t size = (uint64_t)st->st_size;
 	char *abs = pc_abspath(path);
-	int rc;
+	int rc, arc = 0;
 
 	if (abs && !s->lexical && strncmp(abs, "/proc/", 6)) {
 		free(abs);
@@ -301,7 +301,11 @@ static int record(struct pc_snapshot *s, int fd, const char *path, const struct 
 	/* a container's file from an image layer: the layer's digest, where it can be had */
 	if (pc_fd_layer_digest(fd, f->layer) == PC_LAYER_KNOWN)
 		f->ident |= PC_IDENT_LAYER;
-	rc = pc_fd_resident_runs(fd, size, s->o.off, s->o.len, &f->runs, &f->nruns);
+	if (s->active)	/* the active pages probed in residency's own mapping */
+		rc = pc_kpage_resident_runs(&s->kpage, fd, size, s->o.off, s->o.len, &f->runs,
+					    &f->nruns, &f->active, &f->nactive, &arc);
+	else
+		rc = pc_fd_resident_runs(fd, size, s->o.off, s->o.len, &f->runs, &f->nruns);
 	if (rc < 0 || !f->path) {
 		fail(s, path, PC_SNAPSHOT_FAIL_PAGES, rc < 0 ? -rc : ENOMEM, "cannot map pages of",
 		     NULL, NULL);
@@ -311,11 +315,9 @@ static int record(struct pc_snapshot *s, int fd, const char *path, const struct 
 		int none = 0;
 
 		__atomic_add_fetch(&s->active_tried, 1, __ATOMIC_RELAXED);
-		rc = pc_kpage_active_runs(&s->kpage, fd, size, f->runs, f->nruns, &f->active,
-					  &f->nactive);
-		if (rc < 0) {
+		if (arc < 0) {
 			__atomic_add_fetch(&s->active_failed, 1, __ATOMIC_RELAXED);
-			__atomic_compare_exchange_n(&s->active_err, &none, -rc, false,
+			__atomic_compare_exchange_n(&s->active_err, &none, -arc, false,
 						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 		}
 		for (size_t i = 0; i < f->nactive; i++)
