@@ -441,8 +441,9 @@ int pc_fsmeta_read(int rootfd, struct pc_fsmeta_dir *dirs, size_t n, double dead
  * once for many files: the multi-gen LRU's switch (active), the capability
  * and the opens of pagemap, kpageflags (and kpagecgroup) done at open, and
  * their failure kept in err, which every probe through it returns, as the
- * single-file calls would; the fds are shared by threads. Closed by
- * pc_kpage_close, whether err is set or not.
+ * single-file calls would; the fds are shared by threads, not by
+ * processes (pagemap's is the opener's memory: a forked child must open
+ * its own). Closed by pc_kpage_close, whether err is set or not.
  */
 struct pc_kpage {
 	int err;
