@@ -139,6 +139,16 @@ int pc_runs_add(struct pc_runs *a, uint64_t first, uint64_t n);
  */
 int pc_fd_scan_mapped(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_cb cb,
 		      void *arg);
+/*
+ * pc_fd_resident_runs, with each window that is mapped for mincore handed
+ * to win while it is (map: the file's pages [first, first + n), vec:
+ * mincore's answer for them), so a caller that must map the resident
+ * pages anyway (kpage.c) does not map them twice. win cannot fail the scan.
+ */
+typedef void (*pc_window_cb)(const uint8_t *map, uint64_t first, uint64_t n,
+			     const unsigned char *vec, void *arg);
+int pc_fd_resident_runs_win(int fd, uint64_t size, uint64_t off, uint64_t len, pc_window_cb win,
+			    void *warg, uint64_t **ret, size_t *ret_n);
 
 /* getdents64's record (the kernel's; glibc names none): walk.c and fsmeta.c read them */
 struct linux_dirent64 {
@@ -425,5 +435,32 @@ struct pc_fsmeta_result {
 };
 int pc_fsmeta_read(int rootfd, struct pc_fsmeta_dir *dirs, size_t n, double deadline,
 		   struct pc_fsmeta_result *ret);
+
+/*
+ * kpage.c: the page probe (pc_fd_probe_pages, pc_fd_active_runs) set up
+ * once for many files: the multi-gen LRU's switch (active), the capability
+ * and the opens of pagemap, kpageflags (and kpagecgroup) done at open, and
+ * their failure kept in err, which every probe through it returns, as the
+ * single-file calls would; the fds are shared by threads, not by
+ * processes (pagemap's is the opener's memory: a forked child must open
+ * its own). Closed by pc_kpage_close, whether err is set or not.
+ */
+struct pc_kpage {
+	int err;
+	int pmfd, kfd, cfd;
+};
+void pc_kpage_open(struct pc_kpage *k, bool active, bool want_cgroup);
+void pc_kpage_close(struct pc_kpage *k);
+/*
+ * pc_fd_resident_runs and, through k, pc_fd_active_runs of those runs in
+ * one pass: each window's resident pages are probed in the mapping made
+ * for mincore, not mapped again. Returns what pc_fd_resident_runs does;
+ * the active runs in *active (malloc'd; none where the probe failed), the
+ * probe's failure, as pc_fd_active_runs would return it, in *active_err
+ * (0: none; k->err whether or not any page was cached).
+ */
+int pc_kpage_resident_runs(const struct pc_kpage *k, int fd, uint64_t size, uint64_t off,
+			   uint64_t len, uint64_t **runs, size_t *nruns, uint64_t **active,
+			   size_t *nactive, int *active_err);
 
 #endif

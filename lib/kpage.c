@@ -82,7 +82,12 @@ static int touch(const volatile uint8_t *map, uint64_t first, uint64_t n, uint64
 	sigjmp_buf jb;
 	uint8_t sum = 0;
 
-	if (sigsetjmp(jb, 1)) {
+	/*
+	 * No mask to save (a system call a file): the handler runs with
+	 * SA_NODEFER and an empty sa_mask, so the jump out of it leaves the
+	 * mask as it was.
+	 */
+	if (sigsetjmp(jb, 0)) {
 		touch_jump = NULL;
 		return -ESTALE;
 	}
@@ -120,23 +125,87 @@ static int acc_add(struct acc *a, uint64_t page)
 	return 0;
 }
 
-int pc_fd_probe_pages(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
-		      bool want_cgroup, pc_page_cb cb, void *arg)
+/*
+ * The checks and opens of a probe, once: k->err is why no page can be
+ * probed (-EOPNOTSUPP for active pages under the multi-gen LRU, -EPERM,
+ * -EACCES, -ENOENT), in the order a single probe meets them, and every
+ * probe through k returns it. The fds are shared by threads (pread).
+ */
+void pc_kpage_open(struct pc_kpage *k, bool active, bool want_cgroup)
 {
-	uint64_t ps = pc_page_size(), pm[BATCH];
-	int pmfd, kfd, cfd = -1, rc = 0;
-
-	if (!pc_have_cap(CAP_SYS_ADMIN))
-		return -EPERM;
+	k->pmfd = k->kfd = k->cfd = -1;
+	/* on, or cannot tell: PG_active would read as "nothing is hot" */
+	k->err = active && pc_lru_gen_enabled() != 0 ? -EOPNOTSUPP : 0;
+	if (k->err == 0 && !pc_have_cap(CAP_SYS_ADMIN))
+		k->err = -EPERM;
+	if (k->err < 0)
+		return;
 	pthread_once(&bus_once, install_bus);
-	pmfd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	kfd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	k->pmfd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	k->kfd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 	if (want_cgroup)
-		cfd = open("/proc/kpagecgroup", O_RDONLY | O_CLOEXEC);
-	if (pmfd < 0 || kfd < 0 || (want_cgroup && cfd < 0)) {
-		rc = -errno;
-		goto out;
+		k->cfd = open("/proc/kpagecgroup", O_RDONLY | O_CLOEXEC);
+	if (k->pmfd < 0 || k->kfd < 0 || (want_cgroup && k->cfd < 0))
+		k->err = -errno;
+}
+
+void pc_kpage_close(struct pc_kpage *k)
+{
+	if (k->pmfd >= 0)
+		close(k->pmfd);
+	if (k->kfd >= 0)
+		close(k->kfd);
+	if (k->cfd >= 0)
+		close(k->cfd);
+	k->pmfd = k->kfd = k->cfd = -1;
+}
+
+/*
+ * Pages [first, first + n) (n <= BATCH, all resident by mincore) of a
+ * mapping whose page 0 is the file's page base, made MADV_RANDOM: touched,
+ * their PFNs read from pagemap, then the flags (and cgroups) of each run
+ * of consecutive PFNs with one read, not one a page (a small file's folio
+ * is one such run), handed to cb page by page, in page order.
+ */
+static int probe_run(const struct pc_kpage *k, const uint8_t *map, uint64_t base, uint64_t first,
+		     uint64_t n, pc_page_cb cb, void *arg)
+{
+	uint64_t ps = pc_page_size(), pm[BATCH], fl[BATCH], cg[BATCH];
+	const uint8_t *at = map + (first - base) * ps;
+	int rc = touch(at, 0, n, ps);
+
+	if (rc == 0 && pread(k->pmfd, pm, n * 8, (off_t)((uintptr_t)at / ps * 8)) != (ssize_t)(n * 8))
+		rc = -EIO;
+	for (uint64_t j = 0; j < n && rc == 0;) {
+		uint64_t pfn = pm[j] & PM_PFN_MASK, m = 1;
+		ssize_t got, gotc = 0;
+
+		if (!(pm[j] & PM_PRESENT)) {
+			j++;
+			continue;
+		}
+		if (!pfn)
+			return -EPERM;	/* PFNs hidden: not CAP_SYS_ADMIN in the initial namespace */
+		while (j + m < n && (pm[j + m] & PM_PRESENT) && (pm[j + m] & PM_PFN_MASK) == pfn + m)
+			m++;
+		got = pread(k->kfd, fl, m * 8, (off_t)(pfn * 8));
+		if (k->cfd >= 0)
+			gotc = pread(k->cfd, cg, m * 8, (off_t)(pfn * 8));
+		/* a page whose flags cannot be read is left out; its cgroup unread is none */
+		for (uint64_t i = 0; i < m && rc == 0 && got >= (ssize_t)(8 * (i + 1)); i++)
+			rc = cb(first + j + i, fl[i], gotc >= (ssize_t)(8 * (i + 1)) ? cg[i] : 0, arg);
+		j += m;
 	}
+	return rc;
+}
+
+/* the runs given, each mapped BATCH pages at a time */
+static int probe(const struct pc_kpage *k, int fd, uint64_t size, const uint64_t *runs,
+		 size_t nruns, pc_page_cb cb, void *arg)
+{
+	uint64_t ps = pc_page_size();
+	int rc = k->err;
+
 	for (size_t i = 0; i < nruns && rc == 0; i++) {
 		for (uint64_t p = runs[2 * i]; p < runs[2 * i] + runs[2 * i + 1] && rc == 0;) {
 			uint64_t n = runs[2 * i] + runs[2 * i + 1] - p;
@@ -154,37 +223,24 @@ int pc_fd_probe_pages(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 			}
 			madvise(map, n * ps, MADV_RANDOM);
 			/* resident pages only (per the caller's runs): no I/O, no charge */
-			rc = touch(map, 0, n, ps);
-			if (rc == 0 &&
-			    pread(pmfd, pm, n * 8, (off_t)((uintptr_t)map / ps * 8)) != (ssize_t)(n * 8))
-				rc = -EIO;
-			for (uint64_t k = 0; k < n && rc == 0; k++) {
-				uint64_t pfn = pm[k] & PM_PFN_MASK, flags = 0, cg = 0;
-
-				if (!(pm[k] & PM_PRESENT))
-					continue;
-				if (!pfn) {
-					rc = -EPERM;	/* PFNs hidden: not CAP_SYS_ADMIN in the initial namespace */
-					break;
-				}
-				if (pread(kfd, &flags, 8, (off_t)(pfn * 8)) != 8)
-					continue;
-				if (cfd >= 0 && pread(cfd, &cg, 8, (off_t)(pfn * 8)) != 8)
-					cg = 0;
-				rc = cb(p + k, flags, cg, arg);
-			}
+			rc = probe_run(k, map, p, p, n, cb, arg);
 			madvise(map, n * ps, MADV_SEQUENTIAL);	/* leave reference bits alone */
 			munmap(map, n * ps);
 			p += n;
 		}
 	}
-out:
-	if (pmfd >= 0)
-		close(pmfd);
-	if (kfd >= 0)
-		close(kfd);
-	if (cfd >= 0)
-		close(cfd);
+	return rc;
+}
+
+int pc_fd_probe_pages(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
+		      bool want_cgroup, pc_page_cb cb, void *arg)
+{
+	struct pc_kpage k;
+	int rc;
+
+	pc_kpage_open(&k, false, want_cgroup);
+	rc = probe(&k, fd, size, runs, nruns, cb, arg);
+	pc_kpage_close(&k);
 	return rc;
 }
 
@@ -228,13 +284,13 @@ static int active_cb(uint64_t page, uint64_t flags, uint64_t cg, void *arg)
 int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 		      uint64_t **ret, size_t *ret_n)
 {
+	struct pc_kpage k;
 	struct acc a = { 0 };
-	int rc = pc_lru_gen_enabled();
+	int rc;
 
-	/* on, or cannot tell: PG_active would read as "nothing is hot" */
-	if (rc != 0)
-		return -EOPNOTSUPP;
-	rc = pc_fd_probe_pages(fd, size, runs, nruns, false, active_cb, &a);
+	pc_kpage_open(&k, true, false);
+	rc = probe(&k, fd, size, runs, nruns, active_cb, &a);
+	pc_kpage_close(&k);
 	if (rc < 0) {
 		free(a.runs);
 		return rc;
@@ -242,6 +298,57 @@ int pc_fd_active_runs(int fd, uint64_t size, const uint64_t *runs, size_t nruns,
 	*ret = a.runs;
 	*ret_n = a.n;
 	return 0;
+}
+
+struct win {
+	const struct pc_kpage *k;
+	struct acc a;
+	int err;
+};
+
+/*
+ * A window residency mapped for mincore: its resident pages probed
+ * there, as probe() would in mappings of its own (MADV_RANDOM while
+ * touched, MADV_SEQUENTIAL before the unmap), until one fails.
+ */
+static void active_window(const uint8_t *map, uint64_t first, uint64_t n,
+			  const unsigned char *vec, void *arg)
+{
+	struct win *w = arg;
+	uint64_t ps = pc_page_size(), i = 0;
+
+	while (i < n && !(vec[i] & 1))
+		i++;
+	if (w->err || i == n)
+		return;
+	madvise((void *)map, n * ps, MADV_RANDOM);
+	while (i < n && w->err == 0) {
+		uint64_t j = i + 1;
+
+		while (j < n && (vec[j] & 1) && j - i < BATCH)
+			j++;
+		w->err = probe_run(w->k, map, first, first + i, j - i, active_cb, &w->a);
+		for (i = j; i < n && !(vec[i] & 1); i++)
+			;
+	}
+	madvise((void *)map, n * ps, MADV_SEQUENTIAL);
+}
+
+int pc_kpage_resident_runs(const struct pc_kpage *k, int fd, uint64_t size, uint64_t off,
+			   uint64_t len, uint64_t **runs, size_t *nruns, uint64_t **active,
+			   size_t *nactive, int *active_err)
+{
+	struct win w = { .k = k, .err = k->err };
+	int rc = pc_fd_resident_runs_win(fd, size, off, len, active_window, &w, runs, nruns);
+
+	if (rc < 0 || w.err < 0) {
+		free(w.a.runs);
+		w.a = (struct acc){ 0 };
+	}
+	*active = w.a.runs;
+	*nactive = w.a.n;
+	*active_err = w.err;
+	return rc;
 }
 
 const char *pc_kpage_reason(int err, bool want_cgroup)

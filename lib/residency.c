@@ -73,7 +73,7 @@ static int count_run(uint64_t first, uint64_t n, bool resident, void *arg)
 }
 
 static int scan(int fd, uint64_t size, uint64_t off, uint64_t len, bool precheck,
-		pc_run_cb cb, void *arg);
+		pc_run_cb cb, void *arg, pc_window_cb win, void *warg);
 static int gate(int fd);
 
 int pc_fd_residency(int fd, uint64_t size, uint64_t off, uint64_t len,
@@ -146,7 +146,7 @@ by_mapping:
 			*ret = r;
 			return 0;
 		}
-		rc = scan(fd, size, off, len, false, count_run, &ca);
+		rc = scan(fd, size, off, len, false, count_run, &ca, NULL, NULL);
 		if (rc < 0)
 			return rc;
 		r.source = PC_SRC_MINCORE;
@@ -190,7 +190,7 @@ static int gate(int fd)
 }
 
 static int scan(int fd, uint64_t size, uint64_t off, uint64_t len, bool precheck,
-		pc_run_cb cb, void *arg)
+		pc_run_cb cb, void *arg, pc_window_cb win, void *warg)
 {
 	struct run_state s = { .cb = cb, .arg = arg };
 	uint64_t first, end, ps = pc_page_size();
@@ -251,6 +251,8 @@ static int scan(int fd, uint64_t size, uint64_t off, uint64_t len, bool precheck
 			break;
 		}
 		rc = pc_sys_mincore(map, n * ps, vec);
+		if (rc == 0 && win)	/* the mapping while it is there: no second one */
+			win(map, p, n, vec, warg);
 		munmap(map, n * ps);
 		if (rc < 0)
 			break;
@@ -275,13 +277,13 @@ static int scan(int fd, uint64_t size, uint64_t off, uint64_t len, bool precheck
 
 int pc_fd_scan(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_cb cb, void *arg)
 {
-	return scan(fd, size, off, len, true, cb, arg);
+	return scan(fd, size, off, len, true, cb, arg, NULL, NULL);
 }
 
 int pc_fd_scan_mapped(int fd, uint64_t size, uint64_t off, uint64_t len, pc_run_cb cb,
 		      void *arg)
 {
-	return scan(fd, size, off, len, false, cb, arg);
+	return scan(fd, size, off, len, false, cb, arg, NULL, NULL);
 }
 
 int pc_runs_add(struct pc_runs *a, uint64_t first, uint64_t n)
@@ -313,8 +315,14 @@ static int runs_collect(uint64_t first, uint64_t n, bool resident, void *arg)
 int pc_fd_resident_runs(int fd, uint64_t size, uint64_t off, uint64_t len, uint64_t **ret,
 			size_t *ret_n)
 {
+	return pc_fd_resident_runs_win(fd, size, off, len, NULL, NULL, ret, ret_n);
+}
+
+int pc_fd_resident_runs_win(int fd, uint64_t size, uint64_t off, uint64_t len, pc_window_cb win,
+			    void *warg, uint64_t **ret, size_t *ret_n)
+{
 	struct pc_runs a = { 0 };
-	int rc = pc_fd_scan(fd, size, off, len, runs_collect, &a);
+	int rc = scan(fd, size, off, len, true, runs_collect, &a, win, warg);
 
 	if (rc < 0) {
 		free(a.v);

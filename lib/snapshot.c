@@ -40,6 +40,7 @@ struct pc_snapshot {
 	bool lexical;			/* a root through /proc: paths as given */
 	bool active;			/* record active pages (the probe may still fail) */
 	bool active_denied;		/* wanted, but no CAP_SYS_ADMIN: not tried */
+	struct pc_kpage kpage;		/* with active: the probe, opened once */
 	pthread_mutex_t lock;		/* files, owners */
 	pthread_mutex_t evlock;		/* one event at a time */
 	struct pc_profile_file *files;
@@ -217,6 +218,14 @@ int pc_snapshot_begin(const struct pc_snapshot_opts *o, struct pc_snapshot **ret
 		s->active = false;
 		s->active_denied = true;
 	}
+	/*
+	 * Its checks and opens once, not a file at a time (they cost as much
+	 * as the probe of a small file); what fails there fails each file's
+	 * probe, counted as before.
+	 */
+	s->kpage.pmfd = s->kpage.kfd = s->kpage.cfd = -1;
+	if (s->active)
+		pc_kpage_open(&s->kpage, true, false);
 	*ret = s;
 	return 0;
 }
@@ -264,7 +273,7 @@ static int record(struct pc_snapshot *s, int fd, const char *path, const struct 
 {
 	uint64_t size = (uint64_t)st->st_size;
 	char *abs = pc_abspath(path);
-	int rc;
+	int rc, arc = 0;
 
 	if (abs && !s->lexical && strncmp(abs, "/proc/", 6)) {
 		free(abs);
@@ -292,7 +301,11 @@ static int record(struct pc_snapshot *s, int fd, const char *path, const struct 
 	/* a container's file from an image layer: the layer's digest, where it can be had */
 	if (pc_fd_layer_digest(fd, f->layer) == PC_LAYER_KNOWN)
 		f->ident |= PC_IDENT_LAYER;
-	rc = pc_fd_resident_runs(fd, size, s->o.off, s->o.len, &f->runs, &f->nruns);
+	if (s->active)	/* the active pages probed in residency's own mapping */
+		rc = pc_kpage_resident_runs(&s->kpage, fd, size, s->o.off, s->o.len, &f->runs,
+					    &f->nruns, &f->active, &f->nactive, &arc);
+	else
+		rc = pc_fd_resident_runs(fd, size, s->o.off, s->o.len, &f->runs, &f->nruns);
 	if (rc < 0 || !f->path) {
 		fail(s, path, PC_SNAPSHOT_FAIL_PAGES, rc < 0 ? -rc : ENOMEM, "cannot map pages of",
 		     NULL, NULL);
@@ -302,10 +315,9 @@ static int record(struct pc_snapshot *s, int fd, const char *path, const struct 
 		int none = 0;
 
 		__atomic_add_fetch(&s->active_tried, 1, __ATOMIC_RELAXED);
-		rc = pc_fd_active_runs(fd, size, f->runs, f->nruns, &f->active, &f->nactive);
-		if (rc < 0) {
+		if (arc < 0) {
 			__atomic_add_fetch(&s->active_failed, 1, __ATOMIC_RELAXED);
-			__atomic_compare_exchange_n(&s->active_err, &none, -rc, false,
+			__atomic_compare_exchange_n(&s->active_err, &none, -arc, false,
 						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 		}
 		for (size_t i = 0; i < f->nactive; i++)
@@ -681,6 +693,7 @@ void pc_snapshot_abort(struct pc_snapshot *s)
 	free(s->dirs);
 	free(s->root);
 	free(s->root_name);
+	pc_kpage_close(&s->kpage);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->evlock);
 	free(s);
