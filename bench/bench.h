@@ -81,6 +81,7 @@ struct swapin_opts {
 	enum swapin_device device;
 	const char *dir;		/* SWDEV_FILE, SWDEV_SLOW: where the image or mount goes */
 	uint64_t latency_ns;		/* SWDEV_SLOW: each read's delay */
+	uint64_t bandwidth;		/* SWDEV_SLOW: bytes a second; 0: unlimited */
 	bool progress;
 };
 int bench_swapin(const struct swapin_opts *o);
@@ -88,7 +89,8 @@ int bench_swapin(const struct swapin_opts *o);
 /*
  * The slow device's daemon (slowdev.c), in a child the bench forked: a
  * FUSE file system at mnt with one file, swap.img, of size bytes in locked
- * memory, each read answered latency_ns after it came. "r" on readyfd once
+ * memory, each read answered latency_ns after it came, plus its bytes over
+ * bandwidth (bytes a second, one transfer at a time; 0: none). "r" on readyfd once
  * mounted, or "E" and why. Returns never: it exits when unmounted. Its
  * counters, in memory shared with the bench:
  */
@@ -102,7 +104,7 @@ struct slowdev_stats {
 };
 #define SLOWDEV_FILE "swap.img"
 _Noreturn void slowdev_serve(const char *mnt, uint64_t size, uint64_t latency_ns,
-			     struct slowdev_stats *st, int readyfd);
+			     uint64_t bandwidth, struct slowdev_stats *st, int readyfd);
 
 /* `bench compare A.json B.json`: two result files of one bench, mmtests style. */
 int bench_compare(const char *a, const char *b);

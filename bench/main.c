@@ -237,6 +237,31 @@ static int parse_latency(const char *s, uint64_t *ret_ns)
 	return -EINVAL;
 }
 
+/*
+ * slow's "LATENCY[,BANDWIDTH]": "1ms", "1ms,100M" (bytes a second, the
+ * sizes' suffixes; at least 1M, so that a 32-page read takes at most 128 ms).
+ * Returns 0, or cli_usage_error's exit status, the error said.
+ */
+static int parse_slow(const char *s, uint64_t *ret_ns, uint64_t *ret_bw)
+{
+	const char *comma = strchr(s, ',');
+	size_t n = comma ? (size_t)(comma - s) : strlen(s);
+	char lat[64];
+
+	if (n < sizeof(lat)) {
+		memcpy(lat, s, n);
+		lat[n] = 0;
+	}
+	if (n >= sizeof(lat) || parse_latency(lat, ret_ns) < 0)
+		return cli_usage_error("invalid latency '%.*s' (0 to 1s, with a unit: 500us, 2ms)",
+				       (int)n, s);
+	*ret_bw = 0;
+	if (comma && (pc_parse_size(comma + 1, ret_bw) < 0 || *ret_bw < (1u << 20)))
+		return cli_usage_error("invalid bandwidth '%s' (bytes a second, at least 1M: 100M)",
+				       comma + 1);
+	return 0;
+}
+
 static int bench_main(int argc, char **argv)
 {
 	struct cli_parser p;
@@ -392,12 +417,11 @@ static int bench_main(int argc, char **argv)
 				so.device = SWDEV_FILE;
 			else if (!strncmp(p.arg, "slow", 4) && (!p.arg[4] || p.arg[4] == ':')) {
 				so.device = SWDEV_SLOW;
-				if (p.arg[4] && parse_latency(p.arg + 5, &so.latency_ns) < 0)
-					return cli_usage_error("invalid latency '%s' (0 to 1s, with a "
-							       "unit: 500us, 2ms)", p.arg + 5);
+				if (p.arg[4] && (rc = parse_slow(p.arg + 5, &so.latency_ns, &so.bandwidth)))
+					return rc;
 			} else
 				return cli_usage_error("unknown swap device '%s' (zram-loop, zram, file, "
-						       "slow[:LATENCY])", p.arg);
+						       "slow[:LATENCY[,BANDWIDTH]])", p.arg);
 			break;
 		case O_QUICK:
 			if (!wss_set)

@@ -9,6 +9,13 @@
  * overlap (each is queued with its deadline and answered by a timer thread,
  * so how many wait at once is not bounded by a number of threads).
  *
+ * With a bandwidth too (slow:LAT,BW), a read of N bytes costs LAT + N/BW, as
+ * on a disk, where readahead's misses cost time and not only memory: the
+ * latencies of reads in flight still overlap, but their transfers take turns
+ * on one channel, so the device never delivers more than BW however many
+ * reads wait. Deadlines stay in arrival order (each transfer starts no
+ * sooner than the one before it ended), so the queue is still a FIFO.
+ *
  * What it promises, because swap writeout under the test cgroup's pressure
  * goes loop -> FUSE -> here: it runs outside that cgroup (forked by the
  * bench before the cgroup exists, the workload enters it alone), every page
@@ -52,6 +59,8 @@ static struct {
 	uint8_t *data;			/* the file, in locked memory */
 	uint64_t size;
 	uint64_t latency_ns;
+	uint64_t bandwidth;		/* bytes a second; 0: transfers take no time */
+	struct timespec chan_free;	/* when the last transfer queued ends */
 	struct slowdev_stats *st;	/* shared with the bench */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -163,7 +172,7 @@ static void sd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	n = (uint64_t)off >= D.size ? 0 : D.size - (uint64_t)off < size ? D.size - (uint64_t)off : size;
 	stat_add(&D.st->reads, 1);
 	stat_add(&D.st->read_bytes, n);
-	if (!D.latency_ns || !n || !(p = calloc(1, sizeof(*p)))) {
+	if ((!D.latency_ns && !D.bandwidth) || !n || !(p = calloc(1, sizeof(*p)))) {
 		fuse_reply_buf(req, (const char *)D.data + (n ? off : 0), n);
 		return;
 	}
@@ -174,6 +183,13 @@ static void sd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	p->due = p->arrived;
 	ts_add_ns(&p->due, D.latency_ns);
 	pthread_mutex_lock(&D.mu);
+	if (D.bandwidth) {
+		/* the transfer, after the latency, once the channel is free */
+		if (ts_ns(&D.chan_free) > ts_ns(&p->due))
+			p->due = D.chan_free;
+		ts_add_ns(&p->due, (uint64_t)((double)n * 1e9 / (double)D.bandwidth + 0.5));
+		D.chan_free = p->due;
+	}
 	if (D.tail)
 		D.tail->next = p;
 	else
@@ -277,8 +293,8 @@ _Noreturn static void fail(int readyfd, const char *what, int err)
 	_exit(1);
 }
 
-_Noreturn void slowdev_serve(const char *mnt, uint64_t size, uint64_t latency_ns, struct slowdev_stats *st,
-		   int readyfd)
+_Noreturn void slowdev_serve(const char *mnt, uint64_t size, uint64_t latency_ns, uint64_t bandwidth,
+			     struct slowdev_stats *st, int readyfd)
 {
 	static const int quiet[] = { SIGINT, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU, SIGHUP, SIGTERM,
 				     SIGPIPE };
@@ -309,6 +325,7 @@ _Noreturn void slowdev_serve(const char *mnt, uint64_t size, uint64_t latency_ns
 		close(null);
 	D.size = size;
 	D.latency_ns = latency_ns;
+	D.bandwidth = bandwidth;
 	D.st = st;
 	/* small thread stacks: all of them are locked too */
 	setenv("FUSE_THREAD_STACK", "262144", 1);

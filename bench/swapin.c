@@ -567,7 +567,7 @@ static int slow_make(const struct swapin_opts *o, uint64_t size)
 	if (S.fuse_pid == 0) {
 		bench_state_child(&S.state);
 		close(readyp[0]);
-		slowdev_serve(S.mnt, size, o->latency_ns, S.dev, readyp[1]);
+		slowdev_serve(S.mnt, size, o->latency_ns, o->bandwidth, S.dev, readyp[1]);
 	}
 	close(readyp[1]);
 	if (S.fuse_pid < 0) {
@@ -1318,6 +1318,8 @@ int bench_swapin(const struct swapin_opts *o)
 
 			memcpy(&d, S.dev, sizeof(d));
 			orec_f64(&rec, "device_latency_s", (double)o->latency_ns / 1e9);
+			if (o->bandwidth)
+				orec_u64(&rec, "device_bandwidth", o->bandwidth, OF_BYTES);
 			orec_u64(&rec, "device_reads", d.reads, 0);
 			orec_u64(&rec, "device_reads_delayed", d.delayed, 0);
 			orec_f64(&rec, "device_mean_read_s", d.answered ? (double)d.delay_ns / 1e9 /
@@ -1345,7 +1347,14 @@ int bench_swapin(const struct swapin_opts *o)
 			       "zram behind a loop device",
 			       pc_human_size(o->wss, a, sizeof(a)), version,
 			       pc_human_size(o->limit, b, sizeof(b)), o->passes);
-		if (o->device == SWDEV_SLOW && S.dev)
+		if (o->device == SWDEV_SLOW && S.dev && o->bandwidth)
+			out_human_line("slow device: each read delayed %.3g ms plus its bytes at %s/s; "
+				       "%llu reads, %llu of them delayed, at most %llu at once",
+				       (double)o->latency_ns / 1e6, pc_human_size(o->bandwidth, a, sizeof(a)),
+				       (unsigned long long)S.dev->reads,
+				       (unsigned long long)S.dev->delayed,
+				       (unsigned long long)S.dev->max_inflight);
+		else if (o->device == SWDEV_SLOW && S.dev)
 			out_human_line("slow device: each read delayed %.3g ms; %llu reads, %llu of "
 				       "them delayed, at most %llu at once", (double)o->latency_ns / 1e6,
 				       (unsigned long long)S.dev->reads,

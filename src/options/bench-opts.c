@@ -64,7 +64,7 @@ static const struct cli_opt swapin_opts[] = {
 	  .help = "mt-random threads (default 2 per CPU)" },
 	{ .name = "swap-device", .id = O_SWAPDEV, .arg = "D", .comp = CC_WORDS,
 	  .words = "zram-loop zram file slow",
-	  .help = "zram-loop (default), zram, file or slow[:LATENCY]" },
+	  .help = "zram-loop (default), zram, file or slow[:LAT[,BW]]" },
 	{ 0 }
 };
 

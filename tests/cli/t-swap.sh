@@ -253,6 +253,23 @@ else
 	pc bench swapin --swap-device slow:fast --quick >o 2>e; t_is "a latency without a unit exits 2" $? 2
 	t_ok "and says what it takes" grep -q "with a unit: 500us, 2ms" e
 
+	# slow:LAT,BW: a read of N bytes costs LAT + N/BW, transfers one at a time
+	pc bench swapin --swap-device slow:100us,20M --workload seq --page-cluster 0,3 --vma-ra on \
+		--runs 1 --working-set 16M --limit 8M --passes 1 --json >sb.json 2>sb.err
+	t_is "--swap-device slow:100us,20M runs" $? 0
+	t_is "setup gives its bandwidth, bytes a second" "$(jq .setup.device_bandwidth sb.json)" 20971520
+	t_ok "each read took its latency and its bytes' transfer at least" \
+		jq -e '.setup.device_reads > 0 and .setup.device_reads_delayed == .setup.device_reads and
+		       .setup.device_mean_read_s >= 0.0001 + .setup.device_read_bytes / .setup.device_reads / 20971520' sb.json
+	t_is "a device without one gives none" "$(jq .setup.device_bandwidth sl.json)" null
+	t_is "after it the system is as found" "$(state)" "$before"
+	t_is "no FUSE mount of it is left" "$(fusemounts)" 0
+	pc bench swapin --swap-device slow:1ms,100 --quick >o 2>e; t_is "a bandwidth under 1M exits 2" $? 2
+	t_ok "and says what it takes" grep -q "invalid bandwidth '100' (bytes a second, at least 1M: 100M)" e
+	pc bench swapin --swap-device slow:1ms,fast --quick >o 2>e; t_is "a bandwidth that is no size exits 2" $? 2
+	pc bench swapin --swap-device slow:1x,100M --quick >o 2>e; t_is "a bad latency before it exits 2" $? 2
+	t_ok "naming the latency alone" grep -q "invalid latency '1x'" e
+
 	# kill -9: the daemon outlives the bench (swap may still be on it), the next run ends it
 	"$PAGECACHE" bench swapin --swap-device slow:200us --workload seq --page-cluster 0 --vma-ra on \
 		--runs 50 --working-set 16M --limit 8M --passes 2 >/dev/null 2>/dev/null &
