@@ -97,6 +97,7 @@ struct pc_rec {
 	pid_t *scan;			/* pids with files to pin, this round */
 	size_t nscan, scancap;
 	size_t scanned_upto;		/* files before this were tried by handle */
+	int fddir;			/* /proc/self/fd; -1: none; -2: not opened yet */
 	uint64_t devs[16];		/* devices of the events, judged: */
 	bool hidden[16];		/* mounted nowhere in our namespace */
 	size_t ndevs;
@@ -243,21 +244,25 @@ static bool same_birth(const struct rfile *f, int fd)
 }
 
 /*
- * Note where fd (an O_PATH fd of f) is: its path now, if the path leads
+ * Note where fd (an O_PATH fd of f; known: its fstat, or NULL; fddir: an fd
+ * of /proc/self/fd, or -1) is: its path now, if the path leads
  * back to it (a dentry the kernel could not connect to its directory has
  * a path that says nothing), or that it is deleted. The fd is closed: no
  * file is held open while recording, so no filesystem is kept busy (a
  * system-wide recording would otherwise make every umount fail).
  */
-static void note_path(struct rfile *f, int fd)
+static void note_path(struct rfile *f, int fd, const struct stat *known, int fddir)
 {
 	char link[64], path[PATH_MAX + 16];
 	struct stat st, pst;
 	ssize_t k;
 
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	k = readlink(link, path, sizeof(path) - 1);
-	if (k > 0 && fstat(fd, &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino) {
+	/* through /proc/self/fd's own fd, where the round has one: a lookup of one name */
+	snprintf(link, sizeof(link), "%s%d", fddir >= 0 ? "" : "/proc/self/fd/", fd);
+	k = readlinkat(fddir >= 0 ? fddir : AT_FDCWD, link, path, sizeof(path) - 1);
+	if (known)
+		st = *known;	/* fd's own, just read: not asked again */
+	if (k > 0 && (known || fstat(fd, &st) == 0) && st.st_dev == f->dev && st.st_ino == f->ino) {
 		path[k] = 0;
 		if (st.st_nlink == 0 || (k > 10 && !strcmp(path + k - 10, " (deleted)")))
 			f->gone = true;
@@ -373,7 +378,7 @@ static int scan_file(const struct pc_target_file *tf, void *arg)
 	if (!f)
 		note_stacked(r, tf->fd, tf->st);
 	else if (!f->seen && !f->gone)
-		note_path(f, tf->fd);
+		note_path(f, tf->fd, tf->st, r->fddir);
 	else
 		close(tf->fd);
 	return 1;	/* taken: not offered again this round */
@@ -389,7 +394,15 @@ static int scan_file(const struct pc_target_file *tf, void *arg)
 void pc_rec_scan(struct pc_rec *r)
 {
 	struct pc_target t = { .every = true, .file = scan_file, .arg = r };
+	struct pc_inode_mnts m = { .n = 0 };
 
+	if (r->scanned_upto == r->nfiles && !r->nscan)
+		return;	/* nothing new this round */
+	if (r->fddir == -2) {	/* once: procfs, not a filesystem a recording keeps busy */
+		int fd = pc_proc_fd_dir();
+
+		r->fddir = fd >= 0 ? fd : -1;
+	}
 	for (size_t i = r->scanned_upto; i < r->nfiles; i++)
 		(void)dev_hidden(r, r->files[i]->dev);	/* for note_stacked */
 	for (size_t i = 0; i < r->nscan; i++)
@@ -397,14 +410,16 @@ void pc_rec_scan(struct pc_rec *r)
 	pc_target_release(&t);
 	for (size_t i = r->scanned_upto; i < r->nfiles; i++) {
 		struct rfile *f = r->files[i];
+		struct stat st;
 		int fd;
 
 		if (f->seen || f->gone)
 			continue;
-		fd = pc_inode_open(f->dev, f->ino, O_PATH);
+		fd = pc_inode_open_mnts(&m, f->dev, f->ino, O_PATH, &st);
 		if (fd >= 0)
-			note_path(f, fd);
+			note_path(f, fd, &st, r->fddir);
 	}
+	pc_inode_mnts_close(&m);	/* nothing held till the next round */
 	/* and a try counted against each file still not placed */
 	if (r->nscan)
 		for (size_t i = 0; i < r->nfiles; i++)
@@ -1167,6 +1182,7 @@ int pc_rec_new(const struct pc_rec_opts *o, struct pc_rec **ret)
 	if (!r)
 		return -ENOMEM;
 	r->self = o->self;
+	r->fddir = -2;
 	r->misses = o->misses;
 	r->t0_ns = o->t0_ns;
 	*ret = r;
@@ -1196,6 +1212,8 @@ void pc_rec_free(struct pc_rec *r)
 		free(f);
 	}
 	free(r->files);
+	if (r->fddir >= 0)
+		close(r->fddir);
 	pc_idmap_free(&r->ids);
 	free(r->scan);
 	free(r->walk.v);
