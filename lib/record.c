@@ -218,10 +218,19 @@ static bool gen_of(int fd, uint32_t *ret)
 	return ok;
 }
 
-/* What tells f's inode from a later one of the same number: its birth time, else its generation. */
-static void note_identity(struct rfile *f, int fd)
+/*
+ * What tells f's inode from a later one of the same number: its birth
+ * time, else its generation. sx: fd's statx, where it was asked (with
+ * STATX_BTIME), else NULL.
+ */
+static void note_identity(struct rfile *f, int fd, const struct statx *sx)
 {
-	f->has_born = birth_of(fd, &f->born);
+	if (sx) {
+		f->has_born = sx->stx_mask & STATX_BTIME;
+		f->born = sx->stx_btime;
+	} else {
+		f->has_born = birth_of(fd, &f->born);
+	}
 	f->has_gen = !f->has_born && gen_of(fd, &f->gen);
 }
 
@@ -244,32 +253,41 @@ static bool same_birth(const struct rfile *f, int fd)
 }
 
 /*
- * Note where fd (an O_PATH fd of f; known: its fstat, or NULL; fddir: an fd
- * of /proc/self/fd, or -1) is: its path now, if the path leads
+ * Note where fd (an O_PATH fd of f) is: its path now, if the path leads
  * back to it (a dentry the kernel could not connect to its directory has
  * a path that says nothing), or that it is deleted. The fd is closed: no
  * file is held open while recording, so no filesystem is kept busy (a
- * system-wide recording would otherwise make every umount fail).
+ * system-wide recording would otherwise make every umount fail). What is
+ * known of fd already is not asked again: its fstat (st) or its statx
+ * with the birth time (sx), or neither (NULL). The link is read through
+ * fddir (an fd of /proc/self/fd: a lookup of one name), or -1.
  */
-static void note_path(struct rfile *f, int fd, const struct stat *known, int fddir)
+static void note_path(struct rfile *f, int fd, const struct stat *st, const struct statx *sx,
+		      int fddir)
 {
 	char link[64], path[PATH_MAX + 16];
-	struct stat st, pst;
+	struct stat own, pst;
 	ssize_t k;
 
-	/* through /proc/self/fd's own fd, where the round has one: a lookup of one name */
 	snprintf(link, sizeof(link), "%s%d", fddir >= 0 ? "" : "/proc/self/fd/", fd);
 	k = readlinkat(fddir >= 0 ? fddir : AT_FDCWD, link, path, sizeof(path) - 1);
-	if (known)
-		st = *known;	/* fd's own, just read: not asked again */
-	if (k > 0 && (known || fstat(fd, &st) == 0) && st.st_dev == f->dev && st.st_ino == f->ino) {
+	if (sx) {
+		memset(&own, 0, sizeof(own));
+		own.st_dev = makedev(sx->stx_dev_major, sx->stx_dev_minor);
+		own.st_ino = sx->stx_ino;
+		own.st_nlink = sx->stx_nlink;
+		st = &own;
+	} else if (!st) {
+		st = fstat(fd, &own) == 0 ? &own : NULL;
+	}
+	if (k > 0 && st && st->st_dev == f->dev && st->st_ino == f->ino) {
 		path[k] = 0;
-		if (st.st_nlink == 0 || (k > 10 && !strcmp(path + k - 10, " (deleted)")))
+		if (st->st_nlink == 0 || (k > 10 && !strcmp(path + k - 10, " (deleted)")))
 			f->gone = true;
 		else if (path[0] == '/' && stat(path, &pst) == 0 && pst.st_dev == f->dev &&
 			 pst.st_ino == f->ino) {
 			f->seen = strdup(path);
-			note_identity(f, fd);
+			note_identity(f, fd, sx);
 		}
 	}
 	close(fd);
@@ -358,7 +376,7 @@ static void note_stacked(struct pc_rec *r, int fd, const struct stat *st)
 			 pst.st_ino == st->st_ino && (f->seen = strdup(path))) {
 			f->sdev = st->st_dev;
 			f->sino = st->st_ino;
-			note_identity(f, fd);
+			note_identity(f, fd, NULL);
 		}
 		break;
 	}
@@ -378,7 +396,7 @@ static int scan_file(const struct pc_target_file *tf, void *arg)
 	if (!f)
 		note_stacked(r, tf->fd, tf->st);
 	else if (!f->seen && !f->gone)
-		note_path(f, tf->fd, tf->st, r->fddir);
+		note_path(f, tf->fd, tf->st, NULL, r->fddir);
 	else
 		close(tf->fd);
 	return 1;	/* taken: not offered again this round */
@@ -410,14 +428,14 @@ void pc_rec_scan(struct pc_rec *r)
 	pc_target_release(&t);
 	for (size_t i = r->scanned_upto; i < r->nfiles; i++) {
 		struct rfile *f = r->files[i];
-		struct stat st;
+		struct statx sx;
 		int fd;
 
 		if (f->seen || f->gone)
 			continue;
-		fd = pc_inode_open_mnts(&m, f->dev, f->ino, O_PATH, &st);
+		fd = pc_inode_open_mnts(&m, f->dev, f->ino, O_PATH, &sx);
 		if (fd >= 0)
-			note_path(f, fd, &st, r->fddir);
+			note_path(f, fd, NULL, &sx, r->fddir);
 	}
 	pc_inode_mnts_close(&m);	/* nothing held till the next round */
 	/* and a try counted against each file still not placed */

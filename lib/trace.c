@@ -1226,20 +1226,25 @@ static int mount_fd(const char *path, uint64_t dev)
 	return mfd;
 }
 
-/* Through the mount mfd of dev: an fd of (dev, ino), a regular file, or -errno. */
-static int open_in(int mfd, uint64_t dev, uint64_t ino, int flags, struct stat *ret_st)
+/*
+ * Through the mount mfd of dev: an fd of (dev, ino), a regular file, or
+ * -errno; its statx (its birth time too, where the filesystem keeps one).
+ */
+static int open_in(int mfd, uint64_t dev, uint64_t ino, int flags, struct statx *ret_sx)
 {
-	struct stat st;
+	struct statx sx;
 	int fd = open_handle(mfd, ino, flags);
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0 || st.st_dev != dev || st.st_ino != ino || !S_ISREG(st.st_mode)) {
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &sx) < 0 ||
+	    makedev(sx.stx_dev_major, sx.stx_dev_minor) != dev || sx.stx_ino != ino ||
+	    !S_ISREG(sx.stx_mode)) {
 		close(fd);
 		return -ESTALE;
 	}
-	if (ret_st)
-		*ret_st = st;
+	if (ret_sx)
+		*ret_sx = sx;
 	return fd;
 }
 
@@ -1266,7 +1271,7 @@ int pc_inode_open(uint64_t dev, uint64_t ino, int flags)
 }
 
 int pc_inode_open_mnts(struct pc_inode_mnts *m, uint64_t dev, uint64_t ino, int flags,
-		       struct stat *ret_st)
+		       struct statx *ret_sx)
 {
 	int err = 0, rc = -ENODEV, fd, mfd;
 	FILE *f;
@@ -1280,14 +1285,14 @@ int pc_inode_open_mnts(struct pc_inode_mnts *m, uint64_t dev, uint64_t ino, int 
 		flags |= O_NONBLOCK | O_NOCTTY;	/* whatever it turns out to be, never wait */
 	for (unsigned i = 0; m && i < m->n; i++)
 		if (m->dev[i] == dev)
-			return open_in(m->fd[i], dev, ino, flags, ret_st);
+			return open_in(m->fd[i], dev, ino, flags, ret_sx);
 	pthread_mutex_lock(&mnt_lock);
 	for (unsigned i = 0; i < 8; i++)
 		if (mnt_cache[i].path[0] && mnt_cache[i].dev == dev)
 			memcpy(cached, mnt_cache[i].path, sizeof(cached));
 	pthread_mutex_unlock(&mnt_lock);
 	if (cached[0] && (mfd = mount_fd(cached, dev)) >= 0) {
-		fd = open_in(mfd, dev, ino, flags, ret_st);
+		fd = open_in(mfd, dev, ino, flags, ret_sx);
 		mnts_keep(m, dev, mfd, true);
 		return fd;
 	}
@@ -1314,7 +1319,7 @@ int pc_inode_open_mnts(struct pc_inode_mnts *m, uint64_t dev, uint64_t ino, int 
 			mfd = mount_fd(mnts[k][i], dev);
 			if (mfd < 0)
 				continue;
-			rc = open_in(mfd, dev, ino, flags, ret_st);
+			rc = open_in(mfd, dev, ino, flags, ret_sx);
 			if (k == 0) {	/* a mount of the root: its paths are whole */
 				pthread_mutex_lock(&mnt_lock);
 				mnt_cache[mnt_next % 8].dev = dev;
