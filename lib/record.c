@@ -97,6 +97,8 @@ struct pc_rec {
 	pid_t *scan;			/* pids with files to pin, this round */
 	size_t nscan, scancap;
 	size_t scanned_upto;		/* files before this were tried by handle */
+	struct rfile **unplaced;	/* of those, not placed yet, with tries left */
+	size_t nunplaced, unplacedcap;
 	int fddir;			/* /proc/self/fd; -1: none; -2: not opened yet */
 	uint64_t devs[16];		/* devices of the events, judged: */
 	bool hidden[16];		/* mounted nowhere in our namespace */
@@ -438,12 +440,32 @@ void pc_rec_scan(struct pc_rec *r)
 			note_path(f, fd, NULL, &sx, r->fddir);
 	}
 	pc_inode_mnts_close(&m);	/* nothing held till the next round */
-	/* and a try counted against each file still not placed */
-	if (r->nscan)
-		for (size_t i = 0; i < r->nfiles; i++)
-			if (!r->files[i]->seen && !r->files[i]->gone &&
-			    r->files[i]->scans < REC_SCAN_TRIES)
-				r->files[i]->scans++;
+	/* the new files still not placed join those waiting for their processes' scans */
+	for (size_t i = r->scanned_upto; i < r->nfiles; i++) {
+		struct rfile *f = r->files[i];
+
+		if (f->seen || f->gone)
+			continue;
+		if (pc_grow(&r->unplaced, &r->unplacedcap, r->nunplaced, sizeof(*r->unplaced)) < 0)
+			break;	/* left out: its process scanned again as its events come */
+		r->unplaced[r->nunplaced++] = f;
+	}
+	/*
+	 * and a try counted against each of them, those placed or out of
+	 * tries dropped: a round looks at these, not at every file (a
+	 * long recording's hundreds of thousands, ten times a second)
+	 */
+	if (r->nscan) {
+		size_t k = 0;
+
+		for (size_t i = 0; i < r->nunplaced; i++) {
+			struct rfile *f = r->unplaced[i];
+
+			if (!f->seen && !f->gone && ++f->scans < REC_SCAN_TRIES)
+				r->unplaced[k++] = f;
+		}
+		r->nunplaced = k;
+	}
 	r->scanned_upto = r->nfiles;
 	r->nscan = 0;
 }
@@ -1234,6 +1256,7 @@ void pc_rec_free(struct pc_rec *r)
 		close(r->fddir);
 	pc_idmap_free(&r->ids);
 	free(r->scan);
+	free(r->unplaced);
 	free(r->walk.v);
 	free(r->bdevs.v);
 	free(r);
