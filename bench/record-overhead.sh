@@ -29,6 +29,9 @@
 #             process, while the workloads run elsewhere: what a recording
 #             scoped to another service costs them;
 #     record-pid  `pagecache record --pid PID` of that sleeping process;
+#     baseline  where BASELINE names another pagecache binary (the one
+#             before a change): its system-wide record, as record above,
+#             interleaved with the others (a copy of it is run);
 #     top     `pagecache top --json --interval 1` (output to a file),
 #             started 1 s before, stopped by SIGINT after.
 #   Each sample is timed: its wall time (bash's EPOCHREALTIME, in
@@ -73,6 +76,7 @@
 #
 #   CONDITIONS    the conditions to run, of those above (default all;
 #                 none is always run: the ratios are to it)
+#   BASELINE      an older pagecache binary: the baseline condition
 #
 # Usage: make && bash bench/record-overhead.sh --json /tmp/record-overhead.json
 set -euo pipefail
@@ -185,9 +189,9 @@ TCK=$(getconf CLK_TCK)
 # ------------------------------------------------------------ what runs
 CONDS=(none)
 declare -A SKIPPED=()
-WANT=" ${CONDITIONS:-record record-cgroup record-pid top} "
+WANT=" ${CONDITIONS:-record record-cgroup record-pid top baseline} "
 for c in ${CONDITIONS:-}; do
-	[[ $c =~ ^(none|record|record-cgroup|record-pid|top)$ ]] || die "CONDITIONS: no condition '$c'"
+	[[ $c =~ ^(none|record|record-cgroup|record-pid|top|baseline)$ ]] || die "CONDITIONS: no condition '$c'"
 done
 want() { [[ $WANT == *" $1 "* ]]; }
 if "$PAGECACHE" record --help >/dev/null 2>&1; then
@@ -227,6 +231,15 @@ if "$PAGECACHE" top --help >/dev/null 2>&1; then
 	want top && CONDS+=(top)
 else
 	SKIPPED[top]="$PAGECACHE has no top command"
+fi
+BASELINE=${BASELINE:-}
+if [[ -n $BASELINE ]] && want baseline; then
+	cp "$BASELINE" "$RUN/baseline" || die "cannot copy BASELINE '$BASELINE'"
+	if "$RUN/baseline" record --help >/dev/null 2>&1; then
+		CONDS+=(baseline)
+	else
+		SKIPPED[baseline]="$BASELINE has no record command"
+	fi
 fi
 
 # ------------------------------------------------------------ the data
@@ -311,6 +324,8 @@ start_tracer() {   # start_tracer COND ROUND: TPID set (empty for none); 1 if it
 		>"$RUN/record-cgroup-$r.json" 2>"$RUN/record-cgroup-$r.err" </dev/null & ;;
 	record-pid) "$PAGECACHE" record --json -o "$RUN/pid-$r.rec" --pid "$IDLE_PID" \
 		>"$RUN/record-pid-$r.json" 2>"$RUN/record-pid-$r.err" </dev/null & ;;
+	baseline) "$RUN/baseline" record --json -o "$RUN/base-$r.rec" >"$RUN/baseline-$r.json" \
+		2>"$RUN/baseline-$r.err" </dev/null & ;;
 	top) "$PAGECACHE" top --json --interval "$INTERVAL" >"$RUN/top-$r.jsonl" 2>"$RUN/top-$r.err" </dev/null & ;;
 	esac
 	TPID=$!
@@ -349,10 +364,10 @@ for r in $(seq "$ROUNDS"); do
 			LOST+=("$(jq -r '.total.lost_events // "null"' "$RUN/record-$r.json" 2>/dev/null || echo null)")
 			EVENTS+=("$(jq -r '.total.events // "null"' "$RUN/record-$r.json" 2>/dev/null || echo null)")
 			rm -f "$RUN/sys-$r.rec"
-		elif [[ $c == record-* ]]; then
+		elif [[ $c == record-* || $c == baseline ]]; then
 			SCOPED_EVENTS[$c]+="$(jq -r '.total.events // "null"' "$RUN/$c-$r.json" 2>/dev/null || echo null) "
 			SCOPED_LOST[$c]+="$(jq -r '.total.lost_events // "null"' "$RUN/$c-$r.json" 2>/dev/null || echo null) "
-			rm -f "$RUN/cg-$r.rec" "$RUN/pid-$r.rec"
+			rm -f "$RUN/cg-$r.rec" "$RUN/pid-$r.rec" "$RUN/base-$r.rec"
 		fi
 		[[ $c != top ]] || TOPLINES+=("$(wc -l <"$RUN/top-$r.jsonl")")
 	done
@@ -405,7 +420,7 @@ if [[ -n $JSON ]]; then
 	done
 	skipped=$(for c in "${!SKIPPED[@]}"; do jq -cn --arg c "$c" --arg w "${SKIPPED[$c]}" '{ condition: $c, why: $w }'; done | jq -sc .)
 	jq -n --arg date "$(date -u +%FT%TZ)" --arg kernel "$(uname -r)" --arg cpus "$(nproc)" \
-		--arg version "$("$PAGECACHE" --version | head -n 1)" --arg rounds "$ROUNDS" --arg qloops "$QLOOPS" \
+		--arg version "$("$PAGECACHE" --version | head -n 1)" --arg baseline "$BASELINE" --arg rounds "$ROUNDS" --arg qloops "$QLOOPS" \
 		--arg files "$FILES" --arg rows_db "$ROWS" --arg db "$DB" --arg db_bytes "$DB_BYTES" --arg interval "$INTERVAL" \
 		--arg quick "$QUICK" --arg load_start "$LOAD_START" --arg load_end "$LOAD_END" \
 		--argjson loads "$(printf '%s\n' "${LOADS[@]}" | jq -Rsc 'split("\n") | map(select(. != ""))')" \
@@ -417,7 +432,7 @@ if [[ -n $JSON ]]; then
 		 def div(a; b): if a == null or b == null or b == 0 then null else a / b end;
 		{
 		  bench: "record-overhead", script: "bench/record-overhead.sh", date: $date, kernel: $kernel, cpus: ($cpus|n), version: $version,
-		  quick: ($quick == "1"), rounds: ($rounds|n), sqlite_worker_runs_per_sample: ($qloops|n), tree_files: ($files|n),
+		  baseline: (if $baseline == "" then null else $baseline end), quick: ($quick == "1"), rounds: ($rounds|n), sqlite_worker_runs_per_sample: ($qloops|n), tree_files: ($files|n),
 		  database: { path: $db, bytes: ($db_bytes|n), rows: ($rows_db|n) },
 		  top_interval_s: ($interval|n),
 		  load_average: { start: $load_start, after_each_round: $loads, end: $load_end,
@@ -432,7 +447,7 @@ if [[ -n $JSON ]]; then
 		    sqlite_cpu_round_ratio_median: (.value.round_ratio_sqlite_cpu | med | r3),
 		    cat_cpu_round_ratio_median: (.value.round_ratio_cat_cpu | med | r3),
 		    tracer_cpu_s_median: (.value.tracer_cpu_s | med) } }) | from_entries),
-		  record_events: $events, record_lost_events: $lost, scoped_record: $scoped,
+		  record_events: $events, record_lost_events: $lost, other_records: $scoped,
 		  top_lines_written: $toplines, skipped: $skipped,
 		  target: "under 5% slowdown (issue 13, issue 26): a round ratio median under 1.05; record-cgroup and record-pid (scoped to an idle service, the workloads elsewhere) under 2% (issue 26)",
 		  how: "each round: the tree, the database, the worker binary warmed (pagecache warm, one worker run, one cat); then each condition in an order rotated by one per round: its tracer started (record: pagecache record --json -o FILE, system-wide; record-cgroup and record-pid: the same with --cgroup or --pid of an idle service, a sleeping process in a cgroup of its own made for the run, the workloads outside it; top: pagecache top --json --interval S), 1 s, the sqlite sample (QLOOPS runs of pagecache bench warmup --worker DB in a row; the sum of their own Q1+Q2+Q3 timers, the loop wall time and CPU time), the cat sample (find TREE -type f -print0 | xargs -0 cat >/dev/null: wall time and CPU time); wall time from bash EPOCHREALTIME (microseconds) around, and CPU time (user + system of the workload processes) from, /usr/bin/time -f %U %S of a shell running the workload, the tracer CPU (utime+stime) read, SIGINT to it and wait (record then writes its file: not timed). round_ratio = the condition sample over the same round none sample, left out of a round whose none sample read 0 (CPU time counts in 10 ms steps)"
