@@ -23,6 +23,15 @@
 #             suites included), started 1 s before the workloads and
 #             stopped by SIGINT after them (it then writes FILE: not timed);
 #             its events and lost events (its --json total) are kept;
+#     record-cgroup  `pagecache record --cgroup DIR` of an idle service: a
+#             cgroup of its own (made for the run in the hierarchy
+#             perf_event is on, removed at the end) holding one sleeping
+#             process, while the workloads run elsewhere: what a recording
+#             scoped to another service costs them;
+#     record-pid  `pagecache record --pid PID` of that sleeping process;
+#     baseline  where BASELINE names another pagecache binary (the one
+#             before a change): its system-wide record, as record above,
+#             interleaved with the others (a copy of it is run);
 #     top     `pagecache top --json --interval 1` (output to a file),
 #             started 1 s before, stopped by SIGINT after.
 #   Each sample is timed: its wall time (bash's EPOCHREALTIME, in
@@ -64,6 +73,10 @@
 #   QLOOPS        worker runs in one sqlite sample
 #   FILES         files in the tree (default 20000; a multiple of 100)
 #   INTERVAL      top's --interval (default 1)
+#
+#   CONDITIONS    the conditions to run, of those above (default all;
+#                 none is always run: the ratios are to it)
+#   BASELINE      an older pagecache binary: the baseline condition
 #
 # Usage: make && bash bench/record-overhead.sh --json /tmp/record-overhead.json
 set -euo pipefail
@@ -136,10 +149,17 @@ stop_tracer() {   # SIGINT (record writes its file), then TERM, then KILL
 	wait "$TPID" 2>/dev/null || true
 	TPID=
 }
+IDLE_PID= IDLE_CG=
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM HUP
 	stop_tracer
+	if [[ -n $IDLE_PID ]]; then
+		kill "$IDLE_PID" 2>/dev/null || true
+		wait "$IDLE_PID" 2>/dev/null || true
+	fi
+	# empty once its process is gone (a moment for the kernel to see it)
+	for _ in 1 2 3 4 5; do [[ -z $IDLE_CG ]] || rmdir "$IDLE_CG" 2>/dev/null && break; sleep 0.2; done
 	rm -rf "$RUN"
 	[[ $KEEP -eq 1 ]] || rm -rf "$TREE" "$WORK/.tree-$FILES" "$WORK/.lock"
 	exit $rc
@@ -169,8 +189,58 @@ TCK=$(getconf CLK_TCK)
 # ------------------------------------------------------------ what runs
 CONDS=(none)
 declare -A SKIPPED=()
-"$PAGECACHE" record --help >/dev/null 2>&1 && CONDS+=(record) || SKIPPED[record]="$PAGECACHE has no record command"
-"$PAGECACHE" top --help >/dev/null 2>&1 && CONDS+=(top) || SKIPPED[top]="$PAGECACHE has no top command"
+WANT=" ${CONDITIONS:-record record-cgroup record-pid top baseline} "
+for c in ${CONDITIONS:-}; do
+	[[ $c =~ ^(none|record|record-cgroup|record-pid|top|baseline)$ ]] || die "CONDITIONS: no condition '$c'"
+done
+want() { [[ $WANT == *" $1 "* ]]; }
+if "$PAGECACHE" record --help >/dev/null 2>&1; then
+	want record && CONDS+=(record)
+else
+	SKIPPED[record]="$PAGECACHE has no record command"
+fi
+# the idle service of the scoped recordings: a sleeping process in a cgroup of
+# its own, in the hierarchy perf_event is on (v1's perf_event, else cgroup2:
+# what record --cgroup opens)
+perf_cgroup_root() {
+	awk '$0 ~ / - cgroup / && $NF ~ /(^|,)perf_event(,|$)/ { print $5; found = 1; exit }
+	     / - cgroup2 / && !v2 { v2 = $5 }
+	     END { if (!found && v2 != "") print v2 }' /proc/self/mountinfo
+}
+if [[ -z ${SKIPPED[record]:-} ]] && { want record-cgroup || want record-pid; }; then
+	sleep 1000000 </dev/null >/dev/null 2>&1 &
+	IDLE_PID=$!
+	want record-pid && CONDS+=(record-pid)
+	if want record-cgroup; then
+		CGROOT=$(perf_cgroup_root)
+		if [[ -z $CGROOT ]]; then
+			SKIPPED[record-cgroup]="no cgroup hierarchy with perf_event and no cgroup2 mounted"
+		elif ! mkdir "$CGROOT/pagecache-bench-idle-$$" 2>/dev/null; then
+			SKIPPED[record-cgroup]="cannot make a cgroup in $CGROOT"
+		else
+			IDLE_CG=$CGROOT/pagecache-bench-idle-$$
+			if echo "$IDLE_PID" >"$IDLE_CG/cgroup.procs" 2>/dev/null; then
+				CONDS+=(record-cgroup)
+			else
+				SKIPPED[record-cgroup]="cannot move a process into $IDLE_CG"
+			fi
+		fi
+	fi
+fi
+if "$PAGECACHE" top --help >/dev/null 2>&1; then
+	want top && CONDS+=(top)
+else
+	SKIPPED[top]="$PAGECACHE has no top command"
+fi
+BASELINE=${BASELINE:-}
+if [[ -n $BASELINE ]] && want baseline; then
+	cp "$BASELINE" "$RUN/baseline" || die "cannot copy BASELINE '$BASELINE'"
+	if "$RUN/baseline" record --help >/dev/null 2>&1; then
+		CONDS+=(baseline)
+	else
+		SKIPPED[baseline]="$BASELINE has no record command"
+	fi
+fi
 
 # ------------------------------------------------------------ the data
 if [[ ! -f $DB || ! -f $DB.ids ]]; then
@@ -250,6 +320,12 @@ start_tracer() {   # start_tracer COND ROUND: TPID set (empty for none); 1 if it
 	case $c in
 	none) return 0 ;;
 	record) "$PAGECACHE" record --json -o "$RUN/sys-$r.rec" >"$RUN/record-$r.json" 2>"$RUN/record-$r.err" </dev/null & ;;
+	record-cgroup) "$PAGECACHE" record --json -o "$RUN/cg-$r.rec" --cgroup "$IDLE_CG" \
+		>"$RUN/record-cgroup-$r.json" 2>"$RUN/record-cgroup-$r.err" </dev/null & ;;
+	record-pid) "$PAGECACHE" record --json -o "$RUN/pid-$r.rec" --pid "$IDLE_PID" \
+		>"$RUN/record-pid-$r.json" 2>"$RUN/record-pid-$r.err" </dev/null & ;;
+	baseline) "$RUN/baseline" record --json -o "$RUN/base-$r.rec" >"$RUN/baseline-$r.json" \
+		2>"$RUN/baseline-$r.err" </dev/null & ;;
 	top) "$PAGECACHE" top --json --interval "$INTERVAL" >"$RUN/top-$r.jsonl" 2>"$RUN/top-$r.err" </dev/null & ;;
 	esac
 	TPID=$!
@@ -262,6 +338,7 @@ ratio() {   # ratio A B: "A/B " to 4 places, nothing where B is not above 0
 }
 declare -A SQ=() SW=() SC=() CT=() CC=() TC=() PAIR_SQ=() PAIR_CT=() PAIR_SC=() PAIR_CC=()
 LOADS=() LOST=() EVENTS=() TOPLINES=()
+declare -A SCOPED_EVENTS=() SCOPED_LOST=()
 for c in "${CONDS[@]}"; do SQ[$c]= SW[$c]= SC[$c]= CT[$c]= CC[$c]= TC[$c]=; done
 for r in $(seq "$ROUNDS"); do
 	warm_all
@@ -287,6 +364,10 @@ for r in $(seq "$ROUNDS"); do
 			LOST+=("$(jq -r '.total.lost_events // "null"' "$RUN/record-$r.json" 2>/dev/null || echo null)")
 			EVENTS+=("$(jq -r '.total.events // "null"' "$RUN/record-$r.json" 2>/dev/null || echo null)")
 			rm -f "$RUN/sys-$r.rec"
+		elif [[ $c == record-* || $c == baseline ]]; then
+			SCOPED_EVENTS[$c]+="$(jq -r '.total.events // "null"' "$RUN/$c-$r.json" 2>/dev/null || echo null) "
+			SCOPED_LOST[$c]+="$(jq -r '.total.lost_events // "null"' "$RUN/$c-$r.json" 2>/dev/null || echo null) "
+			rm -f "$RUN/cg-$r.rec" "$RUN/pid-$r.rec" "$RUN/base-$r.rec"
 		fi
 		[[ $c != top ]] || TOPLINES+=("$(wc -l <"$RUN/top-$r.jsonl")")
 	done
@@ -332,21 +413,26 @@ if [[ -n $JSON ]]; then
 			  tracer_cpu_s: $tc, round_ratio_sqlite: $psq, round_ratio_cat: $pct,
 			  round_ratio_sqlite_cpu: $psc, round_ratio_cat_cpu: $pcc } }' <<<"$conds")
 	done
+	scoped='{}'
+	for c in "${!SCOPED_EVENTS[@]}"; do
+		scoped=$(jq -c --arg c "$c" --argjson e "$(arr ${SCOPED_EVENTS[$c]})" --argjson l "$(arr ${SCOPED_LOST[$c]})" \
+			'. + { ($c): { events: $e, lost_events: $l } }' <<<"$scoped")
+	done
 	skipped=$(for c in "${!SKIPPED[@]}"; do jq -cn --arg c "$c" --arg w "${SKIPPED[$c]}" '{ condition: $c, why: $w }'; done | jq -sc .)
 	jq -n --arg date "$(date -u +%FT%TZ)" --arg kernel "$(uname -r)" --arg cpus "$(nproc)" \
-		--arg version "$("$PAGECACHE" --version | head -n 1)" --arg rounds "$ROUNDS" --arg qloops "$QLOOPS" \
+		--arg version "$("$PAGECACHE" --version | head -n 1)" --arg baseline "$BASELINE" --arg rounds "$ROUNDS" --arg qloops "$QLOOPS" \
 		--arg files "$FILES" --arg rows_db "$ROWS" --arg db "$DB" --arg db_bytes "$DB_BYTES" --arg interval "$INTERVAL" \
 		--arg quick "$QUICK" --arg load_start "$LOAD_START" --arg load_end "$LOAD_END" \
 		--argjson loads "$(printf '%s\n' "${LOADS[@]}" | jq -Rsc 'split("\n") | map(select(. != ""))')" \
 		--argjson lost "$(arr "${LOST[@]:-}")" --argjson events "$(arr "${EVENTS[@]:-}")" --argjson toplines "$(arr "${TOPLINES[@]:-}")" \
-		--argjson conds "$conds" --argjson skipped "$skipped" \
+		--argjson conds "$conds" --argjson skipped "$skipped" --argjson scoped "$scoped" \
 		'def n: tonumber;
 		 def med: (sort) as $s | if ($s|length) == 0 then null elif ($s|length) % 2 == 1 then $s[($s|length - 1) / 2] else ($s[($s|length) / 2 - 1] + $s[($s|length) / 2]) / 2 end;
 		 def r3: if . == null then null else (. * 1000 | round) / 1000 end;
 		 def div(a; b): if a == null or b == null or b == 0 then null else a / b end;
 		{
 		  bench: "record-overhead", script: "bench/record-overhead.sh", date: $date, kernel: $kernel, cpus: ($cpus|n), version: $version,
-		  quick: ($quick == "1"), rounds: ($rounds|n), sqlite_worker_runs_per_sample: ($qloops|n), tree_files: ($files|n),
+		  baseline: (if $baseline == "" then null else $baseline end), quick: ($quick == "1"), rounds: ($rounds|n), sqlite_worker_runs_per_sample: ($qloops|n), tree_files: ($files|n),
 		  database: { path: $db, bytes: ($db_bytes|n), rows: ($rows_db|n) },
 		  top_interval_s: ($interval|n),
 		  load_average: { start: $load_start, after_each_round: $loads, end: $load_end,
@@ -361,9 +447,10 @@ if [[ -n $JSON ]]; then
 		    sqlite_cpu_round_ratio_median: (.value.round_ratio_sqlite_cpu | med | r3),
 		    cat_cpu_round_ratio_median: (.value.round_ratio_cat_cpu | med | r3),
 		    tracer_cpu_s_median: (.value.tracer_cpu_s | med) } }) | from_entries),
-		  record_events: $events, record_lost_events: $lost, top_lines_written: $toplines, skipped: $skipped,
-		  target: "under 5% slowdown (issue 13): a round ratio median under 1.05",
-		  how: "each round: the tree, the database, the worker binary warmed (pagecache warm, one worker run, one cat); then each condition in an order rotated by one per round: its tracer started (record: pagecache record --json -o FILE, system-wide; top: pagecache top --json --interval S), 1 s, the sqlite sample (QLOOPS runs of pagecache bench warmup --worker DB in a row; the sum of their own Q1+Q2+Q3 timers, the loop wall time and CPU time), the cat sample (find TREE -type f -print0 | xargs -0 cat >/dev/null: wall time and CPU time); wall time from bash EPOCHREALTIME (microseconds) around, and CPU time (user + system of the workload processes) from, /usr/bin/time -f %U %S of a shell running the workload, the tracer CPU (utime+stime) read, SIGINT to it and wait (record then writes its file: not timed). round_ratio = the condition sample over the same round none sample, left out of a round whose none sample read 0 (CPU time counts in 10 ms steps)"
+		  record_events: $events, record_lost_events: $lost, other_records: $scoped,
+		  top_lines_written: $toplines, skipped: $skipped,
+		  target: "under 5% slowdown (issue 13, issue 26): a round ratio median under 1.05; record-cgroup and record-pid (scoped to an idle service, the workloads elsewhere) under 2% (issue 26)",
+		  how: "each round: the tree, the database, the worker binary warmed (pagecache warm, one worker run, one cat); then each condition in an order rotated by one per round: its tracer started (record: pagecache record --json -o FILE, system-wide; record-cgroup and record-pid: the same with --cgroup or --pid of an idle service, a sleeping process in a cgroup of its own made for the run, the workloads outside it; top: pagecache top --json --interval S), 1 s, the sqlite sample (QLOOPS runs of pagecache bench warmup --worker DB in a row; the sum of their own Q1+Q2+Q3 timers, the loop wall time and CPU time), the cat sample (find TREE -type f -print0 | xargs -0 cat >/dev/null: wall time and CPU time); wall time from bash EPOCHREALTIME (microseconds) around, and CPU time (user + system of the workload processes) from, /usr/bin/time -f %U %S of a shell running the workload, the tracer CPU (utime+stime) read, SIGINT to it and wait (record then writes its file: not timed). round_ratio = the condition sample over the same round none sample, left out of a round whose none sample read 0 (CPU time counts in 10 ms steps)"
 		}' >"$JSON"
 	say "JSON: $JSON"
 fi

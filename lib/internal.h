@@ -21,6 +21,23 @@ int pc_sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int gr
 			   unsigned long flags);
 
 /*
+ * trace.c: pc_inode_open for a round of many (a recording's new files):
+ * the mounts it opens are kept in m, each filesystem's opened once a
+ * round, until pc_inode_mnts_close (then nothing is held: no filesystem
+ * kept busy between rounds); ret_sx (or NULL) the file's statx, its
+ * birth time asked too. m zeroed before the first.
+ */
+struct pc_inode_mnts {
+	uint64_t dev[4];
+	int fd[4];
+	unsigned n;
+};
+struct statx;
+int pc_inode_open_mnts(struct pc_inode_mnts *m, uint64_t dev, uint64_t ino, int flags,
+		       struct statx *ret_sx);
+void pc_inode_mnts_close(struct pc_inode_mnts *m);
+
+/*
  * profile.c: pc_profile_open on an fd the caller opened and checked (a
  * regular file, opened without following a link); the reader owns it,
  * closed by pc_profile_close, or here on failure.

@@ -97,6 +97,9 @@ struct pc_rec {
 	pid_t *scan;			/* pids with files to pin, this round */
 	size_t nscan, scancap;
 	size_t scanned_upto;		/* files before this were tried by handle */
+	struct rfile **unplaced;	/* of those, not placed yet, with tries left */
+	size_t nunplaced, unplacedcap;
+	int fddir;			/* /proc/self/fd; -1: none; -2: not opened yet */
 	uint64_t devs[16];		/* devices of the events, judged: */
 	bool hidden[16];		/* mounted nowhere in our namespace */
 	size_t ndevs;
@@ -217,10 +220,19 @@ static bool gen_of(int fd, uint32_t *ret)
 	return ok;
 }
 
-/* What tells f's inode from a later one of the same number: its birth time, else its generation. */
-static void note_identity(struct rfile *f, int fd)
+/*
+ * What tells f's inode from a later one of the same number: its birth
+ * time, else its generation. sx: fd's statx, where it was asked (with
+ * STATX_BTIME), else NULL.
+ */
+static void note_identity(struct rfile *f, int fd, const struct statx *sx)
 {
-	f->has_born = birth_of(fd, &f->born);
+	if (sx) {
+		f->has_born = sx->stx_mask & STATX_BTIME;
+		f->born = sx->stx_btime;
+	} else {
+		f->has_born = birth_of(fd, &f->born);
+	}
 	f->has_gen = !f->has_born && gen_of(fd, &f->gen);
 }
 
@@ -247,24 +259,37 @@ static bool same_birth(const struct rfile *f, int fd)
  * back to it (a dentry the kernel could not connect to its directory has
  * a path that says nothing), or that it is deleted. The fd is closed: no
  * file is held open while recording, so no filesystem is kept busy (a
- * system-wide recording would otherwise make every umount fail).
+ * system-wide recording would otherwise make every umount fail). What is
+ * known of fd already is not asked again: its fstat (st) or its statx
+ * with the birth time (sx), or neither (NULL). The link is read through
+ * fddir (an fd of /proc/self/fd: a lookup of one name), or -1.
  */
-static void note_path(struct rfile *f, int fd)
+static void note_path(struct rfile *f, int fd, const struct stat *st, const struct statx *sx,
+		      int fddir)
 {
 	char link[64], path[PATH_MAX + 16];
-	struct stat st, pst;
+	struct stat own, pst;
 	ssize_t k;
 
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	k = readlink(link, path, sizeof(path) - 1);
-	if (k > 0 && fstat(fd, &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino) {
+	snprintf(link, sizeof(link), "%s%d", fddir >= 0 ? "" : "/proc/self/fd/", fd);
+	k = readlinkat(fddir >= 0 ? fddir : AT_FDCWD, link, path, sizeof(path) - 1);
+	if (sx) {
+		memset(&own, 0, sizeof(own));
+		own.st_dev = makedev(sx->stx_dev_major, sx->stx_dev_minor);
+		own.st_ino = sx->stx_ino;
+		own.st_nlink = sx->stx_nlink;
+		st = &own;
+	} else if (!st) {
+		st = fstat(fd, &own) == 0 ? &own : NULL;
+	}
+	if (k > 0 && st && st->st_dev == f->dev && st->st_ino == f->ino) {
 		path[k] = 0;
-		if (st.st_nlink == 0 || (k > 10 && !strcmp(path + k - 10, " (deleted)")))
+		if (st->st_nlink == 0 || (k > 10 && !strcmp(path + k - 10, " (deleted)")))
 			f->gone = true;
 		else if (path[0] == '/' && stat(path, &pst) == 0 && pst.st_dev == f->dev &&
 			 pst.st_ino == f->ino) {
 			f->seen = strdup(path);
-			note_identity(f, fd);
+			note_identity(f, fd, sx);
 		}
 	}
 	close(fd);
@@ -353,7 +378,7 @@ static void note_stacked(struct pc_rec *r, int fd, const struct stat *st)
 			 pst.st_ino == st->st_ino && (f->seen = strdup(path))) {
 			f->sdev = st->st_dev;
 			f->sino = st->st_ino;
-			note_identity(f, fd);
+			note_identity(f, fd, NULL);
 		}
 		break;
 	}
@@ -373,7 +398,7 @@ static int scan_file(const struct pc_target_file *tf, void *arg)
 	if (!f)
 		note_stacked(r, tf->fd, tf->st);
 	else if (!f->seen && !f->gone)
-		note_path(f, tf->fd);
+		note_path(f, tf->fd, tf->st, NULL, r->fddir);
 	else
 		close(tf->fd);
 	return 1;	/* taken: not offered again this round */
@@ -389,7 +414,15 @@ static int scan_file(const struct pc_target_file *tf, void *arg)
 void pc_rec_scan(struct pc_rec *r)
 {
 	struct pc_target t = { .every = true, .file = scan_file, .arg = r };
+	struct pc_inode_mnts m = { .n = 0 };
 
+	if (r->scanned_upto == r->nfiles && !r->nscan)
+		return;	/* nothing new this round */
+	if (r->fddir == -2) {	/* once: procfs, not a filesystem a recording keeps busy */
+		int fd = pc_proc_fd_dir();
+
+		r->fddir = fd >= 0 ? fd : -1;
+	}
 	for (size_t i = r->scanned_upto; i < r->nfiles; i++)
 		(void)dev_hidden(r, r->files[i]->dev);	/* for note_stacked */
 	for (size_t i = 0; i < r->nscan; i++)
@@ -397,20 +430,42 @@ void pc_rec_scan(struct pc_rec *r)
 	pc_target_release(&t);
 	for (size_t i = r->scanned_upto; i < r->nfiles; i++) {
 		struct rfile *f = r->files[i];
+		struct statx sx;
 		int fd;
 
 		if (f->seen || f->gone)
 			continue;
-		fd = pc_inode_open(f->dev, f->ino, O_PATH);
+		fd = pc_inode_open_mnts(&m, f->dev, f->ino, O_PATH, &sx);
 		if (fd >= 0)
-			note_path(f, fd);
+			note_path(f, fd, NULL, &sx, r->fddir);
 	}
-	/* and a try counted against each file still not placed */
-	if (r->nscan)
-		for (size_t i = 0; i < r->nfiles; i++)
-			if (!r->files[i]->seen && !r->files[i]->gone &&
-			    r->files[i]->scans < REC_SCAN_TRIES)
-				r->files[i]->scans++;
+	pc_inode_mnts_close(&m);	/* nothing held till the next round */
+	/* the new files still not placed join those waiting for their processes' scans */
+	for (size_t i = r->scanned_upto; i < r->nfiles; i++) {
+		struct rfile *f = r->files[i];
+
+		if (f->seen || f->gone)
+			continue;
+		if (pc_grow(&r->unplaced, &r->unplacedcap, r->nunplaced, sizeof(*r->unplaced)) < 0)
+			break;	/* left out: its process scanned again as its events come */
+		r->unplaced[r->nunplaced++] = f;
+	}
+	/*
+	 * and a try counted against each of them, those placed or out of
+	 * tries dropped: a round looks at these, not at every file (a
+	 * long recording's hundreds of thousands, ten times a second)
+	 */
+	if (r->nscan) {
+		size_t k = 0;
+
+		for (size_t i = 0; i < r->nunplaced; i++) {
+			struct rfile *f = r->unplaced[i];
+
+			if (!f->seen && !f->gone && ++f->scans < REC_SCAN_TRIES)
+				r->unplaced[k++] = f;
+		}
+		r->nunplaced = k;
+	}
 	r->scanned_upto = r->nfiles;
 	r->nscan = 0;
 }
@@ -1167,6 +1222,7 @@ int pc_rec_new(const struct pc_rec_opts *o, struct pc_rec **ret)
 	if (!r)
 		return -ENOMEM;
 	r->self = o->self;
+	r->fddir = -2;
 	r->misses = o->misses;
 	r->t0_ns = o->t0_ns;
 	*ret = r;
@@ -1196,8 +1252,11 @@ void pc_rec_free(struct pc_rec *r)
 		free(f);
 	}
 	free(r->files);
+	if (r->fddir >= 0)
+		close(r->fddir);
 	pc_idmap_free(&r->ids);
 	free(r->scan);
+	free(r->unplaced);
 	free(r->walk.v);
 	free(r->bdevs.v);
 	free(r);

@@ -27,19 +27,47 @@ struct pc_span_node {
 	uint32_t l, r;			/* children, 0: none */
 };
 
+/*
+ * The priorities' seeds: one secret drawn once a process (a recording
+ * makes three sets a file, and a getrandom(2) each was a twentieth of its
+ * time), and each set's seed that secret mixed with a count (splitmix64's
+ * finalizer): as unknowable to whoever chooses the spans, and no two sets
+ * alike.
+ */
+static uint64_t seed_basis(void)
+{
+	static uint64_t basis;
+	uint64_t b = __atomic_load_n(&basis, __ATOMIC_RELAXED);
+
+	if (!b) {
+		if (getrandom(&b, sizeof(b), GRND_NONBLOCK) != (ssize_t)sizeof(b)) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			b = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)(uintptr_t)&ts;
+		}
+		b |= 1;	/* 0 is "not drawn yet" */
+		/* a racing thread's draw is as good: the first one stored wins */
+		if (!__atomic_compare_exchange_n(&basis, &(uint64_t){ 0 }, b, false, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+			b = __atomic_load_n(&basis, __ATOMIC_RELAXED);
+	}
+	return b;
+}
+
 void pc_spanset_init(struct pc_spanset *s)
 {
-	uint32_t seed = 0;
+	static uint64_t count;
+	uint64_t z = seed_basis() + 0x9e3779b97f4a7c15ull *
+				    (__atomic_add_fetch(&count, 1, __ATOMIC_RELAXED));
+	uint32_t seed;
 
 	memset(s, 0, sizeof(*s));
-	/* unknowable priorities: no order of additions makes the tree deep on purpose */
-	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != (ssize_t)sizeof(seed)) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		seed = (uint32_t)ts.tv_nsec ^ (uint32_t)(uintptr_t)s;
-	}
-	s->seed = seed ? seed : 0x9e3779b9u;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	seed = (uint32_t)(z ^ (z >> 32));
+	s->seed = seed ? seed : 0x9e3779b9u;	/* xorshift32 never leaves 0 */
 }
 
 void pc_spanset_release(struct pc_spanset *s)
@@ -72,7 +100,8 @@ static int reserve_nodes(struct pc_spanset *s, size_t k)
 		return 0;
 	if (want > UINT32_MAX)
 		return -ENOMEM;
-	nc = s->cap ? s->cap : 64;
+	nc = s->cap ? s->cap : 8;	/* most files read are one span or a few: a recording
+					   makes thousands of sets, each its own pages touched */
 	while (nc < want)
 		nc *= 2;
 	if (nc > UINT32_MAX)

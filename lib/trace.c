@@ -1213,36 +1213,67 @@ static struct {
 } mnt_cache[8];
 static unsigned mnt_next;
 
-/*
- * Through the mount at path: an fd, -errno of the handle (the inode is
- * the problem), or 1: no mount of dev there (try another).
- */
-static int open_via(const char *path, uint64_t dev, uint64_t ino, int flags)
+/* The mount at path, if it is one of dev (not covered by another): an fd of it, or -1. */
+static int mount_fd(const char *path, uint64_t dev)
 {
 	struct stat st;
-	int mfd, fd;
+	int mfd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
 
-	mfd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
-	if (mfd < 0)
-		return 1;
-	if (fstat(mfd, &st) < 0 || st.st_dev != dev) {
+	if (mfd >= 0 && (fstat(mfd, &st) < 0 || st.st_dev != dev)) {
 		close(mfd);	/* covered by another mount */
-		return 1;
+		mfd = -1;
 	}
-	fd = open_handle(mfd, ino, flags);
-	close(mfd);
+	return mfd;
+}
+
+/*
+ * Through the mount mfd of dev: an fd of (dev, ino), a regular file, or
+ * -errno; its statx (its birth time too, where the filesystem keeps one).
+ */
+static int open_in(int mfd, uint64_t dev, uint64_t ino, int flags, struct statx *ret_sx)
+{
+	struct statx sx;
+	int fd = open_handle(mfd, ino, flags);
+
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0 || st.st_dev != dev || st.st_ino != ino || !S_ISREG(st.st_mode)) {
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &sx) < 0 ||
+	    makedev(sx.stx_dev_major, sx.stx_dev_minor) != dev || sx.stx_ino != ino ||
+	    !S_ISREG(sx.stx_mode)) {
 		close(fd);
 		return -ESTALE;
 	}
+	if (ret_sx)
+		*ret_sx = sx;
 	return fd;
+}
+
+/* mfd, a mount of dev's root, kept for the round's next opens (m has room), else closed. */
+static void mnts_keep(struct pc_inode_mnts *m, uint64_t dev, int mfd, bool whole)
+{
+	if (m && whole && m->n < sizeof(m->fd) / sizeof(m->fd[0])) {
+		m->dev[m->n] = dev;
+		m->fd[m->n++] = mfd;
+	} else {
+		close(mfd);
+	}
+}
+
+void pc_inode_mnts_close(struct pc_inode_mnts *m)
+{
+	while (m->n)
+		close(m->fd[--m->n]);
 }
 
 int pc_inode_open(uint64_t dev, uint64_t ino, int flags)
 {
-	int err = 0, rc = -ENODEV, fd;
+	return pc_inode_open_mnts(NULL, dev, ino, flags, NULL);
+}
+
+int pc_inode_open_mnts(struct pc_inode_mnts *m, uint64_t dev, uint64_t ino, int flags,
+		       struct statx *ret_sx)
+{
+	int err = 0, rc = -ENODEV, fd, mfd;
 	FILE *f;
 	char *line = NULL, cached[4096] = "";
 	size_t cap = 0;
@@ -1252,15 +1283,18 @@ int pc_inode_open(uint64_t dev, uint64_t ino, int flags)
 
 	if (!(flags & O_PATH))
 		flags |= O_NONBLOCK | O_NOCTTY;	/* whatever it turns out to be, never wait */
+	for (unsigned i = 0; m && i < m->n; i++)
+		if (m->dev[i] == dev)
+			return open_in(m->fd[i], dev, ino, flags, ret_sx);
 	pthread_mutex_lock(&mnt_lock);
 	for (unsigned i = 0; i < 8; i++)
 		if (mnt_cache[i].path[0] && mnt_cache[i].dev == dev)
 			memcpy(cached, mnt_cache[i].path, sizeof(cached));
 	pthread_mutex_unlock(&mnt_lock);
-	if (cached[0]) {
-		fd = open_via(cached, dev, ino, flags);
-		if (fd != 1)
-			return fd;
+	if (cached[0] && (mfd = mount_fd(cached, dev)) >= 0) {
+		fd = open_in(mfd, dev, ino, flags, ret_sx);
+		mnts_keep(m, dev, mfd, true);
+		return fd;
 	}
 	f = pc_sys_fopen_read("/proc/self/mountinfo", &err);
 	if (!f)
@@ -1282,10 +1316,10 @@ int pc_inode_open(uint64_t dev, uint64_t ino, int flags)
 	fclose(f);
 	for (int k = 0; k < 2 && rc < 0; k++) {
 		for (int i = 0; i < nm[k] && rc < 0; i++) {
-			fd = open_via(mnts[k][i], dev, ino, flags);
-			if (fd == 1)
+			mfd = mount_fd(mnts[k][i], dev);
+			if (mfd < 0)
 				continue;
-			rc = fd;
+			rc = open_in(mfd, dev, ino, flags, ret_sx);
 			if (k == 0) {	/* a mount of the root: its paths are whole */
 				pthread_mutex_lock(&mnt_lock);
 				mnt_cache[mnt_next % 8].dev = dev;
@@ -1294,6 +1328,7 @@ int pc_inode_open(uint64_t dev, uint64_t ino, int flags)
 				mnt_next++;
 				pthread_mutex_unlock(&mnt_lock);
 			}
+			mnts_keep(m, dev, mfd, k == 0 && rc >= 0);
 		}
 	}
 	for (int k = 0; k < 2; k++)
