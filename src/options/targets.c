@@ -16,6 +16,7 @@
 #include "internal.h"	/* lib/target.c: the files of processes */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -350,6 +351,23 @@ static int feed_next(void *arg, const char **path, int *fd)
 	}
 }
 
+/*
+ * An unnamed temporary file for a pipe's list: in $TMPDIR, else /var/tmp,
+ * on disk where /tmp may be tmpfs (memory, the very thing saved).
+ */
+static FILE *spool_file(void)
+{
+	const char *dir = secure_getenv("TMPDIR");
+	int fd = open(dir && *dir ? dir : "/var/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	FILE *f;
+
+	if (fd < 0)
+		return tmpfile();
+	if (!(f = fdopen(fd, "w+")))
+		close(fd);
+	return f;
+}
+
 int targets_each_name(struct targets *t, int (*fn)(const char *path, void *arg), void *arg)
 {
 	int rc = 0;
@@ -367,7 +385,7 @@ int targets_each_name(struct targets *t, int (*fn)(const char *path, void *arg),
 		/* a file is read again from here; a pipe is kept as it is read */
 		if (fstat(fileno(l->f), &st) < 0 || !S_ISREG(st.st_mode) ||
 		    (at = ftello(l->f)) < 0) {
-			copy = tmpfile();
+			copy = spool_file();
 			if (!copy) {
 				cli_fail(l->name, errno, "cannot keep a copy of path list");
 				list_close(l);
