@@ -18,8 +18,8 @@
 # the way restore does (one thread; readahead does the I/O ahead of the
 # reads); the notes in bench/results/README.md say what the others measured.
 #
-# Root (drop_caches). The timed part holds LOCK (default /tmp/pc-test.lock,
-# "" for none). Environment: PAGECACHE, BENCH_DIR (default
+# Root (drop_caches). The trials hold LOCK (default /tmp/pc-test.lock, ""
+# for none: the caller holds it), all of them together. Environment: PAGECACHE, BENCH_DIR (default
 # /var/tmp/pagecache-bench), FILES, SIZE (MiB), TRIALS (default 5).
 # Usage: bash bench/restore-fio.sh [--json FILE] [--keep]
 set -euo pipefail
@@ -84,12 +84,12 @@ timed() {	# NAME CMD...: the wall time appended to $OUT/NAME
 }
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 START=$(date -u +%FT%TZ)
+if [[ -n $LOCK ]]; then	# a minute or two: every trial in one hold
+	exec 9>"$LOCK"
+	flock 9
+fi
 for ((r = 0; r < TRIALS; r++)); do
 	echo "trial $((r + 1)) of $TRIALS" >&2
-	if [[ -n $LOCK ]]; then
-		exec 9>"$LOCK"
-		flock 9
-	fi
 	if ((r % 2 == 0)); then
 		timed restore "$PAGECACHE" restore -q --json "$OUT/set.pcs"
 		timed fio fio "${fioargs[@]}"
@@ -100,9 +100,9 @@ for ((r = 0; r < TRIALS; r++)); do
 	# fio read all of it (a job cut short would flatter the floor)
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); b=sum(x["read"]["io_bytes"] for x in j["jobs"]); sys.exit(b != int(sys.argv[2]))' \
 		"$OUT/fio.out" "$((FILES * SIZE << 20))" || die "fio did not read every byte"
-	[[ -z $LOCK ]] || exec 9>&-
 done
 drop
+[[ -z $LOCK ]] || exec 9>&-
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 - "$OUT" "$JSON" "$LOAD0" "$LOAD1" "$START" "$(uname -r)" "$(nproc)" "$FILES" "$SIZE" \
 	"$FIO_ENGINE" "$FIO_JOBS" "$FIO_DEPTH" "$FIO_BS" "$(fio --version)" <<'EOF'
