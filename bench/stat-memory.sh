@@ -5,8 +5,12 @@
 # pretty, JSON short and key=value. Rows stream (src/output/output.c), so the
 # figure stays flat; the target (issue 11) is under 64 MiB for 100,000
 # files. tests/cli/t-stat-memory.sh checks the same on 30,000 files within
-# make check's time. Needs no root: the files are made (once) beneath
-# BENCH_DIR with touch (xargs, not a process per file).
+# make check's time. Then the same files named by a list (--files-from
+# LIST, and --files0-from - from a pipe), which is read as it is walked:
+# its figure should be the tree's, but for the (dev, ino) of each file
+# named (20 bytes a slot, the set at most half full), which keeps a file
+# named twice to one visit. Needs no root: the files are made (once)
+# beneath BENCH_DIR with touch (xargs, not a process per file).
 set -euo pipefail
 PAGECACHE=${PAGECACHE:-$(cd "$(dirname "$0")/.." && pwd)/build/pagecache}
 . "$(dirname "$0")/workdir.sh"
@@ -29,4 +33,11 @@ for n in 100000 200000; do
 		/usr/bin/time -o "$DIR/rss" -f %M "$PAGECACHE" stat -v $f "$DIR/d$n" >/dev/null
 		printf '%-8s %-14s %10s\n' "$n" "$fmt" "$(tail -n1 "$DIR/rss")"
 	done
+	find "$DIR/d$n" -type f >"$DIR/list"
+	/usr/bin/time -o "$DIR/rss" -f %M "$PAGECACHE" stat -v --files-from "$DIR/list" >/dev/null
+	printf '%-8s %-14s %10s\n' "$n" "--files-from" "$(tail -n1 "$DIR/rss")"
+	tr '\n' '\0' <"$DIR/list" | /usr/bin/time -o "$DIR/rss" -f %M "$PAGECACHE" stat -v \
+		--files0-from - >/dev/null
+	printf '%-8s %-14s %10s\n' "$n" "--files0-from|" "$(tail -n1 "$DIR/rss")"
+	rm -f "$DIR/list"
 done

@@ -47,6 +47,13 @@
  * RLIMIT_NOFILE in all, batch_size), whatever the tree's width or depth.
  * Out of descriptors all the same (a low limit, a caller's own), a worker
  * makes room and waits for the others' (make_room, wait_for_fds).
+ *
+ * Roots may keep coming (pc_walk_fed: a list of names read as it is
+ * walked): the caller's thread appends them beneath everything queued
+ * while the workers walk, never more than FEED_HIGH waiting, so memory
+ * does not grow with the list; the order is that of pc_walk given them
+ * all. What does grow is the set of files seen as roots, (dev, ino) each,
+ * that keeps a file named twice to one visit.
  */
 #define _GNU_SOURCE
 #include "idmap.h"
@@ -73,6 +80,8 @@
 #define FILE_FLAGS (O_RDONLY | O_NOATIME | O_NONBLOCK | O_NOCTTY)
 #define PATH_FLAGS (O_PATH | O_NOFOLLOW)	/* a shared directory's files, first */
 #define EMFILE_TRIES 40			/* one file's opens out of descriptors */
+#define FEED_HIGH 256			/* fed roots queued at most (pc_walk_fed) */
+#define FEED_LOW 64			/* ... and the feed asked for more below this */
 
 /* A directory entered, kept while anything beneath it is queued. */
 struct dnode {
@@ -96,6 +105,7 @@ struct item {
 	char *path;			/* as reached from the root */
 	const char *name;		/* in parent (into path); a root: path */
 	int rootfd;			/* a root the caller reached (root_fds), or -1 */
+	bool ownfd;			/* rootfd came from the feed: closed with the item */
 };
 
 struct idset {
@@ -108,6 +118,10 @@ struct walker {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct item *stack;
+	struct item *bottom;	/* the stack's last item: fed roots go beneath it */
+	unsigned roots;		/* roots on the stack */
+	bool feeding;		/* the feed may bring more: workers wait for it */
+	pthread_cond_t fed;	/* the feeder waits here for roots to run low */
 	unsigned active;
 	int stop;		/* first non-zero from file() */
 	struct idset dirs, links;
@@ -335,7 +349,39 @@ static int push(struct walker *w, struct dnode *parent, const char *path, int ro
 	}
 	pthread_mutex_lock(&w->lock);
 	it->next = w->stack;
+	if (!w->stack)
+		w->bottom = it;
 	w->stack = it;
+	if (!parent)
+		w->roots++;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
+/*
+ * A root from the feed, beneath everything queued: as if every root had
+ * been pushed at the start, each tree is walked before the next root is
+ * taken, and the roots in the feed's order. The walk owns rootfd.
+ */
+static int append_root(struct walker *w, const char *path, int rootfd)
+{
+	struct item *it = calloc(1, sizeof(*it));
+
+	if (!it || !(it->path = strdup(path))) {
+		free(it);
+		return -ENOMEM;
+	}
+	it->rootfd = rootfd;
+	it->ownfd = rootfd >= 0;
+	it->name = it->path;
+	pthread_mutex_lock(&w->lock);
+	if (w->bottom)
+		w->bottom->next = it;
+	else
+		w->stack = it;
+	w->bottom = it;
+	w->roots++;
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	return 0;
@@ -345,6 +391,8 @@ static void item_free(struct walker *w, struct item *it)
 {
 	if (it->parent)
 		node_unref(w, it->parent);
+	if (it->ownfd)
+		close(it->rootfd);
 	free(it->path);
 	free(it);
 }
@@ -355,6 +403,7 @@ static void set_stop(struct walker *w, int rc)
 	if (!w->stop)
 		w->stop = rc;
 	pthread_cond_broadcast(&w->cond);
+	pthread_cond_broadcast(&w->fed);	/* the feeder reads no more */
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -1095,7 +1144,7 @@ static void *worker_main(void *arg)
 		struct item *it;
 
 		pthread_mutex_lock(&w->lock);
-		while (!w->stack && w->active && !w->stop) {
+		while (!w->stack && (w->active || w->feeding) && !w->stop) {
 			if (pc_openq_pending(wk->q)) {	/* no fds held while idle */
 				pthread_mutex_unlock(&w->lock);
 				pc_openq_flush(wk->q);
@@ -1111,6 +1160,10 @@ static void *worker_main(void *arg)
 		}
 		it = w->stack;
 		w->stack = it->next;
+		if (!w->stack)
+			w->bottom = NULL;
+		if (!it->parent && --w->roots <= FEED_LOW)
+			pthread_cond_signal(&w->fed);
 		w->active++;
 		pthread_mutex_unlock(&w->lock);
 
@@ -1169,9 +1222,49 @@ unsigned pc_walk_threads(const struct pc_walk_opts *o)
 	return n < 2 ? 2 : n > 16 ? 16 : (unsigned)n;
 }
 
+/*
+ * The caller's thread, while the workers walk: the feed's roots onto the
+ * stack, never more than FEED_HIGH queued, until it ends or the walk stops.
+ */
+static void feed_roots(struct walker *w, const struct pc_walk_feed *f)
+{
+	for (;;) {
+		const char *path;
+		int fd = -1, rc;
+		bool stop;
+
+		pthread_mutex_lock(&w->lock);
+		while (w->roots >= FEED_HIGH && !w->stop)
+			pthread_cond_wait(&w->fed, &w->lock);
+		stop = w->stop;
+		pthread_mutex_unlock(&w->lock);
+		if (stop)
+			break;
+		rc = f->next(f->arg, &path, &fd);
+		if (rc == 0)
+			break;
+		if (rc > 0 && (rc = append_root(w, path, fd)) < 0 && fd >= 0)
+			close(fd);
+		if (rc < 0) {
+			set_stop(w, rc);
+			break;
+		}
+	}
+	pthread_mutex_lock(&w->lock);
+	w->feeding = false;
+	pthread_cond_broadcast(&w->cond);	/* the workers may end now */
+	pthread_mutex_unlock(&w->lock);
+}
+
 int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *o)
 {
-	struct walker w = { .o = o };
+	return pc_walk_fed(roots, nroots, NULL, o);
+}
+
+int pc_walk_fed(const char *const *roots, size_t nroots, const struct pc_walk_feed *feed,
+		const struct pc_walk_opts *o)
+{
+	struct walker w = { .o = o, .feeding = feed != NULL };
 	unsigned nt = pc_walk_threads(o);
 	struct worker *wks = calloc(nt, sizeof(*wks));
 	pthread_t *tids = calloc(nt, sizeof(*tids));
@@ -1191,6 +1284,7 @@ int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *
 	pthread_mutex_init(&w.ev_lock, NULL);
 	pthread_mutex_init(&w.nlock, NULL);
 	pthread_cond_init(&w.cond, NULL);
+	pthread_cond_init(&w.fed, NULL);
 	pthread_mutex_init(&w.dirs.lock, NULL);
 	pthread_mutex_init(&w.links.lock, NULL);
 	/* Pushed in reverse so the stack pops them in the order given. */
@@ -1216,6 +1310,8 @@ int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *
 	}
 	if (rc)
 		set_stop(&w, rc);
+	if (feed)
+		feed_roots(&w, feed);	/* returns at once after a stop */
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	while (w.stack) {
@@ -1241,6 +1337,7 @@ int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *
 	pthread_mutex_destroy(&w.ev_lock);
 	pthread_mutex_destroy(&w.nlock);
 	pthread_cond_destroy(&w.cond);
+	pthread_cond_destroy(&w.fed);
 	pthread_mutex_destroy(&w.dirs.lock);
 	pthread_mutex_destroy(&w.links.lock);
 	return rc ? rc : w.stop;

@@ -302,8 +302,9 @@ bool cli_stderr_tty(void);
 /* ---- targets.c: which files ---- */
 struct proc_file;
 struct targets {
-	const char **paths;
+	const char **paths;		/* argv's, then the processes' files */
 	size_t npaths, cap;
+	size_t nargv;			/* paths[nargv...]: the processes' files */
 	uint64_t off, len;		/* byte range; len 0: to EOF */
 	const char **include, **exclude;
 	size_t ninc, nexc;
@@ -311,8 +312,17 @@ struct targets {
 	struct path_list {		/* -b, --files-from, --files0-from FILE ("-": stdin) */
 		const char *name;
 		bool nul;		/* --files0-from's: names end with NUL */
+		FILE *f;		/* open from targets_finish until read; NULL: done */
+		FILE *in;		/* f's own stream (a copy's: targets_each_name) */
+		int err;		/* a read error the copy did not keep */
+		unsigned long line;	/* names read (and empty lines) */
 	} *lists;
-	size_t nlists;			/* every one is read, in order */
+	size_t nlists;			/* every one is read, in order, as it is walked */
+	size_t list_at, fed;		/* the walk's feed: the list it reads, paths it gave */
+	char *name;			/* the name read last (PATH_MAX) */
+	/* optional: each root before it is walked: -1 drops it; *fd as root_fds */
+	int (*root)(const char *path, int *fd, void *arg);
+	void *root_arg;
 	bool nul;			/* -0: -b's and --files-from's lists too */
 	int *pids;			/* --pid, repeatable */
 	size_t npids;
@@ -336,8 +346,21 @@ void targets_init(struct targets *t);
  * 0 not a target option, -1 bad value (already reported).
  */
 int targets_opt(struct targets *t, int c, const char *arg);
-/* Take argv's remaining paths and any batch list; -1 on error. */
+/*
+ * Take argv's remaining paths, open the path lists (read while they are
+ * walked: a list of any length holds a few hundred names at once); -1 on
+ * error.
+ */
 int targets_finish(struct targets *t, int argc, char **argv);
+/*
+ * Each name the walk will start from (argv's, then the lists'), before
+ * the walk: fn's non-zero stops. A list that cannot be read again (a
+ * pipe) is copied to a temporary file as it is read, for the walk. Said
+ * nothing of what is wrong in a list: the walk says it.
+ */
+int targets_each_name(struct targets *t, int (*fn)(const char *path, void *arg), void *arg);
+/* Every list's names read into paths (a walk made elsewhere: lock --watch). */
+int targets_read_lists(struct targets *t);
 /* Walk with t's options; event counters are kept in t. */
 int targets_walk(struct targets *t, int (*file)(struct pc_walk_entry *, void *), void *arg);
 /* t's walk options and events (counters, messages), for a walk made elsewhere (lock --watch) */

@@ -242,31 +242,13 @@ static char **container_args(struct snap_cli *c, int argc, char **argv, int *ret
 }
 
 /*
- * --safe-links: the paths the engine trusts, each walked from the fd it
- * reached (root_fds); one it drops is said by it, and freed here. NULL
- * without memory: the paths are walked by name, after the check.
+ * --safe-links: each root as the engine trusts it, walked from the fd it
+ * reached (the walk closes it); one it drops is said by it, and not walked.
  */
-static int *trusted_roots(struct targets *t, struct pc_snapshot *s)
+static int trusted_root(const char *path, int *fd, void *arg)
 {
-	int *fds = calloc(t->npaths ? t->npaths : 1, sizeof(*fds));
-	size_t k = 0;
-
-	for (size_t i = 0; i < t->npaths; i++) {
-		int fd;
-
-		pc_snapshot_trust_roots(s, &t->paths[i], 1, &fd);
-		if (fd == PC_SNAPSHOT_ROOT_DROPPED) {
-			free((char *)t->paths[i]);
-			continue;
-		}
-		if (fds)
-			fds[k] = fd;
-		else if (fd >= 0)
-			close(fd);
-		t->paths[k++] = t->paths[i];
-	}
-	t->npaths = k;
-	return fds;
+	pc_snapshot_trust_roots(arg, &path, 1, fd);
+	return *fd == PC_SNAPSHOT_ROOT_DROPPED ? -1 : 0;
 }
 
 /* the total's owners: "uid:gid:bits,...", "none" (no file read) or "many" */
@@ -376,23 +358,19 @@ static void report(struct snap_cli *c, const struct pc_snapshot_result *r, doubl
 void snapshot_capture(struct targets *t, unsigned flags, struct pc_snapshot *s, const char *out,
 		      const uint64_t *engine_failures, struct pc_snapshot_result *r)
 {
-	int *root_fds = NULL;
 	int rc;
 
-	if (flags & PC_SNAPSHOT_SAFE_LINKS)
-		root_fds = trusted_roots(t, s);
-	t->walk.root_fds = root_fds;
+	if (flags & PC_SNAPSHOT_SAFE_LINKS) {
+		t->root = trusted_root;
+		t->root_arg = s;
+	}
 	if (flags & PC_SNAPSHOT_METADATA) {
 		t->dir = walk_dir;
 		t->dir_arg = s;
 	}
 	rc = targets_walk(t, walk_file, s);
 	t->dir = NULL;
-	t->walk.root_fds = NULL;
-	for (size_t i = 0; root_fds && i < t->npaths; i++)
-		if (root_fds[i] >= 0)
-			close(root_fds[i]);
-	free(root_fds);
+	t->root = NULL;
 	if (rc < 0)
 		cli_warn("walk failed: %s", strerror(-rc));
 	/* what failed before the engine saw it (lists, processes, the walk) counts too */

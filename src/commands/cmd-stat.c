@@ -536,20 +536,20 @@ static int pick_columns(struct stat_ctx *c, const struct stat_cli *cl)
 	return -1;
 }
 
-/* List files with -v, -o or --by-cgroup, or when no PATH is a directory. */
-static bool list_files(const struct stat_ctx *c, const struct stat_cli *cl)
+static int is_dir(const char *path, void *arg)
 {
-	bool anydir = false;
+	struct stat st;
 
+	(void)arg;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* List files with -v, -o or --by-cgroup, or when no PATH (listed ones too) is a directory. */
+static bool list_files(struct stat_ctx *c, const struct stat_cli *cl)
+{
 	if (c->verbose || cl->colspec || c->by_cgroup || cl->co.prom_per_file)
 		return true;
-	for (size_t i = 0; i < c->t.npaths; i++) {
-		struct stat st;
-
-		if (stat(c->t.paths[i], &st) == 0 && S_ISDIR(st.st_mode))
-			anydir = true;
-	}
-	return !anydir;
+	return !targets_each_name(&c->t, is_dir, NULL);
 }
 
 /* The threads' totals in *sum, why the last unknown was (EPERM's if none); c's freed. */

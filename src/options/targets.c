@@ -3,7 +3,8 @@
  * targets.c: the options every file-taking command shares, and the walk
  * that turns them into files: paths on the command line, lists read with
  * -b (newline or NUL separated, the last record kept whole even without a
- * trailing separator), patterns, a byte range, a size cap; the files of
+ * trailing separator; read while they are walked, so a list of a million
+ * names holds a few hundred at once), patterns, a byte range, a size cap; the files of
  * --pid's and --cgroup's processes, which lib/target.c finds and pins (an
  * O_PATH fd each, walked as /proc/self/fd/FD, so exactly that file is
  * reopened). Walk events become counters for the summary, and errors
@@ -15,6 +16,8 @@
 #include "internal.h"	/* lib/target.c: the files of processes */
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +112,7 @@ int targets_opt(struct targets *t, int c, const char *arg)
 		if (!nl)
 			return -1;
 		t->lists = nl;
-		nl[t->nlists++] = (struct path_list){ arg, c == OPT_FILES0_FROM };
+		nl[t->nlists++] = (struct path_list){ .name = arg, .nul = c == OPT_FILES0_FROM };
 		return 1;
 	}
 	case OPT_NULL:
@@ -153,52 +156,300 @@ int targets_opt(struct targets *t, int c, const char *arg)
 }
 
 /*
- * One path list, every name pushed onto t->paths. A name is never cut
- * short: a NUL inside a newline-separated list's name is a failure that
- * names it (it was read as the name up to the NUL, another file). A read
- * error is a failure that names the list. 0, or -1 after naming it.
+ * A path list is read as it is walked (targets_walk's feed), a name at a
+ * time into t->name, so that a list of a million names costs no more
+ * memory than a tree of a million files. A name is never cut short: one
+ * longer than PATH_MAX cannot be opened, and one holding a NUL in a
+ * newline-separated list would be read as the name up to the NUL,
+ * another file; either, or bytes no list of names holds, is a list read
+ * as one that is none (a binary file given to -b): the list is refused
+ * there, with one message, not a failure for each of its lines.
  */
-static int read_list(struct targets *t, const struct path_list *l)
+
+/* Valid UTF-8 (no overlong forms, no surrogates, at most U+10FFFF). */
+static bool utf8_valid(const unsigned char *s, size_t n)
 {
-	FILE *f = strcmp(l->name, "-") ? fopen(l->name, "re") : stdin;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int sep = l->nul || t->nul ? '\0' : '\n', rc = 0;
+	for (size_t i = 0; i < n;) {
+		unsigned c = s[i], need, min, cp;
 
-	if (!f) {
-		cli_fail(l->name, errno, "cannot open path list");
-		return -1;
-	}
-	errno = 0;
-	while ((n = getdelim(&line, &cap, sep, f)) > 0) {
-		if (line[n - 1] == sep)	/* only a separator, never a path byte */
-			line[--n] = 0;
-		if (n == 0)
-			continue;
-		if ((size_t)n != strlen(line)) {
-			cli_fail_msg(line, "skipping a listed name that starts",
-				     "it holds a NUL byte (lists of NUL-ended names take -0 "
-				     "or --files0-from)");
+		if (c < 0x80) {
+			i++;
 			continue;
 		}
-		char *p = strdup(line);
+		if (c >= 0xc2 && c <= 0xdf)
+			need = 1, min = 0x80, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			need = 2, min = 0x800, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			need = 3, min = 0x10000, cp = c & 0x07;
+		else
+			return false;
+		if (n - i <= need)
+			return false;
+		for (unsigned k = 1; k <= need; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += need + 1;
+	}
+	return true;
+}
 
-		if (!p || push_str(&t->paths, &t->npaths, p) < 0) {
-			free(p);
+/*
+ * Not a name of a newline-separated list: control bytes (a tab and a
+ * carriage return aside) in bytes that are not UTF-8 either. A name in
+ * Latin-1, or in UTF-8 with a control character, is still a name.
+ */
+static bool looks_binary(const char *s, size_t n)
+{
+	bool ctl = false;
+
+	for (size_t i = 0; i < n && !ctl; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		ctl = (c < 0x20 && c != '\t' && c != '\r') || c == 0x7f;
+	}
+	return ctl && !utf8_valid((const unsigned char *)s, n);
+}
+
+static void list_close(struct path_list *l)
+{
+	if (l->f && l->f != stdin)
+		fclose(l->f);
+	if (l->in && l->in != l->f && l->in != stdin)
+		fclose(l->in);
+	l->f = l->in = NULL;
+}
+
+/* refused at line (quiet: said by the walk's own read) */
+static void list_refuse(const struct path_list *l, unsigned long line, const char *why, bool quiet)
+{
+	char msg[256];
+
+	if (quiet)
+		return;
+	snprintf(msg, sizeof(msg), "%s (name %lu): not a list of names (a binary file?); "
+		 "read no further", why, line);
+	cli_fail_msg(l->name, "cannot read path list", msg);
+}
+
+/*
+ * The list's next name into t->name: 1; 0 at its end, or where it fails
+ * or is refused (said unless quiet). copy: every byte read is written to
+ * it too (targets_each_name's copy of a pipe).
+ */
+static int list_next(struct targets *t, struct path_list *l, bool quiet, FILE *copy)
+{
+	int sep = l->nul || t->nul ? '\0' : '\n';
+	FILE *f = l->f;
+
+	if (!t->name && !(t->name = malloc(PATH_MAX))) {
+		if (!quiet)
 			cli_fail(l->name, ENOMEM, "cannot read path list");
-			rc = -1;
-			break;
+		return 0;
+	}
+	for (;;) {
+		size_t n = 0;
+		bool nul = false;
+		int c;
+
+		errno = 0;
+		while ((c = getc_unlocked(f)) != EOF && c != sep) {
+			if (copy)
+				putc_unlocked(c, copy);
+			if (n + 1 >= PATH_MAX) {
+				list_refuse(l, l->line + 1, "a name longer than PATH_MAX", quiet);
+				return 0;
+			}
+			nul |= c == 0;
+			t->name[n++] = (char)c;
 		}
+		if (copy && c != EOF)
+			putc_unlocked(c, copy);
+		t->name[n] = 0;
+		if (c == EOF && ferror(f)) {
+			int err = errno ? errno : EIO;
+
+			if (copy)
+				l->err = err;	/* the copy ends here: the walk says why */
+			else if (!quiet)
+				cli_fail(l->name, l->err ? l->err : err, "cannot read path list");
+			return 0;
+		}
+		if (c == EOF && !n) {
+			if (l->err && !quiet)	/* the pipe's, where the copy ended */
+				cli_fail(l->name, l->err, "cannot read path list");
+			return 0;
+		}
+		l->line++;
+		if (!n)
+			continue;
+		if (nul && !looks_binary(t->name, n)) {	/* text: its start is a name */
+			if (!quiet)
+				cli_fail_msg(t->name, "skipping a listed name that starts",
+					     "it holds a NUL byte (lists of NUL-ended names take -0 "
+					     "or --files0-from)");
+			list_refuse(l, l->line, "a NUL byte in a name", quiet);
+			return 0;
+		}
+		if (sep && looks_binary(t->name, n)) {
+			list_refuse(l, l->line, "control bytes in a name that is not UTF-8", quiet);
+			return 0;
+		}
+		return 1;
 	}
-	if (!rc && ferror(f)) {
-		cli_fail(l->name, errno ? errno : EIO, "cannot read path list");
-		rc = -1;
+}
+
+/* Each list opened now, as they were all read at the start: a missing one is said first. */
+static void lists_open(struct targets *t)
+{
+	for (size_t i = 0; i < t->nlists; i++) {
+		struct path_list *l = &t->lists[i];
+
+		l->f = strcmp(l->name, "-") ? fopen(l->name, "re") : stdin;
+		if (!l->f)
+			cli_fail(l->name, errno, "cannot open path list");
+		l->in = l->f;
 	}
-	free(line);
-	if (f != stdin)
-		fclose(f);
+}
+
+/*
+ * The walk's roots, from its feed: argv's paths, each list's names, the
+ * processes' files; each as t->root says. 1, 0 at the end.
+ */
+static int feed_next(void *arg, const char **path, int *fd)
+{
+	struct targets *t = arg;
+
+	for (;;) {
+		const char *p;
+
+		if (t->fed < t->nargv) {
+			p = t->paths[t->fed++];
+		} else if (t->list_at < t->nlists) {
+			struct path_list *l = &t->lists[t->list_at];
+
+			if (!l->f || !list_next(t, l, false, NULL)) {
+				list_close(l);
+				t->list_at++;
+				continue;
+			}
+			p = t->name;
+		} else if (t->fed < t->npaths) {
+			p = t->paths[t->fed++];
+		} else {
+			return 0;
+		}
+		*fd = -1;
+		if (t->root && t->root(p, fd, t->root_arg) < 0)
+			continue;
+		*path = p;
+		return 1;
+	}
+}
+
+/*
+ * An unnamed temporary file for a pipe's list: in $TMPDIR, else /var/tmp,
+ * on disk where /tmp may be tmpfs (memory, the very thing saved).
+ */
+static FILE *spool_file(void)
+{
+	const char *dir = secure_getenv("TMPDIR");
+	int fd = open(dir && *dir ? dir : "/var/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	FILE *f;
+
+	if (fd < 0)
+		return tmpfile();
+	if (!(f = fdopen(fd, "w+")))
+		close(fd);
+	return f;
+}
+
+int targets_each_name(struct targets *t, int (*fn)(const char *path, void *arg), void *arg)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < t->nargv && !rc; i++)
+		rc = fn(t->paths[i], arg);
+	for (size_t i = 0; i < t->nlists && !rc; i++) {
+		struct path_list *l = &t->lists[i];
+		struct stat st;
+		FILE *copy = NULL;
+		off_t at = 0;
+
+		if (!l->f)
+			continue;
+		/* a file is read again from here; a pipe is kept as it is read */
+		if (fstat(fileno(l->f), &st) < 0 || !S_ISREG(st.st_mode) ||
+		    (at = ftello(l->f)) < 0) {
+			copy = spool_file();
+			if (!copy) {
+				cli_fail(l->name, errno, "cannot keep a copy of path list");
+				list_close(l);
+				continue;
+			}
+		}
+		while (!rc && list_next(t, l, true, copy))
+			rc = fn(t->name, arg);
+		if (copy) {	/* the rest as it is, for the walk to read */
+			char buf[65536];
+			size_t n;
+
+			while (!l->err && (n = fread(buf, 1, sizeof(buf), l->f)) > 0)
+				fwrite(buf, 1, n, copy);
+			if (!l->err && ferror(l->f))
+				l->err = errno ? errno : EIO;
+			if (fflush(copy) != 0 || fseeko(copy, 0, SEEK_SET) < 0) {
+				cli_fail(l->name, errno, "cannot keep a copy of path list");
+				fclose(copy);
+				list_close(l);
+				continue;
+			}
+			l->f = copy;	/* l->in, the pipe, is closed with it */
+		} else if (fseeko(l->f, at, SEEK_SET) < 0) {
+			cli_fail(l->name, errno, "cannot read path list");
+			list_close(l);
+		}
+		if (l->f)
+			clearerr(l->f);
+		l->line = 0;
+	}
 	return rc;
+}
+
+int targets_read_lists(struct targets *t)
+{
+	const char **procs = NULL;
+	size_t nprocs = 0, n = t->npaths;
+
+	/* argv's, the lists', then the processes' files: as the walk takes them */
+	for (size_t i = t->nargv; i < n; i++)
+		if (push_str(&procs, &nprocs, t->paths[i]) < 0)
+			return -ENOMEM;
+	t->npaths = t->nargv;
+	for (size_t i = 0; i < t->nlists; i++) {
+		struct path_list *l = &t->lists[i];
+
+		while (l->f && list_next(t, l, false, NULL)) {
+			char *p = strdup(t->name);
+
+			if (!p || push_str(&t->paths, &t->npaths, p) < 0) {
+				free(p);
+				cli_fail(l->name, ENOMEM, "cannot read path list");
+				break;
+			}
+		}
+		list_close(l);
+	}
+	t->list_at = t->nlists;
+	for (size_t i = 0; i < nprocs; i++)
+		push_str(&t->paths, &t->npaths, procs[i]);
+	free(procs);
+	t->nargv = t->npaths - nprocs;
+	return 0;
 }
 
 static bool has_path(struct targets *t, const char *p)
@@ -316,8 +567,8 @@ int targets_finish(struct targets *t, int argc, char **argv)
 	}
 	for (int i = 0; i < argc; i++)
 		push_str(&t->paths, &t->npaths, strdup(argv[i]));
-	for (size_t i = 0; i < t->nlists; i++)
-		read_list(t, &t->lists[i]);	/* a failure is named and makes the exit 1 */
+	t->nargv = t->npaths;
+	lists_open(t);	/* a failure is named and makes the exit 1 */
 	if (t->children && !t->npids)
 		return cli_usage_error("--children needs --pid"), -1;
 	if (t->npids || t->cgroup)
@@ -413,7 +664,8 @@ int targets_walk(struct targets *t, int (*file)(struct pc_walk_entry *, void *),
 	t->walk.arg = t->nprocs ? (void *)t : arg;
 	t->walk.event = on_event;
 	t->walk.event_arg = t;
-	return pc_walk(t->paths, t->npaths, &t->walk);
+	/* every root through the feed: the lists are read as they are walked */
+	return pc_walk_fed(NULL, 0, &(struct pc_walk_feed){ feed_next, t }, &t->walk);
 }
 
 const struct pc_walk_opts *targets_walk_opts(struct targets *t)
@@ -433,7 +685,12 @@ void targets_release(struct targets *t)
 	free(t->include);
 	free(t->exclude);
 	free(t->pids);
+	for (size_t i = 0; i < t->nlists; i++)
+		list_close(&t->lists[i]);
 	free(t->lists);
+	free(t->name);
+	t->name = NULL;
+	t->nargv = t->fed = t->list_at = 0;
 	for (size_t i = 0; i < t->nprocs; i++) {
 		close(t->procs[i].fd);
 		free(t->procs[i].name);

@@ -5,6 +5,8 @@
  * once; patterns, size caps; errors named. A directory swapped for a
  * symlink mid-walk never leads outside the tree; special files named as
  * roots are refused unopened; deep trees walk within a few descriptors.
+ * Roots fed as the walk goes (pc_walk_fed) are walked once each, a few
+ * hundred read ahead at most, their fds closed, the feed left on a stop.
  */
 #define _GNU_SOURCE
 #include "internal.h"		/* pc_openq_*: which engine opened the files */
@@ -848,6 +850,106 @@ static void shared_engines_test(const char *root)
 	}
 }
 
+/* pc_walk_fed: roots from a callback while the walk goes, a few hundred ahead at most */
+#define NFED 1000
+struct feeder {
+	atomic_int next_calls, files, lead, dups;
+	int stop_at;			/* file() stops the walk at this many files; 0: never */
+	int pathfd;			/* an O_PATH fd given with root 5, for the walk to close */
+	char path[600];
+};
+
+static int feed_next(void *arg, const char **path, int *rootfd)
+{
+	struct feeder *f = arg;
+	int i = atomic_fetch_add(&f->next_calls, 1);
+
+	if (i > NFED)
+		return 0;
+	/* root NFED: the first one again, a file named twice */
+	snprintf(f->path, sizeof(f->path), "%s/feed/f%04d", scratch_dir(), i == NFED ? 0 : i);
+	*path = f->path;
+	if (i == 5) {
+		f->pathfd = open(f->path, O_PATH | O_CLOEXEC);
+		*rootfd = f->pathfd;
+	}
+	return 1;
+}
+
+static int feed_file(struct pc_walk_entry *e, void *arg)
+{
+	struct feeder *f = arg;
+	int done = atomic_fetch_add(&f->files, 1) + 1, lead = atomic_load(&f->next_calls) - done;
+
+	(void)e;
+	if (lead > atomic_load(&f->lead))
+		atomic_store(&f->lead, lead);
+	return f->stop_at && done >= f->stop_at ? 7 : 0;
+}
+
+static void feed_event(enum pc_walk_event ev, const char *path, int err, void *arg)
+{
+	struct feeder *f = arg;
+
+	(void)path;
+	(void)err;
+	if (ev == PC_WALK_DUP)
+		atomic_fetch_add(&f->dups, 1);
+}
+
+static void test_feed(void)
+{
+	struct feeder f = { .pathfd = -1 };
+	struct pc_walk_feed feed = { feed_next, &f };
+	struct pc_walk_opts o = { .threads = 3, .file = feed_file, .event = feed_event,
+				  .arg = &f, .event_arg = &f };
+	char root[600];
+	const char *first = root;
+	int rc;
+
+	snprintf(root, sizeof(root), "%s", p("feedroot"));	/* p()'s buffers are reused */
+
+	mkdir(p("feedroot"), 0755);
+	touch(p("feedroot/x"));
+	touch(p("feedroot/y"));
+	mkdir(p("feed"), 0755);
+	for (int i = 0; i < NFED; i++) {
+		char n[32];
+
+		snprintf(n, sizeof(n), "feed/f%04d", i);
+		touch(p(n));
+	}
+	rc = pc_walk_fed(&first, 1, &feed, &o);
+	ok(rc == 0, "fed: the walk ends (%d)", rc);
+	/* the given root's two files, then the 1,000 fed */
+	ok(atomic_load(&f.files) == NFED + 2, "fed: every root walked once (%d)",
+	   atomic_load(&f.files));
+	ok(atomic_load(&f.dups) == 1, "fed: a root named twice is visited once (%d)",
+	   atomic_load(&f.dups));
+	ok(atomic_load(&f.lead) <= 256 + 3 + 1, "fed: at most 256 roots read ahead (%d)",
+	   atomic_load(&f.lead));
+	ok(f.pathfd >= 0 && fcntl(f.pathfd, F_GETFD) < 0 && errno == EBADF,
+	   "fed: a root's fd is closed by the walk");
+
+	f = (struct feeder){ .pathfd = -1, .stop_at = 10 };
+	rc = pc_walk_fed(NULL, 0, &feed, &o);
+	ok(rc == 7, "fed: file()'s stop ends the walk (%d)", rc);
+	ok(atomic_load(&f.next_calls) < NFED, "fed: and the feed is read no further (%d)",
+	   atomic_load(&f.next_calls));
+	if (f.pathfd >= 0)
+		ok(fcntl(f.pathfd, F_GETFD) < 0, "fed: a root's fd is closed after a stop too");
+	for (int i = 0; i < NFED; i++) {
+		char n[32];
+
+		snprintf(n, sizeof(n), "feed/f%04d", i);
+		unlink(p(n));
+	}
+	rmdir(p("feed"));
+	unlink(p("feedroot/x"));
+	unlink(p("feedroot/y"));
+	rmdir(p("feedroot"));
+}
+
 int main(void)
 {
 	struct pc_walk_opts o = { 0 };
@@ -998,6 +1100,7 @@ int main(void)
 		pc_openq_flush(NULL);
 		close(dfd);
 	}
+	test_feed();
 	close(sock);
 	rm_scratch();
 	return done_testing();
