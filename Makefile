@@ -305,7 +305,8 @@ $(B)/pagecache.pc: Makefile include/pagecache.h FORCE
 # JSON reader (and bench the statistics) from the internal archive.
 ifeq ($(LINK),shared)
 # record resolves its events with lib/record.c, keeps its spans with
-# lib/spanset.c, record and top their files
+# lib/spanset.c and opens them by (dev, ino) with lib/inode.c, record and
+# top their files
 # with lib/idmap.c, --pid and --cgroup find files with lib/target.c, lock
 # keeps its set with lib/lockset.c, which the .so keeps hidden
 # (lib/internal.h): their objects go into pagecache itself. So does a
@@ -314,7 +315,7 @@ ifeq ($(LINK),shared)
 # restore's and pull's reads), built without faults: the .so's seam is
 # out of reach, so PAGECACHE_FAULT is refused.
 CLI_HIDDEN_OBJ := $(B)/lib/spanset.o $(B)/lib/idmap.o $(B)/lib/target.o $(B)/lib/lockset.o \
-	$(B)/lib/record.o \
+	$(B)/lib/record.o $(B)/lib/inode.o \
 	$(B)/lib/sys-nofault.o
 RUN_PAGECACHE = LD_LIBRARY_PATH=$(B)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} $(B)/pagecache
 $(B)/pagecache: $(CLI_OBJ) $(CLI_HIDDEN_OBJ) $(INTERNAL_LIB) $(B)/libpagecache.so

@@ -285,6 +285,23 @@ struct pc_walk_opts {
 int pc_walk(const char *const *roots, size_t nroots, const struct pc_walk_opts *o);
 unsigned pc_walk_threads(const struct pc_walk_opts *o);
 
+/*
+ * pc_walk whose roots after roots[] come from next() as the walk
+ * goes (a list of names read while it is walked: --files-from), so a list
+ * of any length holds a few hundred names at once. next() is called from
+ * the caller's thread while the workers walk, whenever few roots are left
+ * queued; it sets *path (copied before the next call) and *rootfd (what
+ * pc_walk_opts.root_fds would give for it, or -1; the walk closes it) and
+ * returns 1; 0: no more; -errno stops the walk with it. Each fed root is
+ * walked after everything before it, as if all were given at the start.
+ */
+struct pc_walk_feed {
+	int (*next)(void *arg, const char **path, int *rootfd);
+	void *arg;
+};
+int pc_walk_fed(const char *const *roots, size_t nroots, const struct pc_walk_feed *feed,
+		const struct pc_walk_opts *o);
+
 /* ---- prefetch.c: warming ---------------------------------------------- */
 
 struct pc_progress {

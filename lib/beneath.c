@@ -175,63 +175,6 @@ int pc_open_beneath(int rootfd, const char *path, int extra_flags, struct stat *
 	return fd == -ENOENT ? -ENOMEDIUM : fd;	/* no /proc: said, not "missing" */
 }
 
-/*
- * Where /proc is not mounted (a chroot, a container, a mount namespace
- * that unmounted it), a procfs of our own, mounted nowhere: fsopen,
- * fsconfig and fsmount (5.2+) give a detached mount, seen by nobody else
- * and gone with the last fd of it. It takes CAP_SYS_ADMIN over this pid
- * namespace (root; not a user namespace's root where procfs is masked):
- * else -EPERM, and the caller does without.
- */
-static int private_proc_fd_dir(void)
-{
-#if defined(SYS_fsopen) && defined(SYS_fsconfig) && defined(SYS_fsmount)
-	int fs, mnt, fd;
-
-	fs = (int)syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
-	if (fs < 0)
-		return -errno;
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		fd = -errno;
-		close(fs);
-		return fd;
-	}
-	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
-			   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-	fd = mnt < 0 ? -errno : 0;
-	close(fs);
-	if (fd < 0)
-		return fd;
-	/* "self" is the caller's process in this pid namespace, as in /proc */
-	fd = openat(mnt, "self/fd", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	fd = fd < 0 ? -errno : fd;
-	close(mnt);	/* the fd of self/fd holds the mount */
-	return fd;
-#else
-	return -ENOSYS;
-#endif
-}
-
-int pc_proc_fd_dir(void)
-{
-	struct statfs sf;
-	int fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		fd = -errno;
-	else if (fstatfs(fd, &sf) < 0 || (unsigned long)sf.f_type != PROC_SUPER_MAGIC) {
-		close(fd);	/* something else mounted there: not ours to trust */
-		fd = -ENOENT;
-	}
-	if (fd < 0) {
-		int own = private_proc_fd_dir();
-
-		if (own >= 0)
-			return own;
-	}
-	return fd;
-}
-
 int pc_reopen_at(int fddir, int pfd, const struct stat *st, int extra_flags, struct stat *ret_st)
 {
 	struct stat st2;

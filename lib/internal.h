@@ -21,7 +21,7 @@ int pc_sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int gr
 			   unsigned long flags);
 
 /*
- * trace.c: pc_inode_open for a round of many (a recording's new files):
+ * inode.c: pc_inode_open for a round of many (a recording's new files):
  * the mounts it opens are kept in m, each filesystem's opened once a
  * round, until pc_inode_mnts_close (then nothing is held: no filesystem
  * kept busy between rounds); ret_sx (or NULL) the file's statx, its
@@ -36,6 +36,8 @@ struct statx;
 int pc_inode_open_mnts(struct pc_inode_mnts *m, uint64_t dev, uint64_t ino, int flags,
 		       struct statx *ret_sx);
 void pc_inode_mnts_close(struct pc_inode_mnts *m);
+/* inode.c: mountinfo's octal escapes (\040 for a space) undone in place */
+void pc_mnt_unescape(char *s);
 
 /*
  * profile.c: pc_profile_open on an fd the caller opened and checked (a
@@ -205,7 +207,7 @@ int pc_reopen_checked(int pfd, const struct stat *st, int extra_flags, struct st
  * saves the lookup of /proc/self at each reopen (a walk makes thousands);
  * fddir < 0: as pc_reopen_checked. ret_st NULL: no fstat after the open,
  * *st stands for it (the magic link opens the very file pfd holds; a walk
- * saves a system call a file). pc_proc_fd_dir: an O_PATH fd of
+ * saves a system call a file). pc_proc_fd_dir (inode.c): an O_PATH fd of
  * /proc/self/fd, checked to be procfs; where /proc is not mounted, of
  * self/fd in a procfs of our own mounted nowhere (root only); or -errno
  * (-ENOENT: no /proc).
@@ -237,23 +239,6 @@ bool pc_fd_is_stacked(int fd);
 /* The walk, around file(): fd is a plain directory's file (-1: forget it). */
 void pc_stack_hint(int fd);
 int pc_fd_real(int fd);
-
-/*
- * walk.c: pc_walk whose roots after roots[] come from next() as the walk
- * goes (a list of names read while it is walked: --files-from), so a list
- * of any length holds a few hundred names at once. next() is called from
- * the caller's thread while the workers walk, whenever few roots are left
- * queued; it sets *path (copied before the next call) and *rootfd (what
- * pc_walk_opts.root_fds would give for it, or -1; the walk closes it) and
- * returns 1; 0: no more; -errno stops the walk with it. Each fed root is
- * walked after everything before it, as if all were given at the start.
- */
-struct pc_walk_feed {
-	int (*next)(void *arg, const char **path, int *rootfd);
-	void *arg;
-};
-int pc_walk_fed(const char *const *roots, size_t nroots, const struct pc_walk_feed *feed,
-		const struct pc_walk_opts *o);
 
 /*
  * overlay.c: the layer fd's data comes from (fd: a file of an overlay):
