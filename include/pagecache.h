@@ -1484,10 +1484,11 @@ int pc_snapshot_begin(const struct pc_snapshot_opts *o, struct pc_snapshot **ret
  * records what the path names, not what the user pointed it at. In
  * ret_fds[i], one per path: an O_PATH fd of it for pc_walk_opts.root_fds
  * (the caller closes it), so that a link swapped in later leads nowhere;
- * -1 to walk it by name (relative, through /proc, or not reached: the
+ * -1 to walk it by name (relative, through /proc, or not there: the
  * walk says why); PC_SNAPSHOT_ROOT_DROPPED where it goes through a link
- * others may change, or too many: said (FAILED) and counted, not to be
- * walked. Returns how many are to be walked.
+ * others may change, or too many, or could not be checked (out of
+ * descriptors, say): said (FAILED) and counted, not to be walked.
+ * Returns how many are to be walked.
  */
 #define PC_SNAPSHOT_ROOT_DROPPED (-2)
 size_t pc_snapshot_trust_roots(struct pc_snapshot *s, const char *const *paths, size_t n,

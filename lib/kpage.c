@@ -49,7 +49,12 @@
 #define BATCH 512			/* pages per pagemap read */
 #define LRU_GEN_ENABLED "/sys/kernel/mm/lru_gen/enabled"
 
-static __thread sigjmp_buf *touch_jump;
+/*
+ * volatile: stored before the touches and cleared after them, with no
+ * call between, the first store is dead to the compiler (-O2 drops it),
+ * and the handler would find no jump: SIGBUS would end the process.
+ */
+static __thread sigjmp_buf *volatile touch_jump;
 static struct sigaction old_bus;
 static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
 

@@ -254,6 +254,16 @@ size_t pc_snapshot_trust_roots(struct pc_snapshot *s, const char *const *paths, 
 			     tr.link);
 		} else if (fd == -ELOOP) {
 			fail(s, paths[i], PC_SNAPSHOT_FAIL_LOOP, ELOOP, "not following", NULL, NULL);
+		} else if (fd < 0 && fd != -ENOENT && fd != -ENOTDIR) {
+			/*
+			 * Not checked (out of descriptors, of memory, a name too
+			 * long): walked by name, a link in it would be followed
+			 * unchecked. Only a path that is not there is left to
+			 * the walk to say so.
+			 */
+			fail(s, paths[i], PC_SNAPSHOT_FAIL_RESOLVE, -fd, "cannot check the links of",
+			     NULL, NULL);
+			fd = -EPERM;
 		}
 		if (fd == -EPERM || fd == -ELOOP) {
 			ret_fds[i] = PC_SNAPSHOT_ROOT_DROPPED;

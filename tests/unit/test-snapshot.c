@@ -13,6 +13,7 @@
 #include "tap.h"
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <limits.h>
 #include <stddef.h>
@@ -334,6 +335,50 @@ int main(void)
 		ok(seen.devices >= 1 && seen.devices == res.metadata_devices + res.metadata_skipped,
 		   "a DEVICE event per device, recorded (%llu) or left out (%llu)",
 		   (unsigned long long)res.metadata_devices, (unsigned long long)res.metadata_skipped);
+	}
+
+	/*
+	 * --safe-links: a root that cannot be checked (out of descriptors,
+	 * as a fed walk holding its queued roots' fds can leave it) is
+	 * dropped, not walked by name through a link a user swapped in.
+	 */
+	if (geteuid() == 0) {
+		struct pc_snapshot *s;
+		char dir[600], evil[700];
+		int fds[512], nfd = 0, fd = 0;
+		struct rlimit rl, low;
+
+		o.flags = PC_SNAPSHOT_SAFE_LINKS;
+		snprintf(dir, sizeof(dir), "%s/sticky", scratch_dir());
+		snprintf(evil, sizeof(evil), "%s/evil", dir);
+		mkdir(dir, 0755);
+		chmod(dir, 01777);
+		if (symlink(a, evil) < 0 || lchown(evil, 65534, 65534) < 0)
+			perror("symlink/lchown");
+		ok(pc_snapshot_begin(&o, &s) == 0, "begin, --safe-links");
+		memset(&seen, 0, sizeof(seen));
+		pc_snapshot_trust_roots(s, (const char *const[]){ evil }, 1, &fd);
+		ok(fd == PC_SNAPSHOT_ROOT_DROPPED && seen.failed == 1,
+		   "a user's link in a sticky directory: dropped (%d)", fd);
+		getrlimit(RLIMIT_NOFILE, &rl);
+		low = rl;
+		low.rlim_cur = 256;
+		setrlimit(RLIMIT_NOFILE, &low);
+		while (nfd < 512 && (fds[nfd] = dup(0)) >= 0)
+			nfd++;
+		memset(&seen, 0, sizeof(seen));
+		pc_snapshot_trust_roots(s, (const char *const[]){ evil }, 1, &fd);
+		while (nfd > 0)
+			close(fds[--nfd]);
+		setrlimit(RLIMIT_NOFILE, &rl);
+		ok(fd == PC_SNAPSHOT_ROOT_DROPPED && seen.failed == 1,
+		   "out of descriptors: dropped too, not walked by name (%d)", fd);
+		if (fd >= 0)
+			close(fd);
+		pc_snapshot_abort(s);
+		o.flags = 0;
+	} else {
+		skip("not root: a link of another user's cannot be made", "safe links, no fds");
 	}
 	rm_scratch();
 	return done_testing();
