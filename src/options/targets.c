@@ -161,10 +161,14 @@ int targets_opt(struct targets *t, int c, const char *arg)
  * memory than a tree of a million files. A name is never cut short: one
  * longer than PATH_MAX cannot be opened, and one holding a NUL in a
  * newline-separated list would be read as the name up to the NUL,
- * another file; either, or bytes no list of names holds, is a list read
- * as one that is none (a binary file given to -b): the list is refused
- * there, with one message, not a failure for each of its lines.
+ * another file; either, or bytes no list of names holds, among a list's
+ * first names is a list read as one that is none (a binary file given to
+ * -b): the list is refused there, with one message, not a failure for
+ * each of its lines. Further on, the list has shown itself a list: a bad
+ * line there is skipped with one failure and the rest still read (one
+ * corrupt line of a million never loses the names after it).
  */
+#define LIST_JUDGED 8	/* names a list is judged by */
 
 /* Valid UTF-8 (no overlong forms, no surrogates, at most U+10FFFF). */
 static bool utf8_valid(const unsigned char *s, size_t n)
@@ -257,12 +261,18 @@ static int list_next(struct targets *t, struct path_list *l, bool quiet, FILE *c
 		int c;
 
 		errno = 0;
+		bool longer = false;
+
 		while ((c = getc_unlocked(f)) != EOF && c != sep) {
 			if (copy)
 				putc_unlocked(c, copy);
 			if (n + 1 >= PATH_MAX) {
-				list_refuse(l, l->line + 1, "a name longer than PATH_MAX", quiet);
-				return 0;
+				if (l->line < LIST_JUDGED) {
+					list_refuse(l, l->line + 1, "a name longer than PATH_MAX", quiet);
+					return 0;
+				}
+				longer = true;	/* read to its end, and skipped */
+				continue;
 			}
 			nul |= c == 0;
 			t->name[n++] = (char)c;
@@ -285,17 +295,26 @@ static int list_next(struct targets *t, struct path_list *l, bool quiet, FILE *c
 			return 0;
 		}
 		l->line++;
+		if (longer) {
+			if (!quiet)
+				cli_fail_msg(t->name, "skipping a listed name that starts",
+					     "it is longer than PATH_MAX");
+			continue;
+		}
 		if (!n)
 			continue;
-		if (nul && !looks_binary(t->name, n)) {	/* text: its start is a name */
+		if (nul && looks_binary(t->name, n) && l->line <= LIST_JUDGED) {
+			list_refuse(l, l->line, "a NUL byte in a name", quiet);
+			return 0;
+		}
+		if (nul) {	/* text, or a list's later line: its start is a name */
 			if (!quiet)
 				cli_fail_msg(t->name, "skipping a listed name that starts",
 					     "it holds a NUL byte (lists of NUL-ended names take -0 "
 					     "or --files0-from)");
-			list_refuse(l, l->line, "a NUL byte in a name", quiet);
-			return 0;
+			continue;
 		}
-		if (sep && looks_binary(t->name, n)) {
+		if (sep && l->line <= LIST_JUDGED && looks_binary(t->name, n)) {
 			list_refuse(l, l->line, "control bytes in a name that is not UTF-8", quiet);
 			return 0;
 		}
@@ -353,7 +372,8 @@ static int feed_next(void *arg, const char **path, int *fd)
 
 /*
  * An unnamed temporary file for a pipe's list: in $TMPDIR, else /var/tmp,
- * on disk where /tmp may be tmpfs (memory, the very thing saved).
+ * on disk where /tmp may be tmpfs (memory, the very thing saved); where
+ * that directory takes no O_TMPFILE, tmpfile()'s (/tmp).
  */
 static FILE *spool_file(void)
 {
@@ -402,8 +422,10 @@ int targets_each_name(struct targets *t, int (*fn)(const char *path, void *arg),
 				fwrite(buf, 1, n, copy);
 			if (!l->err && ferror(l->f))
 				l->err = errno ? errno : EIO;
-			if (fflush(copy) != 0 || fseeko(copy, 0, SEEK_SET) < 0) {
-				cli_fail(l->name, errno, "cannot keep a copy of path list");
+			/* a write that failed on the way (a full disk) is a copy with a hole */
+			errno = 0;
+			if (fflush(copy) != 0 || ferror(copy) || fseeko(copy, 0, SEEK_SET) < 0) {
+				cli_fail(l->name, errno ? errno : EIO, "cannot keep a copy of path list");
 				fclose(copy);
 				list_close(l);
 				continue;
