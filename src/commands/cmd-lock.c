@@ -829,6 +829,20 @@ static int lock_main(struct lock_ctx *c, const struct cli_opts *co)
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	/*
+	 * The lists read whole first, while a signal still ends us: a list
+	 * read as it is walked would be read with the signals blocked, and a
+	 * pipe's writer that never closes (-b -) would hold a lock nobody can
+	 * stop but by SIGKILL. What lock holds is the files' pages, which
+	 * dwarf their names.
+	 */
+	if (targets_read_lists(&c->t) < 0) {
+		cli_warn("cannot lock: %s", strerror(ENOMEM));
+		pc_lockset_free(c->set);
+		pc_budget_release(&c->budget);
+		targets_release(&c->t);
+		return EXIT_PARTIAL;
+	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);

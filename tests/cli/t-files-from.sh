@@ -76,8 +76,37 @@ printf '%s\n' "$PWD/d/f0001" 'caf\351' "$PWD/d/f0002" >latin1
 pc stat -J -b latin1 >o.json 2>e; t_is "a Latin-1 name is a name (not found: exit 1)" $? 1
 t_is "  the names after it walked" "$(jq .total.files o.json)" 2
 t_ok "  no list refused" sh -c '! grep -q "not a list of names" e'
+# past its first names a list has shown itself one: a bad line there is
+# skipped with one failure, and the names after it are still read
+{ head -n 9 list; printf 'x\0y\n'; head -c 5000 /dev/zero | tr '\0' a; echo; tail -n 2 list; } >late
+pc stat -J -b late >o.json 2>e; t_is "bad lines after the first names: exit 1" $? 1
+t_is "  every good name walked" "$(jq .total.files o.json)" 11
+t_is "  one failure a bad line" "$(jq '.errors | length' o.json)" 2
+t_ok "  the list not refused" sh -c '! grep -q "not a list of names" e'
+t_ok "  the NUL named" grep -qF "skipping a listed name that starts 'x': it holds a NUL byte" e
+t_ok "  the long one named" grep -qF "it is longer than PATH_MAX" e
 # lists after a refused one are read
 pc stat -J -b big.bin -b latin1 >o.json 2>e
 t_is "a list after a refused one is read" "$(jq .total.files o.json)" 2
+
+# lock reads its lists before it waits for signals: a pipe whose writer
+# never ends is stopped by SIGTERM, as before lists were read as walked
+mkfifo ff
+sleep 60 >ff &
+wpid=$!
+"$PAGECACHE" lock -b - <ff >o 2>e &	# not pc(): $! must be pagecache itself
+lpid=$!
+sleep 1
+kill -TERM "$lpid" 2>/dev/null
+for _ in $(seq 50); do kill -0 "$lpid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$lpid" 2>/dev/null; then
+	t_ok "lock -b - waiting on a pipe: SIGTERM stops it" false
+	kill -KILL "$lpid"
+else
+	t_ok "lock -b - waiting on a pipe: SIGTERM stops it" true
+fi
+wait "$lpid" 2>/dev/null
+kill "$wpid" 2>/dev/null
+wait "$wpid" 2>/dev/null
 
 t_done
