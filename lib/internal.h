@@ -36,7 +36,7 @@ struct statx;
 int pc_inode_open_mnts(struct pc_inode_mnts *m, uint64_t dev, uint64_t ino, int flags,
 		       struct statx *ret_sx);
 void pc_inode_mnts_close(struct pc_inode_mnts *m);
-/* inode.c: mountinfo's octal escapes (\040 for a space) undone in place */
+/* inode.c: mountinfo's octal escapes (\040 for a space) undone in place (overlay.c, trace.c) */
 void pc_mnt_unescape(char *s);
 
 /*

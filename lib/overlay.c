@@ -125,23 +125,6 @@ static void mount_free(struct ovl_mount *m)
 	free(m);
 }
 
-/* mountinfo's octal escapes (\040 and kin), in place. */
-static void unoctal(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*d++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 3;
-		} else {
-			*d++ = *s;
-		}
-	}
-	*d = 0;
-}
-
 static int add_layer(struct ovl_mount *m, const char *path, size_t len)
 {
 	char **nl;
@@ -198,7 +181,7 @@ static int parse_superopts(struct ovl_mount *m, char *opts)
 	struct ovl_mount lowers = { 0 };
 
 	for (char *o = strtok_r(opts, ",", &save); o && rc == 0; o = strtok_r(NULL, ",", &save)) {
-		unoctal(o);
+		pc_mnt_unescape(o);
 		if (!strncmp(o, "upperdir=", 9)) {
 			upper = o + 9;
 		} else if (!strncmp(o, "lowerdir=", 9)) {
@@ -274,8 +257,8 @@ int pc_ovl_parse_mountinfo_line(char *line, int id, struct ovl_mount **ret)
 		return -ENOMEM;
 	m->mnt_id = id;
 	m->sbdev = makedev(maj, min);
-	unoctal(f[3]);
-	unoctal(f[4]);
+	pc_mnt_unescape(f[3]);
+	pc_mnt_unescape(f[4]);
 	m->root = strdup(f[3]);
 	m->point = strdup(f[4]);
 	rc = m->root && m->point ? parse_superopts(m, opts) : -ENOMEM;
