@@ -50,7 +50,8 @@
  *
  * Roots may keep coming (pc_walk_fed: a list of names read as it is
  * walked): the caller's thread appends them beneath everything queued
- * while the workers walk, never more than FEED_HIGH waiting, so memory
+ * while the workers walk, never more than FEED_HIGH waiting (fewer under
+ * a low descriptor limit: a fed root may come with its fd), so memory
  * does not grow with the list; the order is that of pc_walk given them
  * all. What does grow is the set of files seen as roots, (dev, ino) each,
  * that keeps a file named twice to one visit.
@@ -81,7 +82,6 @@
 #define PATH_FLAGS (O_PATH | O_NOFOLLOW)	/* a shared directory's files, first */
 #define EMFILE_TRIES 40			/* one file's opens out of descriptors */
 #define FEED_HIGH 256			/* fed roots queued at most (pc_walk_fed) */
-#define FEED_LOW 64			/* ... and the feed asked for more below this */
 
 /* A directory entered, kept while anything beneath it is queued. */
 struct dnode {
@@ -121,6 +121,7 @@ struct walker {
 	struct item *bottom;	/* the stack's last item: fed roots go beneath it */
 	unsigned roots;		/* roots on the stack */
 	bool feeding;		/* the feed may bring more: workers wait for it */
+	unsigned feed_high;	/* fed roots queued at most: FEED_HIGH, or the fds' share */
 	pthread_cond_t fed;	/* the feeder waits here for roots to run low */
 	unsigned active;
 	int stop;		/* first non-zero from file() */
@@ -1162,7 +1163,7 @@ static void *worker_main(void *arg)
 		w->stack = it->next;
 		if (!w->stack)
 			w->bottom = NULL;
-		if (!it->parent && --w->roots <= FEED_LOW)
+		if (!it->parent && --w->roots <= w->feed_high / 4)
 			pthread_cond_signal(&w->fed);
 		w->active++;
 		pthread_mutex_unlock(&w->lock);
@@ -1212,6 +1213,22 @@ static unsigned batch_size(unsigned nt)
 	return b > BATCH_MAX ? BATCH_MAX : (unsigned)b;
 }
 
+/*
+ * Fed roots queued at most: each may hold an fd (a caller's checked
+ * root), beside the idle directories' eighth and the batches' quarter of
+ * what we may open: an eighth more, 2..FEED_HIGH.
+ */
+static unsigned feed_high(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 8;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / 8 > FEED_HIGH)
+		return FEED_HIGH;
+	return rl.rlim_cur / 8 < 2 ? 2 : (unsigned)(rl.rlim_cur / 8);
+}
+
 unsigned pc_walk_threads(const struct pc_walk_opts *o)
 {
 	long n;
@@ -1224,7 +1241,7 @@ unsigned pc_walk_threads(const struct pc_walk_opts *o)
 
 /*
  * The caller's thread, while the workers walk: the feed's roots onto the
- * stack, never more than FEED_HIGH queued, until it ends or the walk stops.
+ * stack, never more than feed_high queued, until it ends or the walk stops.
  */
 static void feed_roots(struct walker *w, const struct pc_walk_feed *f)
 {
@@ -1234,7 +1251,7 @@ static void feed_roots(struct walker *w, const struct pc_walk_feed *f)
 		bool stop;
 
 		pthread_mutex_lock(&w->lock);
-		while (w->roots >= FEED_HIGH && !w->stop)
+		while (w->roots >= w->feed_high && !w->stop)
 			pthread_cond_wait(&w->fed, &w->lock);
 		stop = w->stop;
 		pthread_mutex_unlock(&w->lock);
@@ -1278,6 +1295,7 @@ int pc_walk_fed(const char *const *roots, size_t nroots, const struct pc_walk_fe
 	}
 	w.maxopen = fd_cap();
 	w.batch = batch_size(nt);
+	w.feed_high = feed_high();
 	w.euid = geteuid();
 	w.procfd = pc_proc_fd_dir();	/* no /proc: -1, and reopen_file says what then */
 	pthread_mutex_init(&w.lock, NULL);
