@@ -648,13 +648,7 @@ static void watch_start(struct lock_ctx *c)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	/* the watch walks its paths again and again: the lists' names are kept */
-	if (targets_read_lists(&c->t) < 0) {
-		cli_warn("cannot watch: %s", strerror(ENOMEM));
-		c->stopped = true;
-		c->watch = false;
-		return;
-	}
+	/* walked again and again: lock_main read the lists' names into c->t.paths */
 	rc = pc_lockset_watch(c->set, c->t.paths, c->t.npaths, targets_walk_opts(&c->t),
 			      c->interval);
 	if (rc < 0) {
