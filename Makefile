@@ -201,6 +201,8 @@ test-deps: deps
 	$(call need,command -v jq,jq)
 	$(call need,command -v fincore,$$(apt-cache show util-linux-extra >/dev/null 2>&1 && echo util-linux-extra || echo util-linux))
 	$(call need,command -v setpriv,util-linux)
+	$(call need,command -v vmtouch,vmtouch)
+	$(call need,command -v nocache,nocache)
 	$(call need,command -v mkswap,util-linux)
 	$(call need,command -v losetup,mount)
 	$(call need,command -v timeout,coreutils)

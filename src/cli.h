@@ -509,6 +509,9 @@ int cmd_status(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_hook(int argc, char **argv);
+/* Personalities: argv[0] is the tool's name as invoked (cmd-vmtouch.c, cmd-fincore.c). */
+int cmd_vmtouch(int argc, char **argv);
+int cmd_fincore(int argc, char **argv);
 
 /*
  * Why a snapshot cannot be written where -o points (pc_profile_check_target

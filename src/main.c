@@ -42,6 +42,18 @@ static const struct command {
 	{ "bench", cmd_bench, "experiments: warmup, readtwice, swapin; compare and draw results", &bench_spec },
 };
 
+/*
+ * The tools pagecache stands in for: invoked by their name (a symlink to
+ * pagecache, as update-alternatives makes) or as `pagecache NAME ARGS`,
+ * pagecache reads their options and prints their output. Where the old
+ * tool lies or loses data, the personality differs and says so on stderr
+ * (docs/compat.md lists every difference).
+ */
+static const struct command personalities[] = {
+	{ "vmtouch", cmd_vmtouch, "vmtouch 1.3.1: its options, its output; honest residency", NULL },
+	{ "fincore", cmd_fincore, "util-linux fincore 2.38: its columns and JSON; honest residency", NULL },
+};
+
 static void usage(FILE *o)
 {
 	fprintf(o, "Usage: pagecache COMMAND [OPTIONS] [PATH...]\n\n"
@@ -50,6 +62,9 @@ static void usage(FILE *o)
 		   "Commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(o, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(o, "\nDrop-in personalities (also as a symlink named so):\n");
+	for (size_t i = 0; i < sizeof(personalities) / sizeof(personalities[0]); i++)
+		fprintf(o, "  %-8s %s\n", personalities[i].name, personalities[i].summary);
 	fprintf(o, "\nGlobal options:\n"
 		   "  -h, --help     this text; 'pagecache COMMAND --help' for a command\n"
 		   "  -V, --version  print the version\n\n"
@@ -135,6 +150,31 @@ static int not_a_command(int argc, char **argv, const char *word)
 	return EXIT_USAGE;
 }
 
+/* The personality named by argv[0]'s last component or by word, or NULL. */
+static const struct command *find_personality(const char *name)
+{
+	const char *base = strrchr(name, '/');
+
+	base = base ? base + 1 : name;
+	for (size_t i = 0; i < sizeof(personalities) / sizeof(personalities[0]); i++)
+		if (!strcmp(base, personalities[i].name))
+			return &personalities[i];
+	return NULL;
+}
+
+static int run_command(const struct command *c, int argc, char **argv)
+{
+	int rc;
+
+	cli_cmd = c->name;
+	rc = c->fn(argc, argv);
+	if (fclose(stdout) != 0 && errno != EPIPE) {
+		fprintf(stderr, "pagecache: cannot write output: %s\n", strerror(errno));
+		return EXIT_PARTIAL;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *verb = argc > 1 ? argv[1] : NULL;
@@ -147,6 +187,13 @@ int main(int argc, char **argv)
 	rc = cli_fault_env();
 	if (rc)
 		return rc;
+	/* vmtouch or fincore: a symlink's name, or the first word */
+	c = find_personality(argv[0]);
+	if (c)
+		return run_command(c, argc, argv);
+	c = verb ? find_personality(verb) : NULL;
+	if (c && !strchr(verb, '/'))
+		return run_command(c, argc - 1, argv + 1);
 	if (!verb) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -182,14 +229,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	c = find_command(verb);
-	if (c) {
-		cli_cmd = c->name;
-		rc = c->fn(argc - 1, argv + 1);
-		if (fclose(stdout) != 0 && errno != EPIPE) {
-			fprintf(stderr, "pagecache: cannot write output: %s\n", strerror(errno));
-			return EXIT_PARTIAL;
-		}
-		return rc;
-	}
+	if (c)
+		return run_command(c, argc - 1, argv + 1);
 	return not_a_command(argc, argv, verb);
 }

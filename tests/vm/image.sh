@@ -32,6 +32,8 @@ packages=(
 	perl jq util-linux util-linux-extra mount strace procps e2fsprogs
 	python3 python3-yaml curl iproute2 make zsh tmux bsdextrautils
 	libcap2-bin fuse3 ca-certificates
+	# the tools the personalities are compared with: t-compat-*
+	vmtouch nocache
 	# the libraries the binaries link
 	liburing2 libtraceevent1 libsqlite3-0 libnettle8 libfuse3-3 zlib1g libsystemd0
 )
