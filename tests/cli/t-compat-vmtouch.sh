@@ -201,8 +201,12 @@ done
 echo "# vmtouch -e of a dirty file left $(cut -d' ' -f3 real.rc) of 256 pages cached"
 t_is "-e of a dirty file: exit 0, nothing left cached" "$(cat sym.rc)" "exit 0 0"
 t_is "-e of a dirty file: the summary as vmtouch's" "$(cat sym.out)" "$(sed 's/-real/-sym/' real.out)"
-t_is "-e of a dirty file: said on stderr" "$(cat sym.err)" \
-	"vmtouch: wrote back 256 dirty pages of 1 file before evicting (vmtouch leaves dirty pages cached)"
+if t_have_cachestat; then	# what counts dirty pages
+	t_is "-e of a dirty file: said on stderr" "$(cat sym.err)" \
+		"vmtouch: wrote back 256 dirty pages of 1 file before evicting (vmtouch leaves dirty pages cached)"
+else
+	t_skip "-e of a dirty file: said on stderr" "no cachestat: dirty pages are written back uncounted"
+fi
 run sym sym -eq tree/dirty-sym
 t_is "-eq: not said" "$(cat sym.err)" ""
 rm -f tree/dirty-*
