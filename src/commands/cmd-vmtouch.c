@@ -252,12 +252,22 @@ static void vt_pattern(char **list, int *n, const char *arg, char opt)
 	(*n)++;
 }
 
+/* Does the last component of path (POSIX basename(3): "a/b//" is "b") match? */
 static bool vt_match(char *const *list, int n, const char *path)
 {
-	const char *base = strrchr(path, '/');
+	size_t end = strlen(path), start;
+	char base[PATH_MAX];
 
-	/* basename(3): "a/b/" is "b"; vmtouch strips a trailing '/' first */
-	base = base && base[1] ? base + 1 : path;
+	if (!n)
+		return false;
+	while (end > 1 && path[end - 1] == '/')
+		end--;
+	start = end;
+	while (start > 0 && path[start - 1] != '/')
+		start--;
+	if (start == end && end > 0)	/* "/" or "//": "/" */
+		start = end - 1;
+	snprintf(base, sizeof(base), "%.*s", (int)(end - start), path + start);
 	for (int i = 0; i < n; i++)
 		if (fnmatch(list[i], base, 0) == 0)
 			return true;
@@ -791,7 +801,7 @@ int cmd_vmtouch(int argc, char **argv)
 		if (rc < 0)
 			vt_fatal("memory budget: %s", strerror(-rc));
 		wo.budget = &vt.budget;
-		wo.engine = PC_ENGINE_THREADS;
+		wo.engine = PC_ENGINE_AUTO;
 		rc = pc_warmer_new(&wo, &vt.warmer);
 		if (rc < 0)
 			vt_fatal("cannot start the warming engine: %s", strerror(-rc));
