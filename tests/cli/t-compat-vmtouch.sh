@@ -287,6 +287,22 @@ echo "# vmtouch -t -p 5000-9000 of a cold 100K file left $(tail -3 real.all | he
 t_is "-t -p: the output as vmtouch's" "$(head -n -3 sym.all)" "$(head -n -3 real.all)"
 t_is "-t -p 5000-9000: pages 1 and 2 read, no more" "$(cached_pages tree/a)" 2
 
+# -dwl as nobody (within its RLIMIT_MEMLOCK), the pidfile in its own directory
+mkdir nob && chown 65534:65534 nob
+for who in real sym; do
+	drop "${FILES[@]}"
+	run "nobody-$who" "$who" -dwl -P "$T_DIR/nob/$who.pid" tree/a
+	pid=$(lockpid "nob/$who.pid")
+	T_CLEANUP+=("t_kill ${pid:-}")
+	echo "pages $(cached_pages tree/a)" >>"$who.all"
+	kill "${pid:-}" 2>/dev/null
+	t_wait 10 t_gone "${pid:-0}"
+	t_wait 10 test ! -e "nob/$who.pid"
+	echo "pidfile $(test -e "nob/$who.pid" && echo left || echo removed)" >>"$who.all"
+done
+t_is "as nobody, -dwl -P: locks, SIGTERM ends it" "$(cat sym.all)" "$(cat real.all)"
+t_ok "as nobody, -dwl: it locked" grep -q "^pages 25$" sym.all
+
 # files nobody owns: true residency for both
 mkdir own && cp tree/a tree/sub/b own/ && chown -R 65534:65534 own && sync
 FILES=(own/a own/b)
