@@ -78,10 +78,10 @@ const struct cli_spec stat_spec = {
 	"Examples:\n"
 	"  pagecache stat /var/lib/postgresql          summary of a tree\n"
 	"  pagecache stat -v --range 0-1G big.db       the first GiB, with a bar\n"
-	"  find /srv -name '*.ibd' -print0 | pagecache stat -b - -0 --json\n"
+	"  find /srv -name '*.ibd' -print0 | pagecache stat --files0-from - --json\n"
 	"Exit status: 0 all done, 1 some paths failed (named on stderr), 2 usage.\n",
-	.groups = { &(struct cli_group){ "Options", stat_opts }, &cli_format_group,
-		    &cli_targets_group },
+	.groups = { &(struct cli_group){ "Options", stat_opts }, &cli_format_stat_group,
+		    &cli_targets_stat_group },
 	.operands = CC_FILE,
 };
 

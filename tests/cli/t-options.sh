@@ -133,7 +133,7 @@ t_is "--files0-from - reads stdin" "$(jq .total.files o.json)" 2
 printf '%s\n' f >list1
 pc stat -J --files-from list --files-from list1 >o.json 2>e
 t_is "two --files-from: both are read" "$(jq .total.files o.json)" 4
-pc stat -J --files0-from list0 -b list1 >o.json 2>e
+pc stat -J --files0-from list0 --batch list1 >o.json 2>e
 t_is "--files0-from X -b Y: Y stays newline-separated" "$(jq .total.files o.json)" 3
 # a list that cannot be read is a failure that names it, never 'Files: 0'
 pc evict -b . >o 2>e; t_is "-b DIRECTORY: exit 1" $? 1
@@ -141,7 +141,7 @@ t_ok "  naming the list" grep -qF "cannot read path list '.'" e
 pc evict -b - <&- >o 2>e; t_is "-b - with stdin closed: exit 1" $? 1
 t_ok "  naming the list" grep -qF "cannot read path list '-'" e
 # a NUL inside a newline-separated name: refused, not read as the name up to it
-printf 'f\0zzz\n' | pc stat -J -b - >o.json 2>e; t_is "a NUL inside a listed name: exit 1" $? 1
+printf 'f\0zzz\n' | pc stat -J --batch - >o.json 2>e; t_is "a NUL inside a listed name: exit 1" $? 1
 t_is "  and that name is not examined" "$(jq .total.files o.json)" 0
 t_ok "  but named" grep -qF "skipping a listed name that starts 'f': it holds a NUL byte" e
 
