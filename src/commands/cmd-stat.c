@@ -47,7 +47,8 @@ static const struct cli_opt stat_opts[] = {
 	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_COUNT(struct stat_ctx, verbose),
 	  .help = "list each file with a residency bar; -vv: ranges too" },
 	{ .name = "output", .letter = 'o', .id = 'o', .arg = "COLS", .comp = CC_COLUMNS,
-	  .words = "RES CACHED PAGES SIZE FILE PERCENT DIRTY_PAGES WRITEBACK_PAGES EVICTED_PAGES "
+	  .words = "RES PAGES CACHED TOTAL_PAGES SIZE FILE PERCENT DIRTY_PAGES WRITEBACK_PAGES "
+	  "EVICTED_PAGES "
 	  "RECENTLY_EVICTED_PAGES SOURCE BAR RANGES CGROUPS",
 	  .help = "the table's columns, in any case (+COLS: add them)" },
 	{ .name = "by-cgroup", .id = OPT_BY_CGROUP, CLI_SET(struct stat_ctx, by_cgroup),
@@ -91,12 +92,15 @@ static const struct {
 } all_cols[] = {
 	{ "RES", "cached_bytes", "RES", false },
 	/*
-	 * A column means what its JSON key means: CACHED is cached (fincore's
-	 * PAGES), PAGES is pages, the pages selected (once TOTAL_PAGES).
+	 * PAGES is fincore's: the pages resident, as CACHED (JSON "cached").
+	 * The pages examined (JSON "pages") are TOTAL_PAGES, headed TOTAL: a
+	 * fincore user who types PAGES must never read the file's size in
+	 * pages as if it were cached (a cold file's "10" where fincore says 0).
 	 */
 	{ "CACHED", "cached", "CACHED", false },
-	{ "PAGES", "pages", "PAGES", false },
-	{ "TOTAL_PAGES", "pages", "PAGES", false },	/* the old name, still read */
+	{ "PAGES", "cached", "PAGES", false },
+	{ "TOTAL_PAGES", "pages", "TOTAL", false },
+	{ "TOTAL", "pages", "TOTAL", false },
 	{ "SIZE", "size", "SIZE", false },
 	{ "PERCENT", "percent", "%", false },
 	{ "DIRTY_PAGES", "dirty", "DIRTY", false },

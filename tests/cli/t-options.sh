@@ -105,14 +105,14 @@ pc stat -n -o PAGES,FILE f >o
 t_is "-n -o PAGES,FILE: two columns, no heading" "$(head -n 1 o | awk '{ print NF, $2 }')" "2 f"
 pc stat -o PAGES,FILE f >o
 t_is "-o PAGES,FILE: the heading" "$(head -n 1 o | awk '{ print $1, $2 }')" "PAGES FILE"
-pc stat -r -n -o FILE,PAGES 'a b' >o
+pc stat -r -n -o FILE,TOTAL_PAGES 'a b' >o
 t_is "-r: raw, a space in a value as \\x20" "$(head -n 1 o)" 'a\x20b 1'
 pc -t f >/dev/null 2>&1
 pc evict -v -n -o file,after f >o 2>e
 t_is "evict -o FILE,AFTER: those columns, in that order (any case)" "$(head -n 1 o | awk '{ print NF, $1, $2 }')" "2 f 0"
 pc -t f >/dev/null 2>&1
 pc evict -v -o FILE,NOSUCH f >o 2>e; t_is "evict -o with an unknown column: usage error" $? 2
-t_ok "  naming the columns there are" grep -qF "unknown column 'NOSUCH' (columns: BEFORE,AFTER,PAGES,FILE,WHY)" e
+t_ok "  naming the columns there are" grep -qF "unknown column 'NOSUCH' (columns: BEFORE,AFTER,TOTAL,FILE,WHY)" e
 t_is "  and nothing was evicted" "$(cached f)" "$pages"
 pc lock -o +NOSUCH f >o 2>e; t_is "lock -o +LIST checks the names before locking" $? 2
 pc stat --bytes -n -o SIZE f >o
@@ -189,7 +189,7 @@ t_ok "bash: lock -P takes a file" grep -qx list0 <(comp pagecache lock -P lis)
 t_ok "bash: --pid takes a process" grep -qx "$$" <(comp pagecache stat --pid '')
 t_ok "bash: help CMD" grep -qx restore <(comp pagecache help res)
 t_ok "bash: tune's tunable" grep -qx swap <(comp pagecache tune '')
-t_is "bash: evict -o offers its columns" "$(comp pagecache evict -o '' | tr '\n' ' ')" "BEFORE AFTER PAGES FILE WHY "
+t_is "bash: evict -o offers its columns" "$(comp pagecache evict -o '' | tr '\n' ' ')" "BEFORE AFTER TOTAL FILE WHY "
 # names are data, never code: compgen -W would run $(...) in a cgroup's name
 t_is "bash: a cgroup named \$(touch ...) is offered whole" "$(bash -c '. ./comp.bash
 	_pagecache_cgroups() { printf "%s\0" "/\$(touch\${IFS}PWNED_BY_CGROUP)" /ok; }

@@ -83,18 +83,24 @@ t_ok "kv has path=a cached=$NA" grep -q "path=a .*cached=$NA " kv.txt
 cat a >/dev/null
 pc stat -o CACHED,FILE -n a >cols.txt
 t_is "-o CACHED,FILE -n" "$(cat cols.txt | head -1 | tr -s ' ' | sed 's/^ //')" "$NA a"
-# a column means what the JSON key of its name means (PAGES was cached pages)
+# PAGES is fincore's: resident pages (it was the pages selected, which on a
+# cold file read like the fake 100%); the pages selected are TOTAL_PAGES
 mkfile half $((16 * PS / 1024))
 cat half >/dev/null
 pc evict --range $((2 * PS))- half >/dev/null 2>&1	# 2 of its 16 pages stay
-pc stat -o PAGES,CACHED,FILE half >cols.txt
+pc stat -o TOTAL_PAGES,CACHED,PAGES,FILE half >cols.txt
 pc stat --json half >cols.json
-t_is "-o PAGES is JSON pages: the pages selected" \
+t_is "-o TOTAL_PAGES is JSON pages: the pages selected" \
 	"$(awk 'NR == 2 { print $1 }' cols.txt) $(jq .files[0].pages cols.json)" "16 16"
 t_ok "-o CACHED is JSON cached: the 2 left, or fewer if reclaimed since" \
 	test "$(awk 'NR == 2 { print $2 }' cols.txt)" -le 2
-t_is "their headings" "$(head -n1 cols.txt | tr -s ' ' | sed 's/^ //')" "PAGES CACHED FILE"
-t_is "the old name TOTAL_PAGES is PAGES" "$(pc stat -n -o TOTAL_PAGES half | head -n1 | tr -d " ")" 16
+t_is "-o PAGES is CACHED, as fincore's PAGES" "$(awk 'NR == 2 { print $3 }' cols.txt)" \
+	"$(awk 'NR == 2 { print $2 }' cols.txt)"
+t_is "their headings" "$(head -n1 cols.txt | tr -s ' ' | sed 's/^ //')" "TOTAL CACHED PAGES FILE"
+drop half
+t_is "a cold file: PAGES 0, as fincore's (never its size in pages)" \
+	"$(pc stat -n -o PAGES half | tr -d ' ') $(fincore -n -o PAGES half 2>/dev/null | tr -d ' ')" "0 0"
+t_is "TOTAL is TOTAL_PAGES" "$(pc stat -n -o TOTAL half | head -n1 | tr -d " ")" 16
 
 # batch input: NUL-separated, last record without a terminator (vmtouch drops its last byte)
 printf 'tree/x\0tree/sub/y' | pc stat --batch - -0 --json >b.json
