@@ -39,10 +39,11 @@ struct stat_ctx {
 	int verbose;
 	bool list;			/* one record per file */
 	bool want_bar, want_ranges;
+	bool summary;			/* --summary: after the rows, even on a pipe */
 	struct tot *tot;		/* per walker thread */
 };
 
-enum { OPT_BY_CGROUP = CLI_OPT_OWN };
+enum { OPT_BY_CGROUP = CLI_OPT_OWN, OPT_SUMMARY };
 static const struct cli_opt stat_opts[] = {
 	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_COUNT(struct stat_ctx, verbose),
 	  .help = "list each file with a residency bar; -vv: ranges too" },
@@ -53,6 +54,8 @@ static const struct cli_opt stat_opts[] = {
 	  .help = "the table's columns, in any case (+COLS: add them)" },
 	{ .name = "by-cgroup", .id = OPT_BY_CGROUP, CLI_SET(struct stat_ctx, by_cgroup),
 	  .help = "which memory cgroups own each file's cached pages" },
+	{ .name = "summary", .id = OPT_SUMMARY, CLI_SET(struct stat_ctx, summary),
+	  .help = "the summary after the rows, also with -n, -r or a pipe" },
 	{ 0 }
 };
 
@@ -64,7 +67,10 @@ const struct cli_spec stat_spec = {
 	"Show how much of each file or tree is in the page cache: cached pages, and\n"
 	"dirty, writeback, evicted and recently evicted pages (cachestat(2)).\n"
 	"Directories are walked; a summary is printed like vmtouch's. Files are\n"
-	"listed one a row with -v, with -o, or when every PATH is a file.\n"
+	"listed one a row with -v, with -o, or when every PATH is a file, in the\n"
+	"order named (a tree's files sorted by path). Under the rows the summary\n"
+	"follows on a terminal only: with -n, -r or on a pipe stdout is the table\n"
+	"alone, as fincore's (--summary adds it back).\n"
 	"\n"
 	"Where the kernel refuses residency to you (a file you neither own nor may\n"
 	"write), cached is 'unknown' (JSON null) with the reason; mincore(2) would\n"
@@ -556,6 +562,21 @@ static bool list_files(struct stat_ctx *c, const struct stat_cli *cl)
 	return !targets_each_name(&c->t, is_dir, NULL);
 }
 
+/*
+ * Is the summary printed? Always when it is the whole output (a tree's,
+ * without rows); under rows only on a terminal without -n or -r, as
+ * fincore prints none: a script that reads the rows from a pipe gets the
+ * table alone. --summary asks for it anyway.
+ */
+static bool want_summary(const struct stat_ctx *c, const struct stat_cli *cl)
+{
+	if (c->summary || !c->list)
+		return true;
+	if (cl->co.noheadings || cl->co.raw)
+		return false;
+	return isatty(STDOUT_FILENO);
+}
+
 /* The threads' totals in *sum, why the last unknown was (EPERM's if none); c's freed. */
 static void sum_totals(struct stat_ctx *c, unsigned nt, struct tot *sum)
 {
@@ -681,7 +702,7 @@ int cmd_stat(int argc, char **argv)
 	t0 = cli_files_walk(&c.t, c.list, cols, ncols, stat_file, &c);
 	sum_totals(&c, nt, &sum);
 	total_rec(&c, &sum, t0);
-	if (cl.co.fmt == OUT_HUMAN)
+	if (cl.co.fmt == OUT_HUMAN && want_summary(&c, &cl))
 		human_summary(&c, &cl, &sum, t0);
 	rc = out_flush();
 	targets_release(&c.t);

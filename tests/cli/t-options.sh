@@ -20,7 +20,7 @@ pc -t f >o 2>e; t_is "pagecache -t FILE exits 0 (vmtouch -t: warm)" $? 0
 t_is "pagecache -t FILE warmed every page" "$(cached f)" "$pages"
 pc -e f >o 2>e; t_is "pagecache -e FILE exits 0 (vmtouch -e: evict)" $? 0
 t_is "pagecache -e FILE dropped every page" "$(cached f)" 0
-pc -v f >o 2>e; t_is "pagecache -v FILE exits 0 (vmtouch -v FILE: stat)" $? 0
+pc -v f --summary >o 2>e; t_is "pagecache -v FILE exits 0 (vmtouch -v FILE: stat)" $? 0
 t_ok "pagecache -v FILE shows residency" grep -q "Resident Pages" o
 pc f >o 2>e; t_is "pagecache FILE (no option): usage error" $? 2
 t_ok "  that says what to type" grep -qF "pagecache stat -- 'f'" e
@@ -33,7 +33,7 @@ t_is "-p 8k (a plain size) is 0-8k, as vmtouch reads it" "$(cached f)" "$want"
 pc stat -J -p 0-8k f >r.json 2>e; t_is "stat -p RANGE is the range (was refused)" $? 0
 t_is "stat -p 0-8k counts its pages" "$(jq '.files[0].pages' r.json)" "$want"
 ln f f.link
-pc -h f f.link >o 2>e; t_is "vmtouch's -h (count hardlinks) works" $? 0
+pc -h f f.link --summary >o 2>e; t_is "vmtouch's -h (count hardlinks) works" $? 0
 t_ok "-h counted both links" grep -qE "Files: 2$" o
 mkdir -p d/sub; mkfile d/a 4; mkfile d/sub/b 8; mkfile d/big 64; ln -s ../../f d/sub/l
 pc -J -i sub d >o.json 2>e; t_is "vmtouch's -i PAT excludes" "$(jq .total.files o.json)" 2
