@@ -408,6 +408,7 @@ static int stat_file(struct pc_walk_entry *e, void *arg)
 	if (!c->list)
 		return 0;
 
+	rec.order = targets_rank(&c->t, e->path);	/* fincore's order: as named */
 	orec_str(&rec, "path", e->path, OF_LABEL);
 	orec_u64(&rec, "size", size, OF_BYTES);
 	orec_u64(&rec, "pages", r.pages, OF_PAGES);

@@ -390,6 +390,7 @@ void orec_release(struct orec *r)
 	free(r->f);
 	r->f = NULL;
 	r->n = r->cap = 0;
+	r->order = 0;
 	r->lost = false;
 }
 
@@ -410,6 +411,7 @@ static void orec_move(struct orec *to, struct orec *r)
 	to->lost = false;
 	r->f = NULL;
 	r->n = r->cap = 0;
+	r->order = 0;
 	r->lost = false;
 }
 
@@ -525,7 +527,10 @@ void out_tag(const char *key, const char *value)
 static int cmp_rec(const void *a, const void *b, void *key)
 {
 	const struct ofield *fa = orec_get(a, key), *fb = orec_get(b, key);
+	const struct orec *ra = a, *rb = b;
 
+	if (ra->order != rb->order)
+		return ra->order < rb->order ? -1 : 1;
 	return strcmp(fa && fa->s ? fa->s : "", fb && fb->s ? fb->s : "");
 }
 
