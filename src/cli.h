@@ -26,6 +26,7 @@ enum ofield_type { OF_U64, OF_F64, OF_STR, OF_NULL, OF_BOOL, OF_RANGES, OF_JSON,
 #define OF_LABEL 4		/* prom: a label, not a metric */
 #define OF_PAGES 8		/* prom: a page count, suffix _pages */
 #define OF_MAX 16		/* null means "no limit": human "max" */
+#define OF_NONE 128		/* null means "of nothing" (a share of 0 pages): human "-" */
 #define OF_OBJECT 32		/* OF_LIST of one item: a nested object (orec_object) */
 #define OF_INTS 64		/* OF_NUMS of integers (orec_u64s), not doubles */
 
@@ -79,6 +80,7 @@ void orec_f64(struct orec *r, const char *key, double v);
 void orec_str(struct orec *r, const char *key, const char *v, int flags);
 void orec_null(struct orec *r, const char *key);
 void orec_nolimit(struct orec *r, const char *key);	/* null, "max" for people */
+void orec_none(struct orec *r, const char *key);	/* null, "-" for people */
 /*
  * Pre-rendered JSON, in JSON output only: only what json.c's writer made
  * (pc_json_canonical: bench compare's row identities). Never text built

@@ -440,7 +440,10 @@ static int stat_file(struct pc_walk_entry *e, void *arg)
 		orec_null(&rec, "evicted");
 		orec_null(&rec, "recently_evicted");
 	}
-	orec_f64(&rec, "percent", r.pages ? 100.0 * (double)r.cached / (double)r.pages : 100.0);
+	if (r.pages)
+		orec_f64(&rec, "percent", 100.0 * (double)r.cached / (double)r.pages);
+	else	/* nothing selected: not 100% cached (shown as -) */
+		orec_none(&rec, "percent");
 	orec_str(&rec, "source", r.source == PC_SRC_CACHESTAT ? "cachestat" : "mincore", 0);
 	if ((c->want_bar || c->want_ranges) && r.pages) {
 		struct bar_arg b = { .first = c->t.off / ps, .pages = r.pages,
