@@ -584,7 +584,7 @@ static void add_procs(struct targets *t)
 int targets_finish(struct targets *t, int argc, char **argv)
 {
 	if (t->nul && !t->nlists) {
-		cli_usage_error("-0 needs -b FILE");
+		cli_usage_error("-0 needs a list of paths: --batch FILE (-b in warm, evict, lock)");
 		return -1;
 	}
 	for (int i = 0; i < argc; i++)
