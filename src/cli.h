@@ -26,6 +26,7 @@ enum ofield_type { OF_U64, OF_F64, OF_STR, OF_NULL, OF_BOOL, OF_RANGES, OF_JSON,
 #define OF_LABEL 4		/* prom: a label, not a metric */
 #define OF_PAGES 8		/* prom: a page count, suffix _pages */
 #define OF_MAX 16		/* null means "no limit": human "max" */
+#define OF_NONE 128		/* null means "of nothing" (a share of 0 pages): human "-" */
 #define OF_OBJECT 32		/* OF_LIST of one item: a nested object (orec_object) */
 #define OF_INTS 64		/* OF_NUMS of integers (orec_u64s), not doubles */
 
@@ -70,6 +71,7 @@ struct oitem {
 struct orec {
 	struct ofield *f;
 	int n, cap;
+	size_t order;		/* out_sort: rows sort by this first (targets_rank), then the key */
 	bool lost;		/* a field did not fit in memory: the row is said lost */
 };
 
@@ -78,6 +80,7 @@ void orec_f64(struct orec *r, const char *key, double v);
 void orec_str(struct orec *r, const char *key, const char *v, int flags);
 void orec_null(struct orec *r, const char *key);
 void orec_nolimit(struct orec *r, const char *key);	/* null, "max" for people */
+void orec_none(struct orec *r, const char *key);	/* null, "-" for people */
 /*
  * Pre-rendered JSON, in JSON output only: only what json.c's writer made
  * (pc_json_canonical: bench compare's row identities). Never text built
@@ -335,6 +338,8 @@ struct targets {
 	void *file_arg;
 	void (*dir)(const char *path, void *arg);	/* optional: each directory entered */
 	void *dir_arg;
+	struct root_rank *ranks;	/* targets_rank's index of argv's paths, sorted */
+	size_t nranks;
 	/* counters filled by the walk's events */
 	uint64_t dirs, vanished, special, symlinks, loops, mounts, toobig, excluded, dups;
 };
@@ -366,6 +371,15 @@ int targets_walk(struct targets *t, int (*file)(struct pc_walk_entry *, void *),
 /* t's walk options and events (counters, messages), for a walk made elsewhere (lock --watch) */
 const struct pc_walk_opts *targets_walk_opts(struct targets *t);
 void targets_release(struct targets *t);
+/*
+ * Rows in the order the paths were named (fincore's): targets_rank_index
+ * indexes argv's paths (0, or -ENOMEM: every rank is then the same) before
+ * the walk; targets_rank gives a walked path the place of the first of
+ * them it is, or is under, on the command line; a path from a list or a
+ * process comes after them all (nargv). Safe from the walker's threads.
+ */
+int targets_rank_index(struct targets *t);
+size_t targets_rank(const struct targets *t, const char *path);
 /*
  * --container C (snapshot, restore): the container's root as its own
  * processes see it (/proc/PID/root of one in it: through its overlay and

@@ -27,6 +27,7 @@ double cli_files_walk(struct targets *t, bool list, const struct ocol *cols, siz
 	int rc;
 
 	if (list) {
+		targets_rank_index(t);	/* none: by path alone, as before */
 		out_sort("files", "path");
 		out_columns("files", cols, ncols);
 	}

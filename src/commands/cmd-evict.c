@@ -23,7 +23,7 @@ struct evict_ctx {
 
 static const struct ocol evict_cols[] = {
 	{ "cached_before", "BEFORE", false }, { "cached_after", "AFTER", false },
-	{ "pages", "PAGES", false },	      { "path", "FILE", true },
+	{ "pages", "TOTAL", false },	      { "path", "FILE", true },
 	{ "reason", "WHY", true },
 };
 

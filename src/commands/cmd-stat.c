@@ -39,19 +39,23 @@ struct stat_ctx {
 	int verbose;
 	bool list;			/* one record per file */
 	bool want_bar, want_ranges;
+	bool summary;			/* --summary: after the rows, even on a pipe */
 	struct tot *tot;		/* per walker thread */
 };
 
-enum { OPT_BY_CGROUP = CLI_OPT_OWN };
+enum { OPT_BY_CGROUP = CLI_OPT_OWN, OPT_SUMMARY };
 static const struct cli_opt stat_opts[] = {
 	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_COUNT(struct stat_ctx, verbose),
 	  .help = "list each file with a residency bar; -vv: ranges too" },
 	{ .name = "output", .letter = 'o', .id = 'o', .arg = "COLS", .comp = CC_COLUMNS,
-	  .words = "RES CACHED PAGES SIZE FILE PERCENT DIRTY_PAGES WRITEBACK_PAGES EVICTED_PAGES "
+	  .words = "RES PAGES CACHED TOTAL_PAGES SIZE FILE PERCENT DIRTY_PAGES WRITEBACK_PAGES "
+	  "EVICTED_PAGES "
 	  "RECENTLY_EVICTED_PAGES SOURCE BAR RANGES CGROUPS",
 	  .help = "the table's columns, in any case (+COLS: add them)" },
 	{ .name = "by-cgroup", .id = OPT_BY_CGROUP, CLI_SET(struct stat_ctx, by_cgroup),
 	  .help = "which memory cgroups own each file's cached pages" },
+	{ .name = "summary", .id = OPT_SUMMARY, CLI_SET(struct stat_ctx, summary),
+	  .help = "the summary after the rows, also with -n, -r or a pipe" },
 	{ 0 }
 };
 
@@ -63,7 +67,10 @@ const struct cli_spec stat_spec = {
 	"Show how much of each file or tree is in the page cache: cached pages, and\n"
 	"dirty, writeback, evicted and recently evicted pages (cachestat(2)).\n"
 	"Directories are walked; a summary is printed like vmtouch's. Files are\n"
-	"listed one a row with -v, with -o, or when every PATH is a file.\n"
+	"listed one a row with -v, with -o, or when every PATH is a file, in the\n"
+	"order named (a tree's files sorted by path). Under the rows the summary\n"
+	"follows on a terminal only: with -n, -r or on a pipe stdout is the table\n"
+	"alone, as fincore's (--summary adds it back).\n"
 	"\n"
 	"Where the kernel refuses residency to you (a file you neither own nor may\n"
 	"write), cached is 'unknown' (JSON null) with the reason; mincore(2) would\n"
@@ -78,10 +85,10 @@ const struct cli_spec stat_spec = {
 	"Examples:\n"
 	"  pagecache stat /var/lib/postgresql          summary of a tree\n"
 	"  pagecache stat -v --range 0-1G big.db       the first GiB, with a bar\n"
-	"  find /srv -name '*.ibd' -print0 | pagecache stat -b - -0 --json\n"
+	"  find /srv -name '*.ibd' -print0 | pagecache stat --files0-from - --json\n"
 	"Exit status: 0 all done, 1 some paths failed (named on stderr), 2 usage.\n",
-	.groups = { &(struct cli_group){ "Options", stat_opts }, &cli_format_group,
-		    &cli_targets_group },
+	.groups = { &(struct cli_group){ "Options", stat_opts }, &cli_format_stat_group,
+		    &cli_targets_stat_group },
 	.operands = CC_FILE,
 };
 
@@ -91,12 +98,15 @@ static const struct {
 } all_cols[] = {
 	{ "RES", "cached_bytes", "RES", false },
 	/*
-	 * A column means what its JSON key means: CACHED is cached (fincore's
-	 * PAGES), PAGES is pages, the pages selected (once TOTAL_PAGES).
+	 * PAGES is fincore's: the pages resident, as CACHED (JSON "cached").
+	 * The pages examined (JSON "pages") are TOTAL_PAGES, headed TOTAL: a
+	 * fincore user who types PAGES must never read the file's size in
+	 * pages as if it were cached (a cold file's "10" where fincore says 0).
 	 */
 	{ "CACHED", "cached", "CACHED", false },
-	{ "PAGES", "pages", "PAGES", false },
-	{ "TOTAL_PAGES", "pages", "PAGES", false },	/* the old name, still read */
+	{ "PAGES", "cached", "PAGES", false },
+	{ "TOTAL_PAGES", "pages", "TOTAL", false },
+	{ "TOTAL", "pages", "TOTAL", false },
 	{ "SIZE", "size", "SIZE", false },
 	{ "PERCENT", "percent", "%", false },
 	{ "DIRTY_PAGES", "dirty", "DIRTY", false },
@@ -398,6 +408,7 @@ static int stat_file(struct pc_walk_entry *e, void *arg)
 	if (!c->list)
 		return 0;
 
+	rec.order = targets_rank(&c->t, e->path);	/* fincore's order: as named */
 	orec_str(&rec, "path", e->path, OF_LABEL);
 	orec_u64(&rec, "size", size, OF_BYTES);
 	orec_u64(&rec, "pages", r.pages, OF_PAGES);
@@ -429,7 +440,10 @@ static int stat_file(struct pc_walk_entry *e, void *arg)
 		orec_null(&rec, "evicted");
 		orec_null(&rec, "recently_evicted");
 	}
-	orec_f64(&rec, "percent", r.pages ? 100.0 * (double)r.cached / (double)r.pages : 100.0);
+	if (r.pages)
+		orec_f64(&rec, "percent", 100.0 * (double)r.cached / (double)r.pages);
+	else	/* nothing selected: not 100% cached (shown as -) */
+		orec_none(&rec, "percent");
 	orec_str(&rec, "source", r.source == PC_SRC_CACHESTAT ? "cachestat" : "mincore", 0);
 	if ((c->want_bar || c->want_ranges) && r.pages) {
 		struct bar_arg b = { .first = c->t.off / ps, .pages = r.pages,
@@ -550,6 +564,21 @@ static bool list_files(struct stat_ctx *c, const struct stat_cli *cl)
 	if (c->verbose || cl->colspec || c->by_cgroup || cl->co.prom_per_file)
 		return true;
 	return !targets_each_name(&c->t, is_dir, NULL);
+}
+
+/*
+ * Is the summary printed? Always when it is the whole output (a tree's,
+ * without rows); under rows only on a terminal without -n or -r, as
+ * fincore prints none: a script that reads the rows from a pipe gets the
+ * table alone. --summary asks for it anyway.
+ */
+static bool want_summary(const struct stat_ctx *c, const struct stat_cli *cl)
+{
+	if (c->summary || !c->list)
+		return true;
+	if (cl->co.noheadings || cl->co.raw)
+		return false;
+	return isatty(STDOUT_FILENO);
 }
 
 /* The threads' totals in *sum, why the last unknown was (EPERM's if none); c's freed. */
@@ -677,7 +706,7 @@ int cmd_stat(int argc, char **argv)
 	t0 = cli_files_walk(&c.t, c.list, cols, ncols, stat_file, &c);
 	sum_totals(&c, nt, &sum);
 	total_rec(&c, &sum, t0);
-	if (cl.co.fmt == OUT_HUMAN)
+	if (cl.co.fmt == OUT_HUMAN && want_summary(&c, &cl))
 		human_summary(&c, &cl, &sum, t0);
 	rc = out_flush();
 	targets_release(&c.t);

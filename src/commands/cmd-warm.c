@@ -41,7 +41,7 @@ struct warm_ctx {
 };
 
 static const struct ocol warm_cols[] = {
-	{ "pages", "PAGES", false }, { "resident", "RESIDENT", false },
+	{ "pages", "TOTAL", false }, { "resident", "RESIDENT", false },
 	{ "read", "READ", false },   { "check", "CHECK", true },
 	{ "status", "STATUS", true }, { "path", "FILE", true },
 };

@@ -25,45 +25,59 @@
 
 /* ---- the shared groups ---- */
 
+/*
+ * The rows of "Choosing files". -b is vmtouch's batch list where the
+ * command does vmtouch's jobs (warm, evict, lock); in stat, whose letters
+ * are fincore's, -b is --bytes and the list is --batch or --files-from.
+ */
+#define TARGETS_ROWS(BATCH_LETTER, FILES_FROM_HELP) \
+	{ .name = "range", .letter = 'p', .id = OPT_RANGE, .arg = "RANGE", .bind = CB_TARGETS, \
+	  .help = "only bytes A to B of each file (4k-1M, -64M, 1G-)" }, \
+	{ .name = "include", .letter = 'I', .id = OPT_INCLUDE, .arg = "PAT", .bind = CB_TARGETS, \
+	  .help = "only files whose name matches PAT (repeatable)" }, \
+	{ .name = "exclude", .letter = 'X', .alias = 'i', .id = OPT_EXCLUDE, .arg = "PAT", \
+	  .bind = CB_TARGETS, .help = "skip files and directories matching PAT (repeatable)" }, \
+	{ .name = "max-size", .letter = 'm', .id = OPT_MAX_SIZE, .arg = "SIZE", .comp = CC_SIZE, \
+	  .bind = CB_TARGETS, .help = "skip files larger than SIZE" }, \
+	{ .name = "one-file-system", .letter = 'x', .alias = 'F', .id = OPT_ONE_FS, \
+	  .bind = CB_TARGETS, .help = "stay on the filesystem of each PATH" }, \
+	{ .name = "follow", .letter = 'f', .id = OPT_FOLLOW, .bind = CB_TARGETS, \
+	  .help = "follow symlinks inside trees (loops are detected)" }, \
+	{ .name = "all-links", .letter = 'H', .id = OPT_ALL_LINKS, .bind = CB_TARGETS, \
+	  .help = "count every hardlink (default: each inode once)" }, \
+	{ .name = "batch", .letter = BATCH_LETTER, .id = OPT_BATCH, .arg = "FILE", .comp = CC_FILE, \
+	  .bind = CB_TARGETS, .help = "read more paths from FILE, one a line ('-': stdin)" }, \
+	{ .name = "files-from", .id = OPT_FILES_FROM, .arg = "FILE", .comp = CC_FILE, \
+	  .bind = CB_TARGETS, .help = FILES_FROM_HELP }, \
+	{ .name = "files0-from", .id = OPT_FILES0_FROM, .arg = "FILE", .comp = CC_FILE, \
+	  .bind = CB_TARGETS, .help = "read more paths from FILE, each ended by NUL" }, \
+	{ .name = "null", .letter = '0', .id = OPT_NULL, .bind = CB_TARGETS, \
+	  .help = "the lists' paths end with NUL (find -print0)" }, \
+	{ .name = "threads", .letter = 'j', .id = OPT_THREADS, .arg = "N", .bind = CB_TARGETS, \
+	  .help = "walk with N threads (default: 2 per CPU, 2 to 16)" }, \
+	{ .name = "pid", .id = OPT_PID, .arg = "PID", .comp = CC_PID, .bind = CB_TARGETS, \
+	  .help = "the files process PID maps or holds open (repeatable)" }, \
+	{ .name = "children", .id = OPT_CHILDREN, .bind = CB_TARGETS, \
+	  .help = "with --pid, its descendants' files too" }, \
+	{ .name = "cgroup", .id = OPT_CGROUP, .arg = "CG", .comp = CC_CGROUP, .bind = CB_TARGETS, \
+	  .help = "the files of every process in memory cgroup CG" }, \
+	{ .letter = 'L', \
+	  .help = "-L is not an option here: to follow symlinks type -f (--follow); vmtouch's -L " \
+	          "(lock with mlockall) is 'pagecache lock'", .flags = CLI_REFUSE }
+
 static const struct cli_opt targets_opts[] = {
-	{ .name = "range", .letter = 'p', .id = OPT_RANGE, .arg = "RANGE", .bind = CB_TARGETS,
-	  .help = "only bytes A to B of each file (4k-1M, -64M, 1G-)" },
-	{ .name = "include", .letter = 'I', .id = OPT_INCLUDE, .arg = "PAT", .bind = CB_TARGETS,
-	  .help = "only files whose name matches PAT (repeatable)" },
-	{ .name = "exclude", .letter = 'X', .alias = 'i', .id = OPT_EXCLUDE, .arg = "PAT",
-	  .bind = CB_TARGETS, .help = "skip files and directories matching PAT (repeatable)" },
-	{ .name = "max-size", .letter = 'm', .id = OPT_MAX_SIZE, .arg = "SIZE", .comp = CC_SIZE,
-	  .bind = CB_TARGETS, .help = "skip files larger than SIZE" },
-	{ .name = "one-file-system", .letter = 'x', .alias = 'F', .id = OPT_ONE_FS,
-	  .bind = CB_TARGETS, .help = "stay on the filesystem of each PATH" },
-	{ .name = "follow", .letter = 'f', .id = OPT_FOLLOW, .bind = CB_TARGETS,
-	  .help = "follow symlinks inside trees (loops are detected)" },
-	{ .name = "all-links", .letter = 'H', .id = OPT_ALL_LINKS, .bind = CB_TARGETS,
-	  .help = "count every hardlink (default: each inode once)" },
-	{ .name = "batch", .letter = 'b', .id = OPT_BATCH, .arg = "FILE", .comp = CC_FILE,
-	  .bind = CB_TARGETS, .help = "read more paths from FILE, one a line ('-': stdin)" },
-	{ .name = "files-from", .id = OPT_FILES_FROM, .arg = "FILE", .comp = CC_FILE,
-	  .bind = CB_TARGETS, .help = "the same as -b FILE" },
-	{ .name = "files0-from", .id = OPT_FILES0_FROM, .arg = "FILE", .comp = CC_FILE,
-	  .bind = CB_TARGETS, .help = "read more paths from FILE, each ended by NUL" },
-	{ .name = "null", .letter = '0', .id = OPT_NULL, .bind = CB_TARGETS,
-	  .help = "with -b, paths end with NUL (find -print0)" },
-	{ .name = "threads", .letter = 'j', .id = OPT_THREADS, .arg = "N", .bind = CB_TARGETS,
-	  .help = "walk with N threads (default: 2 per CPU, 2 to 16)" },
-	{ .name = "pid", .id = OPT_PID, .arg = "PID", .comp = CC_PID, .bind = CB_TARGETS,
-	  .help = "the files process PID maps or holds open (repeatable)" },
-	{ .name = "children", .id = OPT_CHILDREN, .bind = CB_TARGETS,
-	  .help = "with --pid, its descendants' files too" },
-	{ .name = "cgroup", .id = OPT_CGROUP, .arg = "CG", .comp = CC_CGROUP, .bind = CB_TARGETS,
-	  .help = "the files of every process in memory cgroup CG" },
-	{ .letter = 'L',
-	  .help = "-L is not an option here: to follow symlinks type -f (--follow); vmtouch's -L "
-	          "(lock with mlockall) is 'pagecache lock'", .flags = CLI_REFUSE },
+	TARGETS_ROWS('b', "the same as -b FILE"),
 	{ 0 }
 };
 const struct cli_group cli_targets_group = { "Choosing files", targets_opts };
 
-#define FMT_COMMON                                                                     \
+static const struct cli_opt targets_stat_opts[] = {
+	TARGETS_ROWS(0, "the same as --batch FILE"),
+	{ 0 }
+};
+const struct cli_group cli_targets_stat_group = { "Choosing files", targets_stat_opts };
+
+#define FMT_COMMON(BYTES_LETTER)                                                       \
 	{ .name = "json", .letter = 'J', .id = OPT_JSON, .arg = "STYLE", .comp = CC_WORDS, \
 	  .words = "pretty short", .bind = CB_FORMAT,                                 \
 	  .help = "JSON on stdout, errors too; STYLE: pretty or short",              \
@@ -77,7 +91,7 @@ const struct cli_group cli_targets_group = { "Choosing files", targets_opts };
 	{ .name = "prom-label", .id = OPT_PROM_LABEL, .arg = "NAME=VALUE", .bind = CB_FORMAT, \
 	  .help = "--prom, with label NAME=VALUE on every series" },                  \
 	{ .name = "kv", .id = OPT_KV, .bind = CB_FORMAT, .help = "key=value lines" }, \
-	{ .name = "bytes", .id = OPT_BYTES, .bind = CB_FORMAT,                        \
+	{ .name = "bytes", .letter = BYTES_LETTER, .id = OPT_BYTES, .bind = CB_FORMAT, \
 	  .help = "exact bytes instead of 1.5G" }
 #define HELP_NOHEADINGS "no header line in the table"
 #define HELP_RAW "the table unaligned, spaces in values as \\x20"
@@ -86,15 +100,24 @@ const struct cli_group cli_targets_group = { "Choosing files", targets_opts };
 #define ROW_RAW .name = "raw", .id = OPT_RAW, .bind = CB_FORMAT, .help = HELP_RAW
 
 static const struct cli_opt format_opts[] = {
-	FMT_COMMON,
+	FMT_COMMON(0),
 	{ ROW_NOHEADINGS, .letter = 'n' },
 	{ ROW_RAW, .letter = 'r' },
 	{ 0 }
 };
 const struct cli_group cli_format_group = { "Output", format_opts };
 
+/* stat's: fincore's letters, -b --bytes among them (its targets group has no -b) */
+static const struct cli_opt format_stat_opts[] = {
+	FMT_COMMON('b'),
+	{ ROW_NOHEADINGS, .letter = 'n' },
+	{ ROW_RAW, .letter = 'r' },
+	{ 0 }
+};
+const struct cli_group cli_format_stat_group = { "Output", format_stat_opts };
+
 static const struct cli_opt format_act_opts[] = {
-	FMT_COMMON,
+	FMT_COMMON(0),
 	{ ROW_NOHEADINGS, .letter = 'n' },
 	{ ROW_RAW },
 	{ .letter = 'r', .arg = "RANGE",
@@ -105,7 +128,7 @@ static const struct cli_opt format_act_opts[] = {
 const struct cli_group cli_format_act_group = { "Output", format_act_opts };
 
 static const struct cli_opt format_restore_opts[] = {
-	FMT_COMMON,
+	FMT_COMMON(0),
 	{ ROW_NOHEADINGS },
 	{ ROW_RAW, .letter = 'r' },
 	{ .letter = 'n',

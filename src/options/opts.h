@@ -119,6 +119,9 @@ extern const struct cli_group cli_format_group;		/* -J -n -r --prom --kv --bytes
 extern const struct cli_group cli_format_act_group;	/* the same, -r refused (was the range) */
 extern const struct cli_group cli_format_restore_group;	/* the same, -n refused (was dry-run) */
 extern const struct cli_group cli_budget_group;		/* --max-mem --reserve */
+/* stat's, fincore's letters: -b is --bytes, the list only --batch, --files-from */
+extern const struct cli_group cli_format_stat_group;
+extern const struct cli_group cli_targets_stat_group;
 
 /*
  * An option's id is its own letter (-v: 'v') or a named constant: a

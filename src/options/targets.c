@@ -584,7 +584,7 @@ static void add_procs(struct targets *t)
 int targets_finish(struct targets *t, int argc, char **argv)
 {
 	if (t->nul && !t->nlists) {
-		cli_usage_error("-0 needs -b FILE");
+		cli_usage_error("-0 needs a list of paths: --batch FILE (-b in warm, evict, lock)");
 		return -1;
 	}
 	for (int i = 0; i < argc; i++)
@@ -699,8 +699,82 @@ const struct pc_walk_opts *targets_walk_opts(struct targets *t)
 	return &t->walk;
 }
 
+struct root_rank {
+	const char *path;
+	size_t len, idx;
+};
+
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct root_rank *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+
+	return c ? c : x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+int targets_rank_index(struct targets *t)
+{
+	free(t->ranks);
+	t->nranks = 0;
+	t->ranks = t->nargv ? malloc(t->nargv * sizeof(*t->ranks)) : NULL;
+	if (!t->ranks)
+		return t->nargv ? -ENOMEM : 0;
+	for (size_t i = 0; i < t->nargv; i++)
+		t->ranks[i] = (struct root_rank){ t->paths[i], strlen(t->paths[i]), i };
+	qsort(t->ranks, t->nargv, sizeof(*t->ranks), cmp_rank);
+	t->nranks = t->nargv;
+	return 0;
+}
+
+/* The first place on the command line of the root path[0..len), or SIZE_MAX. */
+static size_t rank_of(const struct targets *t, const char *path, size_t len)
+{
+	size_t lo = 0, hi = t->nranks;
+
+	/* the first entry not below path[0..len): equal ones are by place */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct root_rank *r = &t->ranks[mid];
+		int c = strncmp(r->path, path, len);
+
+		if (c < 0 || (c == 0 && r->len < len))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < t->nranks && t->ranks[lo].len == len && !strncmp(t->ranks[lo].path, path, len))
+		return t->ranks[lo].idx;
+	return SIZE_MAX;
+}
+
+size_t targets_rank(const struct targets *t, const char *path)
+{
+	size_t best = SIZE_MAX, n = strlen(path);
+
+	/*
+	 * The walk names a file under root R as R/name (R/name when R ends
+	 * with '/'): R is path itself, or ends before a '/' or just after it.
+	 */
+	for (size_t l = 1; l <= n; l++) {
+		size_t r;
+
+		if (l < n && path[l] != '/')
+			continue;
+		r = rank_of(t, path, l);
+		best = r < best ? r : best;
+		if (l < n) {
+			r = rank_of(t, path, l + 1);
+			best = r < best ? r : best;
+		}
+	}
+	return best == SIZE_MAX ? t->nargv : best;
+}
+
 void targets_release(struct targets *t)
 {
+	free(t->ranks);
+	t->ranks = NULL;
+	t->nranks = 0;
 	for (size_t i = 0; i < t->npaths; i++)
 		free((char *)t->paths[i]);
 	free(t->paths);

@@ -318,6 +318,11 @@ void orec_nolimit(struct orec *r, const char *key)
 	add(r, key, OF_NULL, OF_MAX);
 }
 
+void orec_none(struct orec *r, const char *key)
+{
+	add(r, key, OF_NULL, OF_NONE);
+}
+
 void orec_bool(struct orec *r, const char *key, bool v)
 {
 	add(r, key, OF_BOOL, 0)->u = v;
@@ -390,6 +395,7 @@ void orec_release(struct orec *r)
 	free(r->f);
 	r->f = NULL;
 	r->n = r->cap = 0;
+	r->order = 0;
 	r->lost = false;
 }
 
@@ -410,6 +416,7 @@ static void orec_move(struct orec *to, struct orec *r)
 	to->lost = false;
 	r->f = NULL;
 	r->n = r->cap = 0;
+	r->order = 0;
 	r->lost = false;
 }
 
@@ -525,7 +532,10 @@ void out_tag(const char *key, const char *value)
 static int cmp_rec(const void *a, const void *b, void *key)
 {
 	const struct ofield *fa = orec_get(a, key), *fb = orec_get(b, key);
+	const struct orec *ra = a, *rb = b;
 
+	if (ra->order != rb->order)
+		return ra->order < rb->order ? -1 : 1;
 	return strcmp(fa && fa->s ? fa->s : "", fb && fb->s ? fb->s : "");
 }
 
@@ -705,7 +715,14 @@ char *fmt_size(uint64_t bytes, char *buf, size_t len)
 
 char *fmt_percent(uint64_t part, uint64_t whole, char *buf, size_t len)
 {
-	double p = whole ? 100.0 * (double)part / (double)whole : 100.0;
+	double p;
+
+	/* of nothing (an empty file, an empty selection): no share, never 100% */
+	if (!whole) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	p = 100.0 * (double)part / (double)whole;
 
 	if (part < whole && p > 99.9)
 		p = 99.9;
@@ -1627,7 +1644,7 @@ static const char *field_text(const struct ofield *f, char *buf, size_t len)
 	case OF_JSON:
 		return f->s;
 	case OF_NULL:
-		snprintf(buf, len, "%s", f->flags & OF_MAX ? "max" : "unknown");
+		snprintf(buf, len, "%s", f->flags & OF_MAX ? "max" : f->flags & OF_NONE ? "-" : "unknown");
 		break;
 	case OF_BOOL:
 		snprintf(buf, len, "%s", f->u ? "yes" : "no");

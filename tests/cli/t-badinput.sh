@@ -23,7 +23,7 @@ pc warm --max-mem 12q tree >o 2>e; t_is "bad size exits 2" $? 2
 t_ok "bad size is quoted" grep -q "'12q'" e
 pc stat --json --range x-y tree >o.json 2>e; t_is "bad range exits 2" $? 2
 t_ok "usage error under --json is JSON" jq -e '.usage.error' o.json
-pc stat -0 tree >o 2>e; t_is "-0 without -b exits 2" $? 2
+pc stat -0 tree >o 2>e; t_is "-0 without --batch exits 2" $? 2
 # procfs and sysfs hold interfaces, not data: never opened, a read can act
 pc stat /proc/version >o 2>e; t_is "a procfs file named: exit 1" $? 1
 t_ok "said why" grep -q "'/proc/version': on a filesystem of kernel interfaces" e
@@ -94,7 +94,7 @@ fi
 for i in $(seq 300); do mkfile tree/deep/f$i 1; done; pc stat -v tree 2>e | head -c 1 >/dev/null; t_is "EPIPE on stdout is quiet" "$(cat e)" ""
 
 # an unreadable path list is a named failure (exit 1), JSON stays JSON
-pc stat --json -b no-such-list >o.json 2>e; t_is "a missing -b list exits 1" $? 1
+pc stat --json --batch no-such-list >o.json 2>e; t_is "a missing --batch list exits 1" $? 1
 t_is "and is in the JSON errors" "$(jq -r '.errors[0].path' o.json)" no-such-list
 
 # bad fault spec is refused, not ignored

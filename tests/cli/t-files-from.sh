@@ -22,17 +22,17 @@ t_is "  every name walked" "$(jq .total.files o.json)" 1501
 t_is "  each once" "$(jq -r '.files[].path' o.json | sort -u | wc -l)" 1501
 pc stat -J --files-from - <list >o.json 2>e
 t_is "from stdin" "$(jq .total.files o.json)" 1501
-tr '\n' '\0' <list | pc stat -J -0 -b - >o.json 2>e
+tr '\n' '\0' <list | pc stat -J -0 --batch - >o.json 2>e
 t_is "NUL-separated, from a pipe" "$(jq .total.files o.json)" 1501
 
 # a name listed twice, and named on the command line too, is one file
 { head -n 3 list; head -n 3 list; } >twice
-pc stat -J -b twice "$(head -n 1 list)" >o.json 2>e
+pc stat -J --batch twice "$(head -n 1 list)" >o.json 2>e
 t_is "listed twice and named: each file once" "$(jq .total.files o.json)" 3
 ln d/f0001 hl
 printf '%s\n' "$PWD/hl" >l1
 printf '%s\n' "$PWD/d/f0001" >l2
-pc stat -J -v -b l2 -b l1 hl >o.json 2>e
+pc stat -J -v --batch l2 --batch l1 hl >o.json 2>e
 t_is "a hardlink named and listed: one file" "$(jq .total.files o.json)" 1
 t_is "  the others skipped as seen" "$(jq .total.skipped o.json)" 2
 
@@ -40,15 +40,15 @@ t_is "  the others skipped as seen" "$(jq .total.skipped o.json)" 2
 pc stat --files-from list >o 2>e
 t_ok "files only: each listed" grep -q "d/sub/x$" o
 { head -n 2 list; echo "$PWD/d/sub"; tail -n 2 list; } >withdir
-pc stat -b withdir >o 2>e
+pc stat --batch withdir >o 2>e
 t_ok "a directory in the list: totals only" sh -c '! grep -q "d/sub/x$" o'
 t_ok "  and every name walked" grep -q "Files: 5$" o
-pc stat -b - <withdir >o 2>e
+pc stat --batch - <withdir >o 2>e
 t_ok "the same from a file on stdin" grep -q "Files: 5$" o
-cat withdir | pc stat -b - >o 2>e
+cat withdir | pc stat --batch - >o 2>e
 t_ok "from a pipe (kept to be read again): totals only" sh -c '! grep -q "d/sub/x$" o'
 t_ok "  and every name walked" grep -q "Files: 5$" o
-cat list | pc stat -b - >o 2>e
+cat list | pc stat --batch - >o 2>e
 t_ok "a pipe of files only: each listed" grep -q "d/sub/x$" o
 
 # snapshot of a list, and with --safe-links (each root checked as it comes)
@@ -70,30 +70,30 @@ fi
 # not a list: refused with one message, nothing of it walked
 head -c 200000 /dev/urandom >big.bin
 printf 'a\0b\n' >>big.bin
-pc stat -J -b big.bin >o.json 2>e; t_is "a binary file as a list: exit 1" $? 1
+pc stat -J --batch big.bin >o.json 2>e; t_is "a binary file as a list: exit 1" $? 1
 t_is "  one failure" "$(jq '.errors | length' o.json)" 1
 t_ok "  naming the list" grep -qF "cannot read path list 'big.bin'" e
 t_ok "  saying why" grep -qF "not a list of names" e
 t_is "  and nothing walked" "$(jq .total.files o.json)" 0
 { head -n 2 list; head -c 5000 /dev/zero | tr '\0' a; echo; tail -n 2 list; } >long
-pc stat -J -b long >o.json 2>e; t_is "a name longer than PATH_MAX: exit 1" $? 1
+pc stat -J --batch long >o.json 2>e; t_is "a name longer than PATH_MAX: exit 1" $? 1
 t_ok "  the list refused" grep -qF "a name longer than PATH_MAX (name 3)" e
 t_is "  the names before it walked" "$(jq .total.files o.json)" 2
 printf '%s\n' "$PWD/d/f0001" 'caf\351' "$PWD/d/f0002" >latin1
-pc stat -J -b latin1 >o.json 2>e; t_is "a Latin-1 name is a name (not found: exit 1)" $? 1
+pc stat -J --batch latin1 >o.json 2>e; t_is "a Latin-1 name is a name (not found: exit 1)" $? 1
 t_is "  the names after it walked" "$(jq .total.files o.json)" 2
 t_ok "  no list refused" sh -c '! grep -q "not a list of names" e'
 # past its first names a list has shown itself one: a bad line there is
 # skipped with one failure, and the names after it are still read
 { head -n 9 list; printf 'x\0y\n'; head -c 5000 /dev/zero | tr '\0' a; echo; tail -n 2 list; } >late
-pc stat -J -b late >o.json 2>e; t_is "bad lines after the first names: exit 1" $? 1
+pc stat -J --batch late >o.json 2>e; t_is "bad lines after the first names: exit 1" $? 1
 t_is "  every good name walked" "$(jq .total.files o.json)" 11
 t_is "  one failure a bad line" "$(jq '.errors | length' o.json)" 2
 t_ok "  the list not refused" sh -c '! grep -q "not a list of names" e'
 t_ok "  the NUL named" grep -qF "skipping a listed name that starts 'x': it holds a NUL byte" e
 t_ok "  the long one named" grep -qF "it is longer than PATH_MAX" e
 # lists after a refused one are read
-pc stat -J -b big.bin -b latin1 >o.json 2>e
+pc stat -J --batch big.bin --batch latin1 >o.json 2>e
 t_is "a list after a refused one is read" "$(jq .total.files o.json)" 2
 
 # lock reads its lists before it waits for signals: a pipe whose writer

@@ -20,7 +20,7 @@ pc -t f >o 2>e; t_is "pagecache -t FILE exits 0 (vmtouch -t: warm)" $? 0
 t_is "pagecache -t FILE warmed every page" "$(cached f)" "$pages"
 pc -e f >o 2>e; t_is "pagecache -e FILE exits 0 (vmtouch -e: evict)" $? 0
 t_is "pagecache -e FILE dropped every page" "$(cached f)" 0
-pc -v f >o 2>e; t_is "pagecache -v FILE exits 0 (vmtouch -v FILE: stat)" $? 0
+pc -v f --summary >o 2>e; t_is "pagecache -v FILE exits 0 (vmtouch -v FILE: stat)" $? 0
 t_ok "pagecache -v FILE shows residency" grep -q "Resident Pages" o
 pc f >o 2>e; t_is "pagecache FILE (no option): usage error" $? 2
 t_ok "  that says what to type" grep -qF "pagecache stat -- 'f'" e
@@ -33,7 +33,7 @@ t_is "-p 8k (a plain size) is 0-8k, as vmtouch reads it" "$(cached f)" "$want"
 pc stat -J -p 0-8k f >r.json 2>e; t_is "stat -p RANGE is the range (was refused)" $? 0
 t_is "stat -p 0-8k counts its pages" "$(jq '.files[0].pages' r.json)" "$want"
 ln f f.link
-pc -h f f.link >o 2>e; t_is "vmtouch's -h (count hardlinks) works" $? 0
+pc -h f f.link --summary >o 2>e; t_is "vmtouch's -h (count hardlinks) works" $? 0
 t_ok "-h counted both links" grep -qE "Files: 2$" o
 mkdir -p d/sub; mkfile d/a 4; mkfile d/sub/b 8; mkfile d/big 64; ln -s ../../f d/sub/l
 pc -J -i sub d >o.json 2>e; t_is "vmtouch's -i PAT excludes" "$(jq .total.files o.json)" 2
@@ -105,14 +105,14 @@ pc stat -n -o PAGES,FILE f >o
 t_is "-n -o PAGES,FILE: two columns, no heading" "$(head -n 1 o | awk '{ print NF, $2 }')" "2 f"
 pc stat -o PAGES,FILE f >o
 t_is "-o PAGES,FILE: the heading" "$(head -n 1 o | awk '{ print $1, $2 }')" "PAGES FILE"
-pc stat -r -n -o FILE,PAGES 'a b' >o
+pc stat -r -n -o FILE,TOTAL_PAGES 'a b' >o
 t_is "-r: raw, a space in a value as \\x20" "$(head -n 1 o)" 'a\x20b 1'
 pc -t f >/dev/null 2>&1
 pc evict -v -n -o file,after f >o 2>e
 t_is "evict -o FILE,AFTER: those columns, in that order (any case)" "$(head -n 1 o | awk '{ print NF, $1, $2 }')" "2 f 0"
 pc -t f >/dev/null 2>&1
 pc evict -v -o FILE,NOSUCH f >o 2>e; t_is "evict -o with an unknown column: usage error" $? 2
-t_ok "  naming the columns there are" grep -qF "unknown column 'NOSUCH' (columns: BEFORE,AFTER,PAGES,FILE,WHY)" e
+t_ok "  naming the columns there are" grep -qF "unknown column 'NOSUCH' (columns: BEFORE,AFTER,TOTAL,FILE,WHY)" e
 t_is "  and nothing was evicted" "$(cached f)" "$pages"
 pc lock -o +NOSUCH f >o 2>e; t_is "lock -o +LIST checks the names before locking" $? 2
 pc stat --bytes -n -o SIZE f >o
@@ -133,7 +133,7 @@ t_is "--files0-from - reads stdin" "$(jq .total.files o.json)" 2
 printf '%s\n' f >list1
 pc stat -J --files-from list --files-from list1 >o.json 2>e
 t_is "two --files-from: both are read" "$(jq .total.files o.json)" 4
-pc stat -J --files0-from list0 -b list1 >o.json 2>e
+pc stat -J --files0-from list0 --batch list1 >o.json 2>e
 t_is "--files0-from X -b Y: Y stays newline-separated" "$(jq .total.files o.json)" 3
 # a list that cannot be read is a failure that names it, never 'Files: 0'
 pc evict -b . >o 2>e; t_is "-b DIRECTORY: exit 1" $? 1
@@ -141,7 +141,7 @@ t_ok "  naming the list" grep -qF "cannot read path list '.'" e
 pc evict -b - <&- >o 2>e; t_is "-b - with stdin closed: exit 1" $? 1
 t_ok "  naming the list" grep -qF "cannot read path list '-'" e
 # a NUL inside a newline-separated name: refused, not read as the name up to it
-printf 'f\0zzz\n' | pc stat -J -b - >o.json 2>e; t_is "a NUL inside a listed name: exit 1" $? 1
+printf 'f\0zzz\n' | pc stat -J --batch - >o.json 2>e; t_is "a NUL inside a listed name: exit 1" $? 1
 t_is "  and that name is not examined" "$(jq .total.files o.json)" 0
 t_ok "  but named" grep -qF "skipping a listed name that starts 'f': it holds a NUL byte" e
 
@@ -189,7 +189,7 @@ t_ok "bash: lock -P takes a file" grep -qx list0 <(comp pagecache lock -P lis)
 t_ok "bash: --pid takes a process" grep -qx "$$" <(comp pagecache stat --pid '')
 t_ok "bash: help CMD" grep -qx restore <(comp pagecache help res)
 t_ok "bash: tune's tunable" grep -qx swap <(comp pagecache tune '')
-t_is "bash: evict -o offers its columns" "$(comp pagecache evict -o '' | tr '\n' ' ')" "BEFORE AFTER PAGES FILE WHY "
+t_is "bash: evict -o offers its columns" "$(comp pagecache evict -o '' | tr '\n' ' ')" "BEFORE AFTER TOTAL FILE WHY "
 # names are data, never code: compgen -W would run $(...) in a cgroup's name
 t_is "bash: a cgroup named \$(touch ...) is offered whole" "$(bash -c '. ./comp.bash
 	_pagecache_cgroups() { printf "%s\0" "/\$(touch\${IFS}PWNED_BY_CGROUP)" /ok; }

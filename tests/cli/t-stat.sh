@@ -83,23 +83,29 @@ t_ok "kv has path=a cached=$NA" grep -q "path=a .*cached=$NA " kv.txt
 cat a >/dev/null
 pc stat -o CACHED,FILE -n a >cols.txt
 t_is "-o CACHED,FILE -n" "$(cat cols.txt | head -1 | tr -s ' ' | sed 's/^ //')" "$NA a"
-# a column means what the JSON key of its name means (PAGES was cached pages)
+# PAGES is fincore's: resident pages (it was the pages selected, which on a
+# cold file read like the fake 100%); the pages selected are TOTAL_PAGES
 mkfile half $((16 * PS / 1024))
 cat half >/dev/null
 pc evict --range $((2 * PS))- half >/dev/null 2>&1	# 2 of its 16 pages stay
-pc stat -o PAGES,CACHED,FILE half >cols.txt
+pc stat -o TOTAL_PAGES,CACHED,PAGES,FILE half >cols.txt
 pc stat --json half >cols.json
-t_is "-o PAGES is JSON pages: the pages selected" \
+t_is "-o TOTAL_PAGES is JSON pages: the pages selected" \
 	"$(awk 'NR == 2 { print $1 }' cols.txt) $(jq .files[0].pages cols.json)" "16 16"
 t_ok "-o CACHED is JSON cached: the 2 left, or fewer if reclaimed since" \
 	test "$(awk 'NR == 2 { print $2 }' cols.txt)" -le 2
-t_is "their headings" "$(head -n1 cols.txt | tr -s ' ' | sed 's/^ //')" "PAGES CACHED FILE"
-t_is "the old name TOTAL_PAGES is PAGES" "$(pc stat -n -o TOTAL_PAGES half | head -n1 | tr -d " ")" 16
+t_is "-o PAGES is CACHED, as fincore's PAGES" "$(awk 'NR == 2 { print $3 }' cols.txt)" \
+	"$(awk 'NR == 2 { print $2 }' cols.txt)"
+t_is "their headings" "$(head -n1 cols.txt | tr -s ' ' | sed 's/^ //')" "TOTAL CACHED PAGES FILE"
+drop half
+t_is "a cold file: PAGES 0, as fincore's (never its size in pages)" \
+	"$(pc stat -n -o PAGES half | tr -d ' ') $(fincore -n -o PAGES half 2>/dev/null | tr -d ' ')" "0 0"
+t_is "TOTAL is TOTAL_PAGES" "$(pc stat -n -o TOTAL half | head -n1 | tr -d " ")" 16
 
 # batch input: NUL-separated, last record without a terminator (vmtouch drops its last byte)
-printf 'tree/x\0tree/sub/y' | pc stat -b - -0 --json >b.json
+printf 'tree/x\0tree/sub/y' | pc stat --batch - -0 --json >b.json
 t_is "-b - -0 reads both paths whole" "$(jget b.json '[.files[].path] | sort | join(",")')" "tree/sub/y,tree/x"
-printf 'tree/x\ntree/sub/y' | pc stat -b - --json >b2.json
+printf 'tree/x\ntree/sub/y' | pc stat --batch - --json >b2.json
 t_is "-b - newline list without trailing newline" "$(jget b2.json '.total.files')" 2
 
 # dirty and evicted counts come from cachestat; without it they are
@@ -162,7 +168,7 @@ pc stat -v names >n.txt 2>n.err
 t_is "stat -v: no raw control character" "$(LC_ALL=C grep -c $'[\x01-\x1f\x7f]\|\xc2[\x80-\x9f]' n.txt)" 0
 t_is "one row each (2 files)" "$(awk 'NR > 1 && /^$/ { exit } NR > 1' n.txt | wc -l)" 2
 t_ok "the name is shown escaped" grep -qF 'names/x\n  4K 1 4K 100% 0 0 FORGED\x1b[2J\xc2\x9bq\\b\xff' n.txt
-pc stat -o FILE,SIZE -b - <<<"$T_DIR/names/plain" >o1.txt 2>o1.err
+pc stat -o FILE,SIZE --batch - <<<"$T_DIR/names/plain" >o1.txt 2>o1.err
 t_ok "a plain name is shown as it is" grep -qx "$T_DIR/names/plain *4K" o1.txt
 pc stat --kv -v names >n.kv
 t_is "kv: one line a file" "$(grep -c '^path=' n.kv)" 2

@@ -731,6 +731,25 @@ static void test_vmtouch(void)
 	}
 }
 
+/* stat's rows in the order named: each walked path's place among argv's (issue 27) */
+static void test_rank(void)
+{
+	struct targets t;
+	char *argv[] = { "c", "a", "d/", "./b", "a", "/x//" };
+	int n = (int)(sizeof(argv) / sizeof(argv[0]));
+
+	targets_init(&t);
+	ok(targets_finish(&t, n, argv) == 0 && targets_rank_index(&t) == 0, "rank: an index of argv");
+	ok(targets_rank(&t, "c") == 0 && targets_rank(&t, "a") == 1 && targets_rank(&t, "./b") == 3,
+	   "rank: a file named is at its place (the first, when named twice)");
+	ok(targets_rank(&t, "d/x") == 2 && targets_rank(&t, "d/s/y") == 2 &&
+	   targets_rank(&t, "a/q") == 1 && targets_rank(&t, "/x//y") == 5,
+	   "rank: a file under a named directory is at the directory's place");
+	ok(targets_rank(&t, "e") == 6 && targets_rank(&t, "ab") == 6 && targets_rank(&t, "cd/x") == 6,
+	   "rank: a path from elsewhere (a list) after them all; a prefix is no parent");
+	targets_release(&t);
+}
+
 int main(void)
 {
 	cli_cmd = "test";
@@ -743,5 +762,6 @@ int main(void)
 	test_format_only();
 	test_shown();
 	test_vmtouch();
+	test_rank();
 	return done_testing();
 }

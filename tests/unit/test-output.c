@@ -831,6 +831,8 @@ static void test_helpers(void)
 	   "fmt_percent: a few pages are <0.1%%, not 0.0%%");
 	ok(!strcmp(fmt_percent(0, 10, buf, sizeof(buf)), "0.0%"), "fmt_percent: none is 0.0%%");
 	ok(!strcmp(fmt_percent(10, 10, buf, sizeof(buf)), "100.0%"), "fmt_percent: all is 100.0%%");
+	ok(!strcmp(fmt_percent(0, 0, buf, sizeof(buf)), "-"),
+	   "fmt_percent: a share of nothing is -, never 100%% (issue 27)");
 	ok(is_json_flag("--json") && is_json_flag("--json=short") && is_json_flag("--js"),
 	   "is_json_flag: --json, --json=STYLE and a prefix getopt takes");
 	ok(!is_json_flag("--jsonx") && !is_json_flag("--") && !is_json_flag("-J") &&
