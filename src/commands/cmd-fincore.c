@@ -30,6 +30,7 @@
 #include <inttypes.h>
 #include <libsmartcols.h>
 #include <locale.h>
+#include <signal.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -343,8 +344,10 @@ int cmd_fincore(int argc, char **argv)
 	int opt, rc = EXIT_SUCCESS;
 
 	c.prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-	/* fincore's numbers and names follow the locale, as fincore's do */
+	/* numbers and names follow the locale, as fincore's do */
 	setlocale(LC_ALL, "");
+	/* a reader gone is fincore's death by SIGPIPE (141), as scripts see it */
+	signal(SIGPIPE, SIG_DFL);
 	/* getopt's own messages, with argv[0] as given, as fincore's are */
 	opterr = 1;
 	optind = 0;
