@@ -122,7 +122,7 @@ same "no arguments"
 same "an unknown option" -x part
 same "an unknown long option" --bogus part
 same "-o without its list" -o
-same "an ambiguous abbreviation is taken (--js)" --js part
+same "an abbreviation of a long option (--js)" --js part
 same "an argument to --json" --json=1 part
 if [ -S /dev/log ]; then
 	same "a socket: failed to open" /dev/log
