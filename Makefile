@@ -89,7 +89,12 @@ CLI_PKGS := nettle
 # headers are needed here, and nothing links it but test-scope (Debian
 # ships no libsystemd.a, so a static program could not take it)
 SD_PKGS := libsystemd
-PKG_CFLAGS := $(call pkgq,--cflags $(BENCH_PKGS) $(CLI_PKGS) $(SD_PKGS))
+# libsmartcols: the fincore personality's table, raw lines and JSON are
+# util-linux's own (src/commands/cmd-fincore.c says why). Always linked
+# dynamically: Debian ships no libsmartcols.a, and libsmartcols1 is on
+# every Debian system (util-linux, which is essential, needs it)
+SCOLS_PKGS := smartcols
+PKG_CFLAGS := $(call pkgq,--cflags $(BENCH_PKGS) $(CLI_PKGS) $(SD_PKGS) $(SCOLS_PKGS))
 # static_libs PKGS: their archives, and dynamically what they need beyond
 # each other (pkg-config --static: sqlite3's -lm, ...)
 static_libs = $(call pkgq,--libs-only-L $(1)) -Wl,-Bstatic $(call pkgq,--libs-only-l $(1)) \
@@ -106,6 +111,7 @@ else
 $(error LINK=$(LINK): static or shared)
 endif
 SD_LIBS := $(call pkgq,--libs $(SD_PKGS))
+CLI_LIBS += $(call pkgq,--libs $(SCOLS_PKGS))
 # systemd's units (deploy/systemd/): under the prefix, which systemd reads
 # for /usr/local; for prefix=/usr, where systemd.pc says (/lib/systemd/system
 # on Debian 12, /usr/lib/systemd/system after it)
@@ -184,13 +190,15 @@ deps:
 	$(call need,$(PKG_CONFIG) --exists nettle,nettle-dev)
 	$(call need,$(PKG_CONFIG) --exists fuse3,libfuse3-dev)
 	$(call need,$(PKG_CONFIG) --exists libsystemd,libsystemd-dev)
+	$(call need,$(PKG_CONFIG) --exists smartcols,libsmartcols-dev)
 
 # what a build needs, said before the first compiler error would
 have-libs:
-	@$(PKG_CONFIG) --exists $(BENCH_PKGS) $(CLI_PKGS) $(SD_PKGS) 2>/dev/null || { \
+	@$(PKG_CONFIG) --exists $(BENCH_PKGS) $(CLI_PKGS) $(SD_PKGS) $(SCOLS_PKGS) 2>/dev/null || { \
 	  echo "pagecache: the build needs pkg-config and liburing, zlib, libtraceevent, sqlite3,"; \
-	  echo "  nettle, fuse3 and libsystemd with their headers (Debian: pkg-config liburing-dev"; \
-	  echo "  zlib1g-dev libtraceevent-dev libsqlite3-dev nettle-dev libfuse3-dev libsystemd-dev);"; \
+	  echo "  nettle, fuse3, libsystemd and libsmartcols with their headers (Debian: pkg-config"; \
+	  echo "  liburing-dev zlib1g-dev libtraceevent-dev libsqlite3-dev nettle-dev libfuse3-dev"; \
+	  echo "  libsystemd-dev libsmartcols-dev);"; \
 	  echo "  'make deps' installs them as root"; exit 1; } >&2
 
 # every command tests/ calls (grep tests/cli/*.sh); fincore moved to
