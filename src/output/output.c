@@ -703,9 +703,15 @@ char *fmt_size(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+/* Nothing for no pages (an empty selection is no share of anything), as vmtouch. */
 char *fmt_percent(uint64_t part, uint64_t whole, char *buf, size_t len)
 {
-	double p = whole ? 100.0 * (double)part / (double)whole : 100.0;
+	double p = whole ? 100.0 * (double)part / (double)whole : 0;
+
+	if (!whole) {
+		snprintf(buf, len, "%s", "");
+		return buf;
+	}
 
 	if (part < whole && p > 99.9)
 		p = 99.9;
