@@ -50,6 +50,7 @@ struct lock_ctx {
 	struct pc_lockset *set;
 	bool size_cap;		/* the budget's max is the set's first size, not --max-mem */
 	bool list;		/* a row per file locked (-v) */
+	bool quiet;		/* -q: no "Locked ..." line */
 	bool stopped;		/* stopped early, or failed to set up */
 	bool watch;		/* --watch */
 	unsigned interval;	/* --watch-interval */
@@ -82,6 +83,8 @@ static const struct cli_opt lock_opts[] = {
 	{ .name = "watch-interval", .id = OPT_WATCH_INTERVAL, .arg = "SECS",
 	  .help = "with --watch, also walk again every SECS seconds" },
 	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct lock_ctx, list), .help = "list each file" },
+	{ .name = "quiet", .letter = 'q', .id = 'q', CLI_SET(struct lock_ctx, quiet),
+	  .help = "no \"Locked ...\" line (vmtouch's -q); failures still on stderr" },
 	{ 0 }
 };
 
@@ -683,7 +686,7 @@ static int say_locked(const struct lock_ctx *c, const struct cli_opts *co,
 		orec_null(&rec, "pid");
 	orec_bool(&rec, "budget_stopped", c->budget.stopped != 0);
 	out_object("total", &rec);
-	if (co->fmt == OUT_HUMAN) {
+	if (co->fmt == OUT_HUMAN && !c->quiet) {
 		char hb[64] = "";
 
 		if (st->holes)

@@ -40,6 +40,7 @@ struct stat_ctx {
 	bool list;			/* one record per file */
 	bool want_bar, want_ranges;
 	struct tot *tot;		/* per walker thread */
+	bool quiet;			/* -q: rows only where asked for, no summary */
 };
 
 enum { OPT_BY_CGROUP = CLI_OPT_OWN };
@@ -52,6 +53,8 @@ static const struct cli_opt stat_opts[] = {
 	  .help = "the table's columns, in any case (+COLS: add them)" },
 	{ .name = "by-cgroup", .id = OPT_BY_CGROUP, CLI_SET(struct stat_ctx, by_cgroup),
 	  .help = "which memory cgroups own each file's cached pages" },
+	{ .name = "quiet", .letter = 'q', .id = 'q', CLI_SET(struct stat_ctx, quiet),
+	  .help = "print nothing but what -v, -o or a format asks for (vmtouch's -q)" },
 	{ 0 }
 };
 
@@ -549,7 +552,7 @@ static bool list_files(struct stat_ctx *c, const struct stat_cli *cl)
 {
 	if (c->verbose || cl->colspec || c->by_cgroup || cl->co.prom_per_file)
 		return true;
-	return !targets_each_name(&c->t, is_dir, NULL);
+	return !c->quiet && !targets_each_name(&c->t, is_dir, NULL);
 }
 
 /* The threads' totals in *sum, why the last unknown was (EPERM's if none); c's freed. */
@@ -677,7 +680,7 @@ int cmd_stat(int argc, char **argv)
 	t0 = cli_files_walk(&c.t, c.list, cols, ncols, stat_file, &c);
 	sum_totals(&c, nt, &sum);
 	total_rec(&c, &sum, t0);
-	if (cl.co.fmt == OUT_HUMAN)
+	if (cl.co.fmt == OUT_HUMAN && !c.quiet)
 		human_summary(&c, &cl, &sum, t0);
 	rc = out_flush();
 	targets_release(&c.t);
