@@ -249,11 +249,11 @@ enum pc_walk_event {
 	PC_WALK_VANISHED,		/* gone between listing and opening */
 	PC_WALK_SKIP_SPECIAL,		/* FIFO, socket, device in a tree */
 	PC_WALK_SKIP_SYMLINK,		/* not followed (no -L) */
-	PC_WALK_SKIP_LOOP,		/* directory already visited */
+	PC_WALK_SKIP_LOOP,		/* directory already on the path (a loop) */
 	PC_WALK_SKIP_MOUNT,		/* another filesystem (-x) */
 	PC_WALK_SKIP_SIZE,		/* larger than max_size */
 	PC_WALK_SKIP_PATTERN,		/* excluded or not included */
-	PC_WALK_DUP,			/* hardlink seen already */
+	PC_WALK_DUP,			/* hardlink, or directory, seen already */
 	PC_WALK_DIR,			/* a directory was entered */
 	PC_WALK_NEVENTS
 };

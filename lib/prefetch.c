@@ -846,7 +846,8 @@ int pc_warmer_next_result(struct pc_warmer *w, struct pc_warm_result *ret)
 	ret->cut = j->cut;
 	ret->err = j->err;
 	ret->by_read = j->by_read;
-	ret->denied = !j->allowed;
+	/* an empty file (or a range past its end) asks nothing of mincore: not denied */
+	ret->denied = !j->allowed && ret->pages;
 	w->last_popped = j;
 	return 1;
 }

@@ -28,8 +28,10 @@
  * checked by one fstat before it is handed over (file_opened says why
  * that is enough; the fstat stays: the size is needed, and st_nlink,
  * st_dev and the fd's own type, while d_ino is not the fd's inode across
- * a bind mount or on overlayfs); a directory reached twice (symlink
- * loop, bind mount) is walked once; a file with several hardlinks is
+ * a bind mount or on overlayfs); a directory reached twice is walked
+ * once: a loop (it is its own ancestor: a symlink or bind mount back up)
+ * is PC_WALK_SKIP_LOOP, a second name for one walked elsewhere (a link
+ * to a sibling, a root named twice) PC_WALK_DUP, as a hardlink; a file with several hardlinks is
  * visited once; -x is judged per root. Files and directories that vanish
  * or change between listing and opening are reported as vanished, not as
  * errors.
@@ -1007,6 +1009,21 @@ static void list_dir(struct worker *wk, struct dnode *d, const struct stat *dst)
 }
 
 /*
+ * Is the directory st one of d's ancestors, or d itself? Then reaching it
+ * again is a loop (a symlink or a bind mount back up the tree); a
+ * directory seen elsewhere (a link to a sibling, a root named twice) is
+ * only a second name for it, as a hardlink is. The chain is referenced
+ * and its dev and ino never change: no lock.
+ */
+static bool on_path(const struct dnode *d, const struct stat *st)
+{
+	for (; d; d = d->parent)
+		if (d->dev == st->st_dev && d->ino == st->st_ino)
+			return true;
+	return false;
+}
+
+/*
  * Enter a directory: fd open (ours), st its fstat. Becomes a node that
  * takes over path and the reference on parent, is listed, and lives on
  * while anything beneath it is queued.
@@ -1040,8 +1057,10 @@ static void enter_dir(struct worker *wk, struct dnode *parent, char *path, const
 		pthread_mutex_unlock(&w->nlock);
 	}
 	r = idset_add(&w->dirs, st->st_dev, st->st_ino);
-	if (r <= 0)
-		event(w, r < 0 ? PC_WALK_ERROR : PC_WALK_SKIP_LOOP, path, r < 0 ? -r : 0);
+	if (r < 0)
+		event(w, PC_WALK_ERROR, path, -r);
+	else if (r == 0)
+		event(w, on_path(parent, st) ? PC_WALK_SKIP_LOOP : PC_WALK_DUP, path, 0);
 	else
 		list_dir(wk, d, st);
 	pthread_mutex_lock(&w->nlock);

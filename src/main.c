@@ -121,22 +121,28 @@ static int hidden(int argc, char **argv)
 }
 
 /*
- * The word is not a command. Like every message, the word is escaped for
- * the terminal (cli_warn); when it names a file (vmtouch FILE), the command
- * to type instead is suggested only if it can be pasted as it is printed:
- * single-quoted, so only a name without quotes or backslashes, and
- * nothing in it that the escaping changed. Under --json the error is JSON.
+ * The command to type for the file named word, if it can be pasted as it
+ * is printed: single-quoted, so only a name without quotes or
+ * backslashes, and nothing in it that the escaping (cli_warn) changed.
+ */
+static bool pastable(const char *word)
+{
+	char *esc = out_escape(word);
+	bool ok = esc && !strcmp(esc, word) && !strpbrk(word, "'\\");
+
+	free(esc);
+	return ok;
+}
+
+/*
+ * The word is not a command, nor a path (a path is vmtouch's line: see
+ * main). Like every message, the word is escaped for the terminal
+ * (cli_warn). Under --json the error is JSON.
  */
 static int not_a_command(int argc, char **argv, const char *word)
 {
-	char *esc = out_escape(word);
-
 	cli_begin(argc, argv);
-	if (esc && !strcmp(esc, word) && !strpbrk(word, "'\\") && access(word, F_OK) == 0)
-		cli_warn("'%s' is not a command; to see what of it is cached: pagecache stat -- '%s'"
-			 " (or, as vmtouch, pagecache -v '%s')", word, word, word);
-	else
-		cli_warn("'%s' is not a command. See 'pagecache --help'.", word);
+	cli_warn("'%s' is not a command. See 'pagecache --help'.", word);
 	if (out_format() == OUT_JSON) {
 		struct orec r = { 0 };
 
@@ -146,7 +152,6 @@ static int not_a_command(int argc, char **argv, const char *word)
 		out_object("usage", &r);
 		out_flush();
 	}
-	free(esc);
 	return EXIT_USAGE;
 }
 
@@ -216,8 +221,15 @@ int main(int argc, char **argv)
 		verb = argv[1];
 	} else if (!strcmp(verb, "--completion") || !strcmp(verb, "--list-options")) {
 		return hidden(argc, argv);
-	} else if (verb[0] == '-' && strcmp(verb, "-V") && strcmp(verb, "--version")) {
-		char **nargv;	/* vmtouch's command line, as vmtouch reads it */
+	} else if ((verb[0] == '-' && strcmp(verb, "-V") && strcmp(verb, "--version")) ||
+		   (verb[0] != '-' && !find_command(verb) && access(verb, F_OK) == 0)) {
+		/*
+		 * vmtouch's command line, as vmtouch reads it: a flag first, or
+		 * a path first (`pagecache DIR`, `pagecache DIR -e`). A word
+		 * that is a command is the command, even where a file has that
+		 * name: `pagecache ./stat` is the file.
+		 */
+		char **nargv;
 
 		verb = cli_vmtouch_argv(argc, argv, &argc, &nargv);
 		if (!verb)
@@ -229,7 +241,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	c = find_command(verb);
-	if (c)
-		return run_command(c, argc - 1, argv + 1);
-	return not_a_command(argc, argv, verb);
+	if (!c)
+		return not_a_command(argc, argv, verb);
+	rc = run_command(c, argc - 1, argv + 1);
+	/* `pagecache stat` alone, beside a file named stat: the command won; say how to get the file */
+	if (rc == EXIT_USAGE && argc == 2 && access(verb, F_OK) == 0 && pastable(verb))
+		fprintf(stderr, "pagecache: '%s' is a command; for the file of that name: "
+			"pagecache './%s' (as vmtouch) or pagecache stat -- '%s'\n", verb, verb, verb);
+	return rc;
 }

@@ -19,6 +19,7 @@ struct evict_ctx {
 	struct targets t;
 	struct evict_tot *tot;
 	bool list;
+	bool quiet;			/* -q: no summary */
 };
 
 static const struct ocol evict_cols[] = {
@@ -31,6 +32,8 @@ static const struct cli_opt evict_opts[] = {
 	CLI_OPT_COLUMNS,
 	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct evict_ctx, list),
 	  .help = "list each file" },
+	{ .name = "quiet", .letter = 'q', .id = 'q', CLI_SET(struct evict_ctx, quiet),
+	  .help = "no summary (vmtouch's -q); what stayed is still said on stderr" },
 	{ 0 }
 };
 
@@ -192,7 +195,7 @@ int cmd_evict(int argc, char **argv)
 	orec_u64(&rec, "failures", cli_failures(), 0);
 	orec_f64(&rec, "elapsed", pc_now() - t0);
 	out_object("total", &rec);
-	if (co.fmt == OUT_HUMAN) {
+	if (co.fmt == OUT_HUMAN && !c.quiet) {
 		char a[32];
 
 		if (c.list)

@@ -41,12 +41,16 @@
 #include <time.h>
 #include <unistd.h>
 
+/* -d: the status byte's flag: the daemon stays, holding the locks (detach) */
+#define DAEMON_HELD 0x80
+
 struct lock_ctx {
 	struct targets t;
 	struct pc_budget budget;
 	struct pc_lockset *set;
 	bool size_cap;		/* the budget's max is the set's first size, not --max-mem */
 	bool list;		/* a row per file locked (-v) */
+	bool quiet;		/* -q: no "Locked ..." line */
 	bool stopped;		/* stopped early, or failed to set up */
 	bool watch;		/* --watch */
 	unsigned interval;	/* --watch-interval */
@@ -67,7 +71,8 @@ enum { OPT_WATCH = CLI_OPT_OWN, OPT_WATCH_INTERVAL };
 static const struct cli_opt lock_opts[] = {
 	CLI_OPT_COLUMNS,
 	{ .name = "daemon", .letter = 'd', .id = 'd', CLI_SET(struct lock_ctx, daemon),
-	  .help = "detach once everything is locked (exit 1: no daemon)" },
+	  .help = "detach once locked; a PATH that fails is named and the rest\n"
+		  "held (exit 1); past the budget, none (exit 1, no daemon)" },
 	{ .name = "pidfile", .letter = 'P', .id = 'P', .arg = "FILE", .comp = CC_FILE,
 	  CLI_STRING(struct lock_ctx, pidfile),
 	  .help = "write the locking process's PID to FILE" },
@@ -78,6 +83,8 @@ static const struct cli_opt lock_opts[] = {
 	{ .name = "watch-interval", .id = OPT_WATCH_INTERVAL, .arg = "SECS",
 	  .help = "with --watch, also walk again every SECS seconds" },
 	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct lock_ctx, list), .help = "list each file" },
+	{ .name = "quiet", .letter = 'q', .id = 'q', CLI_SET(struct lock_ctx, quiet),
+	  .help = "no \"Locked ...\" line (vmtouch's -q); failures still on stderr" },
 	{ 0 }
 };
 
@@ -622,10 +629,10 @@ static int daemonize(int pipefd[2])
 	}
 	close(pipefd[1]);
 	if (read(pipefd[0], &status, 1) == 1) {
-		/* a daemon that failed is gone before we say so */
-		if (status)
+		/* a daemon that holds nothing is gone before we say so */
+		if (!(status & DAEMON_HELD))
 			waitpid(pid, &st, 0);
-		_exit(status);
+		_exit(status & ~DAEMON_HELD);
 	}
 	waitpid(pid, &st, 0);
 	fprintf(stderr, "pagecache: the lock daemon exited before it was ready (%s %d)\n",
@@ -658,9 +665,13 @@ static void watch_start(struct lock_ctx *c)
 	}
 }
 
-/* The document: the totals (and with -v the files, written as they came). */
+/*
+ * The document: the totals (and with -v the files, written as they came).
+ * held: a process (this one) will hold the locks; if not, no pid is
+ * named, for none will exist.
+ */
 static int say_locked(const struct lock_ctx *c, const struct cli_opts *co,
-		      const struct pc_lockset_stats *st)
+		      const struct pc_lockset_stats *st, bool held)
 {
 	struct orec rec = { 0 };
 	char a[32];
@@ -669,25 +680,41 @@ static int say_locked(const struct lock_ctx *c, const struct cli_opts *co,
 	orec_u64(&rec, "locked", st->bytes, OF_BYTES);
 	orec_u64(&rec, "holes", st->holes, OF_BYTES);
 	orec_u64(&rec, "failures", cli_failures(), 0);
-	orec_u64(&rec, "pid", (uint64_t)getpid(), 0);
+	if (held)
+		orec_u64(&rec, "pid", (uint64_t)getpid(), 0);
+	else
+		orec_null(&rec, "pid");
 	orec_bool(&rec, "budget_stopped", c->budget.stopped != 0);
 	out_object("total", &rec);
-	if (co->fmt == OUT_HUMAN) {
+	if (co->fmt == OUT_HUMAN && !c->quiet) {
 		char hb[64] = "";
 
 		if (st->holes)
 			snprintf(hb, sizeof(hb), " (%s of holes left out)",
 				 fmt_size(st->holes, a, sizeof(a)));
-		out_human_line("Locked %zu files, %s%s, pid %d%s", st->files,
-			       fmt_size(st->bytes, a, sizeof(a)), hb, getpid(),
-			       st->files ? "; SIGTERM or Ctrl-C releases them" : "");
+		if (held)
+			out_human_line("Locked %zu files, %s%s, pid %d; SIGTERM or Ctrl-C "
+				       "releases them", st->files, fmt_size(st->bytes, a, sizeof(a)),
+				       hb, getpid());
+		else
+			out_human_line("Locked %zu files, %s%s; none held (%s)", st->files,
+				       fmt_size(st->bytes, a, sizeof(a)), hb,
+				       st->files ? "released: the run failed" : "nothing to hold");
 	}
 	return out_flush();	/* --prom-file: a file that could not be written fails the run */
 }
 
-/* -d: the daemon's stdio goes to /dev/null, and its status to the parent. */
-static unsigned char detach(int fd, unsigned char status, size_t files)
+/*
+ * -d: the daemon's stdio goes to /dev/null, and its status to the parent,
+ * with DAEMON_HELD if it stays to hold the locks (exit 1 then means some
+ * PATH failed; without it, the parent waits until the daemon is gone).
+ * False if the parent was not told: then the daemon must not stay.
+ */
+static bool detach(int fd, unsigned char status, bool held)
 {
+	unsigned char b = status | (held ? DAEMON_HELD : 0);
+	bool told;
+
 	int devnull = open("/dev/null", O_RDWR);
 
 	if (devnull >= 0) {
@@ -697,12 +724,9 @@ static unsigned char detach(int fd, unsigned char status, size_t files)
 		if (devnull > 2)
 			close(devnull);
 	}
-	if (!files)
-		status = EXIT_PARTIAL;
-	if (write(fd, &status, 1) != 1)
-		status = EXIT_PARTIAL;
+	told = write(fd, &b, 1) == 1;
 	close(fd);
-	return status;
+	return told;
 }
 
 /*
@@ -752,16 +776,30 @@ static int lock_run(struct lock_ctx *c, const struct cli_opts *co, const sigset_
 		pf.path = NULL;
 		c->stopped = true;
 	}
-	rc = say_locked(c, co, &st);
+	/*
+	 * Who holds the locks from here. A PATH that failed is named on
+	 * stderr and the rest is held, daemon or not (exit 1), as vmtouch
+	 * locks what exists; but a daemon whose run failed (the budget, the
+	 * pidfile, the output, the parent not told) holds nothing, so that
+	 * no "pid N" is ever printed or written for a process that is gone.
+	 */
+	held = st.files > 0 && !(c->daemon && c->stopped);
+	rc = say_locked(c, co, &st, held);
 	fflush(stderr);
 	status = cli_failures() || c->stopped || rc < 0 ? EXIT_PARTIAL : 0;
 	report(c, LOCK_LOCKED, &st, 0);
-	if (c->daemon)
-		status = detach(pipefd[1], status, st.files);
-	/* A daemon that failed holds nothing: exit 1 must mean no daemon. */
+	if (c->daemon && rc < 0)
+		held = false;
+	if (!held)
+		status = EXIT_PARTIAL;
+	if (c->daemon && !detach(pipefd[1], status, held))
+		held = false;	/* the parent exits 1: "exited before it was ready" */
+	if (!held && pf.path) {
+		remove_pidfile(&pf);
+		pf.path = NULL;
+	}
 	failed0 = cli_failures();
-	held = st.files > 0;
-	if (held && !(c->daemon && status)) {
+	if (held) {
 		if (c->watch) {
 			sig = watch_loop(c, set);
 		} else {
@@ -773,7 +811,7 @@ static int lock_run(struct lock_ctx *c, const struct cli_opts *co, const sigset_
 	pc_lockset_stats(c->set, &st);
 	pc_lockset_free(c->set);	/* every lock released */
 	c->set = NULL;
-	if (c->watch && held && !(c->daemon && status)) {	/* what a supervisor logs */
+	if (c->watch && held) {	/* what a supervisor logs */
 		snprintf(msg, sizeof(msg), "Released %zu files, %s; %llu re-locked and %llu released "
 			 "while watching (%llu rescans)", st.files, fmt_size(st.bytes, a, sizeof(a)),
 			 (unsigned long long)st.relocks, (unsigned long long)st.released,

@@ -41,6 +41,7 @@ struct stat_ctx {
 	bool want_bar, want_ranges;
 	bool summary;			/* --summary: after the rows, even on a pipe */
 	struct tot *tot;		/* per walker thread */
+	bool quiet;			/* -q: rows only where asked for, no summary */
 };
 
 enum { OPT_BY_CGROUP = CLI_OPT_OWN, OPT_SUMMARY };
@@ -56,6 +57,8 @@ static const struct cli_opt stat_opts[] = {
 	  .help = "which memory cgroups own each file's cached pages" },
 	{ .name = "summary", .id = OPT_SUMMARY, CLI_SET(struct stat_ctx, summary),
 	  .help = "the summary after the rows, also with -n, -r or a pipe" },
+	{ .name = "quiet", .letter = 'q', .id = 'q', CLI_SET(struct stat_ctx, quiet),
+	  .help = "print nothing but what -v, -o or a format asks for (vmtouch's -q)" },
 	{ 0 }
 };
 
@@ -563,7 +566,7 @@ static bool list_files(struct stat_ctx *c, const struct stat_cli *cl)
 {
 	if (c->verbose || cl->colspec || c->by_cgroup || cl->co.prom_per_file)
 		return true;
-	return !targets_each_name(&c->t, is_dir, NULL);
+	return !c->quiet && !targets_each_name(&c->t, is_dir, NULL);
 }
 
 /*
@@ -706,7 +709,7 @@ int cmd_stat(int argc, char **argv)
 	t0 = cli_files_walk(&c.t, c.list, cols, ncols, stat_file, &c);
 	sum_totals(&c, nt, &sum);
 	total_rec(&c, &sum, t0);
-	if (cl.co.fmt == OUT_HUMAN && want_summary(&c, &cl))
+	if (cl.co.fmt == OUT_HUMAN && !c.quiet && want_summary(&c, &cl))
 		human_summary(&c, &cl, &sum, t0);
 	rc = out_flush();
 	targets_release(&c.t);

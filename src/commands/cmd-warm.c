@@ -37,7 +37,7 @@ struct warm_ctx {
 	struct pc_progress progress;
 	uint64_t found;			/* bytes of the files found so far: the progress total */
 	bool list;			/* -v: a row per file */
-	bool quiet;			/* -q: no progress line */
+	bool quiet;			/* -q: no progress line, no summary */
 };
 
 static const struct ocol warm_cols[] = {
@@ -58,7 +58,7 @@ static const struct cli_opt warm_opts[] = {
 	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct warm_ctx, list),
 	  .help = "list each file" },
 	{ .name = "quiet", .letter = 'q', .id = 'q', CLI_SET(struct warm_ctx, quiet),
-	  .help = "no progress line" },
+	  .help = "no progress line, no summary (vmtouch's -q)" },
 	{ 0 }
 };
 
@@ -371,7 +371,7 @@ int cmd_warm(int argc, char **argv)
 	if (c.budget.stopped)
 		say_stopped(&c, &sum);
 	total_rec(&c, &sum, el);
-	if (cl.co.fmt == OUT_HUMAN)
+	if (cl.co.fmt == OUT_HUMAN && !c.quiet)
 		human_summary(&c, &sum, el);
 	stop_warmers(&c);
 	rc = out_flush();

@@ -549,13 +549,13 @@ char **cli_vmtouch_kept;	/* what cli_vmtouch_argv made: reachable to exit, no le
 
 const char *cli_vmtouch_argv(int argc, char **argv, int *ret_argc, char ***ret_argv)
 {
-	static const char vm_args[] = "iIpbmP";	/* vmtouch's letters with an argument */
+	static const char vm_args[] = "iIpmP";	/* vmtouch's letters with an argument (and b) */
 	const char *verb = NULL;
 	char vl = 0, **nv;
 	int n = 2;
 	bool dashdash = false;
 
-	nv = calloc((size_t)argc + 3, sizeof(*nv));
+	nv = calloc((size_t)argc * 3 + 3, sizeof(*nv));	/* -vbLIST: three words */
 	if (!nv)
 		return NULL;
 	for (int i = 1; i < argc; i++) {
@@ -587,6 +587,25 @@ const char *cli_vmtouch_argv(int argc, char **argv, int *ret_argc, char ***ret_a
 				vl = *c;
 				continue;
 			}
+			if (*c == 'b') {
+				/*
+				 * vmtouch's -b LIST is the list in every command
+				 * (stat's -b is fincore's --bytes): --files-from
+				 */
+				if (k > 1) {
+					out[k] = 0;
+					nv[n++] = out;
+				} else {
+					free(out);
+				}
+				out = NULL;
+				nv[n++] = (char *)"--files-from";
+				if (c[1])
+					nv[n++] = (char *)c + 1;
+				else if (i + 1 < argc)
+					nv[n++] = argv[++i];
+				break;
+			}
 			out[k++] = *c == 'h' ? 'H' : *c;	/* vmtouch's -h: every hardlink */
 			if (strchr(vm_args, *c)) {
 				strcpy(out + k, c + 1);	/* the argument, attached */
@@ -607,6 +626,11 @@ const char *cli_vmtouch_argv(int argc, char **argv, int *ret_argc, char ***ret_a
 			else
 				free(out);
 		}
+	}
+	if (!verb) {	/* vmtouch always ends with its summary, on a pipe too */
+		memmove(nv + 3, nv + 2, (size_t)(n - 2) * sizeof(*nv));
+		nv[2] = (char *)"--summary";
+		n++;
 	}
 	cli_vmtouch_kept = nv;	/* lives to exit, as argv does */
 	nv[0] = argv[0];

@@ -643,7 +643,7 @@ static void on_event(enum pc_walk_event ev, const char *path, int err, void *arg
 		break;
 	case PC_WALK_SKIP_LOOP:
 		t->loops++;
-		cli_warn("skipping '%s': directory already visited (named twice, a symlink loop or a bind mount)", path);
+		cli_warn("skipping '%s': directory already visited above it (a symlink loop or a bind mount)", path);
 		break;
 	case PC_WALK_SKIP_MOUNT:
 		t->mounts++;

@@ -45,6 +45,30 @@ t_ok "and removes the pidfile" test ! -e lock.pid
 pc evict tree/a >/dev/null
 t_is "after unlock, evict works" "$(cached_pages tree/a)" 0
 
+# a missing PATH beside one that exists: the rest is locked and held (as
+# vmtouch -dl does), the missing one named, exit 1; the pid printed and in
+# the pidfile is the daemon that holds the lock
+for how in "-dl -P $T_DIR/m.pid" "lock -d -P $T_DIR/m.pid"; do
+	drop tree/a
+	rm -f m.pid
+	pc $how tree/missing tree/a >o 2>e; rc=$?
+	mpid=$(cat m.pid 2>/dev/null)
+	T_CLEANUP+=("t_kill ${mpid:-}")
+	t_is "pagecache $how MISSING FILE: exit 1 (a path failed)" "$rc" 1
+	t_ok "  naming the missing path" grep -qF "'tree/missing'" e
+	t_ok "  the pidfile names a process that runs" kill -0 "${mpid:-none}"
+	t_ok "  the pid printed is that process" grep -qF "pid ${mpid:-none};" o
+	t_is "  which holds the existing file locked" "$(cached_pages tree/a)" 128
+	pc evict tree/a >o 2>e
+	t_ok "  (evict names it as the locker)" grep -q "locked by ${mpid:-none} " e
+	[ -n "$mpid" ] && kill -TERM "$mpid"
+	t_ok "  SIGTERM ends it" t_wait 10 t_gone "${mpid:-none}"
+done
+pc -dl -P "$T_DIR/m.pid" tree/missing >o 2>e; rc=$?
+t_is "pagecache -dl -P FILE MISSING (nothing locked): exit 1" "$rc" 1
+t_ok "  no pid printed for a process that is gone" sh -c '! grep -q "pid [0-9]" o'
+t_ok "  no pidfile" test ! -e m.pid
+
 # --pidfile on hostile ground: a link planted at the temporary name the
 # old code used (FILE.tmp.PID: bash's pid, which exec keeps) is never
 # written through, and a pidfile that another process replaced is its own

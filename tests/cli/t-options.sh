@@ -20,10 +20,50 @@ pc -t f >o 2>e; t_is "pagecache -t FILE exits 0 (vmtouch -t: warm)" $? 0
 t_is "pagecache -t FILE warmed every page" "$(cached f)" "$pages"
 pc -e f >o 2>e; t_is "pagecache -e FILE exits 0 (vmtouch -e: evict)" $? 0
 t_is "pagecache -e FILE dropped every page" "$(cached f)" 0
-pc -v f --summary >o 2>e; t_is "pagecache -v FILE exits 0 (vmtouch -v FILE: stat)" $? 0
+pc -v f >o 2>e; t_is "pagecache -v FILE exits 0 (vmtouch -v FILE: stat)" $? 0
 t_ok "pagecache -v FILE shows residency" grep -q "Resident Pages" o
-pc f >o 2>e; t_is "pagecache FILE (no option): usage error" $? 2
-t_ok "  that says what to type" grep -qF "pagecache stat -- 'f'" e
+pc f >o 2>e; t_is "pagecache FILE (no option, vmtouch FILE): stat, exit 0" $? 0
+t_ok "  showing residency" grep -q "Resident Pages" o
+pc nosuch-word >o 2>e; t_is "pagecache WORD (no command, no path): usage error" $? 2
+t_ok "  saying it is not a command" grep -qF "'nosuch-word' is not a command" e
+# a file named like a command: the command wins; alone, it says how to name the file
+mkdir -p cmdw; : >cmdw/stat
+(cd cmdw && "$PAGECACHE" stat >../o 2>../e); t_is "pagecache stat beside a file 'stat': the command (no PATH: 2)" $? 2
+t_ok "  saying how to name the file" grep -qF "pagecache './stat'" e
+(cd cmdw && "$PAGECACHE" ./stat >../o 2>../e); t_is "pagecache ./stat: the file" "$?.$(grep -c 'Files: 1' o)" 0.1
+# options after the paths, as vmtouch's getopt permutes them
+drop f
+pc f -t >o 2>e; t_is "pagecache FILE -t (an option after the path): warm, exit 0" $? 0
+t_is "  every page warmed" "$(cached f)" "$pages"
+pc f -v -e >o 2>e; t_is "pagecache FILE -v -e: evict, exit 0" $? 0
+t_is "  every page dropped" "$(cached f)" 0
+t_ok "  listing the file (-v)" grep -qE " f +$" o
+pc -t -- -t >o 2>e; t_is "pagecache -t -- -t: after --, a path (missing: exit 1)" $? 1
+t_ok "  named as a path" grep -qF "'-t'" e
+# -q with every action: nothing on stdout, failures on stderr, status as without
+pc -t f >/dev/null 2>&1
+pc -q f >o 2>e; t_is "pagecache -q FILE (vmtouch -q: stat): exit 0" $? 0
+t_is "  prints nothing" "$(cat o e)" ""
+pc -eq f >o 2>e; t_is "pagecache -eq FILE: exit 0" $? 0
+t_is "  prints nothing" "$(cat o e)" ""
+t_is "  and evicted" "$(cached f)" 0
+pc -tq f >o 2>e; t_is "pagecache -tq FILE: exit 0" $? 0
+t_is "  prints nothing (no summary)" "$(cat o e)" ""
+t_is "  and warmed" "$(cached f)" "$pages"
+pc -tq f missing >o 2>e; t_is "pagecache -tq FILE MISSING: exit 1" $? 1
+t_is "  nothing on stdout" "$(cat o)" ""
+t_ok "  the failure on stderr" grep -qF "'missing'" e
+pc -q -v f >o 2>e; t_ok "pagecache -q -v FILE: the row asked for, no summary" \
+	sh -c 'grep -qE " f$" o && ! grep -q "Resident Pages" o'
+pc stat -q --json f >o.json 2>e; t_is "stat -q --json: the JSON asked for" "$(jq .total.files o.json)" 1
+pc evict -q f >o 2>e; t_is "evict -q: exit 0, nothing printed" "$?.$(cat o)" 0.
+# vmtouch's -b LIST is the list in every command (stat's letters follow fincore)
+printf '%s\n' f >lst
+pc -J -b lst >o.json 2>e; t_is "pagecache -b LIST: the list" "$(jq .total.files o.json)" 1
+drop f
+pc -tb lst >o 2>e; t_is "pagecache -tb LIST: warms the list" "$?.$(cached f)" "0.$pages"
+pc -J -vblst >o.json 2>e; t_is "pagecache -vbLIST (attached): the list" "$(jq .total.files o.json)" 1
+pc -J lst -e -b lst >o.json 2>e; t_is "pagecache PATH -e -b LIST: both" "$?.$(cached f)" 0.0
 pc -vt -p 0-8k f >/dev/null 2>e; t_is "pagecache -vt -p 0-8k FILE exits 0" $? 0
 want=$(((8192 + PS - 1) / PS))
 t_is "-p 0-8k warmed only those pages" "$(cached f)" "$want"
@@ -33,7 +73,7 @@ t_is "-p 8k (a plain size) is 0-8k, as vmtouch reads it" "$(cached f)" "$want"
 pc stat -J -p 0-8k f >r.json 2>e; t_is "stat -p RANGE is the range (was refused)" $? 0
 t_is "stat -p 0-8k counts its pages" "$(jq '.files[0].pages' r.json)" "$want"
 ln f f.link
-pc -h f f.link --summary >o 2>e; t_is "vmtouch's -h (count hardlinks) works" $? 0
+pc -h f f.link >o 2>e; t_is "vmtouch's -h (count hardlinks) works" $? 0
 t_ok "-h counted both links" grep -qE "Files: 2$" o
 mkdir -p d/sub; mkfile d/a 4; mkfile d/sub/b 8; mkfile d/big 64; ln -s ../../f d/sub/l
 pc -J -i sub d >o.json 2>e; t_is "vmtouch's -i PAT excludes" "$(jq .total.files o.json)" 2
@@ -88,7 +128,7 @@ refuse "stat -t" "pagecache warm" stat -t f
 refuse "evict -l" "pagecache lock" evict -l f
 refuse "stat -P FILE" "pagecache lock -d -P FILE" stat -P x f
 refuse "stat -d" "pagecache lock -d" stat -d f
-refuse "vmtouch -q (no quiet stat)" "no quiet mode" -q f
+refuse "snapshot -q (no quiet mode there)" "no quiet mode" snapshot -q -o q.snap f
 refuse "restore -n (dry run once, no headings elsewhere)" "--dry-run" restore -n x.snap
 refuse "evict -Z" "unknown option '-Z'" evict -Z f
 refuse "warm --max-mem without a value" "option '--max-mem' needs a value" warm f --max-mem

@@ -154,4 +154,27 @@ PAGECACHE_FAULT=uring:ENOSYS pc warm --engine uring --json big >es.json 2>es.err
 t_is "no engine: exit 1, the error in the JSON document" \
 	"$rc $(jq -c '[.errors[0].path, .errors[0].reason]' es.json 2>&1)" '1 ["io_uring","Function not implemented"]'
 t_ok "... and on stderr" grep -q "cannot start the warming engine 'io_uring'" es.err
+
+# an empty file, or a range past the end, is nothing to warm: not denied
+mkdir -p et; : >et/empty; mkfile et/one 4
+pc warm et >o 2>e; rc=$?
+t_is "warm of a tree with an empty file: exit 0" "$rc" 0
+t_ok "  no file counted as denied" sh -c '! grep -q Denied o'
+pc warm --json et >o.json 2>e
+t_is "  denied: 0 in the JSON" "$(jq .total.denied o.json)" 0
+pc -t et/empty >o 2>e
+t_ok "pagecache -t EMPTY: not denied" sh -c '! grep -q Denied o'
+t_ok "  and no share of nothing (0/0 is no 100%)" sh -c '! grep -q "100" o'
+pc warm --json -p 1M- et/one >o.json 2>e
+t_is "a range past the end: not denied" "$(jq .total.denied o.json)" 0
+
+# -f: a link to a directory walked elsewhere is no loop (nothing said);
+# a link back up the tree is
+mkdir -p ft/a ft/b; mkfile ft/a/f 4; ln -s ../a ft/b/to-a
+pc -t -f ft >o 2>e; rc=$?
+t_is "pagecache -t -f over a link to a sibling directory: exit 0" "$rc" 0
+t_ok "  no loop warned of" sh -c '! grep -q "already visited" e'
+ln -s .. ft/a/up
+pc -t -f ft >o 2>e
+t_ok "  a link back up the tree is still named as a loop" grep -q "already visited" e
 t_done

@@ -1010,6 +1010,37 @@ int main(void)
 		unlink(p("lk/one"));
 		rmdir(lk);
 	}
+	{
+		/*
+		 * -L: a link to a directory walked elsewhere is a second name
+		 * for it (a hardlink's dup, said nowhere), a link back up the
+		 * tree a loop; each walked once, whichever name comes first.
+		 */
+		char sl[600];
+
+		snprintf(sl, sizeof(sl), "%s/sl", scratch_dir());
+		mkdir(sl, 0755);
+		mkdir(p("sl/a"), 0755);
+		mkdir(p("sl/b"), 0755);
+		touch(p("sl/a/f"));
+		(void)!symlink("../a", p("sl/b/to-a"));
+		o = (struct pc_walk_opts){ .threads = 2, .follow = true };
+		walk(sl, &o, &s);
+		ok(s.n == 1 && s.ev[PC_WALK_SKIP_LOOP] == 0 && s.ev[PC_WALK_DUP] == 1,
+		   "with -L a link to a sibling directory is a dup, not a loop (%d files, "
+		   "%d loops, %d dups)", s.n, s.ev[PC_WALK_SKIP_LOOP], s.ev[PC_WALK_DUP]);
+		(void)!symlink("..", p("sl/a/up"));
+		walk(sl, &o, &s);
+		ok(s.n == 1 && s.ev[PC_WALK_SKIP_LOOP] == 1,
+		   "  a link back up the tree is the loop (%d files, %d loops)", s.n,
+		   s.ev[PC_WALK_SKIP_LOOP]);
+		unlink(p("sl/a/up"));
+		unlink(p("sl/b/to-a"));
+		unlink(p("sl/a/f"));
+		rmdir(p("sl/a"));
+		rmdir(p("sl/b"));
+		rmdir(sl);
+	}
 
 	o = (struct pc_walk_opts){ .threads = 1, .all_links = true };
 	walk(root, &o, &s);
