@@ -362,6 +362,14 @@ $(B)/tests/stallfs: tests/unit/stallfs.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(call pkgq,--libs fuse3)
 
+# the readers nocache cannot see (t-compat-nocache): as it is, and static
+$(B)/tests/reader: tests/unit/reader.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $<
+$(B)/tests/reader-static: tests/unit/reader.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -static -o $@ $<
+
 # ---- tests, demo, bench ----------------------------------------------------
 REPLAY_BIN := $(FUZZERS:%=$(B)/tests/replay-%)
 # prove, each program under a time limit (tests/run-one.sh); then the skips
@@ -407,7 +415,8 @@ CHECK_PASS2 = echo "\# make check, second pass: as on a kernel without cachestat
 	  $(CHECK_SECOND) || rc=1;
 check: test-deps
 	@$(MAKE) --no-print-directory check-only
-check-only: all $(CHECK_BUILD) $(B)/tests/mksnap $(B)/tests/stallfs
+check-only: all $(CHECK_BUILD) $(B)/tests/mksnap $(B)/tests/stallfs $(B)/tests/reader \
+	$(B)/tests/reader-static
 	rc=0; \
 	$(CHECK_ENV) $(PROVE) $(if $(filter 1,$(V)),-v) \
 	  $(CHECK_FIRST) || rc=1; \
