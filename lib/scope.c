@@ -386,10 +386,28 @@ int pc_scope_start(const struct pc_scope_req *req, char *why, size_t whylen)
 			rc2 = sd_bus_set_address(bus, addr);
 		if (rc2 >= 0)
 			rc2 = sd_bus_start(bus);
-		if (rc2 >= 0)
+		if (rc2 >= 0) {
 			rc = 0;
-		else
+		} else {
 			bus = sd_bus_unref(bus);
+			/*
+			 * The socket's error says more than the bus's (ENOMEDIUM
+			 * for no XDG_RUNTIME_DIR, as under sudo or setpriv): a
+			 * socket that is not there is a manager that is not
+			 * running, which is what a user can do something about.
+			 */
+			if (req->user && rc2 == -ENOENT) {
+				WHY("cannot reach systemd's user bus: the user's manager "
+				    "(user@%u.service) is not running (no %s)",
+				    (unsigned)geteuid(), addr + 10);
+				return -ENOENT;
+			}
+			if (req->user) {
+				WHY("cannot reach systemd's user bus: %s (%s)", strerror(-rc2),
+				    addr + 10);
+				return rc2;
+			}
+		}
 	}
 	if (rc < 0) {
 		WHY("cannot reach systemd's %s bus: %s", req->user ? "user" : "system",
