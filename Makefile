@@ -442,7 +442,7 @@ check-only: all $(CHECK_BUILD) $(B)/tests/mksnap $(B)/tests/stallfs $(B)/tests/r
 # storage on the guest's disk) was never tried.
 VM_UNIT := test-beneath test-bdev test-caps test-cgroup test-evict test-faults test-kpage \
 	test-kpage2 test-overlay test-prefetch test-proc test-residency test-scope test-trace test-vmstat
-VM_CLI := t-caps t-cgroups t-containers t-daemon t-evict-lock t-lock-watch \
+VM_CLI := t-caps t-cgroups t-compat-nocache t-containers t-daemon t-evict-lock t-lock-watch \
 	t-hook t-record t-record-cold t-restore-inplace t-snapshot t-stat t-stat-memory t-stat-uring t-swap \
 	t-units t-warm
 VM_TESTS = $(VM_UNIT:%=$(B)/tests/%) $(VM_CLI:%=tests/cli/%.sh) tests/vm/t-units-live.sh \
@@ -450,7 +450,8 @@ VM_TESTS = $(VM_UNIT:%=$(B)/tests/%) $(VM_CLI:%=tests/cli/%.sh) tests/vm/t-units
 check-vm: deps
 	$(call need,command -v qemu-system-x86_64,qemu-system-x86)
 	$(call need,command -v mmdebstrap,mmdebstrap)
-	@$(MAKE) --no-print-directory all $(VM_UNIT:%=$(B)/tests/%) $(B)/tests/mksnap $(B)/tests/stallfs
+	@$(MAKE) --no-print-directory all $(VM_UNIT:%=$(B)/tests/%) $(B)/tests/mksnap $(B)/tests/stallfs \
+	  $(B)/tests/reader $(B)/tests/reader-static
 	tests/vm/run.sh -e BUILD=$(B) -- tests/vm/check.sh $(VM_TESTS)
 
 demo: deps
