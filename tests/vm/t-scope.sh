@@ -132,6 +132,12 @@ else
 	t_is "a user, started without XDG_RUNTIME_DIR or a session bus: exits 0 ($out)" "$rc" 0
 	t_ok "in a scope of the user's manager" grep -qE "^0::/user.slice/user-$uid.slice/user@$uid.service/.*pagecache-[0-9]+\\.scope/pagecache-run-[0-9]+\$" <<<"$out"
 	no_traces "a user without XDG_RUNTIME_DIR"
+	# su without -l keeps the caller's XDG_RUNTIME_DIR: another user's
+	out=$(setpriv --reuid=pcscope --regid=pcscope --init-groups env -i PATH=/usr/bin:/bin \
+		XDG_RUNTIME_DIR=/run/user/0 "$PC" run --no-cache -- cat /proc/self/cgroup 2>&1); rc=$?
+	t_is "a user with root's XDG_RUNTIME_DIR: exits 0 ($out)" "$rc" 0
+	t_ok "in a scope of the user's manager" grep -qE "^0::/user.slice/user-$uid.slice/user@$uid.service/.*pagecache-[0-9]+\\.scope/pagecache-run-[0-9]+\$" <<<"$out"
+	no_traces "a user with another's XDG_RUNTIME_DIR"
 fi
 
 # 10. a user without linger, from a real login (su -l: PAM, pam_systemd,
