@@ -370,6 +370,14 @@ $(B)/tests/stallfs: tests/unit/stallfs.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(call pkgq,--libs fuse3)
 
+# the readers nocache cannot see (t-compat-nocache): as it is, and static
+$(B)/tests/reader: tests/unit/reader.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $<
+$(B)/tests/reader-static: tests/unit/reader.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -static -o $@ $<
+
 # ---- tests, demo, bench ----------------------------------------------------
 REPLAY_BIN := $(FUZZERS:%=$(B)/tests/replay-%)
 # prove, each program under a time limit (tests/run-one.sh); then the skips
@@ -415,7 +423,8 @@ CHECK_PASS2 = echo "\# make check, second pass: as on a kernel without cachestat
 	  $(CHECK_SECOND) || rc=1;
 check: test-deps
 	@$(MAKE) --no-print-directory check-only
-check-only: all $(CHECK_BUILD) $(B)/tests/mksnap $(B)/tests/stallfs
+check-only: all $(CHECK_BUILD) $(B)/tests/mksnap $(B)/tests/stallfs $(B)/tests/reader \
+	$(B)/tests/reader-static
 	rc=0; \
 	$(CHECK_ENV) $(PROVE) $(if $(filter 1,$(V)),-v) \
 	  $(CHECK_FIRST) || rc=1; \
@@ -441,7 +450,7 @@ check-only: all $(CHECK_BUILD) $(B)/tests/mksnap $(B)/tests/stallfs
 # storage on the guest's disk) was never tried.
 VM_UNIT := test-beneath test-bdev test-caps test-cgroup test-evict test-faults test-kpage \
 	test-kpage2 test-overlay test-prefetch test-proc test-residency test-scope test-trace test-vmstat
-VM_CLI := t-caps t-cgroups t-containers t-daemon t-evict-lock t-lock-watch \
+VM_CLI := t-caps t-cgroups t-compat-nocache t-containers t-daemon t-evict-lock t-lock-watch \
 	t-hook t-record t-record-cold t-restore-inplace t-snapshot t-stat t-stat-memory t-stat-uring t-swap \
 	t-units t-warm
 VM_TESTS = $(VM_UNIT:%=$(B)/tests/%) $(VM_CLI:%=tests/cli/%.sh) tests/vm/t-units-live.sh \
@@ -449,7 +458,8 @@ VM_TESTS = $(VM_UNIT:%=$(B)/tests/%) $(VM_CLI:%=tests/cli/%.sh) tests/vm/t-units
 check-vm: deps
 	$(call need,command -v qemu-system-x86_64,qemu-system-x86)
 	$(call need,command -v mmdebstrap,mmdebstrap)
-	@$(MAKE) --no-print-directory all $(VM_UNIT:%=$(B)/tests/%) $(B)/tests/mksnap $(B)/tests/stallfs
+	@$(MAKE) --no-print-directory all $(VM_UNIT:%=$(B)/tests/%) $(B)/tests/mksnap $(B)/tests/stallfs \
+	  $(B)/tests/reader $(B)/tests/reader-static
 	tests/vm/run.sh -e BUILD=$(B) -- tests/vm/check.sh $(VM_TESTS)
 
 demo: deps

@@ -354,6 +354,20 @@ out:
 	return rc;
 }
 
+/* a connection to a manager's own socket at addr: 0, or -errno and *bus NULL */
+static int private_bus(sd_bus **bus, const char *addr)
+{
+	int rc = sd_bus_new(bus);
+
+	if (rc >= 0)
+		rc = sd_bus_set_address(*bus, addr);
+	if (rc >= 0)
+		rc = sd_bus_start(*bus);
+	if (rc < 0)
+		*bus = sd_bus_unref(*bus);
+	return rc;
+}
+
 int pc_scope_start(const struct pc_scope_req *req, char *why, size_t whylen)
 {
 	sd_bus *bus = NULL;
@@ -381,15 +395,39 @@ int pc_scope_start(const struct pc_scope_req *req, char *why, size_t whylen)
 		else
 			snprintf(addr, sizeof(addr), "unix:path=/run/user/%u/systemd/private",
 				 (unsigned)geteuid());
-		rc2 = sd_bus_new(&bus);
-		if (rc2 >= 0)
-			rc2 = sd_bus_set_address(bus, addr);
-		if (rc2 >= 0)
-			rc2 = sd_bus_start(bus);
-		if (rc2 >= 0)
+		rc2 = private_bus(&bus, addr);
+		/*
+		 * An XDG_RUNTIME_DIR that is another user's (su without -l
+		 * keeps the caller's): ours is where logind makes it.
+		 */
+		if (rc2 < 0 && req->user && rt && rt[0] == '/') {
+			char own[300];
+
+			snprintf(own, sizeof(own), "unix:path=/run/user/%u/systemd/private",
+				 (unsigned)geteuid());
+			if (strcmp(own, addr)) {
+				snprintf(addr, sizeof(addr), "%s", own);
+				rc2 = private_bus(&bus, addr);
+			}
+		}
+		if (rc2 >= 0) {
 			rc = 0;
-		else
-			bus = sd_bus_unref(bus);
+		} else if (req->user) {
+			/*
+			 * The socket's error says more than the bus's (ENOMEDIUM
+			 * for no XDG_RUNTIME_DIR, as under sudo or setpriv): a
+			 * socket that is not there is a manager that is not
+			 * running, which is what a user can do something about.
+			 */
+			if (rc2 == -ENOENT)
+				WHY("cannot reach systemd's user bus: the user's manager "
+				    "(user@%u.service) is not running (no %s)",
+				    (unsigned)geteuid(), addr + 10);
+			else
+				WHY("cannot reach systemd's user bus: %s (%s)", strerror(-rc2),
+				    addr + 10);
+			return rc2;
+		}
 	}
 	if (rc < 0) {
 		WHY("cannot reach systemd's %s bus: %s", req->user ? "user" : "system",

@@ -23,6 +23,7 @@
 #include "state.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,10 @@ const struct cli_spec run_spec = {
 	"into the cache is dropped when it exits (pages that were cached before it\n"
 	"started stay). Unlike nocache's LD_PRELOAD, this covers static binaries,\n"
 	"mmap readers and io_uring.\n"
-	"Needs root (cgroups). The exit status is CMD's (128+N if signal N killed\n"
+	"Needs a memory cgroup it may write: root's, or, for a user, one their\n"
+	"systemd manager delegates (it runs while they are logged in, or always\n"
+	"after `loginctl enable-linger`); without one it exits 1, CMD not run.\n"
+	"The exit status is CMD's (128+N if signal N killed\n"
 	"it); signals sent to pagecache are passed on to CMD, which starts with\n"
 	"every signal at its default and none blocked. After a kill -9, the next\n"
 	"run ends and removes what the killed one left (/run/pagecache).\n"
@@ -143,6 +147,36 @@ static int parse(struct run_cli *cl, int argc, char **argv)
 }
 
 /*
+ * After a refusal: that CMD did not run, and, for a user, what would let it.
+ * A memory cgroup is what keeps every reader's pages out (mmap and static
+ * binaries too), and a user may only make one inside a cgroup that is
+ * theirs: never run CMD without it (nocache's way is not ours to fall to).
+ */
+static void refused_hint(const struct pc_cgroup_nest *n)
+{
+	if (geteuid() == 0) {
+		cli_warn("'run --no-cache' did not run CMD");
+		return;
+	}
+	if (n->version == 2 && n->why[0]) {
+		const struct passwd *pw = getpwuid(geteuid());
+		char user[64];
+
+		snprintf(user, sizeof(user), "%s", pw ? pw->pw_name : "USER");
+		cli_warn("'run --no-cache' did not run CMD. A user needs a memory cgroup of "
+			 "their own: here, their systemd manager's (user@%u.service), which a "
+			 "login session starts (ssh, su -l, machinectl shell) and `loginctl "
+			 "enable-linger %s` keeps running; or run it as root",
+			 (unsigned)geteuid(), user);
+	} else
+		cli_warn("'run --no-cache' did not run CMD. A user needs a memory cgroup of "
+			 "their own: cgroup v2 with systemd, whose user manager delegates "
+			 "one to each login (not here: %s), or one root made theirs (chown) "
+			 "to start from; or run it as root",
+			 n->version == 1 ? "cgroup v1" : "no systemd to ask");
+}
+
+/*
  * CMD's cgroup, made beneath ours, after what runs killed with kill -9
  * left is emptied and removed. -1: go on; else the exit status.
  */
@@ -160,6 +194,7 @@ static int make_cgroup(struct run_cg *g, const struct run_cli *cl)
 		char why[800];
 
 		cli_warn("cannot run: %s", cli_nest_why(rc, &g->nest, why, sizeof(why)));
+		refused_hint(&g->nest);
 		bench_state_close(&g->state);
 		return EXIT_PARTIAL;
 	}
@@ -176,6 +211,7 @@ static int make_cgroup(struct run_cg *g, const struct run_cli *cl)
 			 strerror(-rc), rc == -EACCES || rc == -EPERM
 			 ? " (needs write permission on the parent cgroup: to be its owner (a "
 			   "delegated cgroup) or CAP_DAC_OVERRIDE)" : "");
+		refused_hint(&g->nest);
 		pc_cgroup_nest_release(&g->nest);
 		bench_state_close(&g->state);
 		return EXIT_PARTIAL;

@@ -8,7 +8,10 @@
 # (systemd-run --scope -p Delegate=yes bash -c), and a delegated scope of
 # their own. Each must work, put its memory cgroups in a scope systemd made
 # for it (or, in the last case, beneath its own), and leave nothing: no
-# pagecache unit, no cgroup. A TAP script like tests/cli's.
+# pagecache unit, no cgroup. Then users: lingering (with and without
+# XDG_RUNTIME_DIR, as sudo -u starts it), in a login session (su -l, no
+# linger) beside nocache, and one whose manager is not running, which must
+# refuse without running CMD and say why. A TAP script like tests/cli's.
 . "$(dirname "$0")/../cli/lib.sh"
 cd "$T_DIR"
 
@@ -122,5 +125,84 @@ else
 	t_is "a user, from a session-like scope: run --no-cache exits 0 ($out)" "$rc" 0
 	t_ok "in a scope of the user's manager" grep -qE "^0::/user.slice/user-$uid.slice/user@$uid.service/.*pagecache-[0-9]+\\.scope/pagecache-run-[0-9]+\$" <<<"$out"
 	no_traces "a user"
+	# sudo -u, setpriv: no XDG_RUNTIME_DIR, no DBUS_SESSION_BUS_ADDRESS; the
+	# manager's own socket is where it always is
+	out=$(setpriv --reuid=pcscope --regid=pcscope --init-groups env -i PATH=/usr/bin:/bin \
+		"$PC" run --no-cache -- cat /proc/self/cgroup 2>&1); rc=$?
+	t_is "a user, started without XDG_RUNTIME_DIR or a session bus: exits 0 ($out)" "$rc" 0
+	t_ok "in a scope of the user's manager" grep -qE "^0::/user.slice/user-$uid.slice/user@$uid.service/.*pagecache-[0-9]+\\.scope/pagecache-run-[0-9]+\$" <<<"$out"
+	no_traces "a user without XDG_RUNTIME_DIR"
+	# su without -l keeps the caller's XDG_RUNTIME_DIR: another user's
+	out=$(setpriv --reuid=pcscope --regid=pcscope --init-groups env -i PATH=/usr/bin:/bin \
+		XDG_RUNTIME_DIR=/run/user/0 "$PC" run --no-cache -- cat /proc/self/cgroup 2>&1); rc=$?
+	t_is "a user with root's XDG_RUNTIME_DIR: exits 0 ($out)" "$rc" 0
+	t_ok "in a scope of the user's manager" grep -qE "^0::/user.slice/user-$uid.slice/user@$uid.service/.*pagecache-[0-9]+\\.scope/pagecache-run-[0-9]+\$" <<<"$out"
+	no_traces "a user with another's XDG_RUNTIME_DIR"
+fi
+
+# 10. a user without linger, from a real login (su -l: PAM, pam_systemd,
+# which starts user@UID.service with the session): run --no-cache beside
+# nocache, on the user's own file, a cat, an mmap and a static reader
+READER=$(dirname "$PC")/tests/reader
+chmod 755 "$T_DIR"
+if id pcsess >/dev/null 2>&1 || useradd -m -s /bin/bash pcsess 2>/dev/null; then
+	T_CLEANUP+=("userdel -r pcsess" "loginctl terminate-user pcsess")
+fi
+if ! id pcsess >/dev/null 2>&1; then
+	t_skip "a user's login session" "cannot add a user"
+else
+	suid=$(id -u pcsess)
+	loginctl disable-linger pcsess 2>/dev/null
+	cp file ufile
+	chown pcsess: ufile
+	for r in "cat:cat" "mmap:$READER mmap" "static:$READER-static read"; do
+		what=${r%%:*} cmd=${r#*:}
+		ref=$($cmd ufile | sha256sum)
+		drop ufile
+		got=$(su -l pcsess -c "$PC run --no-cache -- $cmd $T_DIR/ufile | sha256sum; exit \${PIPESTATUS[0]}" 2>err); rc=$?
+		t_is "a user in a login session, run --no-cache $what: exits 0" "$rc" 0
+		[ -s err ] && sed 's/^/# stderr: /' err
+		t_is "having read it all" "$got" "$ref"
+		t_is "and leaves none of it cached" "$(cached_pages ufile)" 0
+		if command -v nocache >/dev/null; then
+			drop ufile
+			got=$(su -l pcsess -c "nocache $cmd $T_DIR/ufile | sha256sum" 2>/dev/null)
+			t_is "beside it, nocache $what reads it all" "$got" "$ref"
+			c=$(cached_pages ufile)
+			if [ "$what" = cat ]; then
+				t_is "and leaves none cached" "$c" 0
+			else
+				t_ok "and leaves it cached ($c pages): LD_PRELOAD does not see it" test "$c" -gt 0
+			fi
+		else
+			t_skip "nocache $what" "nocache is not installed"
+		fi
+	done
+	out=$(su -l pcsess -c "$PC run --no-cache -- cat /proc/self/cgroup" 2>&1)
+	t_ok "CMD ran in a scope of the user's manager ($out)" grep -qE "^0::/user.slice/user-$suid.slice/user@$suid.service/.*pagecache-[0-9]+\\.scope/pagecache-run-[0-9]+\$" <<<"$out"
+	no_traces "a user's login session"
+fi
+
+# 11. a user whose manager is not running (no login, no linger), started
+# as sudo -u does: refuses, says what is missing and how to get it, and
+# never runs CMD uncontained
+if id pcnone >/dev/null 2>&1 || useradd -m -s /bin/bash pcnone 2>/dev/null; then
+	T_CLEANUP+=("userdel -r pcnone")
+fi
+if ! id pcnone >/dev/null 2>&1; then
+	t_skip "a user with no manager" "cannot add a user"
+else
+	nuid=$(id -u pcnone)
+	mkdir nb
+	chown pcnone: nb
+	setpriv --reuid=pcnone --regid=pcnone --init-groups env -i PATH=/usr/bin:/bin \
+		"$PC" run --no-cache -- touch "$T_DIR/nb/ran" >out 2>err; rc=$?
+	sed 's/^/# stderr: /' err
+	t_is "a user with no manager running: exits 1" "$rc" 1
+	t_ok "without running CMD" test ! -e nb/ran
+	t_ok "saying the manager is not running" grep -q "user@$nuid.service) is not running" err
+	t_ok "and how to get one (a login, enable-linger, root)" \
+		grep -q "login session starts.*enable-linger pcnone.*as root" err
+	no_traces "a user with no manager"
 fi
 t_done
