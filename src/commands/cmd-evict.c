@@ -33,7 +33,7 @@ static const struct cli_opt evict_opts[] = {
 	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct evict_ctx, list),
 	  .help = "list each file" },
 	{ .name = "quiet", .letter = 'q', .id = 'q', CLI_SET(struct evict_ctx, quiet),
-	  .help = "no summary (vmtouch's -q); what stayed is still said on stderr" },
+	  .help = "no summary (vmtouch's -q); what stayed is on stderr" },
 	{ 0 }
 };
 

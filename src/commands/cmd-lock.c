@@ -71,8 +71,7 @@ enum { OPT_WATCH = CLI_OPT_OWN, OPT_WATCH_INTERVAL };
 static const struct cli_opt lock_opts[] = {
 	CLI_OPT_COLUMNS,
 	{ .name = "daemon", .letter = 'd', .id = 'd', CLI_SET(struct lock_ctx, daemon),
-	  .help = "detach once locked; a PATH that fails is named and the rest\n"
-		  "held (exit 1); past the budget, none (exit 1, no daemon)" },
+	  .help = "detach once locked (a failing PATH: exit 1, rest held)" },
 	{ .name = "pidfile", .letter = 'P', .id = 'P', .arg = "FILE", .comp = CC_FILE,
 	  CLI_STRING(struct lock_ctx, pidfile),
 	  .help = "write the locking process's PID to FILE" },
@@ -84,7 +83,7 @@ static const struct cli_opt lock_opts[] = {
 	  .help = "with --watch, also walk again every SECS seconds" },
 	{ .name = "verbose", .letter = 'v', .id = 'v', CLI_SET(struct lock_ctx, list), .help = "list each file" },
 	{ .name = "quiet", .letter = 'q', .id = 'q', CLI_SET(struct lock_ctx, quiet),
-	  .help = "no \"Locked ...\" line (vmtouch's -q); failures still on stderr" },
+	  .help = "no \"Locked\" line (vmtouch's -q); failures on stderr" },
 	{ 0 }
 };
 

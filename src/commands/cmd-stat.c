@@ -58,7 +58,7 @@ static const struct cli_opt stat_opts[] = {
 	{ .name = "summary", .id = OPT_SUMMARY, CLI_SET(struct stat_ctx, summary),
 	  .help = "the summary after the rows, also with -n, -r or a pipe" },
 	{ .name = "quiet", .letter = 'q', .id = 'q', CLI_SET(struct stat_ctx, quiet),
-	  .help = "print nothing but what -v, -o or a format asks for (vmtouch's -q)" },
+	  .help = "only what -v, -o or a format asks for (vmtouch's -q)" },
 	{ 0 }
 };
 

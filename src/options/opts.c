@@ -599,7 +599,9 @@ const char *cli_vmtouch_argv(int argc, char **argv, int *ret_argc, char ***ret_a
 					free(out);
 				}
 				out = NULL;
-				nv[n++] = (char *)"--files-from";
+				nv[n] = strdup("--files-from");
+				if (!nv[n++])
+					goto fail;
 				if (c[1])
 					nv[n++] = (char *)c + 1;
 				else if (i + 1 < argc)
@@ -629,8 +631,10 @@ const char *cli_vmtouch_argv(int argc, char **argv, int *ret_argc, char ***ret_a
 	}
 	if (!verb) {	/* vmtouch always ends with its summary, on a pipe too */
 		memmove(nv + 3, nv + 2, (size_t)(n - 2) * sizeof(*nv));
-		nv[2] = (char *)"--summary";
+		nv[2] = strdup("--summary");	/* freed as the rewritten words are */
 		n++;
+		if (!nv[2])
+			goto fail;
 	}
 	cli_vmtouch_kept = nv;	/* lives to exit, as argv does */
 	nv[0] = argv[0];

@@ -694,8 +694,10 @@ static void test_vmtouch(void)
 		{ "-t f", "warm f" },
 		{ "-e -p 1G- f", "evict -p 1G- f" },
 		{ "-dl -P /run/x.pid f", "lock -d -P /run/x.pid f" },
-		{ "-v f", "stat -v f" },
-		{ "-h f", "stat -H f" },
+		{ "-v f", "stat --summary -v f" },
+		{ "-h f", "stat --summary -H f" },
+		{ "-vb l f", "stat --summary -v --files-from l f" },
+		{ "-tb l", "warm --files-from l" },
 		{ "-m10M -t f", "warm -m10M f" },
 		{ "-t -- -e", "warm -- -e" },
 	};
