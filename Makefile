@@ -460,9 +460,12 @@ bench: deps
 	PAGECACHE=$(CURDIR)/$(B)/pagecache bash bench/nocache.sh
 
 # The Debian packages from a clean clone of HEAD (what is committed), their
-# contents and linkage, and lintian without an error: tests/package/. About a
-# minute (dpkg-buildpackage half, lintian half); not part of check, since it
-# wants the packaging tools (installed here when missing, as deps does).
+# contents and linkage, the personalities' alternatives installed beside the
+# real vmtouch and fincore (as root, in an overlay of this host's root: no
+# file of the host changes), and lintian without an error: tests/package/.
+# About 80 s (dpkg-buildpackage 50, dpkg and lintian the rest); it drops no
+# caches, so it needs no test lock; not part of check, since it wants the
+# packaging tools (installed here when missing, as deps does).
 package-check: deps
 	$(call need,command -v dpkg-buildpackage,dpkg-dev)
 	$(call need,command -v dh,debhelper)
