@@ -463,7 +463,7 @@ bench: deps
 # contents and linkage, the personalities' alternatives installed beside the
 # real vmtouch and fincore (as root, in an overlay of this host's root: no
 # file of the host changes), and lintian without an error: tests/package/.
-# About 80 s (dpkg-buildpackage 50, dpkg and lintian the rest); it drops no
+# 45 to 80 s (dpkg-buildpackage most of it, then dpkg and lintian); it drops no
 # caches, so it needs no test lock; not part of check, since it wants the
 # packaging tools (installed here when missing, as deps does).
 package-check: deps
