@@ -159,6 +159,10 @@ UNITS := $(patsubst deploy/systemd/%.in,%,$(wildcard deploy/systemd/*.in))
 UNIT_FILES := $(UNITS:%=$(B)/systemd/%)
 # the OCI hook for podman and CRI-O, with the program's path put in
 HOOK_FILE := $(B)/oci/pagecache.json
+# the drop-in personalities (src/main.c's table): make install puts a link
+# named as each tool in $(libexecdir)/pagecache, off PATH, for a package's
+# update-alternatives to point /usr/bin/vmtouch at (docs/compat.md)
+PERSONALITIES := vmtouch fincore
 
 .PHONY: all deps test-deps check check-only check-vm demo bench fuzz install uninstall clean \
 	have-libs package-check check-container completion FORCE
@@ -474,9 +478,12 @@ bench: deps
 	PAGECACHE=$(CURDIR)/$(B)/pagecache bash bench/nocache.sh
 
 # The Debian packages from a clean clone of HEAD (what is committed), their
-# contents and linkage, and lintian without an error: tests/package/. About a
-# minute (dpkg-buildpackage half, lintian half); not part of check, since it
-# wants the packaging tools (installed here when missing, as deps does).
+# contents and linkage, the personalities' alternatives installed beside the
+# real vmtouch and fincore (as root, in an overlay of this host's root: no
+# file of the host changes), and lintian without an error: tests/package/.
+# 45 to 80 s (dpkg-buildpackage most of it, then dpkg and lintian); it drops no
+# caches, so it needs no test lock; not part of check, since it wants the
+# packaging tools (installed here when missing, as deps does).
 package-check: deps
 	$(call need,command -v dpkg-buildpackage,dpkg-dev)
 	$(call need,command -v dh,debhelper)
@@ -536,6 +543,11 @@ install: all $(B)/pagecache.pc $(UNIT_FILES) $(HOOK_FILE)
 	  $(DESTDIR)$(man5dir) $(DESTDIR)$(man8dir)
 	$(INSTALL) -m 755 $(B)/pagecache $(DESTDIR)$(bindir)/
 	$(INSTALL) -m 755 $(B)/pagecache-bench $(DESTDIR)$(libexecdir)/pagecache/
+	@# relative (bindir as seen from libexecdir), so the tree can move: a
+	@# DESTDIR staging tree, a package's root
+	for p in $(PERSONALITIES); do \
+	  ln -sfn "$$(realpath -m --relative-to=$(libexecdir)/pagecache $(bindir))/pagecache" \
+	    $(DESTDIR)$(libexecdir)/pagecache/$$p || exit 1; done
 	$(INSTALL) -m 644 $(B)/libpagecache.so.$(VERSION) $(DESTDIR)$(libdir)/
 	ln -sf libpagecache.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libpagecache.so
@@ -569,6 +581,7 @@ uninstall:
 	  $(addprefix $(DESTDIR)$(man8dir)/,$(notdir $(wildcard docs/man/*.8))) \
 	  $(DESTDIR)$(bashcompdir)/pagecache $(DESTDIR)$(zshcompdir)/_pagecache \
 	  $(addprefix $(DESTDIR)$(unitdir)/,$(UNITS)) $(DESTDIR)$(ocihookdir)/pagecache.json
+	rm -f $(addprefix $(DESTDIR)$(libexecdir)/pagecache/,$(PERSONALITIES))
 	-rmdir $(DESTDIR)$(libexecdir)/pagecache
 	@# the config only as installed: an edited one is the admin's
 	if cmp -s deploy/pagecache.conf $(DESTDIR)$(sysconfdir)/pagecache/pagecache.conf; then \

@@ -90,6 +90,23 @@ else
 fi
 mv helper "$P/libexec/pagecache/pagecache-bench"
 
+# the drop-in personalities: a link named as each tool, off PATH, in
+# libexec/pagecache, relative to the program, for a package's
+# update-alternatives (docs/compat.md, "Installing the personalities")
+pers=$("$P/bin/pagecache" --help | sed -n '/^Drop-in personalities/,/^$/s/^  \([a-z]*\) .*/\1/p' | xargs)
+t_is "pagecache --help lists the personalities" "$pers" "vmtouch fincore"
+for t in $pers; do
+	t_is "libexec/pagecache/$t links to the program, relatively" \
+		"$(readlink "$P/libexec/pagecache/$t")" ../../bin/pagecache
+	"$P/bin/pagecache" "$t" -h >want.out 2>want.err
+	want_rc=$?
+	PATH=$P/libexec/pagecache:$PATH "$t" -h >got.out 2>got.err
+	t_is "  $t -h through it exits as pagecache $t -h" $? "$want_rc"
+	t_ok "  and prints the same" sh -c 'cmp -s want.out got.out && cmp -s want.err got.err'
+done
+t_ok "nothing named vmtouch or fincore goes into bin" \
+	sh -c "! ls '$P/bin/vmtouch' '$P/bin/fincore' 2>/dev/null"
+
 # the .pc follows the prefix of the make that installs it, not the one
 # the library was built with (a plain make, then make install prefix=/usr)
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" -o all BUILD="$B" DESTDIR="$T_DIR/root2" \
@@ -106,10 +123,13 @@ t_is "and the config in /etc, which the unit names" \
 h=$T_DIR/root2/usr/share/containers/oci/hooks.d/pagecache.json
 t_is "and the OCI hook where podman and CRI-O look, running /usr/bin/pagecache" \
 	"$(jq -r .hook.path "$h" 2>&1)" /usr/bin/pagecache
+t_is "and /usr/libexec/pagecache/vmtouch links to ../../bin/pagecache" \
+	"$(readlink "$T_DIR/root2/usr/libexec/pagecache/vmtouch")" ../../bin/pagecache
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" BUILD="$B" DESTDIR="$T_DIR/root2" \
 	prefix=/usr uninstall >uninst.out 2>uninst.err
 t_is "make uninstall exits 0" $? 0
 t_ok "  and removes the OCI hook" test ! -e "$h"
+t_ok "  and the personalities' links" sh -c "! ls '$T_DIR'/root2/usr/libexec/pagecache/* 2>/dev/null"
 rm -rf "$T_DIR/root2"
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" -o all BUILD="$B" DESTDIR="$D" \
 	prefix=/usr/local "$B/pagecache.pc" "$B"/systemd/* "$B"/oci/* >/dev/null 2>&1
