@@ -228,11 +228,15 @@ static void *replier(void *arg)
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &p->due, NULL) == EINTR)
 			;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		fuse_reply_buf(p->req, (const char *)D.data + p->off, p->size);
+		/*
+		 * Counted before the reply: once the kernel has the data the
+		 * counts hold it, and answered == delayed whenever they are read.
+		 */
 		if (ts_ns(&now) - ts_ns(&p->arrived) >= D.latency_ns)
 			stat_add(&D.st->delayed, 1);	/* answered no sooner than asked */
 		stat_add(&D.st->delay_ns, ts_ns(&now) - ts_ns(&p->arrived));
 		stat_add(&D.st->answered, 1);
+		fuse_reply_buf(p->req, (const char *)D.data + p->off, p->size);
 		__atomic_sub_fetch(&D.st->inflight, 1, __ATOMIC_RELAXED);
 		free(p);
 	}

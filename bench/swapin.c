@@ -1321,6 +1321,7 @@ int bench_swapin(const struct swapin_opts *o)
 			if (o->bandwidth)
 				orec_u64(&rec, "device_bandwidth", o->bandwidth, OF_BYTES);
 			orec_u64(&rec, "device_reads", d.reads, 0);
+			orec_u64(&rec, "device_reads_answered", d.answered, 0);
 			orec_u64(&rec, "device_reads_delayed", d.delayed, 0);
 			orec_f64(&rec, "device_mean_read_s", d.answered ? (double)d.delay_ns / 1e9 /
 						   (double)d.answered : 0);

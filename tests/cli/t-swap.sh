@@ -241,7 +241,7 @@ else
 	t_ok "swap goes through the daemon: every row swapped in, and it served reads" \
 		jq -e '[.results[].metrics | .pswpin.mean > 1000 and .device_reads.mean > 0] | all' sl.json
 	t_ok "every read it served was answered no sooner than its latency" \
-		jq -e '.setup.device_reads > 0 and .setup.device_reads_delayed == .setup.device_reads and
+		jq -e '.setup.device_reads_answered > 0 and .setup.device_reads_delayed == .setup.device_reads_answered and
 		       .setup.device_mean_read_s >= 0.0002' sl.json
 	t_ok "at page-cluster 0 every page swapped in is a read of its own" \
 		jq -e '.results[] | select(.page_cluster == 0) | .metrics.device_reads.mean >= .metrics.pswpin.mean' sl.json
@@ -259,7 +259,7 @@ else
 	t_is "--swap-device slow:100us,20M runs" $? 0
 	t_is "setup gives its bandwidth, bytes a second" "$(jq .setup.device_bandwidth sb.json)" 20971520
 	t_ok "each read took its latency and its bytes' transfer at least" \
-		jq -e '.setup.device_reads > 0 and .setup.device_reads_delayed == .setup.device_reads and
+		jq -e '.setup.device_reads_answered > 0 and .setup.device_reads_delayed == .setup.device_reads_answered and
 		       .setup.device_mean_read_s >= 0.0001 + .setup.device_read_bytes / .setup.device_reads / 20971520' sb.json
 	t_is "a device without one gives none" "$(jq .setup.device_bandwidth sl.json)" null
 	t_is "after it the system is as found" "$(state)" "$before"
