@@ -88,16 +88,23 @@ static void vt_send_exit(char code)
 		fprintf(stderr, VT_NAME ": FATAL: write: %s", strerror(errno));
 }
 
+/* "vmtouch: KIND: message", as vmtouch prints its fatal errors and warnings */
+static void __attribute__((format(printf, 2, 0))) vt_say(const char *kind, const char *fmt,
+							 va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, VT_NAME ": %s: ", kind);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 static void __attribute__((format(printf, 1, 2), noreturn)) vt_fatal(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, VT_NAME ": FATAL: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vt_say("FATAL", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	vt_send_exit(1);
 	exit(1);
 }
@@ -108,12 +115,9 @@ static void __attribute__((format(printf, 1, 2))) vt_warn(const char *fmt, ...)
 
 	if (vt.quiet)
 		return;
-	fflush(stdout);
-	fprintf(stderr, VT_NAME ": WARNING: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vt_say("WARNING", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /* A name for people: control bytes and bytes that are not UTF-8 escaped. */
