@@ -73,6 +73,7 @@ static struct vt {
 	dev_t first_dev;
 	bool first_dev_set;
 
+	struct cli_pidfile pf;		/* -P, once written */
 	struct pc_budget budget;
 	struct pc_warmer *warmer;
 	struct pc_lock *locks;
@@ -629,27 +630,19 @@ static void vt_batch(const char *list)
 	free(buf);
 }
 
-static void vt_remove_pidfile(void)
-{
-	if (unlink(vt.pidfile) < 0 && errno != ENOENT)
-		vt_warn("unable to remove pidfile %s (%s)", shown(vt.pidfile), strerror(errno));
-}
-
+/*
+ * -P: written as lock -P writes it, not through fopen(3) as vmtouch does: as
+ * root in a directory others may write, a symlink planted at the name would
+ * have root truncate the file it points to, and a FIFO would hang it with
+ * the signals that end it blocked.
+ */
 static void vt_write_pidfile(void)
 {
-	FILE *f = fopen(vt.pidfile, "we");
+	int rc = cli_pidfile_write(&vt.pf);
 
-	if (!f) {
+	if (rc < 0)
 		vt_warn("unable to open pidfile %s (%s), skipping", shown(vt.pidfile),
-			strerror(errno));
-		return;
-	}
-	fprintf(f, "%d\n", (int)getpid());
-	if (fclose(f) != 0) {
-		vt_warn("unable to write to pidfile %s (%s), deleting it", shown(vt.pidfile),
-			strerror(errno));
-		vt_remove_pidfile();
-	}
+			strerror(-rc));
 }
 
 static volatile sig_atomic_t vt_stop;
@@ -754,7 +747,7 @@ static void vt_options(int argc, char **argv)
 		case 'w': vt.wait = true; break;
 		case 'b': vt.batch = optarg; break;
 		case '0': vt.nul = true; break;
-		case 'P': vt.pidfile = optarg; break;
+		case 'P': vt.pidfile = vt.pf.path = optarg; break;
 		}
 	}
 	if (vt.touch && vt.evict)
@@ -850,7 +843,8 @@ int cmd_vmtouch(int argc, char **argv)
 			sigprocmask(SIG_SETMASK, &old, NULL);
 		while (!vt_stop)
 			sigsuspend(&old);
-		vt_remove_pidfile();
+		if (vt.pidfile)
+			cli_pidfile_remove(&vt.pf);
 		for (size_t i = 0; i < vt.nlocks; i++)
 			pc_unlock(&vt.locks[i]);
 		exit(0);
