@@ -594,7 +594,7 @@ static void vt_batch(const char *list)
 	int delim = vt.nul ? '\0' : '\n';
 	bool is_stdin = !strcmp(list, "-");
 	char *buf = NULL, *p, *end, *nul;
-	size_t len = 0, cap = 0;
+	size_t len = 0, cap = 0, line = 0;	/* line: where the last line begins */
 	FILE *f;
 
 	f = is_stdin ? stdin : fopen(list, "re");
@@ -602,13 +602,27 @@ static void vt_batch(const char *list)
 		vt_warn("unable to open %s (%s), skipping", shown(list), strerror(errno));
 		return;
 	}
+	/*
+	 * Refused as it is read, not once read whole: a big binary file (or
+	 * /dev/zero) read whole first would take all memory before its first
+	 * NUL byte was seen.
+	 */
 	for (;;) {
 		size_t n;
 
 		if (len + 1 >= cap && pc_grow(&buf, &cap, len + 65536, 1) < 0)
 			vt_fatal("malloc: out of memory");
 		n = fread(buf + len, 1, cap - len - 1, f);
+		if (!vt.nul && (nul = memchr(buf + len, '\0', n)))
+			vt_fatal("%s is not a list of paths: a NUL byte at offset %zu "
+				 "(-0 reads NUL-separated lists)", shown(list), (size_t)(nul - buf));
+		for (size_t i = len; i < len + n; i++)
+			if (buf[i] == delim)
+				line = i + 1;
 		len += n;
+		if (len - line > PATH_MAX)
+			vt_fatal("%s is not a list of paths: a line longer than %d bytes at offset %zu",
+				 shown(list), PATH_MAX, line);
 		if (n == 0)
 			break;
 	}
@@ -619,9 +633,6 @@ static void vt_batch(const char *list)
 	if (!buf)
 		return;
 	buf[len] = delim;
-	if (!vt.nul && (nul = memchr(buf, '\0', len)))
-		vt_fatal("%s is not a list of paths: a NUL byte at offset %zu "
-			 "(-0 reads NUL-separated lists)", shown(list), (size_t)(nul - buf));
 	for (p = buf, end = buf + len; p < end; p = nul + 1) {
 		nul = memchr(p, delim, (size_t)(end - p) + 1);
 		*nul = '\0';
