@@ -207,7 +207,8 @@ static uint64_t vt_parse_size(const char *arg)
 		s[len - 1] = '\0';
 	}
 	val = strtod(s, &end);
-	if (val < 0 || val == HUGE_VAL || *end != '\0')
+	/* !(val >= 0): "nan" too, whose cast to an integer is undefined */
+	if (!(val >= 0) || val == HUGE_VAL || *end != '\0')
 		vt_fatal("%s", bad);
 	free(s);
 	val *= mult;
