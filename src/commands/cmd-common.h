@@ -30,4 +30,24 @@ double cli_files_walk(struct targets *t, bool list, const struct ocol *cols, siz
 /* The summary's line for people about failures, when there were any. */
 void cli_human_failures(void);
 
+/*
+ * A pidfile (lock -P, vmtouch -P), so that exit removes it only while it is
+ * still ours: another process may have written its own there since.
+ */
+struct cli_pidfile {
+	const char *path;
+	dev_t dev;
+	ino_t ino;
+};
+
+/*
+ * Our pid at pf->path, written beside it under a name of our own making
+ * (O_EXCL) and renamed into place: a symlink, FIFO or other file planted
+ * there is replaced, never written through. 0 or -errno.
+ */
+int cli_pidfile_write(struct cli_pidfile *pf);
+
+/* Remove the pidfile if the file there is still the one we wrote, with our pid. */
+void cli_pidfile_remove(const struct cli_pidfile *pf);
+
 #endif

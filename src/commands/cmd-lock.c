@@ -23,7 +23,7 @@
  * is repeated every --watch-interval seconds instead (30 by default).
  */
 #define _GNU_SOURCE
-#include "cli.h"
+#include "commands/cmd-common.h"
 #include "internal.h"	/* lib/lockset.c: the lock set */
 
 #include <errno.h>
@@ -483,74 +483,6 @@ static int watch_loop(struct lock_ctx *c, const sigset_t *set)
 }
 
 /*
- * What we wrote at --pidfile, so that exit removes it only while it is
- * still ours: another process may have written its own there since.
- */
-struct pidfile {
-	const char *path;
-	dev_t dev;
-	ino_t ino;
-};
-
-/*
- * Written beside FILE under a name of our own making (mkostemp: O_CREAT |
- * O_EXCL, so a link planted there makes it fail, never followed), then
- * renamed into place: rename replaces a symlink at FILE, it never writes
- * through one.
- */
-static int write_pidfile(struct pidfile *pf)
-{
-	char tmp[4096], buf[32];
-	struct stat st;
-	int fd, n, err;
-
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", pf->path) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = snprintf(buf, sizeof(buf), "%d\n", getpid());
-	errno = 0;	/* a short write sets none */
-	if (fchmod(fd, 0644) < 0 || fstat(fd, &st) < 0 || write(fd, buf, (size_t)n) != n ||
-	    fsync(fd) < 0) {
-		err = errno ? errno : EIO;
-		close(fd);
-		unlink(tmp);
-		return -err;
-	}
-	if (close(fd) < 0 || rename(tmp, pf->path) < 0) {
-		err = errno;
-		unlink(tmp);
-		return -err;
-	}
-	pf->dev = st.st_dev;
-	pf->ino = st.st_ino;
-	return 0;
-}
-
-/* Remove the pidfile if the file there is still the one we wrote, with our pid. */
-static void remove_pidfile(const struct pidfile *pf)
-{
-	char buf[32], want[32];
-	struct stat st;
-	ssize_t n;
-	int fd;
-
-	fd = open(pf->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == pf->dev &&
-	    st.st_ino == pf->ino ? read(fd, buf, sizeof(buf) - 1) : -1;
-	close(fd);
-	if (n < 0)
-		return;
-	buf[n] = 0;
-	snprintf(want, sizeof(want), "%d\n", getpid());
-	if (!strcmp(buf, want))
-		unlink(pf->path);
-}
-
-/*
  * The command line into c (and co): true to go on, else false with the
  * exit status to return now (usage, --help, --version) in *ret_exit.
  */
@@ -734,7 +666,7 @@ static bool detach(int fd, unsigned char status, bool held)
  */
 static int lock_run(struct lock_ctx *c, const struct cli_opts *co, const sigset_t *set)
 {
-	struct pidfile pf = { c->pidfile, 0, 0 };
+	struct cli_pidfile pf = { c->pidfile, 0, 0 };
 	struct pc_lockset_stats st;
 	int rc, sig, pipefd[2] = { -1, -1 };
 	unsigned failed0;
@@ -770,7 +702,7 @@ static int lock_run(struct lock_ctx *c, const struct cli_opts *co, const sigset_
 		c->budget.max_bytes = st.bytes;
 		c->size_cap = true;
 	}
-	if (pf.path && st.files && (rc = write_pidfile(&pf)) < 0) {
+	if (pf.path && st.files && (rc = cli_pidfile_write(&pf)) < 0) {
 		cli_warn("cannot write pidfile '%s': %s", pf.path, strerror(-rc));
 		pf.path = NULL;
 		c->stopped = true;
@@ -794,7 +726,7 @@ static int lock_run(struct lock_ctx *c, const struct cli_opts *co, const sigset_
 	if (c->daemon && !detach(pipefd[1], status, held))
 		held = false;	/* the parent exits 1: "exited before it was ready" */
 	if (!held && pf.path) {
-		remove_pidfile(&pf);
+		cli_pidfile_remove(&pf);
 		pf.path = NULL;
 	}
 	failed0 = cli_failures();
@@ -820,7 +752,7 @@ static int lock_run(struct lock_ctx *c, const struct cli_opts *co, const sigset_
 			status = EXIT_PARTIAL;	/* a re-lock failed: said when it did */
 	}
 	if (pf.path)
-		remove_pidfile(&pf);
+		cli_pidfile_remove(&pf);
 	status = held ? status : EXIT_PARTIAL;
 	report(c, LOCK_RELEASED, &st, status);
 	return status;

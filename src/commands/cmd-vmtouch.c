@@ -73,6 +73,7 @@ static struct vt {
 	dev_t first_dev;
 	bool first_dev_set;
 
+	struct cli_pidfile pf;		/* -P, once written */
 	struct pc_budget budget;
 	struct pc_warmer *warmer;
 	struct pc_lock *locks;
@@ -206,7 +207,8 @@ static uint64_t vt_parse_size(const char *arg)
 		s[len - 1] = '\0';
 	}
 	val = strtod(s, &end);
-	if (val < 0 || val == HUGE_VAL || *end != '\0')
+	/* !(val >= 0): "nan" too, whose cast to an integer is undefined */
+	if (!(val >= 0) || val == HUGE_VAL || *end != '\0')
 		vt_fatal("%s", bad);
 	free(s);
 	val *= mult;
@@ -593,7 +595,7 @@ static void vt_batch(const char *list)
 	int delim = vt.nul ? '\0' : '\n';
 	bool is_stdin = !strcmp(list, "-");
 	char *buf = NULL, *p, *end, *nul;
-	size_t len = 0, cap = 0;
+	size_t len = 0, cap = 0, line = 0;	/* line: where the last line begins */
 	FILE *f;
 
 	f = is_stdin ? stdin : fopen(list, "re");
@@ -601,13 +603,27 @@ static void vt_batch(const char *list)
 		vt_warn("unable to open %s (%s), skipping", shown(list), strerror(errno));
 		return;
 	}
+	/*
+	 * Refused as it is read, not once read whole: a big binary file (or
+	 * /dev/zero) read whole first would take all memory before its first
+	 * NUL byte was seen.
+	 */
 	for (;;) {
 		size_t n;
 
 		if (len + 1 >= cap && pc_grow(&buf, &cap, len + 65536, 1) < 0)
 			vt_fatal("malloc: out of memory");
 		n = fread(buf + len, 1, cap - len - 1, f);
+		if (!vt.nul && (nul = memchr(buf + len, '\0', n)))
+			vt_fatal("%s is not a list of paths: a NUL byte at offset %zu "
+				 "(-0 reads NUL-separated lists)", shown(list), (size_t)(nul - buf));
+		for (size_t i = len; i < len + n; i++)
+			if (buf[i] == delim)
+				line = i + 1;
 		len += n;
+		if (len - line > PATH_MAX)
+			vt_fatal("%s is not a list of paths: a line longer than %d bytes at offset %zu",
+				 shown(list), PATH_MAX, line);
 		if (n == 0)
 			break;
 	}
@@ -618,9 +634,6 @@ static void vt_batch(const char *list)
 	if (!buf)
 		return;
 	buf[len] = delim;
-	if (!vt.nul && (nul = memchr(buf, '\0', len)))
-		vt_fatal("%s is not a list of paths: a NUL byte at offset %zu "
-			 "(-0 reads NUL-separated lists)", shown(list), (size_t)(nul - buf));
 	for (p = buf, end = buf + len; p < end; p = nul + 1) {
 		nul = memchr(p, delim, (size_t)(end - p) + 1);
 		*nul = '\0';
@@ -629,27 +642,19 @@ static void vt_batch(const char *list)
 	free(buf);
 }
 
-static void vt_remove_pidfile(void)
-{
-	if (unlink(vt.pidfile) < 0 && errno != ENOENT)
-		vt_warn("unable to remove pidfile %s (%s)", shown(vt.pidfile), strerror(errno));
-}
-
+/*
+ * -P: written as lock -P writes it, not through fopen(3) as vmtouch does: as
+ * root in a directory others may write, a symlink planted at the name would
+ * have root truncate the file it points to, and a FIFO would hang it with
+ * the signals that end it blocked.
+ */
 static void vt_write_pidfile(void)
 {
-	FILE *f = fopen(vt.pidfile, "we");
+	int rc = cli_pidfile_write(&vt.pf);
 
-	if (!f) {
+	if (rc < 0)
 		vt_warn("unable to open pidfile %s (%s), skipping", shown(vt.pidfile),
-			strerror(errno));
-		return;
-	}
-	fprintf(f, "%d\n", (int)getpid());
-	if (fclose(f) != 0) {
-		vt_warn("unable to write to pidfile %s (%s), deleting it", shown(vt.pidfile),
-			strerror(errno));
-		vt_remove_pidfile();
-	}
+			strerror(-rc));
 }
 
 static volatile sig_atomic_t vt_stop;
@@ -754,7 +759,7 @@ static void vt_options(int argc, char **argv)
 		case 'w': vt.wait = true; break;
 		case 'b': vt.batch = optarg; break;
 		case '0': vt.nul = true; break;
-		case 'P': vt.pidfile = optarg; break;
+		case 'P': vt.pidfile = vt.pf.path = optarg; break;
 		}
 	}
 	if (vt.touch && vt.evict)
@@ -850,7 +855,8 @@ int cmd_vmtouch(int argc, char **argv)
 			sigprocmask(SIG_SETMASK, &old, NULL);
 		while (!vt_stop)
 			sigsuspend(&old);
-		vt_remove_pidfile();
+		if (vt.pidfile)
+			cli_pidfile_remove(&vt.pf);
 		for (size_t i = 0; i < vt.nlocks; i++)
 			pc_unlock(&vt.locks[i]);
 		exit(0);
