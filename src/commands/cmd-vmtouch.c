@@ -340,25 +340,34 @@ static void vt_keep_lock(const struct pc_lock *l)
 	vt.locks[vt.nlocks++] = *l;
 }
 
-/* vmtouch_file: one regular file or block device, its range */
-static void vt_file(const char *path)
+/*
+ * vmtouch_file: one regular file or block device, its range. Opened by
+ * name in the directory the walk holds open, not by its path, never
+ * through a symlink unless -f, and only if it is still the file the walk
+ * saw (was): root walking a tree its owner is changing opens nothing else.
+ */
+static void vt_file(int dfd, const char *name, const char *path, const struct stat *was)
 {
-	int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (vt.follow ? 0 : O_NOFOLLOW);
 	uint64_t size, len, pages;
 	uint8_t *map = NULL;
 	bool unknown = false;
 	struct stat st;
 	int fd, rc;
 
-	fd = open(path, flags | O_NOATIME);
+	fd = openat(dfd, name, flags | O_NOATIME);
 	if (fd < 0 && errno == EPERM)
-		fd = open(path, flags);
+		fd = openat(dfd, name, flags);
 	if (fd < 0) {
 		vt_warn("unable to open %s (%s), skipping", shown(path), strerror(errno));
 		return;
 	}
 	if (fstat(fd, &st) < 0) {
 		vt_warn("unable to fstat %s (%s), skipping", shown(path), strerror(errno));
+		goto out;
+	}
+	if (st.st_dev != was->st_dev || st.st_ino != was->st_ino) {
+		vt_warn("%s changed while walked, skipping", shown(path));
 		goto out;
 	}
 	/* swapped between lstat and open: never read a FIFO or a device */
@@ -509,8 +518,13 @@ static bool vt_seen(const struct stat *st)
 	return false;
 }
 
-/* vmtouch_crawl: path may be changed (a trailing '/' cut) */
-static void vt_crawl(char *path)
+/*
+ * vmtouch_crawl: name in directory dfd, path the name shown (and matched);
+ * path may be changed (a trailing '/' cut). Each directory is held open
+ * while its entries are walked, and entered by name beneath it, so a
+ * directory swapped for a symlink mid-walk leads nowhere else.
+ */
+static void vt_crawl(int dfd, const char *name, char *path)
 {
 	size_t plen = strlen(path);
 	struct stat st;
@@ -520,7 +534,7 @@ static void vt_crawl(char *path)
 		path[plen - 1] = '\0';
 	if (vt_match(vt.ignore, vt.nignore, path))
 		return;
-	rc = vt.follow ? stat(path, &st) : lstat(path, &st);
+	rc = fstatat(dfd, name, &st, vt.follow ? 0 : AT_SYMLINK_NOFOLLOW);
 	if (rc) {
 		vt_warn("unable to stat %s (%s)", shown(path), strerror(errno));
 		return;
@@ -544,7 +558,9 @@ static void vt_crawl(char *path)
 
 	if (S_ISDIR(st.st_mode)) {
 		struct dirent *de;
+		struct stat now;
 		DIR *d;
+		int fd;
 
 		for (int i = 0; i < vt.depth; i++)
 			if (vt.crawl[i] == st.st_ino) {
@@ -555,9 +571,19 @@ static void vt_crawl(char *path)
 			vt_fatal("maximum directory crawl depth reached: %s", shown(path));
 		vt.dirs++;
 		vt.crawl[vt.depth] = st.st_ino;
-		d = opendir(path);
+		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC |
+					       (vt.follow ? 0 : O_NOFOLLOW));
+		if (fd >= 0 && (fstat(fd, &now) < 0 || now.st_dev != st.st_dev ||
+				now.st_ino != st.st_ino)) {
+			close(fd);
+			fd = -1;
+			errno = ESTALE;		/* changed between the stat and the open */
+		}
+		d = fd >= 0 ? fdopendir(fd) : NULL;
 		if (!d) {
 			vt_warn("unable to opendir %s (%s), skipping", shown(path), strerror(errno));
+			if (fd >= 0)
+				close(fd);
 			return;
 		}
 		while ((de = readdir(d))) {
@@ -570,7 +596,7 @@ static void vt_crawl(char *path)
 				break;
 			}
 			vt.depth++;
-			vt_crawl(np);
+			vt_crawl(dirfd(d), de->d_name, np);
 			vt.depth--;
 		}
 		closedir(d);
@@ -578,7 +604,7 @@ static void vt_crawl(char *path)
 		if (vt.nonly && !vt_match(vt.only, vt.nonly, path))
 			return;
 		vt.files++;
-		vt_file(path);
+		vt_file(dfd, name, path, &st);
 	} else {
 		vt_warn("skipping non-regular file: %s", shown(path));
 	}
@@ -637,7 +663,7 @@ static void vt_batch(const char *list)
 	for (p = buf, end = buf + len; p < end; p = nul + 1) {
 		nul = memchr(p, delim, (size_t)(end - p) + 1);
 		*nul = '\0';
-		vt_crawl(p);	/* an empty line too: vmtouch warns of it */
+		vt_crawl(AT_FDCWD, p, p);	/* an empty line too: vmtouch warns of it */
 	}
 	free(buf);
 }
@@ -820,7 +846,7 @@ int cmd_vmtouch(int argc, char **argv)
 	if (vt.batch)
 		vt_batch(vt.batch);
 	for (int i = optind; i < argc; i++)
-		vt_crawl(argv[i]);
+		vt_crawl(AT_FDCWD, argv[i], argv[i]);
 	gettimeofday(&t1, NULL);
 	if (vt.warmer)
 		pc_warmer_free(vt.warmer);
