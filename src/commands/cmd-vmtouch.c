@@ -75,6 +75,8 @@ static struct vt {
 
 	struct cli_pidfile pf;		/* -P, once written */
 	struct pc_budget budget;
+	struct pc_budget lock_budget;	/* -l/-L: what may be pinned (MemAvailable - reserve) */
+	bool lock_budget_set;
 	struct pc_warmer *warmer;
 	struct pc_lock *locks;
 	size_t nlocks, caplocks;
@@ -405,6 +407,24 @@ static void vt_file(int dfd, const char *name, const char *path, const struct st
 	}
 	pages = (len + vt.ps - 1) / vt.ps;
 	vt.pages += pages;
+
+	if (vt.lock || vt.lockall) {
+		/*
+		 * Pinned pages cannot be reclaimed: past MemAvailable less the
+		 * reserve, vmtouch's mlock wakes the OOM killer against others.
+		 * Refused instead, before anything of this file is read or locked.
+		 */
+		if (!vt.lock_budget_set) {
+			rc = pc_budget_init(&vt.lock_budget, UINT64_MAX, UINT64_MAX);
+			if (rc < 0)
+				vt_fatal("memory budget: %s", strerror(-rc));
+			vt.lock_budget_set = true;
+		}
+		if (!pc_budget_take(&vt.lock_budget, len))
+			vt_fatal("mlock: %s (not locked: %s; pagecache's vmtouch never pins "
+				 "memory the system needs)", shown(path),
+				 pc_budget_reason(vt.lock_budget.stopped));
+	}
 
 	if (vt.evict) {
 		struct pc_evict_result er;
